@@ -1,0 +1,147 @@
+/* payretry/client.h: a client and the submission of one payment.
+ *
+ * Threading: a pay_client may be shared by any number of threads; pay_submit
+ * may run concurrently on one client. Callbacks (log, request hook) run on the
+ * thread that called pay_submit, may run concurrently with each other, and
+ * must not free their own client. Options structs are plain caller-owned data,
+ * read only during the call they are passed to.
+ */
+#ifndef PAYRETRY_CLIENT_H
+#define PAYRETRY_CLIENT_H
+
+#include "payretry/common.h"
+#include "payretry/result.h"
+
+PAY_BEGIN_DECL
+
+typedef struct pay_client pay_client;
+
+/* ---- Log callback ------------------------------------------------------- */
+
+typedef enum pay_log_level {
+  PAY_LOG_DEBUG = 10,
+  PAY_LOG_INFO = 20,
+  PAY_LOG_WARN = 30,
+  PAY_LOG_ERROR = 40
+} pay_log_level;
+
+/* Receives one JSON object per line (DESIGN §8: one per attempt and one per
+ * outcome, plus warnings), already redacted. `line` is valid only during the
+ * call. `payload` is the caller's, untouched after pay_client_free returns. */
+typedef void (*pay_log_cb)(int level, const char *line, void *payload);
+
+/* ---- Per-attempt request hook -------------------------------------------- */
+
+/* What is about to be sent. Valid only during the hook. Fields may be
+ * appended in later versions; never reordered. */
+typedef struct pay_attempt_info {
+  const char *method;           /* "POST" */
+  const char *url;              /* full URL */
+  const char *path;             /* path part, e.g. "/v1/payments" */
+  const char *order_id;
+  const char *idempotency_key;
+  const void *body;             /* the exact bytes of every attempt */
+  size_t body_len;
+  unsigned int attempt;         /* 1-based */
+  int64_t unix_time_ms;         /* wall clock at this attempt, for signatures */
+} pay_attempt_info;
+
+/* Opaque list of extra headers for one attempt. */
+typedef struct pay_headers pay_headers;
+
+/* Adds a header to this attempt (e.g. a signature). Names must be HTTP
+ * tokens, values printable with no CR/LF; at most 64 headers of 8 KiB.
+ * Returns 0, or PAY_EINVALID (nothing added). Only valid inside the hook. */
+PAY_API int pay_headers_add(pay_headers *headers, const char *name, const char *value);
+
+/* Called before every attempt. Return 0 to send; any other value stops the
+ * submission: pay_submit then returns PAY_EHOOK if nothing had been sent yet,
+ * or an UNKNOWN result if an earlier attempt may have been processed. */
+typedef int (*pay_request_hook)(pay_headers *headers, const pay_attempt_info *info,
+                                void *payload);
+
+/* ---- Client -------------------------------------------------------------- */
+
+/* What JSON cannot carry. Zero/NULL means default for every field. */
+typedef struct pay_client_options {
+  unsigned int version;           /* PAY_CLIENT_OPTIONS_VERSION */
+  pay_log_cb log_cb;              /* NULL: no callback (the config's log file still works) */
+  void *log_payload;
+  pay_request_hook request_hook;  /* NULL: no hook */
+  void *hook_payload;
+} pay_client_options;
+
+#define PAY_CLIENT_OPTIONS_VERSION 1
+#define PAY_CLIENT_OPTIONS_INIT { PAY_CLIENT_OPTIONS_VERSION, NULL, NULL, NULL, NULL }
+
+/* Fills `opts` with defaults for `version`. Returns 0, PAY_EINVALID for NULL,
+ * PAY_EVERSION for a version this library does not know. */
+PAY_API int pay_client_options_init(pay_client_options *opts, unsigned int version);
+
+/* Creates a client from a JSON configuration (DESIGN §7) and optional
+ * options (NULL = none). On success *out is the caller's; free it with
+ * pay_client_free. Returns 0, PAY_EINVALID (NULL argument), PAY_ECONFIG
+ * (the message names the offending key, never a secret), PAY_EVERSION,
+ * PAY_EIO (log file cannot be opened), PAY_ENOMEM. On error *out is NULL. */
+PAY_API int pay_client_new(pay_client **out, const char *config_json,
+                           const pay_client_options *opts);
+
+/* Frees the client. Waits for nothing: the caller must ensure no pay_submit
+ * on it is still running. Results it made stay valid. NULL is a no-op. */
+PAY_API void pay_client_free(pay_client *client);
+
+/* ---- Submitting one payment ---------------------------------------------- */
+
+typedef struct pay_submit_options {
+  unsigned int version;          /* PAY_SUBMIT_OPTIONS_VERSION */
+  const char *idempotency_key;   /* NULL: a fresh UUIDv4 from the CSPRNG */
+  const char *path;              /* NULL: the profile's create path */
+  uint32_t deadline_ms;          /* 0: the client's; else the smaller of the two */
+} pay_submit_options;
+
+#define PAY_SUBMIT_OPTIONS_VERSION 1
+#define PAY_SUBMIT_OPTIONS_INIT { PAY_SUBMIT_OPTIONS_VERSION, NULL, NULL, 0 }
+
+PAY_API int pay_submit_options_init(pay_submit_options *opts, unsigned int version);
+
+/* Submits one logical payment: POSTs `body` (the exact bytes, identical on
+ * every attempt) with one idempotency key, retrying only what can recover,
+ * within the deadline, and reports the outcome in *out (the caller's; free it
+ * with pay_result_free). `opts` may be NULL.
+ *
+ * Returns 0 with a result whatever the payment's outcome (a decline is
+ * FAILED data, not an error). Returns, with *out = NULL and nothing sent:
+ * PAY_EINVALID (NULL client/order/body, empty body, bad order id or path),
+ * PAY_ETOOBIG (body over max_body_bytes), PAY_EKEY (caller key too long, or
+ * holding CR/LF or non-printable bytes), PAY_EVERSION, PAY_EHOOK.
+ * Returns PAY_EMISMATCH when the provider says this key was used with other
+ * parameters (a caller bug; the message names the key). Thread-safe. */
+PAY_API int pay_submit(pay_result **out, pay_client *client, const char *order_id,
+                       const void *body, size_t body_len, const pay_submit_options *opts);
+
+/* ---- Counters ------------------------------------------------------------ */
+
+/* A byte buffer the library allocated; release with pay_buf_dispose. */
+typedef struct pay_buf {
+  char *ptr;    /* NUL-terminated */
+  size_t size;  /* excluding the NUL */
+} pay_buf;
+
+/* Frees buf->ptr and zeroes the struct. NULL and an empty buf are no-ops. */
+PAY_API void pay_buf_dispose(pay_buf *buf);
+
+/* Writes the client's counters as JSON into *out: attempts, retries by
+ * reason, outcomes, budget exhaustion, prevented libcurl replays, budget
+ * tokens left. Returns 0, PAY_EINVALID, PAY_ENOMEM. Thread-safe. */
+PAY_API int pay_client_stats(pay_buf *out, const pay_client *client);
+
+/* ---- Version ------------------------------------------------------------- */
+
+/* The library's version string ("0.1.0") and number (PAY_VERSION_NUMBER of
+ * the built library); compare with the header's to catch a mismatch. */
+PAY_API const char *pay_version(void);
+PAY_API int pay_version_number(void);
+
+PAY_END_DECL
+
+#endif /* PAYRETRY_CLIENT_H */

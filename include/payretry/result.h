@@ -1,0 +1,81 @@
+/* payretry/result.h: what one payment submission ended as.
+ *
+ * Threading: a pay_result is immutable once returned; any thread may read it,
+ * and several threads may read it at once. It does not refer to its client:
+ * it stays valid after pay_client_free() until pay_result_free().
+ * Every `const char *` returned here is borrowed from the result and stays
+ * valid until pay_result_free() of that result.
+ */
+#ifndef PAYRETRY_RESULT_H
+#define PAYRETRY_RESULT_H
+
+#include "payretry/common.h"
+
+PAY_BEGIN_DECL
+
+typedef struct pay_result pay_result;
+
+/* What the caller may conclude about the payment (DESIGN §2). */
+typedef enum pay_outcome {
+  PAY_OUTCOME_SUCCEEDED = 1,   /* accepted and recorded by the provider: fulfil */
+  PAY_OUTCOME_FAILED = 2,      /* definitive: the provider will not charge for it */
+  PAY_OUTCOME_UNKNOWN = 3,     /* may have been processed: never re-create, query later */
+  PAY_OUTCOME_IN_PROGRESS = 4  /* another worker holds this order right now */
+} pay_outcome;
+
+/* How far the request got, summed over every attempt. */
+typedef enum pay_delivery {
+  PAY_DELIVERY_NOT_SENT = 1,         /* no attempt can have been processed by the provider */
+  PAY_DELIVERY_MAYBE_PROCESSED = 2,  /* some attempt may have been processed; no answer proves what */
+  PAY_DELIVERY_DELIVERED = 3         /* the provider answered definitively */
+} pay_delivery;
+
+/* The outcome (a pay_outcome), or PAY_EINVALID when `r` is NULL. */
+PAY_API int pay_result_outcome(const pay_result *r);
+
+/* The delivery class (a pay_delivery), or PAY_EINVALID when `r` is NULL. */
+PAY_API int pay_result_delivery(const pay_result *r);
+
+/* HTTP status of the response that decided the outcome; 0 when no response
+ * decided it (a transport failure, or no attempt made). 0 for NULL. */
+PAY_API int pay_result_http_status(const pay_result *r);
+
+/* The body of that response (not NUL-terminated in general: use *len).
+ * Returns "" with *len = 0 when there was none, NULL for a NULL `r`.
+ * `len` may be NULL. */
+PAY_API const char *pay_result_body(const pay_result *r, size_t *len);
+
+/* The order id, and the idempotency key used on every attempt. NULL for NULL. */
+PAY_API const char *pay_result_order_id(const pay_result *r);
+PAY_API const char *pay_result_idempotency_key(const pay_result *r);
+
+/* The provider's payment id and its own status word (e.g. "succeeded",
+ * "requires_action"), read from the deciding response; NULL when absent. */
+PAY_API const char *pay_result_provider_payment_id(const pay_result *r);
+PAY_API const char *pay_result_provider_status(const pay_result *r);
+
+/* Number of HTTP attempts made (sent or tried). 0 for NULL. */
+PAY_API int pay_result_attempts(const pay_result *r);
+
+/* Why the outcome is what it is when it is not plainly SUCCEEDED, e.g.
+ * "attempts_exhausted", "deadline", "retry_budget_exhausted",
+ * "retry_after_beyond_deadline", "declined: card_declined". NULL when none.
+ * Never holds secrets or card data. */
+PAY_API const char *pay_result_error(const pay_result *r);
+
+/* The whole result as one JSON object (outcome, delivery, key, provider ids,
+ * http status, error, and every attempt with its timing, status, verdict and
+ * delay): the stable view for bindings and logs. Does not include the body.
+ * NULL for NULL. */
+PAY_API const char *pay_result_json(const pay_result *r);
+
+/* Frees the result. NULL is a no-op. */
+PAY_API void pay_result_free(pay_result *r);
+
+/* Static names: "SUCCEEDED", ...; "not_sent", ...; "?" for unknown values. */
+PAY_API const char *pay_outcome_name(int outcome);
+PAY_API const char *pay_delivery_name(int delivery);
+
+PAY_END_DECL
+
+#endif /* PAYRETRY_RESULT_H */

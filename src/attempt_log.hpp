@@ -1,0 +1,49 @@
+// The attempt log (DESIGN §8): one redacted JSON object per attempt and per
+// outcome, to the caller's callback and/or a JSON-lines file.
+#pragma once
+#include <cJSON.h>
+
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "clock.hpp"
+#include "result.hpp"
+
+namespace payretry {
+
+inline constexpr int kLogDebug = 10, kLogInfo = 20, kLogWarn = 30, kLogError = 40;
+
+class AttemptLog {
+ public:
+  using Sink = std::function<void(int level, const std::string& line)>;
+
+  // Throws Error(Errc::io) when `path` is set and cannot be opened for append.
+  AttemptLog(Sink sink, const std::string& path, int min_level, std::vector<std::string> secrets, Clock& clock);
+
+  // After attempt `a` of payment `p` (p.attempts may not yet hold it).
+  void attempt(const PaymentResult& p, const AttemptRecord& a);
+  // When the submission ends.
+  void outcome(const PaymentResult& p);
+  // Anything else worth a line (configuration warnings).
+  void note(int level, const std::string& event, const std::string& message);
+
+ private:
+  void emit(int level, cJSON* obj);
+  std::string clean(const std::string& s) const;
+
+  Sink sink_;
+  struct FileCloser {
+    void operator()(std::FILE* f) const { std::fclose(f); }
+  };
+  std::unique_ptr<std::FILE, FileCloser> file_;
+  std::mutex file_mu_;
+  int min_level_;
+  std::vector<std::string> secrets_;
+  Clock& clock_;
+};
+
+}  // namespace payretry

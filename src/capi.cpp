@@ -1,0 +1,294 @@
+// The C face (include/payretry/*.h) over the C++ engine. Every entry point
+// catches every exception: nothing unwinds across the ABI.
+#include <strings.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "client.hpp"
+#include "config.hpp"
+#include "error.hpp"
+#include "payretry/payretry.h"
+#include "redact.hpp"
+#include "validate.hpp"
+
+using payretry::Errc;
+
+static_assert(PAY_OUTCOME_SUCCEEDED == static_cast<int>(payretry::Outcome::succeeded) &&
+                  PAY_OUTCOME_IN_PROGRESS == static_cast<int>(payretry::Outcome::in_progress) &&
+                  PAY_DELIVERY_DELIVERED == static_cast<int>(payretry::Delivery::delivered),
+              "C enums mirror the engine's");
+
+struct pay_client {
+  std::unique_ptr<payretry::Client> impl;
+};
+
+struct pay_result {
+  payretry::PaymentResult r;
+  std::string json;
+};
+
+struct pay_headers {
+  payretry::Headers* list;
+  const std::string* key_header;
+};
+
+namespace {
+
+struct LastError {
+  pay_error view{PAY_OK, "no error"};
+  std::string message = "no error";
+};
+
+LastError& last_error() {
+  static thread_local LastError e;
+  return e;
+}
+
+int set_error(int code, const std::string& message) {
+  LastError& e = last_error();
+  try {
+    e.message = message;
+  } catch (...) {
+    e.message.clear();
+  }
+  e.view.code = code;
+  e.view.message = e.message.empty() ? pay_strerror(code) : e.message.c_str();
+  return code;
+}
+
+int code_of(Errc c) {
+  switch (c) {
+    case Errc::invalid: return PAY_EINVALID;
+    case Errc::config: return PAY_ECONFIG;
+    case Errc::mismatch: return PAY_EMISMATCH;
+    case Errc::too_big: return PAY_ETOOBIG;
+    case Errc::key: return PAY_EKEY;
+    case Errc::version: return PAY_EVERSION;
+    case Errc::hook: return PAY_EHOOK;
+    case Errc::io: return PAY_EIO;
+  }
+  return PAY_ERROR;
+}
+
+// Runs `body`, turning any exception into an error code and message.
+template <class F>
+int guarded(F&& body) {
+  try {
+    return body();
+  } catch (const payretry::ConfigError& e) {
+    return set_error(PAY_ECONFIG, e.what());
+  } catch (const payretry::Error& e) {
+    return set_error(code_of(e.code()), e.what());
+  } catch (const std::bad_alloc&) {
+    return set_error(PAY_ENOMEM, "out of memory");
+  } catch (const std::exception& e) {
+    return set_error(PAY_ERROR, payretry::redact(e.what()));
+  } catch (...) {
+    return set_error(PAY_ERROR, "unknown exception");
+  }
+}
+
+bool reserved_header(const char* name, const std::string& key_header) {
+  static const char* reserved[] = {"content-length", "content-type", "host", "transfer-encoding", "expect",
+                                   "connection"};
+  for (const char* r : reserved)
+    if (strcasecmp(name, r) == 0) return true;
+  return strcasecmp(name, key_header.c_str()) == 0;
+}
+
+}  // namespace
+
+extern "C" {
+
+const pay_error* pay_error_last(void) { return &last_error().view; }
+
+void pay_error_clear(void) { set_error(PAY_OK, "no error"); }
+
+const char* pay_strerror(int code) {
+  switch (code) {
+#define PAY_STRERROR_CASE_(name, value, text) \
+  case value:                                 \
+    return text;
+    PAY_ERROR_MAP(PAY_STRERROR_CASE_)
+#undef PAY_STRERROR_CASE_
+  }
+  return "unknown error code";
+}
+
+const char* pay_version(void) { return PAY_VERSION; }
+int pay_version_number(void) { return PAY_VERSION_NUMBER; }
+
+int pay_client_options_init(pay_client_options* opts, unsigned int version) {
+  if (!opts) return set_error(PAY_EINVALID, "opts is NULL");
+  if (version != PAY_CLIENT_OPTIONS_VERSION)
+    return set_error(PAY_EVERSION, "invalid version " + std::to_string(version) + " on pay_client_options");
+  std::memset(opts, 0, sizeof *opts);
+  opts->version = version;
+  return PAY_OK;
+}
+
+int pay_submit_options_init(pay_submit_options* opts, unsigned int version) {
+  if (!opts) return set_error(PAY_EINVALID, "opts is NULL");
+  if (version != PAY_SUBMIT_OPTIONS_VERSION)
+    return set_error(PAY_EVERSION, "invalid version " + std::to_string(version) + " on pay_submit_options");
+  std::memset(opts, 0, sizeof *opts);
+  opts->version = version;
+  return PAY_OK;
+}
+
+int pay_headers_add(pay_headers* headers, const char* name, const char* value) {
+  return guarded([&]() -> int {
+    if (!headers || !name || !value) return set_error(PAY_EINVALID, "pay_headers_add: NULL argument");
+    if (std::string e = payretry::check_header_name(name); !e.empty()) return set_error(PAY_EINVALID, e);
+    if (std::string e = payretry::check_header_value(value); !e.empty()) return set_error(PAY_EINVALID, e);
+    if (reserved_header(name, *headers->key_header))
+      return set_error(PAY_EINVALID, std::string("header ") + name + " is set by payretry itself");
+    if (headers->list->size() >= 64) return set_error(PAY_EINVALID, "more than 64 hook headers");
+    headers->list->emplace_back(name, value);
+    return PAY_OK;
+  });
+}
+
+int pay_client_new(pay_client** out, const char* config_json, const pay_client_options* opts) {
+  if (out) *out = nullptr;
+  return guarded([&]() -> int {
+    if (!out) return set_error(PAY_EINVALID, "out is NULL");
+    if (!config_json) return set_error(PAY_EINVALID, "config_json is NULL");
+    if (opts && opts->version != PAY_CLIENT_OPTIONS_VERSION)
+      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_client_options");
+    payretry::AttemptLog::Sink sink;
+    payretry::RequestHook hook;
+    if (opts && opts->log_cb) {
+      pay_log_cb cb = opts->log_cb;
+      void* payload = opts->log_payload;
+      sink = [cb, payload](int level, const std::string& line) { cb(level, line.c_str(), payload); };
+    }
+    if (opts && opts->request_hook) {
+      pay_request_hook cb = opts->request_hook;
+      void* payload = opts->hook_payload;
+      hook = [cb, payload](const payretry::AttemptView& v, payretry::Headers& extra) -> std::string {
+        pay_headers h{&extra, &v.key_header};
+        pay_attempt_info info;
+        info.method = "POST";
+        info.url = v.url.c_str();
+        info.path = v.path.c_str();
+        info.order_id = v.order_id.c_str();
+        info.idempotency_key = v.idempotency_key.c_str();
+        info.body = v.body.data();
+        info.body_len = v.body.size();
+        info.attempt = v.attempt;
+        info.unix_time_ms = v.unix_ms;
+        const int rc = cb(&h, &info, payload);
+        return rc == 0 ? std::string() : "returned " + std::to_string(rc);
+      };
+    }
+    auto c = std::make_unique<pay_client>();
+    c->impl = std::make_unique<payretry::Client>(config_json, std::move(sink), std::move(hook));
+    *out = c.release();
+    return PAY_OK;
+  });
+}
+
+void pay_client_free(pay_client* client) { delete client; }
+
+int pay_submit(pay_result** out, pay_client* client, const char* order_id, const void* body, size_t body_len,
+               const pay_submit_options* opts) {
+  if (out) *out = nullptr;
+  return guarded([&]() -> int {
+    if (!out) return set_error(PAY_EINVALID, "out is NULL");
+    if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
+    if (!body) return set_error(PAY_EINVALID, "body is NULL");
+    if (opts && opts->version != PAY_SUBMIT_OPTIONS_VERSION)
+      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_submit_options");
+    payretry::SubmitRequest req;
+    req.order_id = order_id;
+    req.body = std::string_view(static_cast<const char*>(body), body_len);
+    if (opts) {
+      if (opts->idempotency_key) {
+        req.idempotency_key = opts->idempotency_key;
+        if (req.idempotency_key.empty()) return set_error(PAY_EKEY, "idempotency key is empty");
+      }
+      if (opts->path) {
+        req.path = opts->path;
+        if (req.path.empty()) return set_error(PAY_EINVALID, "path is empty");
+      }
+      req.deadline_ms = opts->deadline_ms;
+    }
+    auto res = std::make_unique<pay_result>();
+    res->r = client->impl->submit(req);
+    res->json = res->r.to_json();
+    *out = res.release();
+    return PAY_OK;
+  });
+}
+
+int pay_result_outcome(const pay_result* r) { return r ? static_cast<int>(r->r.outcome) : PAY_EINVALID; }
+int pay_result_delivery(const pay_result* r) { return r ? static_cast<int>(r->r.delivery) : PAY_EINVALID; }
+int pay_result_http_status(const pay_result* r) { return r ? r->r.http_status : 0; }
+
+const char* pay_result_body(const pay_result* r, size_t* len) {
+  if (len) *len = r ? r->r.body.size() : 0;
+  return r ? r->r.body.c_str() : nullptr;
+}
+
+const char* pay_result_order_id(const pay_result* r) { return r ? r->r.order_id.c_str() : nullptr; }
+const char* pay_result_idempotency_key(const pay_result* r) { return r ? r->r.idempotency_key.c_str() : nullptr; }
+
+const char* pay_result_provider_payment_id(const pay_result* r) {
+  return r && !r->r.provider_payment_id.empty() ? r->r.provider_payment_id.c_str() : nullptr;
+}
+const char* pay_result_provider_status(const pay_result* r) {
+  return r && !r->r.provider_status.empty() ? r->r.provider_status.c_str() : nullptr;
+}
+int pay_result_attempts(const pay_result* r) { return r ? static_cast<int>(r->r.attempts.size()) : 0; }
+const char* pay_result_error(const pay_result* r) { return r && !r->r.error.empty() ? r->r.error.c_str() : nullptr; }
+const char* pay_result_json(const pay_result* r) { return r ? r->json.c_str() : nullptr; }
+void pay_result_free(pay_result* r) { delete r; }
+
+const char* pay_outcome_name(int outcome) {
+  switch (outcome) {
+    case PAY_OUTCOME_SUCCEEDED: return "SUCCEEDED";
+    case PAY_OUTCOME_FAILED: return "FAILED";
+    case PAY_OUTCOME_UNKNOWN: return "UNKNOWN";
+    case PAY_OUTCOME_IN_PROGRESS: return "IN_PROGRESS";
+  }
+  return "?";
+}
+
+const char* pay_delivery_name(int delivery) {
+  switch (delivery) {
+    case PAY_DELIVERY_NOT_SENT: return "not_sent";
+    case PAY_DELIVERY_MAYBE_PROCESSED: return "maybe_processed";
+    case PAY_DELIVERY_DELIVERED: return "delivered";
+  }
+  return "?";
+}
+
+void pay_buf_dispose(pay_buf* buf) {
+  if (!buf) return;
+  std::free(buf->ptr);
+  buf->ptr = nullptr;
+  buf->size = 0;
+}
+
+int pay_client_stats(pay_buf* out, const pay_client* client) {
+  return guarded([&]() -> int {
+    if (!out) return set_error(PAY_EINVALID, "out is NULL");
+    out->ptr = nullptr;
+    out->size = 0;
+    if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    const std::string s = client->impl->stats_json();
+    char* p = static_cast<char*>(std::malloc(s.size() + 1));
+    if (!p) return set_error(PAY_ENOMEM, "out of memory");
+    std::memcpy(p, s.c_str(), s.size() + 1);
+    out->ptr = p;
+    out->size = s.size();
+    return PAY_OK;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,29 @@
+// The retry decision for one attempt: what came back -> one verdict
+// (DESIGN §3). This is the single place where that decision is made.
+#pragma once
+#include <string>
+
+#include "profile.hpp"
+#include "transport.hpp"
+
+namespace payretry {
+
+enum class Verdict { success, retry, retry_after_backoff, query, fail, mismatch };
+
+const char* verdict_name(Verdict v);
+
+struct Classification {
+  Verdict verdict = Verdict::fail;
+  // Short, stable token for logs and counters ("http_503", "timeout", ...).
+  std::string reason;
+  // Whether this attempt can have led the provider to act on the payment.
+  // False only with proof: nothing was written, or the provider answered in
+  // a way that means "not processed" (408, 425, 429, a definitive decline).
+  bool may_have_processed = false;
+  // Provider's error code from the body, when it gave one ("card_declined").
+  std::string provider_code;
+};
+
+Classification classify(const Profile& profile, const TransportResult& attempt);
+
+}  // namespace payretry

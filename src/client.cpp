@@ -1,0 +1,39 @@
+#include "client.hpp"
+
+#include "profile.hpp"
+
+namespace payretry {
+namespace {
+
+bool loopback_url(const std::string& url) {
+  const size_t at = url.find("://") + 3;
+  const std::string host = url.substr(at, url.find_first_of(":/", at) - at);
+  return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+}  // namespace
+
+Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook)
+    : config_(parse_config(config_json)), profile_(builtin_profile(config_.provider)) {
+  if (!profile_) throw ConfigError("provider: unknown provider; built-in: " + builtin_profile_names());
+  jitter_ = config_.retry.jitter_seed ? std::make_unique<JitterRandom>(*config_.retry.jitter_seed)
+                                      : std::make_unique<JitterRandom>();
+  CurlOptions curl;
+  curl.verify_tls = config_.tls_verify;
+  curl.ca_file = config_.ca_file;
+  transport_ = std::make_unique<CurlTransport>(curl);
+  log_ = std::make_unique<AttemptLog>(std::move(sink), config_.log_path, config_.log_level, config_.secrets(),
+                                      system_clock());
+  budget_ = std::make_unique<RetryBudget>(config_.budget);
+  if (!config_.tls_verify)
+    log_->note(kLogWarn, "config_warning",
+               "tls.verify is false: provider certificates are not checked; never do this in production");
+  if (config_.base_url.rfind("http://", 0) == 0 && !loopback_url(config_.base_url))
+    log_->note(kLogWarn, "config_warning", "base_url uses plain http to a host that is not loopback");
+  engine_ = std::make_unique<Engine>(
+      config_, *profile_,
+      EngineDeps{*transport_, system_clock(), system_sleeper(), *jitter_, keys_, *log_, *budget_, stats_},
+      std::move(hook));
+}
+
+}  // namespace payretry

@@ -1,0 +1,39 @@
+// A configured client: the engine and everything it stands on, built from a
+// JSON config. Shared by every thread that submits through it.
+#pragma once
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "attempt_log.hpp"
+#include "budget.hpp"
+#include "config.hpp"
+#include "engine.hpp"
+#include "random.hpp"
+#include "stats.hpp"
+#include "transport_curl.hpp"
+
+namespace payretry {
+
+class Client {
+ public:
+  // Throws ConfigError or Error(Errc::io).
+  Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook);
+
+  PaymentResult submit(const SubmitRequest& r) { return engine_->submit(r); }
+  std::string stats_json() const { return stats_.to_json(budget_->tokens()); }
+  const Profile& profile() const { return *profile_; }
+
+ private:
+  Config config_;
+  const Profile* profile_;
+  std::unique_ptr<JitterRandom> jitter_;
+  UuidKeySource keys_;
+  std::unique_ptr<CurlTransport> transport_;
+  std::unique_ptr<AttemptLog> log_;
+  std::unique_ptr<RetryBudget> budget_;
+  Stats stats_;
+  std::unique_ptr<Engine> engine_;
+};
+
+}  // namespace payretry

@@ -1,0 +1,182 @@
+#include "config.hpp"
+
+#include <cJSON.h>
+
+#include <cmath>
+#include <memory>
+#include <set>
+
+#include "validate.hpp"
+
+namespace payretry {
+namespace {
+
+struct JsonDeleter {
+  void operator()(cJSON* j) const { cJSON_Delete(j); }
+};
+
+[[noreturn]] void fail(const std::string& key, const std::string& what) { throw ConfigError(key + ": " + what); }
+
+// Rejects any member of `obj` not in `allowed`, naming it.
+void only_keys(const cJSON* obj, const std::string& prefix, std::initializer_list<const char*> allowed) {
+  std::set<std::string> ok(allowed.begin(), allowed.end());
+  for (const cJSON* it = obj->child; it; it = it->next) {
+    if (!ok.count(it->string)) fail(prefix + it->string, "unknown key");
+  }
+}
+
+const cJSON* member(const cJSON* obj, const char* name) { return cJSON_GetObjectItemCaseSensitive(obj, name); }
+
+int64_t integer(const cJSON* v, const std::string& key, int64_t lo, int64_t hi) {
+  if (!cJSON_IsNumber(v) || std::floor(v->valuedouble) != v->valuedouble)
+    fail(key, "must be an integer");
+  if (v->valuedouble < static_cast<double>(lo) || v->valuedouble > static_cast<double>(hi))
+    fail(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
+  return static_cast<int64_t>(v->valuedouble);
+}
+
+std::string string(const cJSON* v, const std::string& key, bool allow_empty = false) {
+  if (!cJSON_IsString(v)) fail(key, "must be a string");
+  std::string s = v->valuestring;
+  if (!allow_empty && s.empty()) fail(key, "must not be empty");
+  return s;
+}
+
+void check_base_url(const std::string& url) {
+  const bool http = url.rfind("http://", 0) == 0, https = url.rfind("https://", 0) == 0;
+  if (!http && !https) fail("base_url", "must start with http:// or https://");
+  const size_t host_at = url.find("://") + 3;
+  if (url.size() <= host_at || url[host_at] == '/') fail("base_url", "has no host");
+  for (unsigned char c : url)
+    if (c <= 0x20 || c >= 0x7F) fail("base_url", "contains a space, control or non-ASCII byte");
+  if (url.find('?') != std::string::npos || url.find('#') != std::string::npos)
+    fail("base_url", "must not contain a query or fragment");
+  if (url.find('@') != std::string::npos) fail("base_url", "must not contain credentials; use auth");
+}
+
+constexpr int64_t kDay = 24LL * 3600 * 1000;
+
+void parse_retry(const cJSON* r, RetryPolicy& p) {
+  if (!cJSON_IsObject(r)) fail("retry", "must be an object");
+  only_keys(r, "retry.", {"max_attempts", "connect_timeout_ms", "attempt_timeout_ms", "deadline_ms",
+                          "backoff_base_ms", "backoff_cap_ms", "retry_after_max_ms", "min_attempt_ms",
+                          "jitter_seed"});
+  if (auto v = member(r, "max_attempts")) p.max_attempts = static_cast<int>(integer(v, "retry.max_attempts", 1, 20));
+  if (auto v = member(r, "connect_timeout_ms")) p.connect_timeout_ms = integer(v, "retry.connect_timeout_ms", 1, kDay);
+  if (auto v = member(r, "attempt_timeout_ms")) p.attempt_timeout_ms = integer(v, "retry.attempt_timeout_ms", 1, kDay);
+  if (auto v = member(r, "deadline_ms")) p.deadline_ms = integer(v, "retry.deadline_ms", 1, kDay);
+  if (auto v = member(r, "backoff_base_ms")) p.backoff_base_ms = integer(v, "retry.backoff_base_ms", 0, kDay);
+  if (auto v = member(r, "backoff_cap_ms")) p.backoff_cap_ms = integer(v, "retry.backoff_cap_ms", 0, kDay);
+  if (auto v = member(r, "retry_after_max_ms")) p.retry_after_max_ms = integer(v, "retry.retry_after_max_ms", 0, kDay);
+  if (auto v = member(r, "min_attempt_ms")) p.min_attempt_ms = integer(v, "retry.min_attempt_ms", 1, kDay);
+  if (auto v = member(r, "jitter_seed")) p.jitter_seed = static_cast<uint64_t>(integer(v, "retry.jitter_seed", 0, int64_t(1) << 53));
+  if (p.backoff_cap_ms < p.backoff_base_ms) fail("retry.backoff_cap_ms", "must not be below retry.backoff_base_ms");
+  if (p.deadline_ms < p.min_attempt_ms) fail("retry.deadline_ms", "must not be below retry.min_attempt_ms");
+}
+
+void parse_budget(const cJSON* b, BudgetPolicy& p) {
+  if (!cJSON_IsObject(b)) fail("budget", "must be an object");
+  only_keys(b, "budget.", {"tokens", "retry_cost", "success_refund"});
+  if (auto v = member(b, "tokens")) p.tokens = static_cast<int>(integer(v, "budget.tokens", 0, 1000000));
+  if (auto v = member(b, "retry_cost")) p.retry_cost = static_cast<int>(integer(v, "budget.retry_cost", 0, 1000000));
+  if (auto v = member(b, "success_refund")) p.success_refund = static_cast<int>(integer(v, "budget.success_refund", 0, 1000000));
+}
+
+void parse_auth(const cJSON* a, Config& c) {
+  if (!cJSON_IsObject(a)) fail("auth", "must be an object");
+  only_keys(a, "auth.", {"bearer", "header", "value"});
+  const cJSON* bearer = member(a, "bearer");
+  const cJSON* header = member(a, "header");
+  const cJSON* value = member(a, "value");
+  if (bearer && (header || value)) fail("auth", "give either bearer or header+value, not both");
+  if (bearer) {
+    std::string token = string(bearer, "auth.bearer");
+    if (!check_header_value(token).empty()) fail("auth.bearer", "must be printable with no CR/LF");
+    c.auth_headers.emplace_back("Authorization", "Bearer " + token);
+  } else if (header || value) {
+    if (!header || !value) fail(header ? "auth.value" : "auth.header", "is required with the other");
+    std::string name = string(header, "auth.header");
+    if (std::string e = check_header_name(name); !e.empty()) fail("auth.header", e);
+    std::string v = string(value, "auth.value");
+    if (!check_header_value(v).empty()) fail("auth.value", "must be printable with no CR/LF");
+    c.auth_headers.emplace_back(name, v);
+  } else {
+    fail("auth", "needs bearer, or header and value");
+  }
+}
+
+void parse_headers(const cJSON* h, Config& c) {
+  if (!cJSON_IsObject(h)) fail("headers", "must be an object of strings");
+  for (const cJSON* it = h->child; it; it = it->next) {
+    const std::string key = std::string("headers.") + it->string;
+    if (std::string e = check_header_name(it->string); !e.empty()) fail(key, e);
+    std::string v = string(it, key, true);
+    if (std::string e = check_header_value(v); !e.empty()) fail(key, e);
+    c.extra_headers.emplace_back(it->string, v);
+  }
+}
+
+void parse_tls(const cJSON* t, Config& c) {
+  if (!cJSON_IsObject(t)) fail("tls", "must be an object");
+  only_keys(t, "tls.", {"verify", "ca_file"});
+  if (auto v = member(t, "verify")) {
+    if (!cJSON_IsBool(v)) fail("tls.verify", "must be true or false");
+    c.tls_verify = cJSON_IsTrue(v);
+  }
+  if (auto v = member(t, "ca_file"); v && !cJSON_IsNull(v)) c.ca_file = string(v, "tls.ca_file");
+}
+
+void parse_log(const cJSON* l, Config& c) {
+  if (!cJSON_IsObject(l)) fail("log", "must be an object");
+  only_keys(l, "log.", {"path", "level"});
+  if (auto v = member(l, "path"); v && !cJSON_IsNull(v)) c.log_path = string(v, "log.path");
+  if (auto v = member(l, "level")) {
+    const std::string s = string(v, "log.level");
+    if (s == "debug") c.log_level = 10;
+    else if (s == "info") c.log_level = 20;
+    else if (s == "warn") c.log_level = 30;
+    else if (s == "error") c.log_level = 40;
+    else fail("log.level", "must be one of debug, info, warn, error");
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> Config::secrets() const {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : auth_headers) {
+    out.push_back(v);
+    if (v.rfind("Bearer ", 0) == 0) out.push_back(v.substr(7));
+  }
+  return out;
+}
+
+Config parse_config(std::string_view json) {
+  std::unique_ptr<cJSON, JsonDeleter> root(cJSON_ParseWithLength(json.data(), json.size()));
+  if (!root) throw ConfigError("config: not valid JSON");
+  if (!cJSON_IsObject(root.get())) throw ConfigError("config: must be a JSON object");
+  const cJSON* r = root.get();
+  only_keys(r, "", {"provider", "base_url", "create_path", "auth", "headers", "retry", "budget", "tls", "log",
+                    "max_body_bytes"});
+  Config c;
+  if (auto v = member(r, "provider")) c.provider = string(v, "provider");
+  const cJSON* base = member(r, "base_url");
+  if (!base) fail("base_url", "is required");
+  c.base_url = string(base, "base_url");
+  check_base_url(c.base_url);
+  while (!c.base_url.empty() && c.base_url.back() == '/') c.base_url.pop_back();
+  if (auto v = member(r, "create_path")) {
+    c.create_path = string(v, "create_path");
+    if (std::string e = check_path(c.create_path); !e.empty()) fail("create_path", e);
+  }
+  if (auto v = member(r, "auth")) parse_auth(v, c);
+  if (auto v = member(r, "headers")) parse_headers(v, c);
+  if (auto v = member(r, "retry")) parse_retry(v, c.retry);
+  if (auto v = member(r, "budget")) parse_budget(v, c.budget);
+  if (auto v = member(r, "tls")) parse_tls(v, c);
+  if (auto v = member(r, "log")) parse_log(v, c);
+  if (auto v = member(r, "max_body_bytes")) c.max_body_bytes = static_cast<size_t>(integer(v, "max_body_bytes", 1, 64LL << 20));
+  return c;
+}
+
+}  // namespace payretry

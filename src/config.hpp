@@ -1,0 +1,59 @@
+// The client's JSON configuration (DESIGN §7), parsed strictly: unknown keys,
+// wrong types and out-of-range values are errors that name the key.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "transport.hpp"
+
+namespace payretry {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RetryPolicy {
+  int max_attempts = 3;
+  int64_t connect_timeout_ms = 3000;
+  int64_t attempt_timeout_ms = 10000;
+  int64_t deadline_ms = 30000;
+  int64_t backoff_base_ms = 500;
+  int64_t backoff_cap_ms = 5000;
+  int64_t retry_after_max_ms = 60000;
+  int64_t min_attempt_ms = 200;
+  std::optional<uint64_t> jitter_seed;  // tests only: repeatable jitter
+};
+
+struct BudgetPolicy {
+  int tokens = 500;
+  int retry_cost = 5;
+  int success_refund = 1;
+};
+
+struct Config {
+  std::string provider = "generic";
+  std::string base_url;        // scheme://host[:port][/prefix], no trailing '/'
+  std::string create_path;     // empty: the profile's
+  Headers auth_headers;        // credentials: never logged
+  Headers extra_headers;       // e.g. a provider API version header
+  RetryPolicy retry;
+  BudgetPolicy budget;
+  bool tls_verify = true;
+  std::string ca_file;
+  std::string log_path;
+  int log_level = 20;
+  size_t max_body_bytes = 1u << 20;
+
+  // Every credential the config holds, for redaction.
+  std::vector<std::string> secrets() const;
+};
+
+// Throws ConfigError("<key>: <what is wrong>"); never includes secret values.
+Config parse_config(std::string_view json);
+
+}  // namespace payretry

@@ -1,0 +1,227 @@
+#include "engine.hpp"
+
+#include <cJSON.h>
+
+#include <algorithm>
+
+#include "backoff.hpp"
+#include "error.hpp"
+#include "json_util.hpp"
+#include "retry_after.hpp"
+#include "validate.hpp"
+
+namespace payretry {
+namespace {
+
+// Reads the provider's payment id and status word from a response body.
+void read_provider_fields(const std::string& body, PaymentResult& r) {
+  JsonPtr j(cJSON_ParseWithLength(body.data(), body.size()));
+  if (!j || !cJSON_IsObject(j.get())) return;
+  const cJSON* id = cJSON_GetObjectItemCaseSensitive(j.get(), "id");
+  const cJSON* status = cJSON_GetObjectItemCaseSensitive(j.get(), "status");
+  if (cJSON_IsString(id)) r.provider_payment_id = id->valuestring;
+  if (cJSON_IsString(status)) r.provider_status = status->valuestring;
+}
+
+std::string first_header(const HttpResponse& resp, const std::vector<std::string>& names) {
+  for (const std::string& n : names)
+    if (const std::string* v = resp.header(n)) return *v;
+  return {};
+}
+
+}  // namespace
+
+Engine::Engine(const Config& config, const Profile& profile, EngineDeps deps, RequestHook hook)
+    : config_(config), profile_(profile), d_(deps), hook_(std::move(hook)) {}
+
+void Engine::validate(const SubmitRequest& r) const {
+  if (std::string e = check_order_id(r.order_id); !e.empty()) throw Error(Errc::invalid, e);
+  if (r.body.empty()) throw Error(Errc::invalid, "body is empty");
+  if (r.body.size() > config_.max_body_bytes)
+    throw Error(Errc::too_big, "body is " + std::to_string(r.body.size()) + " bytes; max_body_bytes is " +
+                                   std::to_string(config_.max_body_bytes));
+  if (!r.idempotency_key.empty())
+    if (std::string e = check_idempotency_key(r.idempotency_key, profile_.key_max_length); !e.empty())
+      throw Error(Errc::key, e);
+  if (!r.path.empty())
+    if (std::string e = check_path(r.path); !e.empty()) throw Error(Errc::invalid, e);
+  if (r.deadline_ms < 0) throw Error(Errc::invalid, "deadline_ms is negative");
+  if (r.deadline_ms > 0 && r.deadline_ms < config_.retry.min_attempt_ms)
+    throw Error(Errc::invalid, "deadline_ms is below retry.min_attempt_ms");
+}
+
+Headers Engine::base_headers(const std::string& key) const {
+  Headers h;
+  h.reserve(6 + config_.auth_headers.size() + config_.extra_headers.size());
+  h.emplace_back("Content-Type", "application/json");
+  h.emplace_back("Accept", "application/json");
+  h.emplace_back("User-Agent", "payretry/" PAYRETRY_VERSION_STRING);
+  h.emplace_back(profile_.key_header, key);
+  h.insert(h.end(), config_.auth_headers.begin(), config_.auth_headers.end());
+  h.insert(h.end(), config_.extra_headers.begin(), config_.extra_headers.end());
+  return h;
+}
+
+PaymentResult Engine::submit(const SubmitRequest& req) {
+  validate(req);
+  const RetryPolicy& policy = config_.retry;
+  PaymentResult r;
+  r.order_id = req.order_id;
+  // One key for the whole payment: every attempt carries the same one.
+  r.idempotency_key = req.idempotency_key.empty() ? d_.keys.new_key() : req.idempotency_key;
+
+  const std::string path = !req.path.empty() ? req.path
+                           : !config_.create_path.empty() ? config_.create_path
+                                                          : profile_.create_path;
+  const std::string url = config_.base_url + path;
+  const Headers headers = base_headers(r.idempotency_key);
+
+  const int64_t started = d_.clock.now_ms();
+  const int64_t budget_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy.deadline_ms) : policy.deadline_ms;
+  const int64_t deadline = started + budget_ms;
+  bool may_have_processed = false;  // over all attempts so far
+
+  auto finish = [&](Outcome o, std::string why) {
+    r.outcome = o;
+    r.error = std::move(why);
+    if (o == Outcome::unknown)
+      r.delivery = may_have_processed ? Delivery::maybe_processed : Delivery::not_sent;
+    else
+      r.delivery = Delivery::delivered;
+    r.elapsed_ms = d_.clock.now_ms() - started;
+    d_.stats.on_outcome(o);
+    d_.log.outcome(r);
+    return r;
+  };
+
+  for (unsigned n = 1;; ++n) {
+    const int64_t now = d_.clock.now_ms();
+    const int64_t remaining = deadline - now;
+    if (remaining < policy.min_attempt_ms) return finish(Outcome::unknown, "deadline");
+
+    HttpRequest http;
+    http.url = url;
+    http.headers = headers;
+    http.body = req.body;
+    // The last attempt's timeout shrinks to what is left of the deadline.
+    http.timeout_ms = std::min(policy.attempt_timeout_ms, remaining);
+    http.connect_timeout_ms = std::min(policy.connect_timeout_ms, http.timeout_ms);
+
+    AttemptRecord a;
+    a.number = n;
+    a.started_unix_ms = d_.clock.unix_ms();
+    if (hook_) {
+      Headers extra;
+      const AttemptView view{url, path, r.order_id, r.idempotency_key, profile_.key_header, req.body, n, a.started_unix_ms};
+      std::string why = hook_(view, extra);
+      if (!why.empty()) {
+        // Nothing of this payment reached the provider yet: a failed call.
+        // Otherwise the payment may exist and must be reported, not dropped.
+        if (!may_have_processed && r.attempts.empty()) throw Error(Errc::hook, "request hook: " + why);
+        return finish(Outcome::unknown, "request hook failed: " + why);
+      }
+      http.headers.insert(http.headers.end(), extra.begin(), extra.end());
+    }
+
+    d_.stats.on_attempt();
+    const TransportResult t = d_.transport.post(http);
+    const Classification c = classify(profile_, t);
+
+    a.elapsed_ms = t.elapsed_ms;
+    a.http_status = t.failure == TransportFailure::none ? t.response.status : 0;
+    if (t.failure != TransportFailure::none) a.transport_error = transport_failure_name(t.failure);
+    a.verdict = verdict_name(c.verdict);
+    a.reason = c.reason;
+    a.may_have_processed = c.may_have_processed;
+    a.reused_connection = t.reused_connection;
+    if (t.failure == TransportFailure::replay_blocked) d_.stats.on_replay_blocked();
+    if (t.failure == TransportFailure::none) {
+      a.provider_request_id = first_header(t.response, profile_.request_id_headers);
+      if (!profile_.replay_header.empty())
+        if (const std::string* v = t.response.header(profile_.replay_header)) a.replayed = (*v == "true");
+      r.http_status = t.response.status;
+      r.body = t.response.body;
+    }
+    const bool earlier_may_have_processed = may_have_processed;
+    may_have_processed = may_have_processed || c.may_have_processed;
+
+    auto record = [&]() {
+      d_.log.attempt(r, a);
+      r.attempts.push_back(a);
+    };
+
+    switch (c.verdict) {
+      case Verdict::success:
+        record();
+        read_provider_fields(r.body, r);
+        d_.budget.on_success();
+        return finish(Outcome::succeeded, {});
+      case Verdict::fail: {
+        record();
+        // A final 4xx proves "no charge" only for this request. If an earlier
+        // attempt may have been processed, the answer must come from the
+        // provider's replay of that attempt; otherwise a layer in front of
+        // the idempotency store (auth, gateway) may be speaking.
+        const std::string detail = c.provider_code.empty() ? c.reason : c.reason + ": " + c.provider_code;
+        if (earlier_may_have_processed && !a.replayed)
+          return finish(Outcome::unknown, "final answer after a possibly processed attempt (" + detail + ")");
+        return finish(Outcome::failed, detail);
+      }
+      case Verdict::mismatch:
+      {
+        record();
+        const std::string msg = "the provider says idempotency key " + r.idempotency_key +
+                                " was first used with other parameters";
+        d_.log.note(kLogError, "mismatch", msg + " (order " + r.order_id + ")");
+        throw Error(Errc::mismatch, msg);
+      }
+      case Verdict::query:
+        record();
+        return finish(Outcome::unknown, "provider error needs a query (" + c.reason + ")");
+      case Verdict::retry:
+      case Verdict::retry_after_backoff:
+        break;
+    }
+
+    // Retryable. Decide whether, and how long to wait.
+    if (static_cast<int>(n) >= policy.max_attempts) {
+      record();
+      return finish(Outcome::unknown, "attempts_exhausted (" + c.reason + ")");
+    }
+    int64_t delay = backoff_delay_ms(n - 1, policy.backoff_base_ms, policy.backoff_cap_ms, d_.jitter);
+    std::string source = "backoff";
+    if (t.failure == TransportFailure::none) {
+      if (const std::string* ra = t.response.header("Retry-After")) {
+        if (auto wait = parse_retry_after_ms(*ra, d_.clock.unix_ms())) {
+          // The server's wish is a floor; if honouring it would pass the
+          // deadline, stop now rather than hammer it early.
+          if (d_.clock.now_ms() + *wait > deadline) {
+            record();
+            return finish(Outcome::unknown, "retry_after_beyond_deadline");
+          }
+          const int64_t floor = std::min(*wait, policy.retry_after_max_ms);
+          if (floor > delay) {
+            delay = floor;
+            source = "retry_after";
+          }
+        }
+      }
+    }
+    if (d_.clock.now_ms() + delay + policy.min_attempt_ms > deadline) {
+      record();
+      return finish(Outcome::unknown, "deadline (" + c.reason + ")");
+    }
+    if (!d_.budget.try_spend()) {
+      record();
+      d_.stats.on_budget_exhausted();
+      return finish(Outcome::unknown, "retry_budget_exhausted (" + c.reason + ")");
+    }
+    a.delay_ms = delay;
+    a.delay_source = source;
+    record();
+    d_.stats.on_retry(c.reason);
+    d_.sleeper.sleep_ms(delay);
+  }
+}
+
+}  // namespace payretry

@@ -1,0 +1,78 @@
+// The engine: one logical payment turned into a safe sequence of attempts
+// (DESIGN §3). Every seam (transport, clock, sleeper, randomness, keys) is
+// passed in, so tests drive the real engine through scripted faults.
+#pragma once
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "attempt_log.hpp"
+#include "budget.hpp"
+#include "classify.hpp"
+#include "clock.hpp"
+#include "config.hpp"
+#include "profile.hpp"
+#include "random.hpp"
+#include "result.hpp"
+#include "stats.hpp"
+#include "transport.hpp"
+
+namespace payretry {
+
+struct SubmitRequest {
+  std::string order_id;
+  std::string_view body;        // borrowed for the call; sent as is on every attempt
+  std::string idempotency_key;  // empty: generate one
+  std::string path;             // empty: config's create_path, else the profile's
+  int64_t deadline_ms = 0;      // 0: the config's; else the smaller
+};
+
+// What a request hook sees of one attempt.
+struct AttemptView {
+  const std::string& url;
+  const std::string& path;
+  const std::string& order_id;
+  const std::string& idempotency_key;
+  const std::string& key_header;  // hooks may not set it themselves
+  std::string_view body;
+  unsigned attempt;
+  int64_t unix_ms;
+};
+
+// Returns an empty string to send, else why not. Headers it adds go out with
+// this attempt only.
+using RequestHook = std::function<std::string(const AttemptView&, Headers& extra)>;
+
+struct EngineDeps {
+  Transport& transport;
+  Clock& clock;
+  Sleeper& sleeper;
+  Random& jitter;
+  KeySource& keys;
+  AttemptLog& log;
+  RetryBudget& budget;
+  Stats& stats;
+};
+
+class Engine {
+ public:
+  Engine(const Config& config, const Profile& profile, EngineDeps deps, RequestHook hook = {});
+
+  // Validates, then runs the attempts. Throws Error for a failed call
+  // (nothing sent, or a key/parameter mismatch); otherwise every path,
+  // including transport chaos, ends in a PaymentResult.
+  PaymentResult submit(const SubmitRequest& request);
+
+  const Profile& profile() const { return profile_; }
+
+ private:
+  void validate(const SubmitRequest& r) const;
+  Headers base_headers(const std::string& key) const;
+
+  const Config& config_;
+  const Profile& profile_;
+  EngineDeps d_;
+  RequestHook hook_;
+};
+
+}  // namespace payretry

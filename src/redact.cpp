@@ -1,0 +1,157 @@
+#include "redact.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <utility>
+
+namespace payretry {
+namespace {
+
+using Range = std::pair<size_t, size_t>;  // [begin, end) of a value to hide
+
+constexpr const char* kMask = "[REDACTED]";
+constexpr const char* kPanMask = "[REDACTED-PAN]";
+
+// Field names whose values are secret wherever they appear. Matched as whole
+// words, case-insensitively; "_" and "-" variants are listed explicitly.
+const char* const kSensitiveFields[] = {
+    "card_number", "cardnumber", "card-number", "pan", "cvc", "cvv", "cvc2", "cvv2", "csc",
+    "security_code", "securitycode", "token", "access_token", "refresh_token", "id_token",
+    "client_secret", "secret", "password", "passwd", "pwd", "api_key", "apikey", "api-key",
+    "x-api-key", "private_key", "authorization", "proxy-authorization", "cookie", "set-cookie",
+    "encryptedcardnumber", "encryptedsecuritycode"};
+
+// Headers whose whole remaining line is a credential ("Bearer sk_...").
+bool takes_rest_of_line(std::string_view name) {
+  return name == "authorization" || name == "proxy-authorization" || name == "cookie" ||
+         name == "set-cookie";
+}
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
+
+void find_field_values(std::string_view text, std::string_view lower, std::vector<Range>& out) {
+  for (const char* field : kSensitiveFields) {
+    const std::string_view name(field);
+    size_t pos = 0;
+    while ((pos = lower.find(name, pos)) != std::string_view::npos) {
+      const size_t start = pos;
+      pos += name.size();
+      if (start > 0 && word_char(lower[start - 1])) continue;
+      if (pos < lower.size() && word_char(lower[pos])) continue;
+      size_t i = pos;
+      if (i < text.size() && (text[i] == '"' || text[i] == '\'')) ++i;
+      // Inside a JSON string the quote may arrive escaped: \"cvc\":\"123\"
+      if (i + 1 < text.size() && text[i] == '\\' && text[i + 1] == '"') i += 2;
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+      if (i >= text.size() || (text[i] != ':' && text[i] != '=')) continue;
+      ++i;
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+      if (i >= text.size()) continue;
+      size_t vb = i, ve;
+      if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '"') {
+        vb = i + 2;
+        ve = text.find("\\\"", vb);
+        if (ve == std::string_view::npos) ve = text.size();
+      } else if (text[i] == '"' || text[i] == '\'') {
+        const char q = text[i];
+        vb = i + 1;
+        ve = vb;
+        while (ve < text.size() && text[ve] != q) ve += (text[ve] == '\\' && ve + 1 < text.size()) ? 2 : 1;
+        ve = std::min(ve, text.size());
+      } else if (takes_rest_of_line(name)) {
+        ve = text.find_first_of("\r\n\"", vb);
+        if (ve == std::string_view::npos) ve = text.size();
+      } else {
+        ve = text.find_first_of(" \t\r\n&,;}]\"'", vb);
+        if (ve == std::string_view::npos) ve = text.size();
+      }
+      if (ve > vb) out.emplace_back(vb, ve);
+    }
+  }
+}
+
+void find_card_numbers(std::string_view text, std::vector<Range>& out) {
+  size_t i = 0;
+  while (i < text.size()) {
+    if (!std::isdigit(static_cast<unsigned char>(text[i])) ||
+        (i > 0 && std::isalnum(static_cast<unsigned char>(text[i - 1])))) {
+      ++i;
+      continue;
+    }
+    // Gather a run of digits with single ' ' or '-' separators between them.
+    std::string digits;
+    size_t j = i, last_digit_end = i;
+    while (j < text.size()) {
+      const char c = text[j];
+      if (std::isdigit(static_cast<unsigned char>(c))) {
+        digits.push_back(c);
+        last_digit_end = ++j;
+      } else if ((c == ' ' || c == '-') && j + 1 < text.size() &&
+                 std::isdigit(static_cast<unsigned char>(text[j + 1])) && j > i &&
+                 std::isdigit(static_cast<unsigned char>(text[j - 1]))) {
+        ++j;
+      } else {
+        break;
+      }
+      if (digits.size() > 19) break;
+    }
+    const bool bounded = last_digit_end >= text.size() || !std::isalnum(static_cast<unsigned char>(text[last_digit_end]));
+    if (digits.size() >= 13 && digits.size() <= 19 && bounded && luhn_valid(digits)) {
+      out.emplace_back(i, last_digit_end);
+      i = last_digit_end;
+    } else {
+      // Skip this digit run; a card number cannot start inside it.
+      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    }
+  }
+}
+
+}  // namespace
+
+bool luhn_valid(std::string_view digits) {
+  int sum = 0;
+  bool dbl = false;
+  for (size_t k = digits.size(); k-- > 0;) {
+    int d = digits[k] - '0';
+    if (d < 0 || d > 9) return false;
+    if (dbl && (d *= 2) > 9) d -= 9;
+    sum += d;
+    dbl = !dbl;
+  }
+  return !digits.empty() && sum % 10 == 0;
+}
+
+std::string redact(std::string_view text, const std::vector<std::string>& secrets) {
+  std::vector<Range> hide;
+  for (const std::string& s : secrets) {
+    if (s.size() < 4) continue;  // too short to be a credential; would shred the text
+    for (size_t p = text.find(s); p != std::string_view::npos; p = text.find(s, p + s.size()))
+      hide.emplace_back(p, p + s.size());
+  }
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  find_field_values(text, lower, hide);
+  find_card_numbers(text, hide);
+  if (hide.empty()) return std::string(text);
+
+  std::sort(hide.begin(), hide.end());
+  std::string out;
+  out.reserve(text.size());
+  size_t at = 0;
+  for (size_t k = 0; k < hide.size();) {
+    size_t b = hide[k].first, e = hide[k].second;
+    const bool pan = !std::isalpha(static_cast<unsigned char>(text[b])) &&
+                     std::isdigit(static_cast<unsigned char>(text[b]));
+    // Merge overlapping ranges so each secret is masked once.
+    for (++k; k < hide.size() && hide[k].first <= e; ++k) e = std::max(e, hide[k].second);
+    if (b < at) b = at;
+    out.append(text.substr(at, b - at));
+    out.append(pan && e - b >= 13 ? kPanMask : kMask);
+    at = std::max(at, e);
+  }
+  out.append(text.substr(at));
+  return out;
+}
+
+}  // namespace payretry

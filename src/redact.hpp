@@ -1,0 +1,22 @@
+// Redaction of anything that must never reach a log, a result's error text or
+// an error message: card numbers, CVV/CVC, tokens, passwords, credentials.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace payretry {
+
+// Returns `text` with
+//  - every occurrence of one of `secrets` (config credentials) replaced,
+//  - values of sensitive fields (card_number, cvc, cvv, token, secret,
+//    password, api_key, ...) in JSON ("cvc": "123") or form/header style
+//    (cvc=123, Authorization: Bearer x) replaced,
+//  - Luhn-valid runs of 13-19 digits (optionally grouped by single spaces or
+//    dashes) replaced.
+std::string redact(std::string_view text, const std::vector<std::string>& secrets = {});
+
+// True when `digits` (only 0-9) passes the Luhn check.
+bool luhn_valid(std::string_view digits);
+
+}  // namespace payretry

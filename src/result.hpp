@@ -1,0 +1,48 @@
+// The engine's account of one submission: outcome, delivery and every attempt.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace payretry {
+
+enum class Outcome { succeeded = 1, failed = 2, unknown = 3, in_progress = 4 };
+enum class Delivery { not_sent = 1, maybe_processed = 2, delivered = 3 };
+
+const char* outcome_name(Outcome o);
+const char* delivery_name(Delivery d);
+
+struct AttemptRecord {
+  unsigned number = 0;
+  int64_t started_unix_ms = 0;
+  int64_t elapsed_ms = 0;
+  int http_status = 0;              // 0: no response
+  std::string transport_error;      // empty when a response came back
+  std::string verdict;
+  std::string reason;
+  bool may_have_processed = false;
+  int64_t delay_ms = -1;            // delay chosen after this attempt; -1: none
+  std::string delay_source;         // "backoff" | "retry_after"
+  std::string provider_request_id;
+  bool replayed = false;            // provider said: replay of a stored response
+  bool reused_connection = false;
+};
+
+struct PaymentResult {
+  Outcome outcome = Outcome::unknown;
+  Delivery delivery = Delivery::not_sent;
+  std::string order_id;
+  std::string idempotency_key;
+  int http_status = 0;
+  std::string body;
+  std::string provider_payment_id;  // empty: none
+  std::string provider_status;
+  std::string error;                // empty: none
+  int64_t elapsed_ms = 0;
+  std::vector<AttemptRecord> attempts;
+
+  // The stable JSON view (without the body).
+  std::string to_json() const;
+};
+
+}  // namespace payretry

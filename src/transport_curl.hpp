@@ -1,0 +1,44 @@
+// The libcurl transport: a pool of easy handles (each keeps its connections
+// alive between payments) shared by the threads of one client.
+#pragma once
+#include <curl/curl.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "transport.hpp"
+
+namespace payretry {
+
+struct CurlOptions {
+  bool verify_tls = true;
+  std::string ca_file;                 // empty: the system store
+  size_t max_response_bytes = 4u << 20;
+};
+
+class CurlTransport final : public Transport {
+ public:
+  explicit CurlTransport(CurlOptions options);
+  ~CurlTransport() override;
+  CurlTransport(const CurlTransport&) = delete;
+  CurlTransport& operator=(const CurlTransport&) = delete;
+
+  TransportResult post(const HttpRequest& request) override;
+
+ private:
+  struct EasyDeleter {
+    void operator()(CURL* h) const { curl_easy_cleanup(h); }
+  };
+  using Easy = std::unique_ptr<CURL, EasyDeleter>;
+
+  Easy acquire();
+  void release(Easy h);
+
+  CurlOptions options_;
+  std::mutex mu_;
+  std::vector<Easy> idle_;
+};
+
+}  // namespace payretry

@@ -1,0 +1,59 @@
+#include "validate.hpp"
+
+#include <cstring>
+
+namespace payretry {
+namespace {
+
+bool visible(unsigned char c) { return c >= 0x21 && c <= 0x7E; }
+
+std::string visible_only(std::string_view s, const char* what, size_t max_len) {
+  if (s.empty()) return std::string(what) + " is empty";
+  if (s.size() > max_len)
+    return std::string(what) + " is " + std::to_string(s.size()) + " bytes; the limit is " + std::to_string(max_len);
+  for (unsigned char c : s) {
+    if (c == '\r' || c == '\n') return std::string(what) + " contains CR or LF";
+    if (!visible(c)) return std::string(what) + " contains a space, control or non-ASCII byte";
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string check_idempotency_key(std::string_view key, size_t max_len) {
+  return visible_only(key, "idempotency key", max_len);
+}
+
+std::string check_order_id(std::string_view order_id) {
+  return visible_only(order_id, "order id", kMaxOrderIdLength);
+}
+
+std::string check_path(std::string_view path) {
+  if (std::string err = visible_only(path, "path", 2048); !err.empty()) return err;
+  if (path.front() != '/') return "path must start with '/'";
+  if (path.find('#') != std::string_view::npos) return "path must not contain '#'";
+  return {};
+}
+
+std::string check_header_name(std::string_view name) {
+  if (name.empty()) return "header name is empty";
+  if (name.size() > 256) return "header name is longer than 256 bytes";
+  static const char* extra = "!#$%&'*+-.^_`|~";
+  for (unsigned char c : name) {
+    const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c != 0 && std::strchr(extra, c) != nullptr);
+    if (!ok) return "header name is not an HTTP token";
+  }
+  return {};
+}
+
+std::string check_header_value(std::string_view value) {
+  if (value.size() > 8192) return "header value is longer than 8192 bytes";
+  for (unsigned char c : value) {
+    if (c == '\r' || c == '\n') return "header value contains CR or LF";
+    if (!(visible(c) || c == ' ' || c == '\t')) return "header value contains a control or non-ASCII byte";
+  }
+  return {};
+}
+
+}  // namespace payretry

@@ -1,0 +1,21 @@
+// Checks on caller-supplied strings that end up on the wire or in logs. They
+// run before anything is sent, so a bad value can never inject a header.
+#pragma once
+#include <string>
+#include <string_view>
+
+namespace payretry {
+
+inline constexpr size_t kMaxKeyLength = 255;     // Stripe's limit, the tightest common one
+inline constexpr size_t kMaxOrderIdLength = 255;
+
+// Empty string when valid, else the reason (never echoing the value).
+std::string check_idempotency_key(std::string_view key, size_t max_len = kMaxKeyLength);
+std::string check_order_id(std::string_view order_id);
+// A request path: starts with '/', visible ASCII, no spaces, no '#'.
+std::string check_path(std::string_view path);
+// An HTTP header field name (RFC 9110 token) and value (visible ASCII, SP, HTAB).
+std::string check_header_name(std::string_view name);
+std::string check_header_value(std::string_view value);
+
+}  // namespace payretry
