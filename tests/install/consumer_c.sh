@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Builds the C example against an *installed* payretry, using nothing but
+# `pkg-config --cflags --libs payretry`, and runs it against the simulator.
+# usage: consumer_c.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1 src=$2
+work=$(mktemp -d)
+sim_pid=
+cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+
+cmake --install "$build" --prefix "$work/prefix" >/dev/null
+pc=$(dirname "$(find "$work/prefix" -name payretry.pc | head -n1)")
+export PKG_CONFIG_PATH=$pc
+libdir=$(pkg-config --variable=libdir payretry)
+
+# The build tree's headers and library must not be visible: only the prefix.
+cc -std=c99 -Wall -Wextra -pedantic -Werror -o "$work/example" "$src/src/examples/submit_example.c" \
+   $(pkg-config --cflags --libs payretry) -lpthread
+if ! LD_LIBRARY_PATH=$libdir ldd "$work/example" | grep -q "$work/prefix"; then
+  echo "example does not link the installed libpayretry"; exit 1
+fi
+
+"$build/src/sim/payretry-sim" --port 0 --seed 7 --fault lost_response=0.1 --fault 503=0.1 \
+  > "$work/sim.out" &
+sim_pid=$!
+for _ in $(seq 100); do grep -q listening "$work/sim.out" 2>/dev/null && break; sleep 0.05; done
+port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/sim.out" | head -n1)
+[ -n "$port" ] || { echo "simulator did not start"; exit 1; }
+
+LD_LIBRARY_PATH=$libdir "$work/example" "http://127.0.0.1:$port" 50 4 "$work/outcomes.txt"
+dups=$(curl -s "http://127.0.0.1:$port/__admin/truth" | python3 -c 'import json,sys; print(json.load(sys.stdin)["duplicates"])')
+[ "$(wc -l < "$work/outcomes.txt")" -eq 50 ] || { echo "expected 50 outcomes"; exit 1; }
+[ "$dups" = 0 ] || { echo "duplicate charges: $dups"; exit 1; }
+echo "installed-library consumer: 50 payments, 0 duplicate charges"

@@ -1,0 +1,167 @@
+// Redaction: nothing that reaches a log or an error holds a card number, a
+// CVV/CVC, a token, a password or a credential.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "redact.hpp"
+
+namespace payretry {
+namespace {
+
+bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+TEST(Redact, LuhnCheck) {
+  EXPECT_TRUE(luhn_valid("4242424242424242"));
+  EXPECT_TRUE(luhn_valid("4111111111111111"));
+  EXPECT_TRUE(luhn_valid("5555555555554444"));
+  EXPECT_TRUE(luhn_valid("378282246310005"));  // Amex, 15 digits
+  EXPECT_FALSE(luhn_valid("4242424242424241"));
+  EXPECT_FALSE(luhn_valid(""));
+  EXPECT_FALSE(luhn_valid("4242-4242"));
+}
+
+TEST(Redact, LuhnValidPanIsMasked) {
+  const std::string out = redact("card 4242424242424242 declined");
+  EXPECT_FALSE(has(out, "4242424242424242")) << out;
+  EXPECT_TRUE(has(out, "card ")) << out;
+  EXPECT_TRUE(has(out, " declined")) << out;
+}
+
+TEST(Redact, PanGroupedWithSpacesIsMasked) {
+  const std::string out = redact("pay with 4242 4242 4242 4242 now");
+  EXPECT_FALSE(has(out, "4242 4242")) << out;
+  EXPECT_EQ(out.find("4242"), std::string::npos) << out;
+  EXPECT_TRUE(has(out, " now")) << out;
+}
+
+TEST(Redact, PanGroupedWithDashesIsMasked) {
+  const std::string out = redact("pan=x, number: 4111-1111-1111-1111.");
+  EXPECT_EQ(out.find("1111"), std::string::npos) << out;
+}
+
+TEST(Redact, PanAtTheEdgesOfTheTextIsMasked) {
+  EXPECT_EQ(redact("5555555555554444").find("5555"), std::string::npos);
+  EXPECT_EQ(redact("[5555555555554444]").find("5555"), std::string::npos);
+  EXPECT_EQ(redact("\"number\":\"4242424242424242\"").find("4242"), std::string::npos);
+}
+
+TEST(Redact, AmexAndNineteenDigitPansAreMasked) {
+  EXPECT_EQ(redact("amex 378282246310005 ok").find("3782"), std::string::npos);
+  EXPECT_EQ(redact("x 6011000990139424 y").find("6011"), std::string::npos);
+}
+
+TEST(Redact, LuhnInvalidSixteenDigitNumberIsKept) {
+  const std::string in = "order 4242424242424241 ok";
+  EXPECT_EQ(redact(in), in);
+}
+
+TEST(Redact, ShortAndLongDigitRunsAreKept) {
+  // 12 digits: too short for a card; 20+ digits: an id, not a card.
+  EXPECT_EQ(redact("ref 424242424242 ok"), "ref 424242424242 ok");
+  EXPECT_EQ(redact("ts 1700000000000 ms"), "ts 1700000000000 ms");  // 13 digits, Luhn-invalid
+  EXPECT_EQ(redact("id 42424242424242424242424242 x"), "id 42424242424242424242424242 x");
+}
+
+TEST(Redact, UuidIsKept) {
+  const std::string in = "Idempotency-Key 550e8400-e29b-41d4-a716-446655440000 reused";
+  EXPECT_EQ(redact(in), in);
+  const std::string in2 = "key=123e4567-e89b-12d3-a456-426614174000";
+  EXPECT_EQ(redact(in2), in2);
+}
+
+TEST(Redact, JsonCvcIsMasked) {
+  const std::string out = redact(R"({"amount":1000,"cvc":"123","currency":"eur"})");
+  EXPECT_FALSE(has(out, "123")) << out;
+  EXPECT_TRUE(has(out, R"("amount":1000)")) << out;
+  EXPECT_TRUE(has(out, R"("currency":"eur")")) << out;
+}
+
+TEST(Redact, FormCvvIsMasked) {
+  const std::string out = redact("amount=1000&cvv=123&currency=eur");
+  EXPECT_FALSE(has(out, "123")) << out;
+  EXPECT_TRUE(has(out, "amount=1000&")) << out;
+  EXPECT_TRUE(has(out, "&currency=eur")) << out;
+}
+
+TEST(Redact, JsonCardNumberWithSpaceAfterColonIsMasked) {
+  const std::string out = redact(R"({"card_number": "4000 0000 0000 0002", "name":"Jo"})");
+  EXPECT_FALSE(has(out, "4000")) << out;
+  EXPECT_FALSE(has(out, "0002")) << out;
+  EXPECT_TRUE(has(out, R"("name":"Jo")")) << out;
+  // Even a number that is not Luhn-valid is hidden when the field says what it is.
+  const std::string out2 = redact(R"({"card_number": "1234 5678"})");
+  EXPECT_FALSE(has(out2, "5678")) << out2;
+}
+
+TEST(Redact, AuthorizationBearerIsMasked) {
+  const std::string out = redact("Authorization: Bearer sk_live_x\r\nAccept: application/json");
+  EXPECT_FALSE(has(out, "sk_live_x")) << out;
+  EXPECT_TRUE(has(out, "Accept: application/json")) << out;
+  const std::string out2 = redact("authorization=Bearer sk_live_abcdef");
+  EXPECT_FALSE(has(out2, "sk_live_abcdef")) << out2;
+}
+
+TEST(Redact, CookieAndApiKeyHeadersAreMasked) {
+  const std::string out = redact("Cookie: session=abc123; theme=dark\nX-Api-Key: key_live_9999\nok");
+  EXPECT_FALSE(has(out, "abc123")) << out;
+  EXPECT_FALSE(has(out, "key_live_9999")) << out;
+  EXPECT_TRUE(has(out, "\nok")) << out;
+}
+
+TEST(Redact, PasswordIsMasked) {
+  const std::string out = redact(R"({"user":"ann","password":"hunter2 with \"quotes\""})");
+  EXPECT_FALSE(has(out, "hunter2")) << out;
+  EXPECT_FALSE(has(out, "quotes")) << out;
+  EXPECT_TRUE(has(out, R"("user":"ann")")) << out;
+}
+
+TEST(Redact, TokenIsMasked) {
+  const std::string out = redact("token=tok_visa_abcdef&amount=5");
+  EXPECT_FALSE(has(out, "tok_visa_abcdef")) << out;
+  EXPECT_TRUE(has(out, "&amount=5")) << out;
+  const std::string out2 = redact(R"({"access_token":"eyJhbGciOi.payload.sig"})");
+  EXPECT_FALSE(has(out2, "eyJhbGciOi")) << out2;
+}
+
+TEST(Redact, FieldNamesMatchCaseInsensitively) {
+  const std::string out = redact(R"({"CVC":"987","Password":"Pa55"})");
+  EXPECT_FALSE(has(out, "987")) << out;
+  EXPECT_FALSE(has(out, "Pa55")) << out;
+}
+
+TEST(Redact, EscapedJsonInsideAStringIsMasked) {
+  const std::string out = redact(R"({"raw":"{\"cvc\":\"123\",\"amount\":5}"})");
+  EXPECT_FALSE(has(out, "123")) << out;
+  EXPECT_TRUE(has(out, R"(\"amount\":5)")) << out;
+  const std::string out2 = redact(R"(body={\"card_number\":\"4242424242424242\",\"password\":\"pw_1\"})");
+  EXPECT_FALSE(has(out2, "4242")) << out2;
+  EXPECT_FALSE(has(out2, "pw_1")) << out2;
+}
+
+TEST(Redact, GivenSecretsAreMaskedWherever) {
+  const std::vector<std::string> secrets = {"sk_live_SUPERSECRET", "apikey-0987"};
+  const std::string out = redact("failed with sk_live_SUPERSECRET and xapikey-0987y twice sk_live_SUPERSECRET", secrets);
+  EXPECT_FALSE(has(out, "SUPERSECRET")) << out;
+  EXPECT_FALSE(has(out, "apikey-0987")) << out;
+  EXPECT_TRUE(has(out, "failed with ")) << out;
+}
+
+TEST(Redact, NormalTextIsUntouched) {
+  for (const std::string in :
+       {std::string("payment failed: card declined by issuer (code 51), retry in 5 minutes"),
+        std::string(R"({"id":"pi_3MtwBwLkdIwHu7ix28a3tqPa","status":"requires_action","amount":2000})"),
+        std::string("attempt 3 of 5 after 1200 ms; http_503"), std::string(""),
+        std::string("timestamp 2024-01-02T03:04:05Z, order ord_20240102_0001"),
+        std::string("tokens left: 500; passwords are never logged")}) {
+    EXPECT_EQ(redact(in), in);
+  }
+}
+
+TEST(Redact, ShortSecretsDoNotShredTheText) {
+  EXPECT_EQ(redact("a b c abc", {"abc"}), "a b c abc");
+}
+
+}  // namespace
+}  // namespace payretry
