@@ -19,9 +19,11 @@ struct JsonDeleter {
 
 // Rejects any member of `obj` not in `allowed`, naming it.
 void only_keys(const cJSON* obj, const std::string& prefix, std::initializer_list<const char*> allowed) {
-  std::set<std::string> ok(allowed.begin(), allowed.end());
+  std::set<std::string> ok(allowed.begin(), allowed.end()), seen;
   for (const cJSON* it = obj->child; it; it = it->next) {
     if (!ok.count(it->string)) fail(prefix + it->string, "unknown key");
+    // cJSON would silently use the first copy; an ambiguous config is an error.
+    if (!seen.insert(it->string).second) fail(prefix + it->string, "appears more than once");
   }
 }
 

@@ -149,7 +149,9 @@ TransportResult CurlTransport::post(const HttpRequest& req) {
   curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &request_size);
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
   curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
-  out.reused_connection = ex.prereq_calls > 0 && connects == 0;
+  // libcurl only replays on a reused connection; the replay itself then
+  // counts as a new connect, so a blocked replay proves the first was reused.
+  out.reused_connection = ex.replay_blocked || (ex.prereq_calls > 0 && connects == 0);
   // libcurl counts in CURLINFO_REQUEST_SIZE the request bytes it actually
   // wrote to the socket. Without a ready connection (no prereq call) nothing
   // can have been written. After one, only a send that wrote zero bytes is

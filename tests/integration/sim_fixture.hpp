@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <payretry/payretry.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -67,14 +68,26 @@ class SimTest : public ::testing::Test {
 
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(sim_->port()); }
 
-  // `retry` is the inside of the config's "retry" object.
+  // `retry` holds "key":value pairs that replace or add to the defaults below.
   std::string config(const std::string& provider = "stripe", const std::string& retry = "",
                      const std::string& extra = "") const {
-    std::string r = R"("max_attempts":4,"connect_timeout_ms":300,"attempt_timeout_ms":300,)"
-                    R"("deadline_ms":6000,"backoff_base_ms":20,"backoff_cap_ms":200,"min_attempt_ms":50,"jitter_seed":7)";
-    if (!retry.empty()) r += "," + retry;
+    std::map<std::string, std::string> r = {
+        {"max_attempts", "4"},     {"connect_timeout_ms", "300"}, {"attempt_timeout_ms", "300"},
+        {"deadline_ms", "6000"},   {"backoff_base_ms", "20"},     {"backoff_cap_ms", "200"},
+        {"min_attempt_ms", "50"},  {"jitter_seed", "7"}};
+    // Parse the overrides: "\"name\":value" pairs separated by commas.
+    size_t at = 0;
+    while (at < retry.size()) {
+      const size_t q1 = retry.find('"', at), q2 = retry.find('"', q1 + 1), colon = retry.find(':', q2);
+      size_t end = retry.find(',', colon);
+      if (end == std::string::npos) end = retry.size();
+      r[retry.substr(q1 + 1, q2 - q1 - 1)] = retry.substr(colon + 1, end - colon - 1);
+      at = end + 1;
+    }
+    std::string obj;
+    for (const auto& [k, v] : r) obj += (obj.empty() ? "\"" : ",\"") + k + "\":" + v;
     return R"({"provider":")" + provider + R"(","base_url":")" + base_url() +
-           R"(","create_path":"/v1/payments","auth":{"bearer":"sk_test_integration_secret"},"retry":{)" + r + "}" +
+           R"(","create_path":"/v1/payments","auth":{"bearer":"sk_test_integration_secret"},"retry":{)" + obj + "}" +
            (extra.empty() ? "" : "," + extra) + "}";
   }
 

@@ -11,6 +11,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,6 +26,16 @@
 #include "result.hpp"
 #include "stats.hpp"
 #include "transport.hpp"
+
+namespace payretry {
+// Readable gtest messages for the engine's enums (found by ADL).
+inline void PrintTo(Outcome o, std::ostream* os) { *os << outcome_name(o); }
+inline void PrintTo(Delivery d, std::ostream* os) { *os << delivery_name(d); }
+inline void PrintTo(Errc e, std::ostream* os) {
+  static const char* names[] = {"invalid", "config", "mismatch", "too_big", "key", "version", "hook", "io"};
+  *os << "Errc::" << names[static_cast<int>(e)];
+}
+}  // namespace payretry
 
 namespace payretry::test {
 

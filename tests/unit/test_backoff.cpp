@@ -129,7 +129,9 @@ TEST(Backoff, JitterRandomUniformStaysInClosedRange) {
       ASSERT_LE(v, n);
       seen.insert(v);
     }
-    if (n <= 7) EXPECT_EQ(seen.size(), n + 1) << "every value of [0, " << n << "] should appear";
+    if (n <= 7) {
+      EXPECT_EQ(seen.size(), n + 1) << "every value of [0, " << n << "] should appear";
+    }
   }
   (void)rnd.uniform(UINT64_MAX);  // full range: no division by zero
 }

@@ -113,6 +113,7 @@ struct BadConfig {
   std::string json;
   std::string key;  // the message must start with "<key>: "
 };
+void PrintTo(const BadConfig& b, std::ostream* os) { *os << b.name; }
 
 class ConfigErrors : public ::testing::TestWithParam<BadConfig> {};
 
@@ -187,7 +188,7 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<BadConfig>& i) { return std::string(i.param.name); });
 
 TEST(Config, BadAuthValueErrorNeverContainsTheSecret) {
-  for (const std::string json :
+  for (const std::string& json :
        {"{" + B + R"(,"auth":{"bearer":"sk_live_TOPSECRET\r\n"}})",
         "{" + B + R"(,"auth":{"header":"X-Key","value":"sk_live_TOPSECRET\n"}})",
         "{" + B + R"(,"auth":{"header":"X-Key","value":"sk_live_TOPSECRET\u00e9"}})",

@@ -52,6 +52,34 @@ TEST(Redact, AmexAndNineteenDigitPansAreMasked) {
   EXPECT_EQ(redact("x 6011000990139424 y").find("6011"), std::string::npos);
 }
 
+TEST(Redact, PanFollowedByAnotherNumberIsStillMasked) {
+  // A card number next to its CVC, its expiry or an amount: the digit run
+  // with the following group fails Luhn, but the card number itself passes.
+  for (const std::string& in : {std::string("card 4242424242424242 123 exp 12/25"),
+                               std::string("4242 4242 4242 4242 12 25"),
+                               std::string("charged 4111111111111111 100 EUR"),
+                               std::string("pan 5555555555554444 2025"),
+                               std::string("ref 4242424242424242-123")}) {
+    const std::string out = redact(in);
+    EXPECT_EQ(out.find("4242 4242 4242 4242"), std::string::npos) << in << " -> " << out;
+    EXPECT_EQ(out.find("4242424242424242"), std::string::npos) << in << " -> " << out;
+    EXPECT_EQ(out.find("4111111111111111"), std::string::npos) << in << " -> " << out;
+    EXPECT_EQ(out.find("5555555555554444"), std::string::npos) << in << " -> " << out;
+  }
+}
+
+TEST(Redact, TwoPansInARowAreBothMasked) {
+  const std::string out = redact("old 4242424242424242 4111111111111111 new");
+  EXPECT_EQ(out.find("4242"), std::string::npos) << out;
+  EXPECT_EQ(out.find("4111"), std::string::npos) << out;
+}
+
+TEST(Redact, PanPrecededByAnotherNumberIsStillMasked) {
+  const std::string out = redact("tel 555 4242424242424242");
+  EXPECT_EQ(out.find("4242"), std::string::npos) << out;
+  EXPECT_TRUE(has(out, "tel 555 ")) << out;
+}
+
 TEST(Redact, LuhnInvalidSixteenDigitNumberIsKept) {
   const std::string in = "order 4242424242424241 ok";
   EXPECT_EQ(redact(in), in);
@@ -149,7 +177,7 @@ TEST(Redact, GivenSecretsAreMaskedWherever) {
 }
 
 TEST(Redact, NormalTextIsUntouched) {
-  for (const std::string in :
+  for (const std::string& in :
        {std::string("payment failed: card declined by issuer (code 51), retry in 5 minutes"),
         std::string(R"({"id":"pi_3MtwBwLkdIwHu7ix28a3tqPa","status":"requires_action","amount":2000})"),
         std::string("attempt 3 of 5 after 1200 ms; http_503"), std::string(""),

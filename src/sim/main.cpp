@@ -1,0 +1,128 @@
+// payretry-sim: runs the simulated payment provider until SIGINT/SIGTERM.
+#include <pthread.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <stdexcept>
+#include <string>
+
+#include "server.hpp"
+
+namespace {
+
+const char kUsage[] =
+    "usage: payretry-sim [options]\n"
+    "\n"
+    "A local payment provider (Stripe-like idempotency) that injects faults at the socket\n"
+    "level from a seeded schedule. Listens on 127.0.0.1 only.\n"
+    "\n"
+    "  --port N            TCP port (default 0: pick a free one)\n"
+    "  --threads N         worker threads (default 1)\n"
+    "  --seed N            seed of the fault schedule (default 1)\n"
+    "  --fault NAME=P      probability of a fault, repeatable; the rest is 'none'\n"
+    "                      names: refuse reset_before lost_response slow 429 429_date\n"
+    "                             502 503 500 decline malformed\n"
+    "  --slow-ms N         how long 'slow' holds a request (default 2000)\n"
+    "  --retry-after-s N   Retry-After sent with 429 (default 1)\n"
+    "  --refuse-ms N       how long 'refuse' keeps the listeners closed (default 100)\n"
+    "  --api-key K         require 'Authorization: Bearer K'\n"
+    "  --key-header H      idempotency key header (default Idempotency-Key)\n"
+    "  --help              this text\n"
+    "\n"
+    "Prints 'listening on 127.0.0.1:<port>' once ready. Admin endpoints under /__admin/:\n"
+    "truth, stats, config, script, outage, reset, health.\n";
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "payretry-sim: %s\n(try --help)\n", msg.c_str());
+  std::exit(2);
+}
+
+long long parse_int(const std::string& opt, const std::string& v, long long lo, long long hi) {
+  char* end = nullptr;
+  errno = 0;
+  long long n = std::strtoll(v.c_str(), &end, 10);
+  if (v.empty() || *end || errno || n < lo || n > hi) usage_error("bad value for " + opt + ": " + v);
+  return n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  payretry_sim::Options opt;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    std::string value;
+    const auto eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      usage_error("missing value for " + arg);
+    }
+    if (arg == "--port") {
+      opt.port = static_cast<uint16_t>(parse_int(arg, value, 0, 65535));
+    } else if (arg == "--threads") {
+      opt.threads = static_cast<int>(parse_int(arg, value, 1, 256));
+    } else if (arg == "--seed") {
+      char* end = nullptr;
+      errno = 0;
+      opt.seed = std::strtoull(value.c_str(), &end, 10);
+      if (value.empty() || *end || errno || value[0] == '-') usage_error("bad value for --seed: " + value);
+    } else if (arg == "--fault") {
+      const auto e = value.find('=');
+      if (e == std::string::npos) usage_error("--fault wants NAME=P, got " + value);
+      char* end = nullptr;
+      const std::string p = value.substr(e + 1);
+      const double prob = std::strtod(p.c_str(), &end);
+      if (p.empty() || *end) usage_error("bad probability in --fault " + value);
+      opt.faults[value.substr(0, e)] = prob;
+    } else if (arg == "--slow-ms") {
+      opt.slow_ms = static_cast<int>(parse_int(arg, value, 0, 3600 * 1000));
+    } else if (arg == "--retry-after-s") {
+      opt.retry_after_s = static_cast<int>(parse_int(arg, value, 0, 86400));
+    } else if (arg == "--refuse-ms") {
+      opt.refuse_ms = static_cast<int>(parse_int(arg, value, 0, 3600 * 1000));
+    } else if (arg == "--api-key") {
+      opt.api_key = value;
+    } else if (arg == "--key-header") {
+      opt.key_header = value;
+    } else if (arg == "--host") {
+      opt.host = value;
+    } else {
+      usage_error("unknown option " + arg);
+    }
+  }
+
+  // Block the signals before the workers start so only sigwait() below sees them.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  try {
+    payretry_sim::Server server(opt);
+    std::printf("listening on 127.0.0.1:%u\n", static_cast<unsigned>(server.port()));
+    std::fflush(stdout);
+    int sig = 0;
+    sigwait(&set, &sig);
+    server.stop();
+  } catch (const std::invalid_argument& e) {
+    usage_error(e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "payretry-sim: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,75 @@
+// payretry-sim: a local payment provider with Stripe-like idempotency that injects faults
+// at the socket level from a seeded schedule. Independent of the payretry client library.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace payretry_sim {
+
+struct Options {
+  std::string host = "127.0.0.1";  // IPv4 loopback only
+  uint16_t port = 0;                // 0: pick a free port
+  int threads = 1;                  // workers, each with its own epoll and SO_REUSEPORT socket
+  uint64_t seed = 1;
+  std::map<std::string, double> faults;  // fault name -> probability; the rest is "none"
+  int slow_ms = 2000;
+  int retry_after_s = 1;
+  int refuse_ms = 100;
+  std::string key_header = "Idempotency-Key";
+  std::string api_key;  // empty: no Authorization required
+};
+
+// The names accepted in Options::faults and scripts, in schedule order.
+std::vector<std::string> fault_names();
+
+class ServerCore;
+
+class Server {
+ public:
+  // Binds and starts the workers. Throws std::runtime_error when it cannot bind, and
+  // std::invalid_argument for bad options (unknown fault names, non-loopback host, ...).
+  explicit Server(Options options);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  uint16_t port() const;
+  std::string base_url() const;  // "http://127.0.0.1:<port>"
+  void stop();                   // idempotent; held `slow` requests are dropped
+
+  // The truth.
+  int charges_for(const std::string& order_id) const;
+  std::vector<std::string> charge_ids_for(const std::string& order_id) const;
+  long total_charges() const;
+  long orders() const;
+  int duplicate_orders() const;  // orders with more than one charge
+  long requests() const;         // POST /v1/payments seen, faulted ones included
+  std::string truth_json() const;
+  std::string stats_json() const;
+
+  // Scripts: the next requests of that order id (or idempotency key) meet these faults in
+  // order, before the seeded mix applies again. Throws std::invalid_argument on unknown names.
+  void script(const std::string& order_id, std::vector<std::string> faults);
+  void script_key(const std::string& key, std::vector<std::string> faults);
+
+  // Runtime config, as POST /__admin/config does.
+  void set_seed(uint64_t seed);
+  void set_faults(const std::map<std::string, double>& faults);  // replaces the mix
+  void set_slow_ms(int ms);
+  void set_refuse_ms(int ms);
+  void set_retry_after_s(int s);
+
+  // Closes the listeners (and idle keep-alive connections) for `ms`: connects are refused.
+  void outage(int ms);
+  // Forgets keys, charges, scripts and counters; keeps the config.
+  void reset();
+
+ private:
+  std::unique_ptr<ServerCore> impl_;
+};
+
+}  // namespace payretry_sim

@@ -1,0 +1,519 @@
+#include "state.hpp"
+
+#include <cjson/cJSON.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "http_conn.hpp"
+
+namespace payretry_sim {
+
+namespace {
+
+constexpr std::string_view kUnauthorized =
+    R"({"error":{"type":"authentication_error","code":"invalid_api_key"}})";
+constexpr std::string_view kInvalid =
+    R"({"error":{"type":"invalid_request_error","code":"parameter_invalid"}})";
+constexpr std::string_view kMissing =
+    R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})";
+constexpr std::string_view kReused =
+    R"({"error":{"type":"idempotency_error","code":"idempotency_key_reused","message":"Keys for idempotent requests can only be used with the same parameters they were first used with."}})";
+constexpr std::string_view kInUse =
+    R"({"error":{"type":"idempotency_error","code":"idempotency_key_in_use"}})";
+constexpr std::string_view kDeclined =
+    R"({"error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds"}})";
+constexpr std::string_view kRateLimit = R"({"error":{"type":"rate_limit_error","code":"rate_limit"}})";
+constexpr std::string_view kBadGateway = R"({"error":{"type":"api_error","code":"bad_gateway"}})";
+constexpr std::string_view kUnavailable =
+    R"({"error":{"type":"api_error","code":"service_unavailable"}})";
+constexpr std::string_view kInternal = R"({"error":{"type":"api_error","code":"internal_error"}})";
+
+struct CJsonDeleter {
+  void operator()(cJSON* p) const { cJSON_Delete(p); }
+};
+using CJsonPtr = std::unique_ptr<cJSON, CJsonDeleter>;
+
+struct ParsedPayment {
+  CJsonPtr root;  // owns the strings the views point into
+  std::string_view order_id;
+  std::string_view currency = "usd";
+  int64_t amount = 0;
+};
+
+bool parse_payment(std::string_view body, ParsedPayment* p) {
+  p->root.reset(cJSON_ParseWithLength(body.data(), body.size()));
+  const cJSON* root = p->root.get();
+  if (!root || !cJSON_IsObject(root)) return false;
+  const cJSON* order = cJSON_GetObjectItemCaseSensitive(root, "order_id");
+  if (!cJSON_IsString(order) || !order->valuestring || !*order->valuestring) return false;
+  const cJSON* amount = cJSON_GetObjectItemCaseSensitive(root, "amount");
+  if (!cJSON_IsNumber(amount)) return false;
+  const double v = amount->valuedouble;
+  if (!(v > 0 && v <= 9007199254740991.0) || std::floor(v) != v) return false;
+  const cJSON* currency = cJSON_GetObjectItemCaseSensitive(root, "currency");
+  if (currency) {
+    if (!cJSON_IsString(currency) || !currency->valuestring) return false;
+    p->currency = currency->valuestring;
+  }
+  p->order_id = order->valuestring;
+  p->amount = static_cast<int64_t>(v);
+  return true;
+}
+
+bool is_pre_fault(Fault f) {
+  switch (f) {
+    case Fault::refuse:
+    case Fault::reset_before:
+    case Fault::too_many_requests:
+    case Fault::too_many_requests_date:
+    case Fault::bad_gateway:
+    case Fault::service_unavailable:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Lookups in unordered_map<std::string, ...> need a std::string in C++17; reusing one per
+// thread keeps the hot path free of allocations for keys that are already there.
+std::string& scratch(std::string_view s) {
+  thread_local std::string buf;
+  buf.assign(s.data(), s.size());
+  return buf;
+}
+
+}  // namespace
+
+State::State(Config cfg)
+    : config_(std::move(cfg)),
+      key_shards_(new KeyShard[kShards]),
+      order_shards_(new OrderShard[kShards]),
+      charge_shards_(new ChargeShard[kShards]) {}
+
+Config State::config() const {
+  std::lock_guard<std::mutex> lk(config_mu_);
+  return config_;
+}
+
+void State::set_config(Config cfg) {
+  std::lock_guard<std::mutex> lk(config_mu_);
+  config_ = std::move(cfg);
+  config_version_.fetch_add(1, std::memory_order_release);
+}
+
+std::size_t State::shard_of(std::string_view s) { return fnv1a64(s) % kShards; }
+
+bool State::authorized(const Config& cfg, std::string_view authorization) const {
+  if (cfg.api_key.empty()) return true;
+  constexpr std::string_view kBearer = "Bearer ";
+  return authorization.size() == kBearer.size() + cfg.api_key.size() &&
+         iequals(authorization.substr(0, kBearer.size()), kBearer) &&
+         authorization.substr(kBearer.size()) == cfg.api_key;
+}
+
+bool State::pop_script(std::string_view order_id, bool has_key, std::string_view key, Fault* out) {
+  std::lock_guard<std::mutex> lk(script_mu_);
+  auto pop = [&](std::unordered_map<std::string, std::deque<Fault>>& m, std::string_view id) {
+    auto it = m.find(scratch(id));
+    if (it == m.end()) return false;
+    *out = it->second.front();
+    it->second.pop_front();
+    if (it->second.empty()) {
+      m.erase(it);
+      script_count_.fetch_sub(1, std::memory_order_relaxed);
+    }
+    return true;
+  };
+  if (pop(order_scripts_, order_id)) return true;
+  return has_key && pop(key_scripts_, key);
+}
+
+Fault State::pick(const Config& cfg, std::string_view order_id, bool has_key,
+                  std::string_view key, uint64_t n) {
+  Fault f;
+  if (script_count_.load(std::memory_order_relaxed) > 0 && pop_script(order_id, has_key, key, &f)) {
+    return f;
+  }
+  return choose_fault(cfg.mix, cfg.seed, has_key ? key : order_id, n);
+}
+
+void State::pre_fault_reply(const Config& cfg, Fault f, Reply& out) {
+  switch (f) {
+    case Fault::too_many_requests:
+    case Fault::too_many_requests_date:
+      out.status = 429;
+      out.body.assign(kRateLimit);
+      out.retry_after_s = cfg.retry_after_s;
+      out.retry_after_date = f == Fault::too_many_requests_date;
+      break;
+    case Fault::bad_gateway:
+      out.status = 502;
+      out.body.assign(kBadGateway);
+      break;
+    case Fault::service_unavailable:
+      out.status = 503;
+      out.body.assign(kUnavailable);
+      break;
+    default:
+      break;
+  }
+}
+
+// Faults that act after the provider decided: they damage whatever response it produced
+// (a fresh result, a replay, a 409 or a 422), like a proxy failing after the commit.
+Disposition State::post_fault(Fault f, Reply& out) {
+  switch (f) {
+    case Fault::lost_response:
+      return Disposition::reset;
+    case Fault::internal_error:
+      out.status = 500;
+      out.body.assign(kInternal);
+      out.replayed = false;
+      out.retry_after_s = -1;
+      return Disposition::respond;
+    case Fault::malformed:
+      out.body.resize(out.body.size() / 2 > 0 ? out.body.size() / 2 : 1);
+      return Disposition::respond;
+    default:
+      return Disposition::respond;
+  }
+}
+
+Disposition State::post_payment(const Config& cfg, std::string_view authorization, bool has_key,
+                                std::string_view key, std::string_view body, Reply& out,
+                                std::unique_ptr<Held>* held) {
+  out.clear();
+  requests_.fetch_add(1, std::memory_order_relaxed);
+  if (!authorized(cfg, authorization)) {
+    out.status = 401;
+    out.body.assign(kUnauthorized);
+    return Disposition::respond;
+  }
+  ParsedPayment p;
+  if (!parse_payment(body, &p)) {
+    out.status = 400;
+    out.body.assign(kInvalid);
+    return Disposition::respond;
+  }
+  const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+
+  auto make_held = [&](bool replay) {
+    auto h = std::make_unique<Held>();
+    h->has_key = has_key;
+    h->replay = replay;
+    h->key.assign(key);
+    h->order_id.assign(p.order_id);
+    h->currency.assign(p.currency);
+    h->amount = p.amount;
+    h->epoch = epoch;
+    *held = std::move(h);
+    return Disposition::hold;
+  };
+  auto pre = [&](Fault f) {
+    if (f == Fault::refuse) return Disposition::refuse;
+    if (f == Fault::reset_before) return Disposition::reset;
+    pre_fault_reply(cfg, f, out);
+    return Disposition::respond;
+  };
+
+  if (!has_key) {
+    // Without a key every request is a new payment: the classic duplicate-charge hazard.
+    uint64_t n;
+    {
+      KeyShard& sh = key_shards_[shard_of(p.order_id)];
+      std::lock_guard<std::mutex> lk(sh.mu);
+      n = sh.order_seen[scratch(p.order_id)]++;
+    }
+    const Fault f = pick(cfg, p.order_id, false, {}, n);
+    fault_counts_[static_cast<std::size_t>(f)].fetch_add(1, std::memory_order_relaxed);
+    if (is_pre_fault(f)) return pre(f);
+    if (f == Fault::slow) return make_held(false);
+    process_fresh(f, false, {}, p.order_id, p.amount, p.currency, out);
+    return post_fault(f, out);
+  }
+
+  enum class What { process, replay, in_use, reused } what = What::process;
+  Fault f;
+  {
+    KeyShard& sh = key_shards_[shard_of(key)];
+    std::lock_guard<std::mutex> lk(sh.mu);
+    std::string& k = scratch(key);
+    auto it = sh.keys.find(k);
+    if (it == sh.keys.end()) it = sh.keys.emplace(k, KeyRecord{}).first;
+    KeyRecord& rec = it->second;
+    f = pick(cfg, p.order_id, true, key, rec.seen++);
+    if (!is_pre_fault(f)) {
+      if (rec.state != KeyState::fresh && rec.fingerprint != body) {
+        what = What::reused;
+      } else if (rec.state == KeyState::in_progress) {
+        what = What::in_use;
+      } else if (rec.state == KeyState::done) {
+        what = What::replay;
+        out.status = rec.status;
+        out.body.assign(rec.response);
+        out.replayed = true;
+      } else {
+        rec.state = KeyState::in_progress;
+        rec.fingerprint.assign(body);
+      }
+    }
+  }
+  fault_counts_[static_cast<std::size_t>(f)].fetch_add(1, std::memory_order_relaxed);
+  if (is_pre_fault(f)) return pre(f);
+
+  switch (what) {
+    case What::reused:
+      reused_.fetch_add(1, std::memory_order_relaxed);
+      out.status = 422;
+      out.body.assign(kReused);
+      return f == Fault::slow ? Disposition::respond : post_fault(f, out);
+    case What::in_use:
+      in_use_.fetch_add(1, std::memory_order_relaxed);
+      out.status = 409;
+      out.body.assign(kInUse);
+      return f == Fault::slow ? Disposition::respond : post_fault(f, out);
+    case What::replay:
+      replays_.fetch_add(1, std::memory_order_relaxed);
+      if (f == Fault::slow) {
+        out.clear();
+        return make_held(true);
+      }
+      return post_fault(f, out);
+    case What::process:
+      break;
+  }
+  if (f == Fault::slow) return make_held(false);
+  process_fresh(f, true, key, p.order_id, p.amount, p.currency, out);
+  store(key, out, epoch);
+  return post_fault(f, out);
+}
+
+bool State::finish_held(const Held& h, Reply& out) {
+  out.clear();
+  if (h.epoch != epoch_.load(std::memory_order_acquire)) return false;
+  if (h.replay) return replay_into(h.key, out);
+  process_fresh(Fault::none, h.has_key, h.key, h.order_id, h.amount, h.currency, out);
+  if (h.has_key) store(h.key, out, h.epoch);
+  return true;
+}
+
+void State::process_fresh(Fault f, bool has_key, std::string_view key, std::string_view order_id,
+                          int64_t amount, std::string_view currency, Reply& out) {
+  if (f == Fault::decline) {
+    declines_.fetch_add(1, std::memory_order_relaxed);
+    out.status = 402;
+    out.body.assign(kDeclined);
+    return;
+  }
+  const uint64_t number = create_charge(order_id, has_key ? key : std::string_view{}, amount, currency);
+  out.status = 200;
+  out.body.clear();
+  out.body.append(R"({"id":"pay_)");
+  append_int(out.body, number);
+  out.body.append(R"(","object":"payment","status":"succeeded","order_id":)");
+  append_json_string(out.body, order_id);
+  out.body.append(R"(,"amount":)");
+  append_int(out.body, static_cast<long long>(amount));
+  out.body.append(R"(,"currency":)");
+  append_json_string(out.body, currency);
+  out.body.push_back('}');
+}
+
+void State::store(std::string_view key, const Reply& r, uint64_t epoch) {
+  KeyShard& sh = key_shards_[shard_of(key)];
+  std::lock_guard<std::mutex> lk(sh.mu);
+  if (epoch != epoch_.load(std::memory_order_acquire)) return;
+  auto it = sh.keys.find(scratch(key));
+  if (it == sh.keys.end() || it->second.state != KeyState::in_progress) return;
+  it->second.state = KeyState::done;
+  it->second.status = r.status;
+  it->second.response.assign(r.body);
+}
+
+bool State::replay_into(std::string_view key, Reply& out) {
+  KeyShard& sh = key_shards_[shard_of(key)];
+  std::lock_guard<std::mutex> lk(sh.mu);
+  auto it = sh.keys.find(scratch(key));
+  if (it == sh.keys.end() || it->second.state != KeyState::done) return false;
+  out.status = it->second.status;
+  out.body.assign(it->second.response);
+  out.replayed = true;
+  return true;
+}
+
+uint64_t State::create_charge(std::string_view order_id, std::string_view key, int64_t amount,
+                              std::string_view currency) {
+  const uint64_t number = next_charge_.fetch_add(1, std::memory_order_relaxed);
+  {
+    ChargeShard& sh = charge_shards_[number % kShards];
+    Charge c;
+    c.number = number;
+    c.order_id.assign(order_id);
+    c.key.assign(key);
+    c.currency.assign(currency);
+    c.amount = amount;
+    std::lock_guard<std::mutex> lk(sh.mu);
+    sh.by_number.emplace(number, std::move(c));
+  }
+  std::size_t count;
+  {
+    OrderShard& sh = order_shards_[shard_of(order_id)];
+    std::lock_guard<std::mutex> lk(sh.mu);
+    auto& v = sh.by_order[scratch(order_id)];
+    v.push_back(number);
+    count = v.size();
+  }
+  charges_.fetch_add(1, std::memory_order_relaxed);
+  if (count == 1) orders_.fetch_add(1, std::memory_order_relaxed);
+  if (count == 2) duplicates_.fetch_add(1, std::memory_order_relaxed);
+  return number;
+}
+
+void State::charge_json(const Charge& c, std::string& out) {
+  out.append(R"({"id":"pay_)");
+  append_int(out, c.number);
+  out.append(R"(","object":"payment","status":"succeeded","order_id":)");
+  append_json_string(out, c.order_id);
+  out.append(R"(,"amount":)");
+  append_int(out, static_cast<long long>(c.amount));
+  out.append(R"(,"currency":)");
+  append_json_string(out, c.currency);
+  out.push_back('}');
+}
+
+void State::get_payment(std::string_view id, Reply& out) const {
+  out.clear();
+  uint64_t number = 0;
+  bool ok = id.size() > 4 && id.substr(0, 4) == "pay_";
+  if (ok) {
+    auto r = std::from_chars(id.data() + 4, id.data() + id.size(), number);
+    ok = r.ec == std::errc() && r.ptr == id.data() + id.size();
+  }
+  if (ok) {
+    const ChargeShard& sh = charge_shards_[number % kShards];
+    std::lock_guard<std::mutex> lk(sh.mu);
+    auto it = sh.by_number.find(number);
+    if (it != sh.by_number.end()) {
+      charge_json(it->second, out.body);
+      return;
+    }
+  }
+  out.status = 404;
+  out.body.assign(kMissing);
+}
+
+void State::list_payments(std::string_view order_id, Reply& out) const {
+  out.clear();
+  std::vector<uint64_t> numbers;
+  {
+    const OrderShard& sh = order_shards_[shard_of(order_id)];
+    std::lock_guard<std::mutex> lk(sh.mu);
+    auto it = sh.by_order.find(std::string(order_id));
+    if (it != sh.by_order.end()) numbers = it->second;
+  }
+  out.body.assign(R"({"object":"list","data":[)");
+  bool first = true;
+  for (uint64_t n : numbers) {
+    const ChargeShard& sh = charge_shards_[n % kShards];
+    std::lock_guard<std::mutex> lk(sh.mu);
+    auto it = sh.by_number.find(n);
+    if (it == sh.by_number.end()) continue;
+    if (!first) out.body.push_back(',');
+    first = false;
+    charge_json(it->second, out.body);
+  }
+  out.body.append("]}");
+}
+
+int State::charges_for(std::string_view order_id) const {
+  const OrderShard& sh = order_shards_[shard_of(order_id)];
+  std::lock_guard<std::mutex> lk(sh.mu);
+  auto it = sh.by_order.find(std::string(order_id));
+  return it == sh.by_order.end() ? 0 : static_cast<int>(it->second.size());
+}
+
+std::vector<std::string> State::charge_ids_for(std::string_view order_id) const {
+  std::vector<std::string> ids;
+  const OrderShard& sh = order_shards_[shard_of(order_id)];
+  std::lock_guard<std::mutex> lk(sh.mu);
+  auto it = sh.by_order.find(std::string(order_id));
+  if (it != sh.by_order.end()) {
+    for (uint64_t n : it->second) ids.push_back("pay_" + std::to_string(n));
+  }
+  return ids;
+}
+
+std::map<std::string, int> State::charges_by_order() const {
+  std::map<std::string, int> m;
+  for (std::size_t i = 0; i < kShards; ++i) {
+    const OrderShard& sh = order_shards_[i];
+    std::lock_guard<std::mutex> lk(sh.mu);
+    for (const auto& [order, v] : sh.by_order) m.emplace(order, static_cast<int>(v.size()));
+  }
+  return m;
+}
+
+Stats State::stats() const {
+  Stats s;
+  s.requests = requests_.load(std::memory_order_relaxed);
+  for (std::size_t i = 0; i < kFaultCount; ++i) {
+    s.faults[i] = fault_counts_[i].load(std::memory_order_relaxed);
+  }
+  s.replays = replays_.load(std::memory_order_relaxed);
+  s.in_use_409 = in_use_.load(std::memory_order_relaxed);
+  s.key_reused_422 = reused_.load(std::memory_order_relaxed);
+  s.declines = declines_.load(std::memory_order_relaxed);
+  s.charges = charges_.load(std::memory_order_relaxed);
+  return s;
+}
+
+void State::script_order(const std::string& order_id, std::vector<Fault> faults) {
+  std::lock_guard<std::mutex> lk(script_mu_);
+  if (faults.empty()) order_scripts_.erase(order_id);
+  else order_scripts_[order_id] = std::deque<Fault>(faults.begin(), faults.end());
+  script_count_.store(order_scripts_.size() + key_scripts_.size(), std::memory_order_relaxed);
+}
+
+void State::script_key(const std::string& key, std::vector<Fault> faults) {
+  std::lock_guard<std::mutex> lk(script_mu_);
+  if (faults.empty()) key_scripts_.erase(key);
+  else key_scripts_[key] = std::deque<Fault>(faults.begin(), faults.end());
+  script_count_.store(order_scripts_.size() + key_scripts_.size(), std::memory_order_relaxed);
+}
+
+void State::reset() {
+  epoch_.fetch_add(1, std::memory_order_acq_rel);
+  for (std::size_t i = 0; i < kShards; ++i) {
+    {
+      std::lock_guard<std::mutex> lk(key_shards_[i].mu);
+      std::unordered_map<std::string, KeyRecord>().swap(key_shards_[i].keys);
+      std::unordered_map<std::string, uint64_t>().swap(key_shards_[i].order_seen);
+    }
+    {
+      std::lock_guard<std::mutex> lk(order_shards_[i].mu);
+      std::unordered_map<std::string, std::vector<uint64_t>>().swap(order_shards_[i].by_order);
+    }
+    {
+      std::lock_guard<std::mutex> lk(charge_shards_[i].mu);
+      std::unordered_map<uint64_t, Charge>().swap(charge_shards_[i].by_number);
+    }
+  }
+  {
+    std::lock_guard<std::mutex> lk(script_mu_);
+    order_scripts_.clear();
+    key_scripts_.clear();
+    script_count_.store(0, std::memory_order_relaxed);
+  }
+  charges_.store(0);
+  orders_.store(0);
+  duplicates_.store(0);
+  requests_.store(0);
+  for (auto& c : fault_counts_) c.store(0);
+  replays_.store(0);
+  in_use_.store(0);
+  reused_.store(0);
+  declines_.store(0);
+}
+
+}  // namespace payretry_sim

@@ -1,0 +1,190 @@
+// The provider's state: runtime config, idempotency records, charges (the truth), fault
+// scripts and counters, and the payment rules that act on them. Shared by all workers;
+// everything hot is sharded so workers rarely meet on a lock.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "faults.hpp"
+
+namespace payretry_sim {
+
+struct Config {
+  uint64_t seed = 1;
+  FaultMix mix;
+  int slow_ms = 2000;
+  int retry_after_s = 1;
+  int refuse_ms = 100;
+  std::string key_header = "Idempotency-Key";
+  std::string api_key;  // empty: no auth required
+};
+
+// One response as the provider decided it, before it is framed.
+struct Reply {
+  int status = 200;
+  std::string body;
+  int retry_after_s = -1;         // >= 0: send Retry-After
+  bool retry_after_date = false;  // as an IMF-fixdate instead of delta-seconds
+  bool replayed = false;          // Idempotent-Replayed: true
+  void clear() {
+    status = 200;
+    body.clear();
+    retry_after_s = -1;
+    retry_after_date = false;
+    replayed = false;
+  }
+};
+
+// What the socket layer must do with a payment request.
+enum class Disposition {
+  respond,  // send the Reply
+  reset,    // RST the connection, send nothing
+  refuse,   // RST the connection and close the listeners for refuse_ms
+  hold,     // keep the request for slow_ms, then finish_held()
+};
+
+// A request held by the `slow` fault: owns copies of everything it needs, because the
+// client's connection (and its buffer) may be gone by the time it is finished.
+struct Held {
+  bool has_key = false;
+  bool replay = false;  // the key was already done: finishing means replaying
+  std::string key;
+  std::string order_id;
+  std::string currency;
+  int64_t amount = 0;
+  uint64_t epoch = 0;
+};
+
+struct Charge {
+  uint64_t number = 0;  // id is "pay_<number>"
+  std::string order_id;
+  std::string key;
+  std::string currency;
+  int64_t amount = 0;
+};
+
+struct Stats {
+  long requests = 0;
+  std::array<long, kFaultCount> faults{};
+  long replays = 0;
+  long in_use_409 = 0;
+  long key_reused_422 = 0;
+  long declines = 0;
+  long charges = 0;
+};
+
+class State {
+ public:
+  explicit State(Config cfg);
+  State(const State&) = delete;
+  State& operator=(const State&) = delete;
+
+  // Config: workers keep a copy and refresh it when the version moves.
+  Config config() const;
+  void set_config(Config cfg);
+  uint64_t config_version() const { return config_version_.load(std::memory_order_acquire); }
+
+  // POST /v1/payments. `key` is the idempotency key header value (has_key false when absent).
+  Disposition post_payment(const Config& cfg, std::string_view authorization, bool has_key,
+                           std::string_view key, std::string_view body, Reply& out,
+                           std::unique_ptr<Held>* held);
+  // Completes a request held by `slow`. False when a reset happened meanwhile: drop it.
+  bool finish_held(const Held& h, Reply& out);
+
+  // GET /v1/payments/{id} and GET /v1/payments?order_id=X.
+  bool authorized(const Config& cfg, std::string_view authorization) const;
+  void get_payment(std::string_view id, Reply& out) const;
+  void list_payments(std::string_view order_id, Reply& out) const;
+
+  // Truth.
+  int charges_for(std::string_view order_id) const;
+  std::vector<std::string> charge_ids_for(std::string_view order_id) const;
+  long total_charges() const { return charges_.load(std::memory_order_relaxed); }
+  long orders() const { return orders_.load(std::memory_order_relaxed); }
+  long duplicate_orders() const { return duplicates_.load(std::memory_order_relaxed); }
+  long requests() const { return requests_.load(std::memory_order_relaxed); }
+  std::map<std::string, int> charges_by_order() const;
+  Stats stats() const;
+
+  // Scripts: the next requests of that order (or key) meet these faults, in order.
+  void script_order(const std::string& order_id, std::vector<Fault> faults);
+  void script_key(const std::string& key, std::vector<Fault> faults);
+
+  // Forget keys, charges, scripts and counters; keep the config.
+  void reset();
+
+ private:
+  enum class KeyState : uint8_t { fresh, in_progress, done };
+  struct KeyRecord {
+    uint64_t seen = 0;  // requests so far with this key: the n of the seeded schedule
+    KeyState state = KeyState::fresh;
+    int status = 0;
+    std::string fingerprint;  // exact body bytes of the first processed request
+    std::string response;     // stored body, replayed with `status`
+  };
+  static constexpr std::size_t kShards = 64;
+  struct alignas(64) KeyShard {
+    std::mutex mu;
+    std::unordered_map<std::string, KeyRecord> keys;
+    std::unordered_map<std::string, uint64_t> order_seen;  // n for requests without a key
+  };
+  struct alignas(64) OrderShard {
+    mutable std::mutex mu;
+    std::unordered_map<std::string, std::vector<uint64_t>> by_order;
+  };
+  struct alignas(64) ChargeShard {
+    mutable std::mutex mu;
+    std::unordered_map<uint64_t, Charge> by_number;
+  };
+
+  static std::size_t shard_of(std::string_view s);
+  Fault pick(const Config& cfg, std::string_view order_id, bool has_key, std::string_view key,
+             uint64_t n);
+  bool pop_script(std::string_view order_id, bool has_key, std::string_view key, Fault* out);
+  void process_fresh(Fault f, bool has_key, std::string_view key, std::string_view order_id,
+                     int64_t amount, std::string_view currency, Reply& out);
+  void store(std::string_view key, const Reply& r, uint64_t epoch);
+  bool replay_into(std::string_view key, Reply& out);
+  uint64_t create_charge(std::string_view order_id, std::string_view key, int64_t amount,
+                         std::string_view currency);
+  static void charge_json(const Charge& c, std::string& out);
+  void pre_fault_reply(const Config& cfg, Fault f, Reply& out);
+  Disposition post_fault(Fault f, Reply& out);
+
+  mutable std::mutex config_mu_;
+  Config config_;
+  std::atomic<uint64_t> config_version_{1};
+
+  std::unique_ptr<KeyShard[]> key_shards_;
+  std::unique_ptr<OrderShard[]> order_shards_;
+  std::unique_ptr<ChargeShard[]> charge_shards_;
+
+  mutable std::mutex script_mu_;
+  std::unordered_map<std::string, std::deque<Fault>> order_scripts_;
+  std::unordered_map<std::string, std::deque<Fault>> key_scripts_;
+  std::atomic<std::size_t> script_count_{0};
+
+  std::atomic<uint64_t> epoch_{0};
+  std::atomic<uint64_t> next_charge_{1};  // never reset: ids stay unique for the process
+  std::atomic<long> charges_{0};
+  std::atomic<long> orders_{0};
+  std::atomic<long> duplicates_{0};
+  std::atomic<long> requests_{0};
+  std::array<std::atomic<long>, kFaultCount> fault_counts_{};
+  std::atomic<long> replays_{0};
+  std::atomic<long> in_use_{0};
+  std::atomic<long> reused_{0};
+  std::atomic<long> declines_{0};
+};
+
+}  // namespace payretry_sim

@@ -1,0 +1,993 @@
+// payretry-sim's own tests: each fault is observed where a client would see it, on a real
+// loopback socket (RST as ECONNRESET, refused connects, held requests, replays), and the
+// truth endpoint counts what the provider really did.
+#include <arpa/inet.h>
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "faults.hpp"
+#include "server.hpp"
+
+namespace {
+
+using payretry_sim::Options;
+using payretry_sim::Server;
+using Clock = std::chrono::steady_clock;
+
+class Sock {
+ public:
+  Sock() = default;
+  explicit Sock(int fd) : fd_(fd) {}
+  ~Sock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Sock(Sock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Sock& operator=(Sock&& o) noexcept {
+    if (this != &o) {
+      if (fd_ >= 0) ::close(fd_);
+      fd_ = o.fd_;
+      o.fd_ = -1;
+    }
+    return *this;
+  }
+  int get() const { return fd_; }
+  bool ok() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// Connects to 127.0.0.1:port; on failure returns an invalid Sock and sets *err to errno.
+Sock dial(uint16_t port, int* err = nullptr) {
+  Sock s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(s.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    if (err) *err = errno;
+    return Sock();
+  }
+  if (err) *err = 0;
+  int one = 1;
+  setsockopt(s.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  return s;
+}
+
+struct Response {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+  int error = 0;       // errno of a failed read (ECONNRESET for an RST)
+  bool eof = false;    // closed cleanly before a response
+  bool timeout = false;
+  std::string header(const std::string& name) const {
+    auto it = headers.find(name);
+    return it == headers.end() ? "" : it->second;
+  }
+};
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// One keep-alive connection speaking raw HTTP/1.1.
+class Conn {
+ public:
+  explicit Conn(uint16_t port) : sock_(dial(port, &connect_error_)) {}
+  bool ok() const { return sock_.ok(); }
+  int connect_error() const { return connect_error_; }
+  int fd() const { return sock_.get(); }
+
+  bool send_raw(const std::string& bytes) {
+    std::size_t off = 0;
+    while (off < bytes.size()) {
+      ssize_t w = ::send(sock_.get(), bytes.data() + off, bytes.size() - off, MSG_NOSIGNAL);
+      if (w <= 0) return false;
+      off += static_cast<std::size_t>(w);
+    }
+    return true;
+  }
+
+  // Reads one response (skipping nothing: a 100 Continue is returned as such).
+  Response read(int timeout_ms = 5000) {
+    Response r;
+    const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    for (;;) {
+      const std::size_t end = buf_.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        std::string head = buf_.substr(0, end);
+        std::size_t cl = 0;
+        parse_head(head, &r, &cl);
+        if (r.status == 100) {
+          buf_.erase(0, end + 4);
+          return r;
+        }
+        if (buf_.size() >= end + 4 + cl) {
+          r.body = buf_.substr(end + 4, cl);
+          buf_.erase(0, end + 4 + cl);
+          return r;
+        }
+      }
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now());
+      if (left.count() <= 0) {
+        r.timeout = true;
+        return r;
+      }
+      pollfd p{sock_.get(), POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char tmp[65536];
+      const ssize_t n = ::recv(sock_.get(), tmp, sizeof tmp, 0);
+      if (n > 0) {
+        buf_.append(tmp, static_cast<std::size_t>(n));
+      } else if (n == 0) {
+        r.eof = true;
+        return r;
+      } else if (errno != EINTR) {
+        r.error = errno;
+        return r;
+      }
+    }
+  }
+
+  Response request(const std::string& method, const std::string& path, const std::string& body = "",
+                   const std::vector<std::string>& headers = {}, int timeout_ms = 5000) {
+    if (!send_raw(format(method, path, body, headers))) {
+      Response r;
+      r.error = errno ? errno : EPIPE;
+      return r;
+    }
+    return read(timeout_ms);
+  }
+
+  static std::string format(const std::string& method, const std::string& path,
+                            const std::string& body, const std::vector<std::string>& headers) {
+    std::string s = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n";
+    for (const auto& h : headers) s += h + "\r\n";
+    if (method == "POST" || !body.empty()) {
+      s += "Content-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    s += "\r\n" + body;
+    return s;
+  }
+
+ private:
+  static void parse_head(const std::string& head, Response* r, std::size_t* content_length) {
+    std::size_t pos = head.find("\r\n");
+    const std::string status_line = head.substr(0, pos);
+    r->status = std::atoi(status_line.substr(9, 3).c_str());
+    while (pos != std::string::npos && pos + 2 < head.size()) {
+      const std::size_t next = head.find("\r\n", pos + 2);
+      const std::string line = head.substr(pos + 2, next == std::string::npos ? std::string::npos : next - pos - 2);
+      const std::size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string value = line.substr(colon + 1);
+        while (!value.empty() && value.front() == ' ') value.erase(0, 1);
+        r->headers[lower(line.substr(0, colon))] = value;
+      }
+      pos = next;
+    }
+    *content_length = static_cast<std::size_t>(std::atol(r->header("content-length").c_str()));
+  }
+
+  int connect_error_ = 0;
+  Sock sock_;
+  std::string buf_;
+};
+
+std::string payment(const std::string& order, long amount = 1000) {
+  return R"({"order_id":")" + order + R"(","amount":)" + std::to_string(amount) + R"(,"currency":"eur"})";
+}
+
+std::vector<std::string> key_header(const std::string& key) { return {"Idempotency-Key: " + key}; }
+
+// POST /v1/payments on a fresh connection.
+Response post(uint16_t port, const std::string& order, const std::string& key = "", long amount = 1000) {
+  Conn c(port);
+  if (!c.ok()) {
+    Response r;
+    r.error = c.connect_error();
+    return r;
+  }
+  return c.request("POST", "/v1/payments", payment(order, amount),
+                   key.empty() ? std::vector<std::string>{} : key_header(key));
+}
+
+Response get(uint16_t port, const std::string& path) {
+  Conn c(port);
+  return c.request("GET", path);
+}
+
+Response admin_post(uint16_t port, const std::string& path, const std::string& body) {
+  Conn c(port);
+  return c.request("POST", path, body);
+}
+
+struct Json {
+  cJSON* j;
+  explicit Json(const std::string& s) : j(cJSON_ParseWithLength(s.data(), s.size())) {}
+  ~Json() { cJSON_Delete(j); }
+  Json(const Json&) = delete;
+  Json& operator=(const Json&) = delete;
+  bool ok() const { return j != nullptr; }
+  const cJSON* at(const char* path) const {  // dotted path
+    const cJSON* cur = j;
+    std::string p = path;
+    std::size_t start = 0;
+    while (cur) {
+      const std::size_t dot = p.find('.', start);
+      cur = cJSON_GetObjectItemCaseSensitive(cur, p.substr(start, dot - start).c_str());
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    return cur;
+  }
+  std::string str(const char* path) const {
+    const cJSON* v = at(path);
+    return cJSON_IsString(v) ? v->valuestring : "";
+  }
+  double num(const char* path) const {
+    const cJSON* v = at(path);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+  }
+};
+
+Options fast_options() {
+  Options o;
+  o.slow_ms = 300;
+  o.refuse_ms = 150;
+  o.retry_after_s = 1;
+  return o;
+}
+
+class Sim : public ::testing::Test {
+ protected:
+  virtual Options options() { return fast_options(); }
+  void SetUp() override {
+    sim_ = std::make_unique<Server>(options());
+    port_ = sim_->port();
+  }
+  void TearDown() override { sim_->stop(); }
+  std::unique_ptr<Server> sim_;
+  uint16_t port_ = 0;
+};
+
+class TwoWorkers : public Sim {
+ protected:
+  Options options() override {
+    Options o = fast_options();
+    o.threads = 2;
+    return o;
+  }
+};
+
+// ---- HTTP basics ----------------------------------------------------------------------------
+
+TEST_F(Sim, every_response_has_length_type_and_request_id) {
+  Response r = get(port_, "/__admin/health");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, R"({"ok":true})");
+  EXPECT_EQ(r.header("content-type"), "application/json");
+  EXPECT_EQ(r.header("content-length"), std::to_string(r.body.size()));
+  const std::string rid = r.header("request-id");
+  EXPECT_TRUE(rid.size() > 4 && rid.rfind("req_", 0) == 0 &&
+              rid.find_first_not_of("0123456789", 4) == std::string::npos)
+      << rid;
+  Response missing = get(port_, "/nope");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_FALSE(missing.header("request-id").empty());
+}
+
+TEST_F(Sim, keep_alive_serves_many_requests_on_one_connection) {
+  Conn c(port_);
+  std::string last_id;
+  for (int i = 0; i < 5; ++i) {
+    Response r = c.request("POST", "/v1/payments", payment("ka-" + std::to_string(i)));
+    ASSERT_EQ(r.status, 200) << i;
+    EXPECT_NE(r.header("request-id"), last_id);
+    last_id = r.header("request-id");
+  }
+  EXPECT_EQ(sim_->total_charges(), 5);
+}
+
+TEST_F(Sim, pipelined_requests_are_answered_in_order) {
+  Conn c(port_);
+  std::string bytes;
+  for (int i = 0; i < 3; ++i) {
+    bytes += Conn::format("POST", "/v1/payments", payment("pipe-" + std::to_string(i), 100 + i), {});
+  }
+  bytes += Conn::format("GET", "/__admin/health", "", {});
+  ASSERT_TRUE(c.send_raw(bytes));
+  for (int i = 0; i < 3; ++i) {
+    Response r = c.read();
+    ASSERT_EQ(r.status, 200);
+    Json j(r.body);
+    EXPECT_EQ(j.str("order_id"), "pipe-" + std::to_string(i));
+    EXPECT_EQ(j.num("amount"), 100 + i);
+  }
+  EXPECT_EQ(c.read().body, R"({"ok":true})");
+}
+
+TEST_F(Sim, expect_100_continue_gets_an_interim_response) {
+  Conn c(port_);
+  const std::string body = payment("expect");
+  ASSERT_TRUE(c.send_raw("POST /v1/payments HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+                         "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n"));
+  Response interim = c.read();
+  EXPECT_EQ(interim.status, 100);
+  ASSERT_TRUE(c.send_raw(body));
+  Response r = c.read();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(sim_->charges_for("expect"), 1);
+}
+
+TEST_F(Sim, chunked_request_is_411_and_closes) {
+  Conn c(port_);
+  ASSERT_TRUE(c.send_raw("POST /v1/payments HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         "5\r\nhello\r\n0\r\n\r\n"));
+  Response r = c.read();
+  EXPECT_EQ(r.status, 411);
+  EXPECT_TRUE(c.read().eof);
+}
+
+TEST_F(Sim, body_over_4_mib_is_413) {
+  Conn c(port_);
+  ASSERT_TRUE(c.send_raw("POST /v1/payments HTTP/1.1\r\nHost: x\r\nContent-Length: 4194305\r\n\r\n"));
+  EXPECT_EQ(c.read().status, 413);
+  // Exactly 4 MiB is accepted (and rejected as a payment only because it is not JSON).
+  Conn d(port_);
+  const std::string big(4u << 20, ' ');
+  ASSERT_TRUE(d.send_raw("POST /v1/payments HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                         std::to_string(big.size()) + "\r\n\r\n" + big));
+  EXPECT_EQ(d.read().status, 400);
+}
+
+TEST_F(Sim, headers_over_16_kib_are_431) {
+  Conn c(port_);
+  ASSERT_TRUE(c.send_raw("GET /__admin/health HTTP/1.1\r\nX-Big: " + std::string(17 * 1024, 'a') + "\r\n\r\n"));
+  EXPECT_EQ(c.read().status, 431);
+}
+
+TEST_F(Sim, connection_close_is_honoured) {
+  Conn c(port_);
+  Response r = c.request("GET", "/__admin/health", "", {"Connection: close"});
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(lower(r.header("connection")), "close");
+  EXPECT_TRUE(c.read().eof);
+  Conn d(port_);  // HTTP/1.0 without keep-alive closes too
+  ASSERT_TRUE(d.send_raw("GET /__admin/health HTTP/1.0\r\n\r\n"));
+  EXPECT_EQ(d.read().status, 200);
+  EXPECT_TRUE(d.read().eof);
+}
+
+TEST_F(Sim, garbage_is_400_and_not_counted_as_a_payment_request) {
+  Conn c(port_);
+  ASSERT_TRUE(c.send_raw(std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 16)));
+  EXPECT_EQ(c.read().status, 400);
+  EXPECT_EQ(sim_->requests(), 0);
+}
+
+// ---- payments and idempotency ----------------------------------------------------------------
+
+TEST_F(Sim, same_key_replays_the_stored_response_without_a_second_charge) {
+  Response first = post(port_, "o1", "k1");
+  ASSERT_EQ(first.status, 200);
+  Json j(first.body);
+  EXPECT_EQ(j.str("object"), "payment");
+  EXPECT_EQ(j.str("status"), "succeeded");
+  EXPECT_EQ(j.str("order_id"), "o1");
+  EXPECT_EQ(j.num("amount"), 1000);
+  EXPECT_EQ(j.str("currency"), "eur");
+  EXPECT_EQ(j.str("id").rfind("pay_", 0), 0u);
+  EXPECT_EQ(first.header("idempotent-replayed"), "");
+
+  Response again = post(port_, "o1", "k1");
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.body, first.body);
+  EXPECT_EQ(again.header("idempotent-replayed"), "true");
+  EXPECT_EQ(sim_->charges_for("o1"), 1);
+  EXPECT_EQ(sim_->requests(), 2);
+  EXPECT_NE(sim_->stats_json().find(R"("replays":1)"), std::string::npos);
+}
+
+TEST_F(Sim, same_key_with_other_parameters_is_422_and_nothing_is_processed) {
+  ASSERT_EQ(post(port_, "o2", "k2", 1000).status, 200);
+  Response r = post(port_, "o2", "k2", 2000);
+  EXPECT_EQ(r.status, 422);
+  Json j(r.body);
+  EXPECT_EQ(j.str("error.type"), "idempotency_error");
+  EXPECT_EQ(j.str("error.code"), "idempotency_key_reused");
+  EXPECT_FALSE(j.str("error.message").empty());
+  EXPECT_EQ(sim_->charges_for("o2"), 1);
+  // Not stored: the original body still replays.
+  EXPECT_EQ(post(port_, "o2", "k2", 1000).header("idempotent-replayed"), "true");
+}
+
+TEST_F(Sim, without_a_key_every_request_is_a_new_charge) {
+  EXPECT_EQ(post(port_, "dup").status, 200);
+  EXPECT_EQ(post(port_, "dup").status, 200);
+  EXPECT_EQ(post(port_, "single").status, 200);
+  EXPECT_EQ(sim_->charges_for("dup"), 2);
+  EXPECT_EQ(sim_->duplicate_orders(), 1);
+  Json truth(get(port_, "/__admin/truth").body);
+  EXPECT_EQ(truth.num("charges"), 3);
+  EXPECT_EQ(truth.num("orders"), 2);
+  EXPECT_EQ(truth.num("duplicates"), 1);
+  EXPECT_EQ(truth.num("by_order.dup"), 2);
+  EXPECT_EQ(truth.num("by_order.single"), 1);
+  EXPECT_EQ(truth.num("requests"), 3);
+  Json one(get(port_, "/__admin/truth?order_id=dup").body);
+  EXPECT_EQ(one.str("order_id"), "dup");
+  EXPECT_EQ(one.num("charges"), 2);
+  EXPECT_EQ(cJSON_GetArraySize(one.at("ids")), 2);
+}
+
+TEST_F(Sim, invalid_bodies_are_400_and_not_stored) {
+  for (const std::string& body : {std::string("not json"), std::string(R"({"amount":5})"),
+                                 std::string(R"({"order_id":"x","amount":0})"),
+                                 std::string(R"({"order_id":"x","amount":1.5})"),
+                                 std::string(R"({"order_id":"x","amount":"5"})"),
+                                 std::string(R"({"order_id":"x","amount":5,"currency":7})"),
+                                 std::string(R"([1,2])")}) {
+    Conn c(port_);
+    Response r = c.request("POST", "/v1/payments", body, key_header("kv"));
+    EXPECT_EQ(r.status, 400) << body;
+    EXPECT_EQ(Json(r.body).str("error.code"), "parameter_invalid");
+  }
+  // The key was never stored, so a valid body with it is processed, not a 422.
+  Response ok = post(port_, "x", "kv", 5);
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(ok.header("idempotent-replayed"), "");
+  EXPECT_EQ(sim_->total_charges(), 1);
+}
+
+TEST_F(Sim, lookups_by_id_and_by_order) {
+  Response created = post(port_, "look", "kl");
+  const std::string id = Json(created.body).str("id");
+  Response byid = get(port_, "/v1/payments/" + id);
+  EXPECT_EQ(byid.status, 200);
+  EXPECT_EQ(byid.body, created.body);
+  Response none = get(port_, "/v1/payments/pay_999999");
+  EXPECT_EQ(none.status, 404);
+  EXPECT_EQ(Json(none.body).str("error.code"), "resource_missing");
+  Response list = get(port_, "/v1/payments?order_id=look");
+  EXPECT_EQ(list.status, 200);
+  Json j(list.body);
+  ASSERT_EQ(cJSON_GetArraySize(j.at("data")), 1);
+  EXPECT_EQ(std::string(cJSON_GetObjectItem(cJSON_GetArrayItem(j.at("data"), 0), "id")->valuestring), id);
+  Json empty(get(port_, "/v1/payments?order_id=nobody").body);
+  EXPECT_EQ(cJSON_GetArraySize(empty.at("data")), 0);
+}
+
+class WithApiKey : public Sim {
+ protected:
+  Options options() override {
+    Options o = fast_options();
+    o.api_key = "sk_test_123";
+    o.key_header = "X-Request-Key";
+    return o;
+  }
+};
+
+TEST_F(WithApiKey, missing_or_wrong_bearer_is_401_and_the_key_header_is_configurable) {
+  Conn c(port_);
+  Response r = c.request("POST", "/v1/payments", payment("auth"), {"X-Request-Key: a1"});
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(Json(r.body).str("error.code"), "invalid_api_key");
+  r = c.request("POST", "/v1/payments", payment("auth"), {"X-Request-Key: a1", "Authorization: Bearer nope"});
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(sim_->charges_for("auth"), 0);
+  r = c.request("POST", "/v1/payments", payment("auth"), {"X-Request-Key: a1", "Authorization: Bearer sk_test_123"});
+  EXPECT_EQ(r.status, 200);
+  r = c.request("POST", "/v1/payments", payment("auth"), {"X-Request-Key: a1", "Authorization: Bearer sk_test_123"});
+  EXPECT_EQ(r.header("idempotent-replayed"), "true");
+  EXPECT_EQ(sim_->charges_for("auth"), 1);
+  // Idempotency-Key is just another header here: without the configured one, no dedup.
+  r = c.request("POST", "/v1/payments", payment("auth"), {"Idempotency-Key: a1", "Authorization: Bearer sk_test_123"});
+  EXPECT_EQ(r.header("idempotent-replayed"), "");
+  EXPECT_EQ(sim_->charges_for("auth"), 2);
+}
+
+// ---- faults on the socket --------------------------------------------------------------------
+
+TEST_F(Sim, reset_before_sends_rst_and_processes_nothing) {
+  sim_->script("rb", {"reset_before"});
+  Response r = post(port_, "rb", "krb");
+  EXPECT_EQ(r.error, ECONNRESET);
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(sim_->charges_for("rb"), 0);
+  Response retry = post(port_, "rb", "krb");
+  EXPECT_EQ(retry.status, 200);
+  EXPECT_EQ(retry.header("idempotent-replayed"), "");  // nothing was stored before
+  EXPECT_EQ(sim_->charges_for("rb"), 1);
+}
+
+TEST_F(Sim, lost_response_charges_then_resets_and_the_retry_replays) {
+  sim_->script("lost", {"lost_response"});
+  Response r = post(port_, "lost", "klost");
+  EXPECT_EQ(r.error, ECONNRESET);
+  EXPECT_EQ(sim_->charges_for("lost"), 1);
+  Response retry = post(port_, "lost", "klost");
+  EXPECT_EQ(retry.status, 200);
+  EXPECT_EQ(retry.header("idempotent-replayed"), "true");
+  EXPECT_EQ(sim_->charges_for("lost"), 1);
+}
+
+TEST_F(Sim, lost_response_without_a_key_leads_to_a_duplicate_on_retry) {
+  sim_->script("nokey", {"lost_response"});
+  EXPECT_EQ(post(port_, "nokey").error, ECONNRESET);
+  EXPECT_EQ(post(port_, "nokey").status, 200);
+  EXPECT_EQ(sim_->charges_for("nokey"), 2);
+  EXPECT_EQ(sim_->duplicate_orders(), 1);
+}
+
+TEST_F(Sim, rate_limit_sends_retry_after_in_seconds_and_stores_nothing) {
+  sim_->script("rl", {"429"});
+  Response r = post(port_, "rl", "krl");
+  EXPECT_EQ(r.status, 429);
+  EXPECT_EQ(r.header("retry-after"), "1");
+  EXPECT_EQ(Json(r.body).str("error.code"), "rate_limit");
+  EXPECT_EQ(sim_->charges_for("rl"), 0);
+  Response retry = post(port_, "rl", "krl");
+  EXPECT_EQ(retry.status, 200);
+  EXPECT_EQ(retry.header("idempotent-replayed"), "");
+}
+
+TEST_F(Sim, rate_limit_date_is_an_imf_fixdate_in_the_future) {
+  sim_->set_retry_after_s(3);
+  sim_->script("rld", {"429_date"});
+  const std::time_t before = std::time(nullptr);
+  Response r = post(port_, "rld", "krld");
+  EXPECT_EQ(r.status, 429);
+  const std::string date = r.header("retry-after");
+  std::tm tm{};
+  const char* end = strptime(date.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  ASSERT_TRUE(end != nullptr && *end == '\0') << date;
+  char again[64];
+  std::strftime(again, sizeof again, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  EXPECT_EQ(date, again);  // exactly the IMF-fixdate shape: "Sun, 06 Nov 1994 08:49:37 GMT"
+  const std::time_t when = timegm(&tm);
+  EXPECT_GE(when, before + 3);
+  EXPECT_LE(when, std::time(nullptr) + 3);
+  EXPECT_EQ(sim_->charges_for("rld"), 0);
+}
+
+TEST_F(Sim, bad_gateway_and_unavailable_process_nothing) {
+  sim_->script("gw", {"502", "503"});
+  Response a = post(port_, "gw", "kgw");
+  EXPECT_EQ(a.status, 502);
+  EXPECT_EQ(Json(a.body).str("error.code"), "bad_gateway");
+  Response b = post(port_, "gw", "kgw");
+  EXPECT_EQ(b.status, 503);
+  EXPECT_EQ(Json(b.body).str("error.code"), "service_unavailable");
+  EXPECT_EQ(Json(b.body).str("error.type"), "api_error");
+  EXPECT_EQ(sim_->charges_for("gw"), 0);
+  EXPECT_EQ(post(port_, "gw", "kgw").header("idempotent-replayed"), "");
+}
+
+TEST_F(Sim, internal_error_commits_first_so_the_retry_replays_success) {
+  sim_->script("ie", {"500"});
+  Response r = post(port_, "ie", "kie");
+  EXPECT_EQ(r.status, 500);
+  EXPECT_EQ(Json(r.body).str("error.code"), "internal_error");
+  EXPECT_EQ(sim_->charges_for("ie"), 1);
+  Response retry = post(port_, "ie", "kie");
+  EXPECT_EQ(retry.status, 200);
+  EXPECT_EQ(retry.header("idempotent-replayed"), "true");
+  EXPECT_EQ(sim_->charges_for("ie"), 1);
+}
+
+TEST_F(Sim, decline_is_402_stored_and_replayed_without_a_charge) {
+  sim_->script("dec", {"decline"});
+  Response r = post(port_, "dec", "kdec");
+  EXPECT_EQ(r.status, 402);
+  Json j(r.body);
+  EXPECT_EQ(j.str("error.type"), "card_error");
+  EXPECT_EQ(j.str("error.code"), "card_declined");
+  EXPECT_EQ(j.str("error.decline_code"), "insufficient_funds");
+  Response again = post(port_, "dec", "kdec");
+  EXPECT_EQ(again.status, 402);
+  EXPECT_EQ(again.header("idempotent-replayed"), "true");
+  EXPECT_EQ(sim_->charges_for("dec"), 0);
+}
+
+TEST_F(Sim, malformed_is_a_truncated_200_after_the_charge) {
+  sim_->script("mal", {"malformed"});
+  Response r = post(port_, "mal", "kmal");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.body.empty());
+  EXPECT_FALSE(Json(r.body).ok()) << r.body;
+  EXPECT_EQ(sim_->charges_for("mal"), 1);
+  Response retry = post(port_, "mal", "kmal");
+  EXPECT_TRUE(Json(retry.body).ok());
+  EXPECT_EQ(retry.header("idempotent-replayed"), "true");
+  EXPECT_EQ(sim_->charges_for("mal"), 1);
+}
+
+TEST_F(Sim, faults_apply_to_replays_too) {
+  ASSERT_EQ(post(port_, "rp", "krp").status, 200);
+  sim_->script_key("krp", {"lost_response", "500", "malformed", "reset_before", "decline"});
+  EXPECT_EQ(post(port_, "rp", "krp").error, ECONNRESET);
+  EXPECT_EQ(post(port_, "rp", "krp").status, 500);
+  Response mal = post(port_, "rp", "krp");
+  EXPECT_EQ(mal.status, 200);
+  EXPECT_FALSE(Json(mal.body).ok());
+  EXPECT_EQ(post(port_, "rp", "krp").error, ECONNRESET);
+  Response dec = post(port_, "rp", "krp");  // a done key keeps its outcome
+  EXPECT_EQ(dec.status, 200);
+  EXPECT_EQ(dec.header("idempotent-replayed"), "true");
+  EXPECT_EQ(sim_->charges_for("rp"), 1);
+}
+
+TEST_F(Sim, slow_holds_the_key_in_progress_without_blocking_the_worker) {
+  sim_->script("slow", {"slow"});
+  Conn a(port_);
+  const auto t0 = Clock::now();
+  ASSERT_TRUE(a.send_raw(Conn::format("POST", "/v1/payments", payment("slow"), key_header("kslow"))));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+
+  // The single worker still answers others while the request is held.
+  Response health = get(port_, "/__admin/health");
+  EXPECT_EQ(health.status, 200);
+  EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(250));
+
+  Response busy = post(port_, "slow", "kslow");
+  EXPECT_EQ(busy.status, 409);
+  EXPECT_EQ(Json(busy.body).str("error.code"), "idempotency_key_in_use");
+  EXPECT_EQ(sim_->charges_for("slow"), 0);
+
+  Response held = a.read();
+  EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(290));
+  EXPECT_EQ(held.status, 200);
+  EXPECT_EQ(sim_->charges_for("slow"), 1);
+  EXPECT_EQ(post(port_, "slow", "kslow").header("idempotent-replayed"), "true");
+  EXPECT_NE(sim_->stats_json().find(R"("in_use_409":1)"), std::string::npos) << sim_->stats_json();
+}
+
+TEST_F(Sim, slow_finishes_the_charge_even_when_the_client_gave_up) {
+  sim_->script("gone", {"slow"});
+  {
+    Conn a(port_);
+    ASSERT_TRUE(a.send_raw(Conn::format("POST", "/v1/payments", payment("gone"), key_header("kgone"))));
+    Response r = a.read(100);
+    EXPECT_TRUE(r.timeout);
+  }  // the client closes its socket, as a timed-out client would
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(sim_->charges_for("gone"), 1);
+  EXPECT_EQ(post(port_, "gone", "kgone").header("idempotent-replayed"), "true");
+}
+
+TEST_F(Sim, pipelined_requests_behind_a_slow_one_wait_their_turn) {
+  sim_->script("s1", {"slow"});
+  Conn c(port_);
+  ASSERT_TRUE(c.send_raw(Conn::format("POST", "/v1/payments", payment("s1"), {}) +
+                         Conn::format("POST", "/v1/payments", payment("s2"), {})));
+  Response first = c.read();
+  Response second = c.read();
+  EXPECT_EQ(Json(first.body).str("order_id"), "s1");
+  EXPECT_EQ(Json(second.body).str("order_id"), "s2");
+}
+
+TEST_F(TwoWorkers, refuse_resets_then_refuses_connections_then_reopens) {
+  // An idle keep-alive connection is dropped by the outage too.
+  Conn idle(port_);
+  ASSERT_EQ(idle.request("GET", "/__admin/health").status, 200);
+
+  sim_->script("ref", {"refuse"});
+  Response r = post(port_, "ref", "kref");
+  EXPECT_EQ(r.error, ECONNRESET);
+  int err = 0;
+  Sock s = dial(port_, &err);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(err, ECONNREFUSED);
+  Response on_idle = idle.request("GET", "/__admin/health");
+  EXPECT_TRUE(on_idle.eof || on_idle.error == ECONNRESET || on_idle.error == EPIPE) << on_idle.status;
+  EXPECT_EQ(sim_->charges_for("ref"), 0);
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  // Several connections: with two SO_REUSEPORT listeners both must be back.
+  for (int i = 0; i < 6; ++i) {
+    Response again = post(port_, "ref", "kref");
+    EXPECT_EQ(again.status, 200) << i;
+  }
+  EXPECT_EQ(sim_->charges_for("ref"), 1);
+}
+
+TEST_F(TwoWorkers, admin_outage_refuses_for_its_duration) {
+  Response r = admin_post(port_, "/__admin/outage", R"({"ms":200})");
+  EXPECT_EQ(r.status, 200);
+  int err = 0;
+  EXPECT_FALSE(dial(port_, &err).ok());
+  EXPECT_EQ(err, ECONNREFUSED);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_EQ(get(port_, "/__admin/health").status, 200);
+
+  sim_->outage(150);  // the C++ API does the same
+  EXPECT_FALSE(dial(port_, &err).ok());
+  EXPECT_EQ(err, ECONNREFUSED);
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_EQ(get(port_, "/__admin/health").status, 200);
+  EXPECT_EQ(admin_post(port_, "/__admin/outage", R"({"ms":-1})").status, 400);
+}
+
+// ---- the seeded schedule --------------------------------------------------------------------
+
+std::vector<int> run_schedule(Server& sim, int keys, int rounds) {
+  std::vector<int> statuses;
+  for (int r = 0; r < rounds; ++r) {
+    for (int k = 0; k < keys; ++k) {
+      Response resp = post(sim.port(), "ord-" + std::to_string(k), "sched-" + std::to_string(k));
+      statuses.push_back(resp.status);
+    }
+  }
+  return statuses;
+}
+
+TEST(Schedule, same_seed_meets_the_same_faults_and_matches_the_formula) {
+  Options o = fast_options();
+  o.seed = 7;
+  o.faults = {{"503", 0.3}, {"502", 0.2}, {"429", 0.2}};
+  Server a(o);
+  Server b(o);
+  o.seed = 8;
+  Server c(o);
+  const std::vector<int> sa = run_schedule(a, 20, 3);
+  const std::vector<int> sb = run_schedule(b, 20, 3);
+  const std::vector<int> sc = run_schedule(c, 20, 3);
+  EXPECT_EQ(sa, sb);
+  EXPECT_NE(sa, sc);
+
+  payretry_sim::FaultMix mix = *payretry_sim::FaultMix::from_map(
+      {{"503", 0.3}, {"502", 0.2}, {"429", 0.2}}, nullptr);
+  std::size_t i = 0;
+  int faulted = 0;
+  for (uint64_t r = 0; r < 3; ++r) {
+    for (int k = 0; k < 20; ++k, ++i) {
+      const auto f = payretry_sim::choose_fault(mix, 7, "sched-" + std::to_string(k), r);
+      const int expected = f == payretry_sim::Fault::service_unavailable ? 503
+                           : f == payretry_sim::Fault::bad_gateway       ? 502
+                           : f == payretry_sim::Fault::too_many_requests ? 429
+                                                                          : 200;
+      EXPECT_EQ(sa[i], expected) << "key " << k << " round " << r;
+      faulted += expected != 200;
+    }
+  }
+  EXPECT_GT(faulted, 20);  // ~70% of 60
+  EXPECT_LT(faulted, 60);
+}
+
+TEST(Schedule, interleaving_across_threads_and_workers_does_not_change_it) {
+  Options o = fast_options();
+  o.threads = 2;
+  o.seed = 99;
+  o.faults = {{"503", 0.25}, {"500", 0.25}};
+  Server sim(o);
+  payretry_sim::FaultMix mix = *payretry_sim::FaultMix::from_map(o.faults, nullptr);
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int k = 0; k < 10; ++k) {
+        const std::string key = "t" + std::to_string(t) + "-" + std::to_string(k);
+        Conn c(sim.port());
+        for (uint64_t n = 0; n < 4; ++n) {
+          Response r = c.request("POST", "/v1/payments", payment("o" + key), key_header(key));
+          const auto f = payretry_sim::choose_fault(mix, 99, key, n);
+          const int want = f == payretry_sim::Fault::service_unavailable ? 503
+                           : f == payretry_sim::Fault::internal_error    ? 500
+                                                                        : 200;
+          if (r.status != want) mismatches++;
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(sim.duplicate_orders(), 0);
+  EXPECT_EQ(sim.requests(), 160);
+}
+
+TEST(Schedule, keyless_requests_count_per_order) {
+  payretry_sim::FaultMix mix = *payretry_sim::FaultMix::from_map({{"503", 0.5}}, nullptr);
+  Options o = fast_options();
+  o.seed = 3;
+  o.faults = {{"503", 0.5}};
+  Server sim(o);
+  for (uint64_t n = 0; n < 8; ++n) {
+    const auto f = payretry_sim::choose_fault(mix, 3, "order-x", n);
+    EXPECT_EQ(post(sim.port(), "order-x").status, f == payretry_sim::Fault::none ? 200 : 503) << n;
+  }
+}
+
+TEST(Schedule, fault_names_are_exact) {
+  const std::vector<std::string> want = {"none", "refuse", "reset_before", "lost_response",
+                                         "slow", "429", "429_date", "502", "503", "500",
+                                         "decline", "malformed"};
+  EXPECT_EQ(payretry_sim::fault_names(), want);
+  Options o;
+  o.faults = {{"explode", 0.1}};
+  EXPECT_THROW(Server s(o), std::invalid_argument);
+  o.faults = {{"503", 0.7}, {"502", 0.7}};
+  EXPECT_THROW(Server s(o), std::invalid_argument);
+}
+
+// ---- admin ------------------------------------------------------------------------------------
+
+TEST_F(Sim, admin_config_applies_and_names_what_it_rejects) {
+  Response bad = admin_post(port_, "/__admin/config", R"({"faults":{"explode":0.1},"colour":"red"})");
+  EXPECT_EQ(bad.status, 400);
+  const std::string msg = Json(bad.body).str("error.message");
+  EXPECT_NE(msg.find("explode"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("colour"), std::string::npos) << msg;
+  EXPECT_EQ(admin_post(port_, "/__admin/config", R"({"slow_ms":-5})").status, 400);
+
+  Response ok = admin_post(port_, "/__admin/config",
+                           R"({"seed":12345678901,"faults":{"503":1.0},"slow_ms":10,"retry_after_s":2,"refuse_ms":20})");
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  Json j(ok.body);
+  EXPECT_EQ(j.num("seed"), 12345678901.0);
+  EXPECT_EQ(j.num("faults.503"), 1.0);
+  EXPECT_EQ(j.num("slow_ms"), 10);
+  EXPECT_EQ(j.num("retry_after_s"), 2);
+  EXPECT_EQ(j.num("refuse_ms"), 20);
+  EXPECT_EQ(post(port_, "cfg", "kcfg").status, 503);
+  EXPECT_EQ(get(port_, "/__admin/health").status, 200);  // admin is never faulted
+  ASSERT_EQ(admin_post(port_, "/__admin/config", R"({"faults":{}})").status, 200);
+  EXPECT_EQ(post(port_, "cfg", "kcfg").status, 200);
+}
+
+TEST_F(Sim, admin_script_by_order_and_by_key) {
+  Response bad = admin_post(port_, "/__admin/script", R"({"order_id":"s","faults":["503","boom"]})");
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_NE(bad.body.find("boom"), std::string::npos);
+  ASSERT_EQ(admin_post(port_, "/__admin/script", R"({"order_id":"so","faults":["502","none","503"]})").status, 200);
+  ASSERT_EQ(admin_post(port_, "/__admin/script", R"({"key":"sk","faults":["429"]})").status, 200);
+  EXPECT_EQ(post(port_, "so").status, 502);
+  EXPECT_EQ(post(port_, "so").status, 200);
+  EXPECT_EQ(post(port_, "so").status, 503);
+  EXPECT_EQ(post(port_, "so").status, 200);  // script exhausted: the (empty) mix again
+  EXPECT_EQ(post(port_, "other", "sk").status, 429);
+  EXPECT_EQ(post(port_, "other", "sk").status, 200);
+  EXPECT_THROW(sim_->script("x", {"nope"}), std::invalid_argument);
+}
+
+TEST_F(Sim, admin_reset_forgets_keys_charges_and_scripts) {
+  ASSERT_EQ(post(port_, "r1", "kr1").status, 200);
+  sim_->script("r2", {"503"});
+  ASSERT_EQ(admin_post(port_, "/__admin/config", R"({"seed":5})").status, 200);
+  ASSERT_EQ(admin_post(port_, "/__admin/reset", "").status, 200);
+  EXPECT_EQ(sim_->total_charges(), 0);
+  EXPECT_EQ(sim_->requests(), 0);
+  EXPECT_EQ(post(port_, "r2").status, 200);  // script gone
+  Response again = post(port_, "r1", "kr1");
+  EXPECT_EQ(again.header("idempotent-replayed"), "");  // key gone
+  Json cfg(get(port_, "/__admin/config").body);
+  EXPECT_EQ(cfg.num("seed"), 5);  // config kept
+}
+
+TEST_F(Sim, admin_stats_count_faults_replays_and_conflicts) {
+  sim_->script("st", {"503", "none"});
+  post(port_, "st", "kst");
+  post(port_, "st", "kst");
+  post(port_, "st", "kst");
+  post(port_, "st", "kst", 7);
+  Json s(get(port_, "/__admin/stats").body);
+  EXPECT_EQ(s.num("requests"), 4);
+  EXPECT_EQ(s.num("faults.503"), 1);
+  EXPECT_EQ(s.num("faults.none"), 3);
+  EXPECT_EQ(s.num("replays"), 1);
+  EXPECT_EQ(s.num("key_reused_422"), 1);
+  EXPECT_EQ(s.num("in_use_409"), 0);
+}
+
+// ---- a real HTTP client -----------------------------------------------------------------------
+
+size_t sink(char* p, size_t size, size_t n, void* out) {
+  static_cast<std::string*>(out)->append(p, size * n);
+  return size * n;
+}
+
+TEST_F(Sim, libcurl_sees_the_faults_as_a_client_would) {
+  struct Easy {
+    CURL* h = curl_easy_init();
+    ~Easy() { curl_easy_cleanup(h); }
+  } easy;
+  struct Headers {
+    curl_slist* l = nullptr;
+    ~Headers() { curl_slist_free_all(l); }
+  } hdrs;
+  hdrs.l = curl_slist_append(hdrs.l, "Idempotency-Key: kcurl");
+  hdrs.l = curl_slist_append(hdrs.l, "Content-Type: application/json");
+  const std::string url = sim_->base_url() + "/v1/payments";
+  const std::string body = payment("curl");
+  std::string out;
+  curl_easy_setopt(easy.h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(easy.h, CURLOPT_HTTPHEADER, hdrs.l);
+  curl_easy_setopt(easy.h, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(easy.h, CURLOPT_WRITEFUNCTION, sink);
+  curl_easy_setopt(easy.h, CURLOPT_WRITEDATA, &out);
+  curl_easy_setopt(easy.h, CURLOPT_TIMEOUT_MS, 3000L);
+
+  sim_->script("curl", {"lost_response", "none", "none"});
+  const CURLcode lost = curl_easy_perform(easy.h);
+  EXPECT_TRUE(lost == CURLE_RECV_ERROR || lost == CURLE_GOT_NOTHING) << curl_easy_strerror(lost);
+  for (int i = 0; i < 2; ++i) {
+    out.clear();
+    ASSERT_EQ(curl_easy_perform(easy.h), CURLE_OK);
+    long status = 0;
+    curl_easy_getinfo(easy.h, CURLINFO_RESPONSE_CODE, &status);
+    EXPECT_EQ(status, 200);
+    EXPECT_TRUE(Json(out).ok());
+  }
+  long connects = -1;
+  curl_easy_getinfo(easy.h, CURLINFO_NUM_CONNECTS, &connects);
+  EXPECT_EQ(connects, 0);  // the last request reused the kept-alive connection
+  EXPECT_EQ(sim_->charges_for("curl"), 1);
+}
+
+// ---- lifecycle -------------------------------------------------------------------------------
+
+TEST(Lifecycle, a_taken_port_throws_and_stop_is_idempotent) {
+  Sock taken(::socket(AF_INET, SOCK_STREAM, 0));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(taken.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(::listen(taken.get(), 1), 0);
+  socklen_t len = sizeof sa;
+  getsockname(taken.get(), reinterpret_cast<sockaddr*>(&sa), &len);
+  Options o;
+  o.port = ntohs(sa.sin_port);
+  EXPECT_THROW(Server s(o), std::runtime_error);
+
+  Options lo;
+  lo.host = "0.0.0.0";
+  EXPECT_THROW(Server s(lo), std::invalid_argument);
+
+  Server s(fast_options());
+  EXPECT_GT(s.port(), 0);
+  s.stop();
+  s.stop();
+  int err = 0;
+  EXPECT_FALSE(dial(s.port(), &err).ok());
+}
+
+TEST_F(TwoWorkers, concurrent_clients_with_keys_never_duplicate) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      Conn c(port_);
+      for (int i = 0; i < 50; ++i) {
+        const std::string order = "c" + std::to_string(t) + "-" + std::to_string(i % 25);
+        Response r = c.request("POST", "/v1/payments", payment(order), key_header("k" + order));
+        ok += r.status == 200;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok.load(), 400);
+  EXPECT_EQ(sim_->total_charges(), 200);
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+  EXPECT_EQ(sim_->requests(), 400);
+}
+
+}  // namespace
