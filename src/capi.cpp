@@ -91,14 +91,6 @@ int guarded(F&& body) {
   }
 }
 
-bool reserved_header(const char* name, const std::string& key_header) {
-  static const char* reserved[] = {"content-length", "content-type", "host", "transfer-encoding", "expect",
-                                   "connection"};
-  for (const char* r : reserved)
-    if (strcasecmp(name, r) == 0) return true;
-  return strcasecmp(name, key_header.c_str()) == 0;
-}
-
 }  // namespace
 
 extern "C" {
@@ -144,8 +136,8 @@ int pay_headers_add(pay_headers* headers, const char* name, const char* value) {
     if (!headers || !name || !value) return set_error(PAY_EINVALID, "pay_headers_add: NULL argument");
     if (std::string e = payretry::check_header_name(name); !e.empty()) return set_error(PAY_EINVALID, e);
     if (std::string e = payretry::check_header_value(value); !e.empty()) return set_error(PAY_EINVALID, e);
-    if (reserved_header(name, *headers->key_header))
-      return set_error(PAY_EINVALID, std::string("header ") + name + " is set by payretry itself");
+    if (std::string e = payretry::check_not_reserved(name, *headers->key_header); !e.empty())
+      return set_error(PAY_EINVALID, e);
     if (headers->list->size() >= 64) return set_error(PAY_EINVALID, "more than 64 hook headers");
     headers->list->emplace_back(name, value);
     return PAY_OK;

@@ -1,6 +1,7 @@
 #include "client.hpp"
 
 #include "profile.hpp"
+#include "validate.hpp"
 
 namespace payretry {
 namespace {
@@ -16,6 +17,10 @@ bool loopback_url(const std::string& url) {
 Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook)
     : config_(parse_config(config_json)), profile_(builtin_profile(config_.provider)) {
   if (!profile_) throw ConfigError("provider: unknown provider; built-in: " + builtin_profile_names());
+  for (const auto& [name, value] : config_.extra_headers)
+    if (std::string e = check_not_reserved(name, profile_->key_header); !e.empty()) throw ConfigError("headers." + name + ": " + e);
+  for (const auto& [name, value] : config_.auth_headers)
+    if (std::string e = check_not_reserved(name, profile_->key_header); !e.empty()) throw ConfigError("auth.header: " + e);
   jitter_ = config_.retry.jitter_seed ? std::make_unique<JitterRandom>(*config_.retry.jitter_seed)
                                       : std::make_unique<JitterRandom>();
   CurlOptions curl;

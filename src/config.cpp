@@ -99,6 +99,7 @@ void parse_auth(const cJSON* a, Config& c) {
     if (!header || !value) fail(header ? "auth.value" : "auth.header", "is required with the other");
     std::string name = string(header, "auth.header");
     if (std::string e = check_header_name(name); !e.empty()) fail("auth.header", e);
+    if (std::string e = check_not_reserved(name, "Idempotency-Key"); !e.empty()) fail("auth.header", e);
     std::string v = string(value, "auth.value");
     if (!check_header_value(v).empty()) fail("auth.value", "must be printable with no CR/LF");
     c.auth_headers.emplace_back(name, v);
@@ -112,6 +113,7 @@ void parse_headers(const cJSON* h, Config& c) {
   for (const cJSON* it = h->child; it; it = it->next) {
     const std::string key = std::string("headers.") + it->string;
     if (std::string e = check_header_name(it->string); !e.empty()) fail(key, e);
+    if (std::string e = check_not_reserved(it->string, "Idempotency-Key"); !e.empty()) fail(key, e);
     std::string v = string(it, key, true);
     if (std::string e = check_header_value(v); !e.empty()) fail(key, e);
     c.extra_headers.emplace_back(it->string, v);
@@ -154,8 +156,16 @@ std::vector<std::string> Config::secrets() const {
 }
 
 Config parse_config(std::string_view json) {
-  std::unique_ptr<cJSON, JsonDeleter> root(cJSON_ParseWithLength(json.data(), json.size()));
+  const char* end = nullptr;
+  std::unique_ptr<cJSON, JsonDeleter> root(cJSON_ParseWithLengthOpts(json.data(), json.size(), &end, false));
   if (!root) throw ConfigError("config: not valid JSON");
+  for (const char* p = end; p && p < json.data() + json.size(); ++p)
+    if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0')
+      throw ConfigError("config: text after the JSON object");
+  // cJSON ends a string at an escaped NUL, which would silently shorten a
+  // value (a key, a path); refuse it instead.
+  for (size_t i = 0; i + 6 <= json.size(); ++i)
+    if (json[i] == '\\' && (json.compare(i, 6, "\\u0000") == 0)) throw ConfigError("config: \\u0000 is not allowed in strings");
   if (!cJSON_IsObject(root.get())) throw ConfigError("config: must be a JSON object");
   const cJSON* r = root.get();
   only_keys(r, "", {"provider", "base_url", "create_path", "auth", "headers", "retry", "budget", "tls", "log",

@@ -7,6 +7,7 @@
 #include "backoff.hpp"
 #include "error.hpp"
 #include "json_util.hpp"
+#include "redact.hpp"
 #include "retry_after.hpp"
 #include "validate.hpp"
 
@@ -32,7 +33,7 @@ std::string first_header(const HttpResponse& resp, const std::vector<std::string
 }  // namespace
 
 Engine::Engine(const Config& config, const Profile& profile, EngineDeps deps, RequestHook hook)
-    : config_(config), profile_(profile), d_(deps), hook_(std::move(hook)) {}
+    : config_(config), profile_(profile), d_(deps), hook_(std::move(hook)), secrets_(config.secrets()) {}
 
 void Engine::validate(const SubmitRequest& r) const {
   if (std::string e = check_order_id(r.order_id); !e.empty()) throw Error(Errc::invalid, e);
@@ -81,11 +82,14 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
   const int64_t deadline = started + budget_ms;
   bool may_have_processed = false;  // over all attempts so far
 
-  auto finish = [&](Outcome o, std::string why) {
+  auto finish = [&](Outcome o, const std::string& why) {
     r.outcome = o;
-    r.error = std::move(why);
+    // The provider's words may carry anything; results never hold secrets.
+    r.error = redact(why, secrets_);
     if (o == Outcome::unknown)
       r.delivery = may_have_processed ? Delivery::maybe_processed : Delivery::not_sent;
+    else if (o == Outcome::failed && r.http_status == 0)
+      r.delivery = Delivery::not_sent;  // refused locally (certificate): nothing left this host
     else
       r.delivery = Delivery::delivered;
     r.elapsed_ms = d_.clock.now_ms() - started;
@@ -99,29 +103,32 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
     const int64_t remaining = deadline - now;
     if (remaining < policy.min_attempt_ms) return finish(Outcome::unknown, "deadline");
 
-    HttpRequest http;
-    http.url = url;
-    http.headers = headers;
-    http.body = req.body;
-    // The last attempt's timeout shrinks to what is left of the deadline.
-    http.timeout_ms = std::min(policy.attempt_timeout_ms, remaining);
-    http.connect_timeout_ms = std::min(policy.connect_timeout_ms, http.timeout_ms);
-
     AttemptRecord a;
     a.number = n;
     a.started_unix_ms = d_.clock.unix_ms();
+    Headers extra;
     if (hook_) {
-      Headers extra;
       const AttemptView view{url, path, r.order_id, r.idempotency_key, profile_.key_header, req.body, n, a.started_unix_ms};
       std::string why = hook_(view, extra);
       if (!why.empty()) {
-        // Nothing of this payment reached the provider yet: a failed call.
-        // Otherwise the payment may exist and must be reported, not dropped.
-        if (!may_have_processed && r.attempts.empty()) throw Error(Errc::hook, "request hook: " + why);
+        // Nothing of this payment can have reached the provider: a failed
+        // call. Otherwise the payment may exist and must be reported.
+        if (!may_have_processed) throw Error(Errc::hook, "request hook: " + why);
         return finish(Outcome::unknown, "request hook failed: " + why);
       }
-      http.headers.insert(http.headers.end(), extra.begin(), extra.end());
     }
+    // The hook (a signer, say) took time too: measure what is left after it.
+    const int64_t left = deadline - d_.clock.now_ms();
+    if (left < policy.min_attempt_ms) return finish(Outcome::unknown, "deadline");
+
+    HttpRequest http;
+    http.url = url;
+    http.headers = headers;
+    http.headers.insert(http.headers.end(), extra.begin(), extra.end());
+    http.body = req.body;
+    // The last attempt's timeout shrinks to what is left of the deadline.
+    http.timeout_ms = std::min(policy.attempt_timeout_ms, left);
+    http.connect_timeout_ms = std::min(policy.connect_timeout_ms, http.timeout_ms);
 
     d_.stats.on_attempt();
     const TransportResult t = d_.transport.post(http);
@@ -135,6 +142,10 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
     a.may_have_processed = c.may_have_processed;
     a.reused_connection = t.reused_connection;
     if (t.failure == TransportFailure::replay_blocked) d_.stats.on_replay_blocked();
+    // The result's status and body are those of the latest attempt: a
+    // transport failure after a 503 is not "503".
+    r.http_status = 0;
+    r.body.clear();
     if (t.failure == TransportFailure::none) {
       a.provider_request_id = first_header(t.response, profile_.request_id_headers);
       if (!profile_.replay_header.empty())

@@ -73,6 +73,7 @@ class Engine {
   const Profile& profile_;
   EngineDeps d_;
   RequestHook hook_;
+  std::vector<std::string> secrets_;
 };
 
 }  // namespace payretry

@@ -70,39 +70,55 @@ void find_field_values(std::string_view text, std::string_view lower, std::vecto
   }
 }
 
+// A digit group: maximal run of digits, [begin, end) in the text.
+struct Group {
+  size_t begin, end;
+};
+
+// Card numbers are written whole (4242424242424242) or grouped by single
+// spaces or dashes (4242 4242 4242 4242), and may sit next to other numbers
+// (an expiry, an amount). So: split the text into chains of digit groups
+// joined by one separator, and within each chain mask every run of
+// consecutive groups that holds 13-19 digits and passes Luhn.
 void find_card_numbers(std::string_view text, std::vector<Range>& out) {
+  auto digit = [&](size_t k) { return k < text.size() && std::isdigit(static_cast<unsigned char>(text[k])); };
   size_t i = 0;
   while (i < text.size()) {
-    if (!std::isdigit(static_cast<unsigned char>(text[i])) ||
-        (i > 0 && std::isalnum(static_cast<unsigned char>(text[i - 1])))) {
+    // A chain starts at a digit that does not continue a word ("abc123").
+    if (!digit(i) || (i > 0 && std::isalpha(static_cast<unsigned char>(text[i - 1])))) {
       ++i;
       continue;
     }
-    // Gather a run of digits with single ' ' or '-' separators between them.
-    std::string digits;
-    size_t j = i, last_digit_end = i;
-    while (j < text.size()) {
-      const char c = text[j];
-      if (std::isdigit(static_cast<unsigned char>(c))) {
-        digits.push_back(c);
-        last_digit_end = ++j;
-      } else if ((c == ' ' || c == '-') && j + 1 < text.size() &&
-                 std::isdigit(static_cast<unsigned char>(text[j + 1])) && j > i &&
-                 std::isdigit(static_cast<unsigned char>(text[j - 1]))) {
+    std::vector<Group> chain;
+    size_t j = i;
+    for (;;) {
+      const size_t b = j;
+      while (digit(j)) ++j;
+      chain.push_back({b, j});
+      if (j + 1 < text.size() && (text[j] == ' ' || text[j] == '-') && digit(j + 1)) {
         ++j;
-      } else {
-        break;
+        continue;
       }
-      if (digits.size() > 19) break;
+      break;
     }
-    const bool bounded = last_digit_end >= text.size() || !std::isalnum(static_cast<unsigned char>(text[last_digit_end]));
-    if (digits.size() >= 13 && digits.size() <= 19 && bounded && luhn_valid(digits)) {
-      out.emplace_back(i, last_digit_end);
-      i = last_digit_end;
-    } else {
-      // Skip this digit run; a card number cannot start inside it.
-      while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    const bool chain_bounded = j >= text.size() || !std::isalpha(static_cast<unsigned char>(text[j]));
+    for (size_t g = 0; g < chain.size();) {
+      std::string digits;
+      size_t matched_to = 0;
+      for (size_t h = g; h < chain.size(); ++h) {
+        digits.append(text.substr(chain[h].begin, chain[h].end - chain[h].begin));
+        if (digits.size() > 19) break;
+        const bool at_end = h + 1 == chain.size();
+        if (digits.size() >= 13 && (!at_end || chain_bounded) && luhn_valid(digits)) matched_to = h + 1;
+      }
+      if (matched_to) {
+        out.emplace_back(chain[g].begin, chain[matched_to - 1].end);
+        g = matched_to;
+      } else {
+        ++g;
+      }
     }
+    i = j;
   }
 }
 

@@ -1,5 +1,7 @@
 #include "validate.hpp"
 
+#include <strings.h>
+
 #include <cstring>
 
 namespace payretry {
@@ -53,6 +55,18 @@ std::string check_header_value(std::string_view value) {
     if (c == '\r' || c == '\n') return "header value contains CR or LF";
     if (!(visible(c) || c == ' ' || c == '\t')) return "header value contains a control or non-ASCII byte";
   }
+  return {};
+}
+
+std::string check_not_reserved(std::string_view name, std::string_view key_header) {
+  static const char* reserved[] = {"content-length", "content-type", "host", "transfer-encoding",
+                                   "expect", "connection", "idempotency-key"};
+  auto same = [&](std::string_view other) {
+    return name.size() == other.size() && strncasecmp(name.data(), other.data(), name.size()) == 0;
+  };
+  for (const char* r : reserved)
+    if (same(r)) return "header " + std::string(name) + " is set by payretry itself";
+  if (same(key_header)) return "header " + std::string(name) + " carries the idempotency key; payretry sets it";
   return {};
 }
 

@@ -17,5 +17,9 @@ std::string check_path(std::string_view path);
 // An HTTP header field name (RFC 9110 token) and value (visible ASCII, SP, HTAB).
 std::string check_header_name(std::string_view name);
 std::string check_header_value(std::string_view value);
+// Headers payretry sets itself (framing, content type, the idempotency key
+// under `key_header`) may not come from config or hooks: a second copy of
+// the key header could make the provider read another key.
+std::string check_not_reserved(std::string_view name, std::string_view key_header);
 
 }  // namespace payretry

@@ -1,11 +1,10 @@
 #include "state.hpp"
 
-#include <cjson/cJSON.h>
-
 #include <charconv>
 #include <cmath>
 
 #include "http_conn.hpp"
+#include "json_lite.hpp"
 
 namespace payretry_sim {
 
@@ -29,36 +28,42 @@ constexpr std::string_view kUnavailable =
     R"({"error":{"type":"api_error","code":"service_unavailable"}})";
 constexpr std::string_view kInternal = R"({"error":{"type":"api_error","code":"internal_error"}})";
 
-struct CJsonDeleter {
-  void operator()(cJSON* p) const { cJSON_Delete(p); }
-};
-using CJsonPtr = std::unique_ptr<cJSON, CJsonDeleter>;
-
 struct ParsedPayment {
-  CJsonPtr root;  // owns the strings the views point into
+  PaymentFields fields;  // views into the body (or its own buffers)
   std::string_view order_id;
   std::string_view currency = "usd";
   int64_t amount = 0;
 };
 
 bool parse_payment(std::string_view body, ParsedPayment* p) {
-  p->root.reset(cJSON_ParseWithLength(body.data(), body.size()));
-  const cJSON* root = p->root.get();
-  if (!root || !cJSON_IsObject(root)) return false;
-  const cJSON* order = cJSON_GetObjectItemCaseSensitive(root, "order_id");
-  if (!cJSON_IsString(order) || !order->valuestring || !*order->valuestring) return false;
-  const cJSON* amount = cJSON_GetObjectItemCaseSensitive(root, "amount");
-  if (!cJSON_IsNumber(amount)) return false;
-  const double v = amount->valuedouble;
+  PaymentFields& f = p->fields;
+  if (!scan_payment_json(body, &f)) return false;
+  if (!f.has_order_id || f.order_id.empty() || !f.has_amount) return false;
+  // An embedded NUL would make the order id differ between this view and C-string users.
+  if (f.order_id.find('\0') != std::string_view::npos) return false;
+  const double v = f.amount;
   if (!(v > 0 && v <= 9007199254740991.0) || std::floor(v) != v) return false;
-  const cJSON* currency = cJSON_GetObjectItemCaseSensitive(root, "currency");
-  if (currency) {
-    if (!cJSON_IsString(currency) || !currency->valuestring) return false;
-    p->currency = currency->valuestring;
+  if (f.has_currency) {
+    if (!f.currency_is_string) return false;
+    p->currency = f.currency;
   }
-  p->order_id = order->valuestring;
+  p->order_id = f.order_id;
   p->amount = static_cast<int64_t>(v);
   return true;
+}
+
+// The payment object, byte for byte the same in the POST response, its replays and lookups.
+void format_payment(std::string& out, uint64_t number, std::string_view order_id, int64_t amount,
+                    std::string_view currency) {
+  out.append(R"({"id":"pay_)");
+  append_int(out, number);
+  out.append(R"(","object":"payment","status":"succeeded","order_id":)");
+  append_json_string(out, order_id);
+  out.append(R"(,"amount":)");
+  append_int(out, static_cast<long long>(amount));
+  out.append(R"(,"currency":)");
+  append_json_string(out, currency);
+  out.push_back('}');
 }
 
 bool is_pre_fault(Fault f) {
@@ -89,7 +94,17 @@ State::State(Config cfg)
     : config_(std::move(cfg)),
       key_shards_(new KeyShard[kShards]),
       order_shards_(new OrderShard[kShards]),
-      charge_shards_(new ChargeShard[kShards]) {}
+      charge_shards_(new ChargeShard[kShards]) {
+  init_shards();
+}
+
+void State::init_shards() {
+  for (std::size_t i = 0; i < kShards; ++i) {
+    key_shards_[i].keys.reserve(kInitialBuckets);
+    order_shards_[i].by_order.reserve(kInitialBuckets);
+    charge_shards_[i].by_number.reserve(kInitialBuckets);
+  }
+}
 
 Config State::config() const {
   std::lock_guard<std::mutex> lk(config_mu_);
@@ -244,18 +259,20 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
     KeyRecord& rec = it->second;
     f = pick(cfg, p.order_id, true, key, rec.seen++);
     if (!is_pre_fault(f)) {
-      if (rec.state != KeyState::fresh && rec.fingerprint != body) {
+      if (rec.state != KeyState::fresh && rec.fingerprint() != body) {
         what = What::reused;
       } else if (rec.state == KeyState::in_progress) {
         what = What::in_use;
       } else if (rec.state == KeyState::done) {
         what = What::replay;
         out.status = rec.status;
-        out.body.assign(rec.response);
+        out.body.assign(rec.response());
         out.replayed = true;
       } else {
         rec.state = KeyState::in_progress;
-        rec.fingerprint.assign(body);
+        rec.blob.reserve(body.size() + 160);  // room for the response stored later
+        rec.blob.assign(body);
+        rec.fingerprint_len = static_cast<uint32_t>(body.size());
       }
     }
   }
@@ -309,15 +326,7 @@ void State::process_fresh(Fault f, bool has_key, std::string_view key, std::stri
   const uint64_t number = create_charge(order_id, has_key ? key : std::string_view{}, amount, currency);
   out.status = 200;
   out.body.clear();
-  out.body.append(R"({"id":"pay_)");
-  append_int(out.body, number);
-  out.body.append(R"(","object":"payment","status":"succeeded","order_id":)");
-  append_json_string(out.body, order_id);
-  out.body.append(R"(,"amount":)");
-  append_int(out.body, static_cast<long long>(amount));
-  out.body.append(R"(,"currency":)");
-  append_json_string(out.body, currency);
-  out.body.push_back('}');
+  format_payment(out.body, number, order_id, amount, currency);
 }
 
 void State::store(std::string_view key, const Reply& r, uint64_t epoch) {
@@ -326,9 +335,11 @@ void State::store(std::string_view key, const Reply& r, uint64_t epoch) {
   if (epoch != epoch_.load(std::memory_order_acquire)) return;
   auto it = sh.keys.find(scratch(key));
   if (it == sh.keys.end() || it->second.state != KeyState::in_progress) return;
-  it->second.state = KeyState::done;
-  it->second.status = r.status;
-  it->second.response.assign(r.body);
+  KeyRecord& rec = it->second;
+  rec.state = KeyState::done;
+  rec.status = r.status;
+  rec.blob.resize(rec.fingerprint_len);
+  rec.blob.append(r.body);
 }
 
 bool State::replay_into(std::string_view key, Reply& out) {
@@ -337,7 +348,7 @@ bool State::replay_into(std::string_view key, Reply& out) {
   auto it = sh.keys.find(scratch(key));
   if (it == sh.keys.end() || it->second.state != KeyState::done) return false;
   out.status = it->second.status;
-  out.body.assign(it->second.response);
+  out.body.assign(it->second.response());
   out.replayed = true;
   return true;
 }
@@ -346,13 +357,13 @@ uint64_t State::create_charge(std::string_view order_id, std::string_view key, i
                               std::string_view currency) {
   const uint64_t number = next_charge_.fetch_add(1, std::memory_order_relaxed);
   {
-    ChargeShard& sh = charge_shards_[number % kShards];
-    Charge c;
-    c.number = number;
-    c.order_id.assign(order_id);
-    c.key.assign(key);
-    c.currency.assign(currency);
+    StoredCharge c;
     c.amount = amount;
+    c.order_len = static_cast<uint32_t>(order_id.size());
+    c.key_len = static_cast<uint32_t>(key.size());
+    c.blob.reserve(order_id.size() + key.size() + currency.size());
+    c.blob.append(order_id).append(key).append(currency);
+    ChargeShard& sh = charge_shards_[number % kShards];
     std::lock_guard<std::mutex> lk(sh.mu);
     sh.by_number.emplace(number, std::move(c));
   }
@@ -360,9 +371,10 @@ uint64_t State::create_charge(std::string_view order_id, std::string_view key, i
   {
     OrderShard& sh = order_shards_[shard_of(order_id)];
     std::lock_guard<std::mutex> lk(sh.mu);
-    auto& v = sh.by_order[scratch(order_id)];
-    v.push_back(number);
-    count = v.size();
+    OrderCharges& oc = sh.by_order[scratch(order_id)];
+    if (!oc.first) oc.first = number;
+    else oc.more.push_back(number);
+    count = oc.count();
   }
   charges_.fetch_add(1, std::memory_order_relaxed);
   if (count == 1) orders_.fetch_add(1, std::memory_order_relaxed);
@@ -370,16 +382,8 @@ uint64_t State::create_charge(std::string_view order_id, std::string_view key, i
   return number;
 }
 
-void State::charge_json(const Charge& c, std::string& out) {
-  out.append(R"({"id":"pay_)");
-  append_int(out, c.number);
-  out.append(R"(","object":"payment","status":"succeeded","order_id":)");
-  append_json_string(out, c.order_id);
-  out.append(R"(,"amount":)");
-  append_int(out, static_cast<long long>(c.amount));
-  out.append(R"(,"currency":)");
-  append_json_string(out, c.currency);
-  out.push_back('}');
+void State::charge_json(uint64_t number, const StoredCharge& c, std::string& out) {
+  format_payment(out, number, c.order_id(), c.amount, c.currency());
 }
 
 void State::get_payment(std::string_view id, Reply& out) const {
@@ -395,7 +399,7 @@ void State::get_payment(std::string_view id, Reply& out) const {
     std::lock_guard<std::mutex> lk(sh.mu);
     auto it = sh.by_number.find(number);
     if (it != sh.by_number.end()) {
-      charge_json(it->second, out.body);
+      charge_json(number, it->second, out.body);
       return;
     }
   }
@@ -410,7 +414,7 @@ void State::list_payments(std::string_view order_id, Reply& out) const {
     const OrderShard& sh = order_shards_[shard_of(order_id)];
     std::lock_guard<std::mutex> lk(sh.mu);
     auto it = sh.by_order.find(std::string(order_id));
-    if (it != sh.by_order.end()) numbers = it->second;
+    if (it != sh.by_order.end()) it->second.each([&](uint64_t n) { numbers.push_back(n); });
   }
   out.body.assign(R"({"object":"list","data":[)");
   bool first = true;
@@ -421,7 +425,7 @@ void State::list_payments(std::string_view order_id, Reply& out) const {
     if (it == sh.by_number.end()) continue;
     if (!first) out.body.push_back(',');
     first = false;
-    charge_json(it->second, out.body);
+    charge_json(n, it->second, out.body);
   }
   out.body.append("]}");
 }
@@ -430,7 +434,7 @@ int State::charges_for(std::string_view order_id) const {
   const OrderShard& sh = order_shards_[shard_of(order_id)];
   std::lock_guard<std::mutex> lk(sh.mu);
   auto it = sh.by_order.find(std::string(order_id));
-  return it == sh.by_order.end() ? 0 : static_cast<int>(it->second.size());
+  return it == sh.by_order.end() ? 0 : static_cast<int>(it->second.count());
 }
 
 std::vector<std::string> State::charge_ids_for(std::string_view order_id) const {
@@ -439,7 +443,7 @@ std::vector<std::string> State::charge_ids_for(std::string_view order_id) const 
   std::lock_guard<std::mutex> lk(sh.mu);
   auto it = sh.by_order.find(std::string(order_id));
   if (it != sh.by_order.end()) {
-    for (uint64_t n : it->second) ids.push_back("pay_" + std::to_string(n));
+    it->second.each([&](uint64_t n) { ids.push_back("pay_" + std::to_string(n)); });
   }
   return ids;
 }
@@ -449,7 +453,7 @@ std::map<std::string, int> State::charges_by_order() const {
   for (std::size_t i = 0; i < kShards; ++i) {
     const OrderShard& sh = order_shards_[i];
     std::lock_guard<std::mutex> lk(sh.mu);
-    for (const auto& [order, v] : sh.by_order) m.emplace(order, static_cast<int>(v.size()));
+    for (const auto& [order, v] : sh.by_order) m.emplace(order, static_cast<int>(v.count()));
   }
   return m;
 }
@@ -488,15 +492,18 @@ void State::reset() {
     {
       std::lock_guard<std::mutex> lk(key_shards_[i].mu);
       std::unordered_map<std::string, KeyRecord>().swap(key_shards_[i].keys);
+      key_shards_[i].keys.reserve(kInitialBuckets);
       std::unordered_map<std::string, uint64_t>().swap(key_shards_[i].order_seen);
     }
     {
       std::lock_guard<std::mutex> lk(order_shards_[i].mu);
-      std::unordered_map<std::string, std::vector<uint64_t>>().swap(order_shards_[i].by_order);
+      std::unordered_map<std::string, OrderCharges>().swap(order_shards_[i].by_order);
+      order_shards_[i].by_order.reserve(kInitialBuckets);
     }
     {
       std::lock_guard<std::mutex> lk(charge_shards_[i].mu);
-      std::unordered_map<uint64_t, Charge>().swap(charge_shards_[i].by_number);
+      std::unordered_map<uint64_t, StoredCharge>().swap(charge_shards_[i].by_number);
+      charge_shards_[i].by_number.reserve(kInitialBuckets);
     }
   }
   {

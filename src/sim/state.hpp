@@ -65,14 +65,6 @@ struct Held {
   uint64_t epoch = 0;
 };
 
-struct Charge {
-  uint64_t number = 0;  // id is "pay_<number>"
-  std::string order_id;
-  std::string key;
-  std::string currency;
-  int64_t amount = 0;
-};
-
 struct Stats {
   long requests = 0;
   std::array<long, kFaultCount> faults{};
@@ -129,10 +121,36 @@ class State {
     uint64_t seen = 0;  // requests so far with this key: the n of the seeded schedule
     KeyState state = KeyState::fresh;
     int status = 0;
-    std::string fingerprint;  // exact body bytes of the first processed request
-    std::string response;     // stored body, replayed with `status`
+    uint32_t fingerprint_len = 0;
+    // The exact body bytes of the first processed request (the fingerprint), followed by
+    // the stored response body: one allocation per key instead of two.
+    std::string blob;
+    std::string_view fingerprint() const { return std::string_view(blob).substr(0, fingerprint_len); }
+    std::string_view response() const { return std::string_view(blob).substr(fingerprint_len); }
+  };
+  // Charges are stored compactly: one allocation for the three strings.
+  struct StoredCharge {
+    int64_t amount = 0;
+    uint32_t order_len = 0;
+    uint32_t key_len = 0;
+    std::string blob;  // order_id + key + currency
+    std::string_view order_id() const { return std::string_view(blob).substr(0, order_len); }
+    std::string_view key() const { return std::string_view(blob).substr(order_len, key_len); }
+    std::string_view currency() const { return std::string_view(blob).substr(order_len + key_len); }
+  };
+  // Most orders have one charge: keep it inline, spill the rest.
+  struct OrderCharges {
+    uint64_t first = 0;
+    std::vector<uint64_t> more;
+    std::size_t count() const { return first ? 1 + more.size() : 0; }
+    template <typename F>
+    void each(F&& f) const {
+      if (first) f(first);
+      for (uint64_t n : more) f(n);
+    }
   };
   static constexpr std::size_t kShards = 64;
+  static constexpr std::size_t kInitialBuckets = 4096;  // per shard: no rehash storms early on
   struct alignas(64) KeyShard {
     std::mutex mu;
     std::unordered_map<std::string, KeyRecord> keys;
@@ -140,11 +158,11 @@ class State {
   };
   struct alignas(64) OrderShard {
     mutable std::mutex mu;
-    std::unordered_map<std::string, std::vector<uint64_t>> by_order;
+    std::unordered_map<std::string, OrderCharges> by_order;
   };
   struct alignas(64) ChargeShard {
     mutable std::mutex mu;
-    std::unordered_map<uint64_t, Charge> by_number;
+    std::unordered_map<uint64_t, StoredCharge> by_number;
   };
 
   static std::size_t shard_of(std::string_view s);
@@ -157,7 +175,8 @@ class State {
   bool replay_into(std::string_view key, Reply& out);
   uint64_t create_charge(std::string_view order_id, std::string_view key, int64_t amount,
                          std::string_view currency);
-  static void charge_json(const Charge& c, std::string& out);
+  static void charge_json(uint64_t number, const StoredCharge& c, std::string& out);
+  void init_shards();
   void pre_fault_reply(const Config& cfg, Fault f, Reply& out);
   Disposition post_fault(Fault f, Reply& out);
 

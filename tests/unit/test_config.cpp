@@ -134,6 +134,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"MaxAttemptsString", "{" + B + R"(,"retry":{"max_attempts":"3"}})", "retry.max_attempts"},
         BadConfig{"MaxAttemptsNull", "{" + B + R"(,"retry":{"max_attempts":null}})", "retry.max_attempts"},
         BadConfig{"UnknownRetryKey", "{" + B + R"(,"retry":{"foo":1}})", "retry.foo"},
+        BadConfig{"DuplicateRetryKey", "{" + B + R"(,"retry":{"max_attempts":3,"max_attempts":20}})", "retry.max_attempts"},
+        BadConfig{"DuplicateTopKey", "{" + B + R"(,"base_url":"https://b.test"})", "base_url"},
         BadConfig{"UnknownTopKey", "{" + B + R"(,"retries":{}})", "retries"},
         BadConfig{"UnknownBudgetKey", "{" + B + R"(,"budget":{"tokenz":1}})", "budget.tokenz"},
         BadConfig{"UnknownTlsKey", "{" + B + R"(,"tls":{"verify_host":true}})", "tls.verify_host"},
