@@ -130,6 +130,7 @@ class ServerCore final {
 
   Options options;
   State state;
+  in_addr_t addr = 0;
   uint16_t port = 0;
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
@@ -625,9 +626,17 @@ void Worker::reopen_listener() {
     auto& slot = srv_.slots[index_];
     until = srv_.outage_until_ns;
     if (!slot.listening && now_ns() >= until) {
-      // shutdown(SHUT_RD) left the socket bound and unconnected: listen() again re-joins
-      // the SO_REUSEPORT group on the same port, so the port cannot be taken meanwhile.
-      if (::listen(listener_.get(), kBacklog) == 0) slot.listening = true;
+      // A fresh socket joins the SO_REUSEPORT group on the same port. (listen() again on
+      // the shut-down one returns 0 on Linux but does not always listen.) The old socket
+      // kept the port bound during the outage, so nobody else could take it.
+      try {
+        Fd fresh = make_listener(srv_.addr, srv_.port);
+        listener_ = std::move(fresh);
+        slot.fd = listener_.get();
+        slot.listening = true;
+      } catch (const std::exception&) {
+        // Retried below.
+      }
     }
     up = slot.listening;
   }
@@ -737,15 +746,16 @@ ServerCore::ServerCore(Options o) : options(std::move(o)), state(config_from(opt
   if (options.threads < 1 || options.threads > 256) {
     throw std::invalid_argument("threads must be between 1 and 256");
   }
-  in_addr addr{};
+  in_addr ip{};
   const std::string host = options.host == "localhost" ? "127.0.0.1" : options.host;
-  if (inet_pton(AF_INET, host.c_str(), &addr) != 1 || (ntohl(addr.s_addr) >> 24) != 127) {
+  if (inet_pton(AF_INET, host.c_str(), &ip) != 1 || (ntohl(ip.s_addr) >> 24) != 127) {
     throw std::invalid_argument("host must be an IPv4 loopback address: " + options.host);
   }
+  addr = ip.s_addr;
   std::vector<Fd> listeners;
-  listeners.push_back(make_listener(addr.s_addr, options.port));
+  listeners.push_back(make_listener(addr, options.port));
   port = bound_port(listeners[0].get());
-  for (int i = 1; i < options.threads; ++i) listeners.push_back(make_listener(addr.s_addr, port));
+  for (int i = 1; i < options.threads; ++i) listeners.push_back(make_listener(addr, port));
   for (std::size_t i = 0; i < listeners.size(); ++i) {
     slots.push_back({listeners[i].get(), true});
     workers.push_back(std::make_unique<Worker>(*this, i, std::move(listeners[i])));
@@ -782,7 +792,7 @@ uint64_t ServerCore::outage(int ms) {
     outage_until_ns = std::max(outage_until_ns, now_ns() + static_cast<int64_t>(ms) * 1000000);
     for (auto& slot : slots) {
       // SHUT_RD on a listening socket stops it listening at once (new SYNs get RST, the
-      // accept queue is reset) while the fd stays owned, and bound, by its worker.
+      // accept queue is reset) while the fd stays owned, and the port bound, by its worker.
       if (slot.listening && ::shutdown(slot.fd, SHUT_RD) == 0) slot.listening = false;
     }
     gen = ++outage_generation;

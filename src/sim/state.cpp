@@ -90,21 +90,41 @@ std::string& scratch(std::string_view s) {
 
 }  // namespace
 
+ChargeLog::ChargeLog() : chunks_(new std::atomic<Chunk*>[kMaxChunks]), stripes_(new Stripe[kStripes]) {
+  for (std::size_t i = 0; i < kMaxChunks; ++i) chunks_[i].store(nullptr, std::memory_order_relaxed);
+}
+
+ChargeLog::~ChargeLog() {
+  for (std::size_t i = 0; i < kMaxChunks; ++i) delete chunks_[i].load(std::memory_order_relaxed);
+}
+
+void ChargeLog::put(StoredCharge c) {
+  const uint64_t number = c.number;
+  if (number == 0 || (number >> kChunkBits) >= kMaxChunks) return;
+  std::lock_guard<std::mutex> lk(stripes_[number % kStripes].mu);
+  std::atomic<Chunk*>& slot = chunks_[number >> kChunkBits];
+  Chunk* chunk = slot.load(std::memory_order_acquire);
+  if (!chunk) {
+    // Other stripes may race to create the same chunk: one wins, the others free theirs.
+    auto fresh = std::make_unique<Chunk>();
+    if (slot.compare_exchange_strong(chunk, fresh.get(), std::memory_order_acq_rel)) {
+      chunk = fresh.release();
+    }
+  }
+  chunk->slots[number & (kChunkSize - 1)] = std::move(c);
+}
+
+void ChargeLog::clear() {
+  // Every stripe held: no reader or writer is inside a chunk while they are freed.
+  for (std::size_t i = 0; i < kStripes; ++i) stripes_[i].mu.lock();
+  for (std::size_t i = 0; i < kMaxChunks; ++i) delete chunks_[i].exchange(nullptr, std::memory_order_acq_rel);
+  for (std::size_t i = kStripes; i-- > 0;) stripes_[i].mu.unlock();
+}
+
 State::State(Config cfg)
     : config_(std::move(cfg)),
       key_shards_(new KeyShard[kShards]),
-      order_shards_(new OrderShard[kShards]),
-      charge_shards_(new ChargeShard[kShards]) {
-  init_shards();
-}
-
-void State::init_shards() {
-  for (std::size_t i = 0; i < kShards; ++i) {
-    key_shards_[i].keys.reserve(kInitialBuckets);
-    order_shards_[i].by_order.reserve(kInitialBuckets);
-    charge_shards_[i].by_number.reserve(kInitialBuckets);
-  }
-}
+      order_shards_(new OrderShard[kShards]) {}
 
 Config State::config() const {
   std::lock_guard<std::mutex> lk(config_mu_);
@@ -116,8 +136,6 @@ void State::set_config(Config cfg) {
   config_ = std::move(cfg);
   config_version_.fetch_add(1, std::memory_order_release);
 }
-
-std::size_t State::shard_of(std::string_view s) { return fnv1a64(s) % kShards; }
 
 bool State::authorized(const Config& cfg, std::string_view authorization) const {
   if (cfg.api_key.empty()) return true;
@@ -236,9 +254,10 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
     // Without a key every request is a new payment: the classic duplicate-charge hazard.
     uint64_t n;
     {
-      KeyShard& sh = key_shards_[shard_of(p.order_id)];
+      const uint64_t h = hash_key(p.order_id);
+      KeyShard& sh = key_shards_[shard_of(h)];
       std::lock_guard<std::mutex> lk(sh.mu);
-      n = sh.order_seen[scratch(p.order_id)]++;
+      n = (*sh.order_seen.emplace(p.order_id, h).first)++;
     }
     const Fault f = pick(cfg, p.order_id, false, {}, n);
     fault_counts_[static_cast<std::size_t>(f)].fetch_add(1, std::memory_order_relaxed);
@@ -251,12 +270,10 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
   enum class What { process, replay, in_use, reused } what = What::process;
   Fault f;
   {
-    KeyShard& sh = key_shards_[shard_of(key)];
+    const uint64_t h = hash_key(key);
+    KeyShard& sh = key_shards_[shard_of(h)];
     std::lock_guard<std::mutex> lk(sh.mu);
-    std::string& k = scratch(key);
-    auto it = sh.keys.find(k);
-    if (it == sh.keys.end()) it = sh.keys.emplace(k, KeyRecord{}).first;
-    KeyRecord& rec = it->second;
+    KeyRecord& rec = *sh.keys.emplace(key, h).first;
     f = pick(cfg, p.order_id, true, key, rec.seen++);
     if (!is_pre_fault(f)) {
       if (rec.state != KeyState::fresh && rec.fingerprint() != body) {
@@ -270,7 +287,6 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
         out.replayed = true;
       } else {
         rec.state = KeyState::in_progress;
-        rec.blob.reserve(body.size() + 160);  // room for the response stored later
         rec.blob.assign(body);
         rec.fingerprint_len = static_cast<uint32_t>(body.size());
       }
@@ -330,12 +346,13 @@ void State::process_fresh(Fault f, bool has_key, std::string_view key, std::stri
 }
 
 void State::store(std::string_view key, const Reply& r, uint64_t epoch) {
-  KeyShard& sh = key_shards_[shard_of(key)];
+  const uint64_t h = hash_key(key);
+  KeyShard& sh = key_shards_[shard_of(h)];
   std::lock_guard<std::mutex> lk(sh.mu);
   if (epoch != epoch_.load(std::memory_order_acquire)) return;
-  auto it = sh.keys.find(scratch(key));
-  if (it == sh.keys.end() || it->second.state != KeyState::in_progress) return;
-  KeyRecord& rec = it->second;
+  KeyRecord* found = sh.keys.find(key, h);
+  if (!found || found->state != KeyState::in_progress) return;
+  KeyRecord& rec = *found;
   rec.state = KeyState::done;
   rec.status = r.status;
   rec.blob.resize(rec.fingerprint_len);
@@ -343,12 +360,13 @@ void State::store(std::string_view key, const Reply& r, uint64_t epoch) {
 }
 
 bool State::replay_into(std::string_view key, Reply& out) {
-  KeyShard& sh = key_shards_[shard_of(key)];
+  const uint64_t h = hash_key(key);
+  KeyShard& sh = key_shards_[shard_of(h)];
   std::lock_guard<std::mutex> lk(sh.mu);
-  auto it = sh.keys.find(scratch(key));
-  if (it == sh.keys.end() || it->second.state != KeyState::done) return false;
-  out.status = it->second.status;
-  out.body.assign(it->second.response());
+  const KeyRecord* rec = sh.keys.find(key, h);
+  if (!rec || rec->state != KeyState::done) return false;
+  out.status = rec->status;
+  out.body.assign(rec->response());
   out.replayed = true;
   return true;
 }
@@ -358,20 +376,20 @@ uint64_t State::create_charge(std::string_view order_id, std::string_view key, i
   const uint64_t number = next_charge_.fetch_add(1, std::memory_order_relaxed);
   {
     StoredCharge c;
+    c.number = number;
     c.amount = amount;
     c.order_len = static_cast<uint32_t>(order_id.size());
     c.key_len = static_cast<uint32_t>(key.size());
     c.blob.reserve(order_id.size() + key.size() + currency.size());
     c.blob.append(order_id).append(key).append(currency);
-    ChargeShard& sh = charge_shards_[number % kShards];
-    std::lock_guard<std::mutex> lk(sh.mu);
-    sh.by_number.emplace(number, std::move(c));
+    charge_log_.put(std::move(c));
   }
   std::size_t count;
   {
-    OrderShard& sh = order_shards_[shard_of(order_id)];
+    const uint64_t h = hash_key(order_id);
+    OrderShard& sh = order_shards_[shard_of(h)];
     std::lock_guard<std::mutex> lk(sh.mu);
-    OrderCharges& oc = sh.by_order[scratch(order_id)];
+    OrderCharges& oc = *sh.by_order.emplace(order_id, h).first;
     if (!oc.first) oc.first = number;
     else oc.more.push_back(number);
     count = oc.count();
@@ -382,10 +400,6 @@ uint64_t State::create_charge(std::string_view order_id, std::string_view key, i
   return number;
 }
 
-void State::charge_json(uint64_t number, const StoredCharge& c, std::string& out) {
-  format_payment(out, number, c.order_id(), c.amount, c.currency());
-}
-
 void State::get_payment(std::string_view id, Reply& out) const {
   out.clear();
   uint64_t number = 0;
@@ -394,57 +408,47 @@ void State::get_payment(std::string_view id, Reply& out) const {
     auto r = std::from_chars(id.data() + 4, id.data() + id.size(), number);
     ok = r.ec == std::errc() && r.ptr == id.data() + id.size();
   }
-  if (ok) {
-    const ChargeShard& sh = charge_shards_[number % kShards];
-    std::lock_guard<std::mutex> lk(sh.mu);
-    auto it = sh.by_number.find(number);
-    if (it != sh.by_number.end()) {
-      charge_json(number, it->second, out.body);
-      return;
-    }
+  if (ok && charge_log_.with(number, [&](const StoredCharge& c) {
+        format_payment(out.body, c.number, c.order_id(), c.amount, c.currency());
+      })) {
+    return;
   }
   out.status = 404;
   out.body.assign(kMissing);
 }
 
+std::vector<uint64_t> State::charge_numbers(std::string_view order_id) const {
+  std::vector<uint64_t> numbers;
+  const uint64_t h = hash_key(order_id);
+  const OrderShard& sh = order_shards_[shard_of(h)];
+  std::lock_guard<std::mutex> lk(sh.mu);
+  if (const OrderCharges* oc = sh.by_order.find(order_id, h)) {
+    oc->each([&](uint64_t n) { numbers.push_back(n); });
+  }
+  return numbers;
+}
+
 void State::list_payments(std::string_view order_id, Reply& out) const {
   out.clear();
-  std::vector<uint64_t> numbers;
-  {
-    const OrderShard& sh = order_shards_[shard_of(order_id)];
-    std::lock_guard<std::mutex> lk(sh.mu);
-    auto it = sh.by_order.find(std::string(order_id));
-    if (it != sh.by_order.end()) it->second.each([&](uint64_t n) { numbers.push_back(n); });
-  }
   out.body.assign(R"({"object":"list","data":[)");
   bool first = true;
-  for (uint64_t n : numbers) {
-    const ChargeShard& sh = charge_shards_[n % kShards];
-    std::lock_guard<std::mutex> lk(sh.mu);
-    auto it = sh.by_number.find(n);
-    if (it == sh.by_number.end()) continue;
-    if (!first) out.body.push_back(',');
-    first = false;
-    charge_json(n, it->second, out.body);
+  for (uint64_t n : charge_numbers(order_id)) {
+    charge_log_.with(n, [&](const StoredCharge& c) {
+      if (!first) out.body.push_back(',');
+      first = false;
+      format_payment(out.body, c.number, c.order_id(), c.amount, c.currency());
+    });
   }
   out.body.append("]}");
 }
 
 int State::charges_for(std::string_view order_id) const {
-  const OrderShard& sh = order_shards_[shard_of(order_id)];
-  std::lock_guard<std::mutex> lk(sh.mu);
-  auto it = sh.by_order.find(std::string(order_id));
-  return it == sh.by_order.end() ? 0 : static_cast<int>(it->second.count());
+  return static_cast<int>(charge_numbers(order_id).size());
 }
 
 std::vector<std::string> State::charge_ids_for(std::string_view order_id) const {
   std::vector<std::string> ids;
-  const OrderShard& sh = order_shards_[shard_of(order_id)];
-  std::lock_guard<std::mutex> lk(sh.mu);
-  auto it = sh.by_order.find(std::string(order_id));
-  if (it != sh.by_order.end()) {
-    it->second.each([&](uint64_t n) { ids.push_back("pay_" + std::to_string(n)); });
-  }
+  for (uint64_t n : charge_numbers(order_id)) ids.push_back("pay_" + std::to_string(n));
   return ids;
 }
 
@@ -453,7 +457,9 @@ std::map<std::string, int> State::charges_by_order() const {
   for (std::size_t i = 0; i < kShards; ++i) {
     const OrderShard& sh = order_shards_[i];
     std::lock_guard<std::mutex> lk(sh.mu);
-    for (const auto& [order, v] : sh.by_order) m.emplace(order, static_cast<int>(v.count()));
+    sh.by_order.for_each([&](std::string_view order, const OrderCharges& v) {
+      m.emplace(std::string(order), static_cast<int>(v.count()));
+    });
   }
   return m;
 }
@@ -491,21 +497,15 @@ void State::reset() {
   for (std::size_t i = 0; i < kShards; ++i) {
     {
       std::lock_guard<std::mutex> lk(key_shards_[i].mu);
-      std::unordered_map<std::string, KeyRecord>().swap(key_shards_[i].keys);
-      key_shards_[i].keys.reserve(kInitialBuckets);
-      std::unordered_map<std::string, uint64_t>().swap(key_shards_[i].order_seen);
+      key_shards_[i].keys.clear(kInitialSlots);
+      key_shards_[i].order_seen.clear(kInitialSlots);
     }
     {
       std::lock_guard<std::mutex> lk(order_shards_[i].mu);
-      std::unordered_map<std::string, OrderCharges>().swap(order_shards_[i].by_order);
-      order_shards_[i].by_order.reserve(kInitialBuckets);
-    }
-    {
-      std::lock_guard<std::mutex> lk(charge_shards_[i].mu);
-      std::unordered_map<uint64_t, StoredCharge>().swap(charge_shards_[i].by_number);
-      charge_shards_[i].by_number.reserve(kInitialBuckets);
+      order_shards_[i].by_order.clear(kInitialSlots);
     }
   }
+  charge_log_.clear();
   {
     std::lock_guard<std::mutex> lk(script_mu_);
     order_scripts_.clear();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "faults.hpp"
+#include "string_table.hpp"
 
 namespace payretry_sim {
 
@@ -75,6 +76,57 @@ struct Stats {
   long charges = 0;
 };
 
+// Charges are stored compactly: one allocation for the three strings.
+struct StoredCharge {
+  uint64_t number = 0;  // 0: empty slot
+  int64_t amount = 0;
+  uint32_t order_len = 0;
+  uint32_t key_len = 0;
+  std::string blob;  // order_id + key + currency
+  std::string_view order_id() const { return std::string_view(blob).substr(0, order_len); }
+  std::string_view key() const { return std::string_view(blob).substr(order_len, key_len); }
+  std::string_view currency() const { return std::string_view(blob).substr(order_len + key_len); }
+};
+
+// Charges by number. Numbers come from one counter, so a chunked array indexed by number
+// does what a hash map would, without hashing or rehashing. Slots are guarded by striped
+// locks (number % stripes); chunks are created on first use and only freed by clear().
+class ChargeLog {
+ public:
+  ChargeLog();
+  ~ChargeLog();
+  ChargeLog(const ChargeLog&) = delete;
+  ChargeLog& operator=(const ChargeLog&) = delete;
+  void put(StoredCharge c);
+  // Calls f(const StoredCharge&) under the slot's lock; false when there is no such charge.
+  template <typename F>
+  bool with(uint64_t number, F&& f) const {
+    if (number == 0 || (number >> kChunkBits) >= kMaxChunks) return false;
+    std::lock_guard<std::mutex> lk(stripes_[number % kStripes].mu);
+    const Chunk* chunk = chunks_[number >> kChunkBits].load(std::memory_order_acquire);
+    if (!chunk) return false;
+    const StoredCharge& c = chunk->slots[number & (kChunkSize - 1)];
+    if (c.number != number) return false;
+    f(c);
+    return true;
+  }
+  void clear();
+
+ private:
+  static constexpr std::size_t kChunkBits = 12;
+  static constexpr std::size_t kChunkSize = std::size_t{1} << kChunkBits;
+  static constexpr std::size_t kMaxChunks = std::size_t{1} << 18;  // ~1e9 charges
+  static constexpr std::size_t kStripes = 64;
+  struct Chunk {
+    StoredCharge slots[kChunkSize];
+  };
+  struct alignas(64) Stripe {
+    std::mutex mu;
+  };
+  std::unique_ptr<std::atomic<Chunk*>[]> chunks_;
+  std::unique_ptr<Stripe[]> stripes_;
+};
+
 class State {
  public:
   explicit State(Config cfg);
@@ -128,16 +180,6 @@ class State {
     std::string_view fingerprint() const { return std::string_view(blob).substr(0, fingerprint_len); }
     std::string_view response() const { return std::string_view(blob).substr(fingerprint_len); }
   };
-  // Charges are stored compactly: one allocation for the three strings.
-  struct StoredCharge {
-    int64_t amount = 0;
-    uint32_t order_len = 0;
-    uint32_t key_len = 0;
-    std::string blob;  // order_id + key + currency
-    std::string_view order_id() const { return std::string_view(blob).substr(0, order_len); }
-    std::string_view key() const { return std::string_view(blob).substr(order_len, key_len); }
-    std::string_view currency() const { return std::string_view(blob).substr(order_len + key_len); }
-  };
   // Most orders have one charge: keep it inline, spill the rest.
   struct OrderCharges {
     uint64_t first = 0;
@@ -150,22 +192,18 @@ class State {
     }
   };
   static constexpr std::size_t kShards = 64;
-  static constexpr std::size_t kInitialBuckets = 4096;  // per shard: no rehash storms early on
+  static constexpr std::size_t kInitialSlots = 1024;  // per shard and table
   struct alignas(64) KeyShard {
     std::mutex mu;
-    std::unordered_map<std::string, KeyRecord> keys;
-    std::unordered_map<std::string, uint64_t> order_seen;  // n for requests without a key
+    StringTable<KeyRecord> keys{kInitialSlots};
+    StringTable<uint64_t> order_seen{kInitialSlots};  // n for requests without a key
   };
   struct alignas(64) OrderShard {
     mutable std::mutex mu;
-    std::unordered_map<std::string, OrderCharges> by_order;
-  };
-  struct alignas(64) ChargeShard {
-    mutable std::mutex mu;
-    std::unordered_map<uint64_t, StoredCharge> by_number;
+    StringTable<OrderCharges> by_order{kInitialSlots};
   };
 
-  static std::size_t shard_of(std::string_view s);
+  static std::size_t shard_of(uint64_t hash) { return hash >> 58; }  // top 6 bits: 64 shards
   Fault pick(const Config& cfg, std::string_view order_id, bool has_key, std::string_view key,
              uint64_t n);
   bool pop_script(std::string_view order_id, bool has_key, std::string_view key, Fault* out);
@@ -175,10 +213,9 @@ class State {
   bool replay_into(std::string_view key, Reply& out);
   uint64_t create_charge(std::string_view order_id, std::string_view key, int64_t amount,
                          std::string_view currency);
-  static void charge_json(uint64_t number, const StoredCharge& c, std::string& out);
-  void init_shards();
   void pre_fault_reply(const Config& cfg, Fault f, Reply& out);
   Disposition post_fault(Fault f, Reply& out);
+  std::vector<uint64_t> charge_numbers(std::string_view order_id) const;
 
   mutable std::mutex config_mu_;
   Config config_;
@@ -186,7 +223,7 @@ class State {
 
   std::unique_ptr<KeyShard[]> key_shards_;
   std::unique_ptr<OrderShard[]> order_shards_;
-  std::unique_ptr<ChargeShard[]> charge_shards_;
+  ChargeLog charge_log_;
 
   mutable std::mutex script_mu_;
   std::unordered_map<std::string, std::deque<Fault>> order_scripts_;

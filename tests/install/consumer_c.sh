@@ -21,6 +21,22 @@ if ! LD_LIBRARY_PATH=$libdir ldd "$work/example" | grep -q "$work/prefix"; then
   echo "example does not link the installed libpayretry"; exit 1
 fi
 
+# The same program through the CMake package: find_package(payretry).
+mkdir -p "$work/cmake-consumer"
+cat > "$work/cmake-consumer/CMakeLists.txt" <<CMK
+cmake_minimum_required(VERSION 3.22)
+project(consumer C)
+find_package(payretry 0 REQUIRED)
+find_package(Threads REQUIRED)
+add_executable(example "$src/src/examples/submit_example.c")
+target_link_libraries(example PRIVATE payretry::payretry Threads::Threads)
+CMK
+cmake -S "$work/cmake-consumer" -B "$work/cmake-consumer/build" -G Ninja \
+  -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/cmake-consumer/build" >/dev/null
+LD_LIBRARY_PATH=$libdir ldd "$work/cmake-consumer/build/example" | grep -q "$work/prefix" \
+  || { echo "find_package consumer does not link the installed libpayretry"; exit 1; }
+
 "$build/src/sim/payretry-sim" --port 0 --seed 7 --fault lost_response=0.1 --fault 503=0.1 \
   > "$work/sim.out" &
 sim_pid=$!
@@ -32,4 +48,5 @@ LD_LIBRARY_PATH=$libdir "$work/example" "http://127.0.0.1:$port" 50 4 "$work/out
 dups=$(curl -s "http://127.0.0.1:$port/__admin/truth" | python3 -c 'import json,sys; print(json.load(sys.stdin)["duplicates"])')
 [ "$(wc -l < "$work/outcomes.txt")" -eq 50 ] || { echo "expected 50 outcomes"; exit 1; }
 [ "$dups" = 0 ] || { echo "duplicate charges: $dups"; exit 1; }
-echo "installed-library consumer: 50 payments, 0 duplicate charges"
+LD_LIBRARY_PATH=$libdir "$work/cmake-consumer/build/example" "http://127.0.0.1:$port" 10 2 >/dev/null
+echo "installed-library consumers (pkg-config and find_package): 0 duplicate charges"

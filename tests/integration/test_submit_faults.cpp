@@ -391,3 +391,23 @@ TEST_F(Submit, AttemptLogFileHasOneRedactedLinePerAttemptAndOutcome) {
 
 }  // namespace
 }  // namespace payretry_test
+
+namespace payretry_test {
+namespace {
+
+TEST_F(Submit, InsecureTlsIsAnExplicitOptInThatLogsAWarning) {
+  auto quiet = client(config());
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    for (const std::string& line : rec_.log_lines) EXPECT_EQ(line.find("config_warning"), std::string::npos);
+  }
+  auto insecure = client(config("stripe", "", R"("tls":{"verify":false})"));
+  std::lock_guard<std::mutex> lock(rec_.mu);
+  bool warned = false;
+  for (const std::string& line : rec_.log_lines)
+    warned |= line.find("config_warning") != std::string::npos && line.find("tls.verify") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+}  // namespace
+}  // namespace payretry_test

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "faults.hpp"
+#include "json_lite.hpp"
 #include "server.hpp"
 
 namespace {
@@ -662,6 +663,17 @@ TEST_F(Sim, slow_holds_the_key_in_progress_without_blocking_the_worker) {
   EXPECT_NE(sim_->stats_json().find(R"("in_use_409":1)"), std::string::npos) << sim_->stats_json();
 }
 
+TEST_F(Sim, slow_on_a_done_key_holds_then_replays) {
+  ASSERT_EQ(post(port_, "sd", "ksd").status, 200);
+  sim_->script_key("ksd", {"slow"});
+  const auto t0 = Clock::now();
+  Response r = post(port_, "sd", "ksd");
+  EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(290));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("idempotent-replayed"), "true");
+  EXPECT_EQ(sim_->charges_for("sd"), 1);
+}
+
 TEST_F(Sim, slow_finishes_the_charge_even_when_the_client_gave_up) {
   sim_->script("gone", {"slow"});
   {
@@ -686,47 +698,62 @@ TEST_F(Sim, pipelined_requests_behind_a_slow_one_wait_their_turn) {
   EXPECT_EQ(Json(second.body).str("order_id"), "s2");
 }
 
-TEST_F(TwoWorkers, refuse_resets_then_refuses_connections_then_reopens) {
+// The listeners must close and come back whatever the number of workers.
+void check_refuse(Server& sim) {
+  const uint16_t port = sim.port();
   // An idle keep-alive connection is dropped by the outage too.
-  Conn idle(port_);
+  Conn idle(port);
   ASSERT_EQ(idle.request("GET", "/__admin/health").status, 200);
 
-  sim_->script("ref", {"refuse"});
-  Response r = post(port_, "ref", "kref");
+  sim.script("ref", {"refuse"});
+  Response r = post(port, "ref", "kref");
   EXPECT_EQ(r.error, ECONNRESET);
   int err = 0;
-  Sock s = dial(port_, &err);
+  Sock s = dial(port, &err);
   EXPECT_FALSE(s.ok());
   EXPECT_EQ(err, ECONNREFUSED);
   Response on_idle = idle.request("GET", "/__admin/health");
   EXPECT_TRUE(on_idle.eof || on_idle.error == ECONNRESET || on_idle.error == EPIPE) << on_idle.status;
-  EXPECT_EQ(sim_->charges_for("ref"), 0);
+  EXPECT_EQ(sim.charges_for("ref"), 0);
 
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
   // Several connections: with two SO_REUSEPORT listeners both must be back.
   for (int i = 0; i < 6; ++i) {
-    Response again = post(port_, "ref", "kref");
+    Response again = post(port, "ref", "kref");
     EXPECT_EQ(again.status, 200) << i;
   }
-  EXPECT_EQ(sim_->charges_for("ref"), 1);
+  EXPECT_EQ(sim.charges_for("ref"), 1);
+
+  // And again: a second outage on the reopened listeners.
+  sim.script("ref2", {"refuse"});
+  EXPECT_EQ(post(port, "ref2", "kref2").error, ECONNRESET);
+  EXPECT_FALSE(dial(port, &err).ok());
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_EQ(post(port, "ref2", "kref2").status, 200);
 }
 
-TEST_F(TwoWorkers, admin_outage_refuses_for_its_duration) {
-  Response r = admin_post(port_, "/__admin/outage", R"({"ms":200})");
+void check_admin_outage(Server& sim) {
+  const uint16_t port = sim.port();
+  Response r = admin_post(port, "/__admin/outage", R"({"ms":200})");
   EXPECT_EQ(r.status, 200);
   int err = 0;
-  EXPECT_FALSE(dial(port_, &err).ok());
+  EXPECT_FALSE(dial(port, &err).ok());
   EXPECT_EQ(err, ECONNREFUSED);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_EQ(get(port_, "/__admin/health").status, 200);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(get(port, "/__admin/health").status, 200);
 
-  sim_->outage(150);  // the C++ API does the same
-  EXPECT_FALSE(dial(port_, &err).ok());
+  sim.outage(150);  // the C++ API does the same
+  EXPECT_FALSE(dial(port, &err).ok());
   EXPECT_EQ(err, ECONNREFUSED);
   std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  EXPECT_EQ(get(port_, "/__admin/health").status, 200);
-  EXPECT_EQ(admin_post(port_, "/__admin/outage", R"({"ms":-1})").status, 400);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(get(port, "/__admin/health").status, 200);
+  EXPECT_EQ(admin_post(port, "/__admin/outage", R"({"ms":-1})").status, 400);
 }
+
+TEST_F(Sim, refuse_resets_then_refuses_connections_then_reopens) { check_refuse(*sim_); }
+TEST_F(TwoWorkers, refuse_resets_then_refuses_connections_then_reopens) { check_refuse(*sim_); }
+TEST_F(Sim, admin_outage_refuses_for_its_duration) { check_admin_outage(*sim_); }
+TEST_F(TwoWorkers, admin_outage_refuses_for_its_duration) { check_admin_outage(*sim_); }
 
 // ---- the seeded schedule --------------------------------------------------------------------
 
@@ -941,6 +968,44 @@ TEST_F(Sim, libcurl_sees_the_faults_as_a_client_would) {
   curl_easy_getinfo(easy.h, CURLINFO_NUM_CONNECTS, &connects);
   EXPECT_EQ(connects, 0);  // the last request reused the kept-alive connection
   EXPECT_EQ(sim_->charges_for("curl"), 1);
+}
+
+// ---- the body scanner (hot path, replaces a DOM parse) ----------------------------------------
+
+TEST(JsonLite, picks_top_level_fields_and_decodes_escapes) {
+  payretry_sim::PaymentFields f;
+  ASSERT_TRUE(payretry_sim::scan_payment_json(
+      R"( {"card":{"order_id":"nested","amount":1},"order\u005fid":"o\u00e9\n\"x\"","amount":1e3,)"
+      R"("currency":"eur","tags":[1,-2.5E-3,true,false,null,[],{}],"order_id":"second"} )",
+      &f));
+  EXPECT_TRUE(f.has_order_id);
+  EXPECT_EQ(f.order_id, "o\xc3\xa9\n\"x\"");  // first top-level occurrence wins
+  EXPECT_TRUE(f.has_amount);
+  EXPECT_EQ(f.amount, 1000);
+  EXPECT_TRUE(f.currency_is_string);
+  EXPECT_EQ(f.currency, "eur");
+  payretry_sim::PaymentFields g;
+  ASSERT_TRUE(payretry_sim::scan_payment_json(R"({"order_id":"\ud83d\ude00","amount":"5","currency":3})", &g));
+  EXPECT_EQ(g.order_id, "\xf0\x9f\x98\x80");
+  EXPECT_FALSE(g.has_amount);
+  EXPECT_TRUE(g.has_currency);
+  EXPECT_FALSE(g.currency_is_string);
+}
+
+TEST(JsonLite, rejects_what_a_strict_parser_rejects) {
+  const std::string deep = std::string(200, '[') + std::string(200, ']');
+  for (const std::string& bad : {std::string(""), std::string("[]"), std::string("\"s\""),
+                                std::string("{"), std::string("{\"a\":1,}"), std::string("{\"a\" 1}"),
+                                std::string("{\"a\":1} x"), std::string("{\"a\":01}"),
+                                std::string("{\"a\":1.}"), std::string("{\"a\":-}"),
+                                std::string("{\"a\":.5}"), std::string("{\"a\":tru}"),
+                                std::string("{\"a\":\"\\x\"}"), std::string("{\"a\":\"\\ud800\"}"),
+                                std::string("{\"a\":\"tab\there\"}"), std::string("{\"a\":[1,]}"),
+                                std::string("{\"a\":\"open}"), std::string("{\"a\":") + deep + "}",
+                                std::string("{'a':1}")}) {
+    payretry_sim::PaymentFields f;
+    EXPECT_FALSE(payretry_sim::scan_payment_json(bad, &f)) << bad;
+  }
 }
 
 // ---- lifecycle -------------------------------------------------------------------------------
