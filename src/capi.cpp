@@ -10,6 +10,8 @@
 #include "client.hpp"
 #include "config.hpp"
 #include "error.hpp"
+#include "ledger.hpp"
+#include "ledger_json.hpp"
 #include "payretry/payretry.h"
 #include "redact.hpp"
 #include "validate.hpp"
@@ -80,6 +82,8 @@ int guarded(F&& body) {
     return body();
   } catch (const payretry::ConfigError& e) {
     return set_error(PAY_ECONFIG, e.what());
+  } catch (const payretry::LedgerError& e) {
+    return set_error(PAY_ELEDGER, payretry::redact(e.what()));
   } catch (const payretry::Error& e) {
     return set_error(code_of(e.code()), e.what());
   } catch (const std::bad_alloc&) {
@@ -236,6 +240,7 @@ const char* pay_result_provider_payment_id(const pay_result* r) {
 const char* pay_result_provider_status(const pay_result* r) {
   return r && !r->r.provider_status.empty() ? r->r.provider_status.c_str() : nullptr;
 }
+int pay_result_from_ledger(const pay_result* r) { return r && r->r.from_ledger ? 1 : 0; }
 int pay_result_attempts(const pay_result* r) { return r ? static_cast<int>(r->r.attempts.size()) : 0; }
 const char* pay_result_error(const pay_result* r) { return r && !r->r.error.empty() ? r->r.error.c_str() : nullptr; }
 const char* pay_result_json(const pay_result* r) { return r ? r->json.c_str() : nullptr; }
@@ -267,19 +272,51 @@ void pay_buf_dispose(pay_buf* buf) {
   buf->size = 0;
 }
 
+namespace {
+int fill_buf(pay_buf* out, const std::string& s) {
+  char* p = static_cast<char*>(std::malloc(s.size() + 1));
+  if (!p) return set_error(PAY_ENOMEM, "out of memory");
+  std::memcpy(p, s.c_str(), s.size() + 1);
+  out->ptr = p;
+  out->size = s.size();
+  return PAY_OK;
+}
+}  // namespace
+
 int pay_client_stats(pay_buf* out, const pay_client* client) {
   return guarded([&]() -> int {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
-    out->ptr = nullptr;
-    out->size = 0;
+    *out = pay_buf{nullptr, 0};
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
-    const std::string s = client->impl->stats_json();
-    char* p = static_cast<char*>(std::malloc(s.size() + 1));
-    if (!p) return set_error(PAY_ENOMEM, "out of memory");
-    std::memcpy(p, s.c_str(), s.size() + 1);
-    out->ptr = p;
-    out->size = s.size();
-    return PAY_OK;
+    return fill_buf(out, client->impl->stats_json());
+  });
+}
+
+int pay_ledger_get(pay_buf* out, pay_client* client, const char* order_id) {
+  return guarded([&]() -> int {
+    if (!out) return set_error(PAY_EINVALID, "out is NULL");
+    *out = pay_buf{nullptr, 0};
+    if (!client || !order_id) return set_error(PAY_EINVALID, "client or order_id is NULL");
+    payretry::Ledger& l = client->impl->ledger();
+    const auto row = l.get(order_id);
+    if (!row) return set_error(PAY_ENOTFOUND, "no payment for this order id in the ledger");
+    return fill_buf(out, payretry::payment_json(*row, l.attempts(order_id)));
+  });
+}
+
+int pay_ledger_list(pay_buf* out, pay_client* client, const char* state, int64_t updated_before_unix_ms,
+                    uint32_t limit) {
+  return guarded([&]() -> int {
+    if (!out) return set_error(PAY_EINVALID, "out is NULL");
+    *out = pay_buf{nullptr, 0};
+    if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    std::optional<payretry::PaymentState> st;
+    if (state) {
+      st = payretry::parse_state(state);
+      if (!st) return set_error(PAY_EINVALID, "state must be PENDING, IN_FLIGHT, SUCCEEDED, FAILED or UNKNOWN");
+    }
+    const int n = limit == 0 ? 1000 : static_cast<int>(std::min<uint32_t>(limit, 1000000));
+    return fill_buf(out, payretry::payments_json(client->impl->ledger().list(st, updated_before_unix_ms, n)));
   });
 }
 

@@ -1,5 +1,7 @@
 #include "client.hpp"
 
+#include <unistd.h>
+
 #include "profile.hpp"
 #include "validate.hpp"
 
@@ -10,6 +12,15 @@ bool loopback_url(const std::string& url) {
   const size_t at = url.find("://") + 3;
   const std::string host = url.substr(at, url.find_first_of(":/", at) - at);
   return host == "localhost" || host == "[::1]" || host.rfind("127.", 0) == 0;
+}
+
+// Identifies this client's leases: host, process and a random part, so two
+// clients in one process never share a lease either.
+std::string owner_id() {
+  char host[256] = "host";
+  gethostname(host, sizeof host - 1);
+  UuidKeySource k;
+  return std::string(host) + ":" + std::to_string(getpid()) + ":" + k.new_key().substr(0, 8);
 }
 
 }  // namespace
@@ -39,6 +50,11 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
       config_, *profile_,
       EngineDeps{*transport_, system_clock(), system_sleeper(), *jitter_, keys_, *log_, *budget_, stats_},
       std::move(hook));
+  ledger_ = open_ledger(config_.ledger_url, config_.ledger_secret);
+  if (config_.ledger_url == "memory:")
+    log_->note(kLogInfo, "config_note", "no ledger configured: payments are guarded in this process only");
+  flow_ = std::make_unique<PaymentFlow>(*engine_, *ledger_, config_, system_clock(), system_sleeper(), keys_, stats_,
+                                        *log_, owner_id());
 }
 
 }  // namespace payretry

@@ -9,6 +9,8 @@
 #include "budget.hpp"
 #include "config.hpp"
 #include "engine.hpp"
+#include "ledger.hpp"
+#include "payment_flow.hpp"
 #include "random.hpp"
 #include "stats.hpp"
 #include "transport_curl.hpp"
@@ -20,7 +22,8 @@ class Client {
   // Throws ConfigError or Error(Errc::io).
   Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook);
 
-  PaymentResult submit(const SubmitRequest& r) { return engine_->submit(r); }
+  PaymentResult submit(const SubmitRequest& r) { return flow_->submit(r); }
+  Ledger& ledger() { return *ledger_; }
   std::string stats_json() const { return stats_.to_json(budget_->tokens()); }
   const Profile& profile() const { return *profile_; }
 
@@ -34,6 +37,8 @@ class Client {
   std::unique_ptr<RetryBudget> budget_;
   Stats stats_;
   std::unique_ptr<Engine> engine_;
+  std::unique_ptr<Ledger> ledger_;
+  std::unique_ptr<PaymentFlow> flow_;
 };
 
 }  // namespace payretry

@@ -144,6 +144,33 @@ void parse_log(const cJSON* l, Config& c) {
   }
 }
 
+void check_ledger_url(const std::string& url) {
+  if (url == "memory:") return;
+  if (url.rfind("sqlite:///", 0) == 0 && url.size() > 10) return;
+  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) return;
+  fail("ledger", "must be memory:, sqlite:///abs/path.db or postgresql://...");
+}
+
+// "ledger": "sqlite:///..."  or  {"url": "...", "secret": "...", "lease_margin_ms": N}
+void parse_ledger(const cJSON* l, Config& c) {
+  if (cJSON_IsString(l)) {
+    c.ledger_url = string(l, "ledger");
+    check_ledger_url(c.ledger_url);
+    return;
+  }
+  if (!cJSON_IsObject(l)) fail("ledger", "must be a URL string or an object");
+  only_keys(l, "ledger.", {"url", "secret", "lease_margin_ms"});
+  const cJSON* url = member(l, "url");
+  if (!url) fail("ledger.url", "is required");
+  c.ledger_url = string(url, "ledger.url");
+  check_ledger_url(c.ledger_url);
+  if (auto v = member(l, "secret")) {
+    c.ledger_secret = string(v, "ledger.secret");
+    if (c.ledger_secret.size() < 16) fail("ledger.secret", "must be at least 16 characters");
+  }
+  if (auto v = member(l, "lease_margin_ms")) c.lease_margin_ms = integer(v, "ledger.lease_margin_ms", 0, kDay);
+}
+
 }  // namespace
 
 std::vector<std::string> Config::secrets() const {
@@ -151,6 +178,13 @@ std::vector<std::string> Config::secrets() const {
   for (const auto& [k, v] : auth_headers) {
     out.push_back(v);
     if (v.rfind("Bearer ", 0) == 0) out.push_back(v.substr(7));
+  }
+  if (!ledger_secret.empty()) out.push_back(ledger_secret);
+  // A database URL may carry a password (user:pass@host or password=...).
+  if (const size_t at = ledger_url.find('@'); at != std::string::npos) {
+    const size_t scheme = ledger_url.find("://");
+    const size_t colon = ledger_url.find(':', scheme + 3);
+    if (colon != std::string::npos && colon < at) out.push_back(ledger_url.substr(colon + 1, at - colon - 1));
   }
   return out;
 }
@@ -169,7 +203,7 @@ Config parse_config(std::string_view json) {
   if (!cJSON_IsObject(root.get())) throw ConfigError("config: must be a JSON object");
   const cJSON* r = root.get();
   only_keys(r, "", {"provider", "base_url", "create_path", "auth", "headers", "retry", "budget", "tls", "log",
-                    "max_body_bytes"});
+                    "max_body_bytes", "ledger", "in_progress_wait_ms", "key_retention_ms"});
   Config c;
   if (auto v = member(r, "provider")) c.provider = string(v, "provider");
   const cJSON* base = member(r, "base_url");
@@ -187,6 +221,9 @@ Config parse_config(std::string_view json) {
   if (auto v = member(r, "budget")) parse_budget(v, c.budget);
   if (auto v = member(r, "tls")) parse_tls(v, c);
   if (auto v = member(r, "log")) parse_log(v, c);
+  if (auto v = member(r, "ledger")) parse_ledger(v, c);
+  if (auto v = member(r, "in_progress_wait_ms")) c.in_progress_wait_ms = integer(v, "in_progress_wait_ms", 0, kDay);
+  if (auto v = member(r, "key_retention_ms")) c.key_retention_ms = integer(v, "key_retention_ms", 1000, 400 * kDay);
   if (auto v = member(r, "max_body_bytes")) c.max_body_bytes = static_cast<size_t>(integer(v, "max_body_bytes", 1, 64LL << 20));
   return c;
 }

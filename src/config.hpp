@@ -48,6 +48,13 @@ struct Config {
   std::string log_path;
   int log_level = 20;
   size_t max_body_bytes = 1u << 20;
+  // Ledger (DESIGN §4). No ledger configured means the in-memory one: the
+  // state machine still guards one process, but nothing survives it.
+  std::string ledger_url = "memory:";
+  std::string ledger_secret;            // empty: the ledger's own
+  int64_t in_progress_wait_ms = 0;
+  int64_t lease_margin_ms = 30000;      // lease = deadline + this
+  int64_t key_retention_ms = 24LL * 3600 * 1000;  // how long the provider honours a key
 
   // Every credential the config holds, for redaction.
   std::vector<std::string> secrets() const;

@@ -51,6 +51,10 @@ void Engine::validate(const SubmitRequest& r) const {
     throw Error(Errc::invalid, "deadline_ms is below retry.min_attempt_ms");
 }
 
+std::string Engine::path_for(const SubmitRequest& r) const {
+  return !r.path.empty() ? r.path : !config_.create_path.empty() ? config_.create_path : profile_.create_path;
+}
+
 Headers Engine::base_headers(const std::string& key) const {
   Headers h;
   h.reserve(6 + config_.auth_headers.size() + config_.extra_headers.size());
@@ -71,34 +75,34 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
   // One key for the whole payment: every attempt carries the same one.
   r.idempotency_key = req.idempotency_key.empty() ? d_.keys.new_key() : req.idempotency_key;
 
-  const std::string path = !req.path.empty() ? req.path
-                           : !config_.create_path.empty() ? config_.create_path
-                                                          : profile_.create_path;
+  const std::string path = path_for(req);
   const std::string url = config_.base_url + path;
   const Headers headers = base_headers(r.idempotency_key);
 
   const int64_t started = d_.clock.now_ms();
   const int64_t budget_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy.deadline_ms) : policy.deadline_ms;
   const int64_t deadline = started + budget_ms;
-  bool may_have_processed = false;  // over all attempts so far
+  // Over all attempts so far, this run's and those of earlier runs.
+  bool may_have_processed = req.prior_may_have_processed;
 
   auto finish = [&](Outcome o, const std::string& why) {
     r.outcome = o;
     // The provider's words may carry anything; results never hold secrets.
     r.error = redact(why, secrets_);
-    if (o == Outcome::unknown)
-      r.delivery = may_have_processed ? Delivery::maybe_processed : Delivery::not_sent;
-    else if (o == Outcome::failed && r.http_status == 0)
+    if (o == Outcome::succeeded || (o == Outcome::failed && r.http_status != 0))
+      r.delivery = Delivery::delivered;
+    else if (o == Outcome::failed)
       r.delivery = Delivery::not_sent;  // refused locally (certificate): nothing left this host
     else
-      r.delivery = Delivery::delivered;
+      r.delivery = may_have_processed ? Delivery::maybe_processed : Delivery::not_sent;
     r.elapsed_ms = d_.clock.now_ms() - started;
     d_.stats.on_outcome(o);
     d_.log.outcome(r);
     return r;
   };
 
-  for (unsigned n = 1;; ++n) {
+  const unsigned first = std::max(1u, req.first_attempt);
+  for (unsigned n = first;; ++n) {
     const int64_t now = d_.clock.now_ms();
     const int64_t remaining = deadline - now;
     if (remaining < policy.min_attempt_ms) return finish(Outcome::unknown, "deadline");
@@ -195,11 +199,11 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
     }
 
     // Retryable. Decide whether, and how long to wait.
-    if (static_cast<int>(n) >= policy.max_attempts) {
+    if (static_cast<int>(n - first + 1) >= policy.max_attempts) {
       record();
       return finish(Outcome::unknown, "attempts_exhausted (" + c.reason + ")");
     }
-    int64_t delay = backoff_delay_ms(n - 1, policy.backoff_base_ms, policy.backoff_cap_ms, d_.jitter);
+    int64_t delay = backoff_delay_ms(n - first, policy.backoff_base_ms, policy.backoff_cap_ms, d_.jitter);
     std::string source = "backoff";
     if (t.failure == TransportFailure::none) {
       if (const std::string* ra = t.response.header("Retry-After")) {
@@ -230,6 +234,10 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
     a.delay_ms = delay;
     a.delay_source = source;
     record();
+    if (req.before_retry && !req.before_retry(a)) {
+      // Another worker took the payment over: it alone may send now.
+      return finish(Outcome::in_progress, "lease lost to another worker");
+    }
     d_.stats.on_retry(c.reason);
     d_.sleeper.sleep_ms(delay);
   }

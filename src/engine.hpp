@@ -25,6 +25,13 @@ struct SubmitRequest {
   std::string idempotency_key;  // empty: generate one
   std::string path;             // empty: config's create_path, else the profile's
   int64_t deadline_ms = 0;      // 0: the config's; else the smaller
+  // Resuming a payment an earlier run (or a crashed worker) started.
+  unsigned first_attempt = 1;
+  bool prior_may_have_processed = false;
+  // Called with each attempt that will be retried, before the backoff sleep
+  // (the ledger records it). Returning false stops the run: this worker no
+  // longer owns the payment.
+  std::function<bool(const AttemptRecord&)> before_retry;
 };
 
 // What a request hook sees of one attempt.
@@ -64,9 +71,12 @@ class Engine {
   PaymentResult submit(const SubmitRequest& request);
 
   const Profile& profile() const { return profile_; }
+  // Throws Error for input that must never be sent.
+  void validate(const SubmitRequest& r) const;
+  // The path this request is POSTed to.
+  std::string path_for(const SubmitRequest& r) const;
 
  private:
-  void validate(const SubmitRequest& r) const;
   Headers base_headers(const std::string& key) const;
 
   const Config& config_;

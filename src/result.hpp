@@ -39,6 +39,8 @@ struct PaymentResult {
   std::string provider_status;
   std::string error;                // empty: none
   int64_t elapsed_ms = 0;
+  // True when the outcome was read from the ledger and nothing was sent.
+  bool from_ledger = false;
   std::vector<AttemptRecord> attempts;
 
   // The stable JSON view (without the body).

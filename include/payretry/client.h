@@ -115,7 +115,15 @@ PAY_API int pay_submit_options_init(pay_submit_options *opts, unsigned int versi
  * PAY_ETOOBIG (body over max_body_bytes), PAY_EKEY (caller key too long, or
  * holding CR/LF or non-printable bytes), PAY_EVERSION, PAY_EHOOK.
  * Returns PAY_EMISMATCH when the provider says this key was used with other
- * parameters (a caller bug; the message names the key). Thread-safe. */
+ * parameters (a caller bug; the message names the key), or when the order
+ * was submitted before with another body or key (nothing sent); PAY_ELEDGER
+ * when the ledger cannot commit (nothing is sent without a committed record).
+ *
+ * Every submission goes through the ledger named in the config: the key and
+ * a fingerprint of the request are committed before the first byte is sent.
+ * Submitting an order again returns its stored outcome (from_ledger), resumes
+ * an UNKNOWN one with the same key and bytes while the key is valid, or
+ * reports IN_PROGRESS while another worker holds it. Thread-safe. */
 PAY_API int pay_submit(pay_result **out, pay_client *client, const char *order_id,
                        const void *body, size_t body_len, const pay_submit_options *opts);
 
@@ -134,6 +142,24 @@ PAY_API void pay_buf_dispose(pay_buf *buf);
  * reason, outcomes, budget exhaustion, prevented libcurl replays, budget
  * tokens left. Returns 0, PAY_EINVALID, PAY_ENOMEM. Thread-safe. */
 PAY_API int pay_client_stats(pay_buf *out, const pay_client *client);
+
+/* ---- Reading the ledger -------------------------------------------------- */
+
+/* Writes one payment as JSON into *out: {"payment": {order_id,
+ * idempotency_key, state, delivery, detail, provider_payment_id,
+ * provider_status, http_status, attempts, created_at, key_expires_at,
+ * lease_owner, lease_until, updated_at}, "attempts": [...]}. Times are Unix
+ * milliseconds. Returns 0, PAY_EINVALID, PAY_ENOTFOUND, PAY_ELEDGER,
+ * PAY_ENOMEM. Thread-safe. */
+PAY_API int pay_ledger_get(pay_buf *out, pay_client *client, const char *order_id);
+
+/* Writes a JSON array of payments (the "payment" objects above), oldest
+ * update first: those in `state` ("PENDING", "IN_FLIGHT", "SUCCEEDED",
+ * "FAILED", "UNKNOWN"; NULL for all) last updated before
+ * `updated_before_unix_ms` (0: no limit), at most `limit` (0: 1000).
+ * Returns 0, PAY_EINVALID (unknown state), PAY_ELEDGER, PAY_ENOMEM. */
+PAY_API int pay_ledger_list(pay_buf *out, pay_client *client, const char *state,
+                            int64_t updated_before_unix_ms, uint32_t limit);
 
 /* ---- Version ------------------------------------------------------------- */
 

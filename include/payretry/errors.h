@@ -25,13 +25,15 @@ PAY_BEGIN_DECL
   XX(PAY_EKEY,     -7,  "invalid idempotency key")                                     \
   XX(PAY_EVERSION, -8,  "unsupported options struct version")                          \
   XX(PAY_EHOOK,    -9,  "request hook failed before anything was sent")                \
-  XX(PAY_EIO,      -10, "I/O error")
+  XX(PAY_EIO,      -10, "I/O error")                                                  \
+  XX(PAY_ELEDGER,  -11, "ledger failure (locked, read-only, full, corrupt or unreachable)") \
+  XX(PAY_ENOTFOUND, -12, "no such payment in the ledger")
 
 typedef enum pay_error_code {
 #define PAY_ERROR_ENUM_(name, value, text) name = value,
   PAY_ERROR_MAP(PAY_ERROR_ENUM_)
 #undef PAY_ERROR_ENUM_
-  PAY_ERROR_CODE_LAST_ = -10
+  PAY_ERROR_CODE_LAST_ = -12
 } pay_error_code;
 
 /* The detail of the last failed call on this thread. */

@@ -54,6 +54,11 @@ PAY_API const char *pay_result_idempotency_key(const pay_result *r);
 PAY_API const char *pay_result_provider_payment_id(const pay_result *r);
 PAY_API const char *pay_result_provider_status(const pay_result *r);
 
+/* 1 when the outcome was read from the ledger (the order was submitted
+ * before and is settled, expired or held elsewhere) and nothing was sent;
+ * 0 otherwise, and for NULL. */
+PAY_API int pay_result_from_ledger(const pay_result *r);
+
 /* Number of HTTP attempts made (sent or tried). 0 for NULL. */
 PAY_API int pay_result_attempts(const pay_result *r);
 

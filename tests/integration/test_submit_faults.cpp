@@ -303,22 +303,38 @@ TEST_F(Submit, LibcurlSilentReplayOnAReusedConnectionIsRefusedAndCounted) {
   EXPECT_EQ(sim_->charges_for("o-reuse"), 1);
 }
 
-TEST_F(Submit, SameKeyWithOtherBytesIsAMismatchError) {
+TEST_F(Submit, SameOrderWithOtherBytesIsAMismatchAndNothingIsSent) {
   auto c = client(config());
-  const std::string key = "order-77-key";
+  const std::string b1 = body_for("o-77"), b2 = body_for("o-77", 2000);
+  auto first = submit(c.get(), "o-77", b1);
+  ASSERT_EQ(pay_result_outcome(first.get()), PAY_OUTCOME_SUCCEEDED);
+  const long before = sim_->requests();
+  pay_result* r = nullptr;
+  EXPECT_EQ(pay_submit(&r, c.get(), "o-77", b2.data(), b2.size(), nullptr), PAY_EMISMATCH);
+  EXPECT_EQ(r, nullptr);
+  EXPECT_EQ(sim_->requests(), before);  // the ledger's fingerprint caught it
+  EXPECT_EQ(sim_->charges_for("o-77"), 1);
+}
+
+TEST_F(Submit, ProviderSaysKeyReusedWithOtherBytesIsAMismatchError) {
+  // Two clients with separate ledgers share a caller key by mistake: only
+  // the provider can see it, and its 422 is a caller bug, not an outcome.
+  const std::string key = "order-78-key";
   pay_submit_options o = PAY_SUBMIT_OPTIONS_INIT;
   o.idempotency_key = key.c_str();
-  const std::string b1 = body_for("o-77"), b2 = body_for("o-77", 2000);
+  const std::string b1 = body_for("o-78"), b2 = body_for("o-78b", 2000);
+  auto c1 = client(config());
   pay_result* r = nullptr;
-  ASSERT_EQ(pay_submit(&r, c.get(), "o-77", b1.data(), b1.size(), &o), PAY_OK);
+  ASSERT_EQ(pay_submit(&r, c1.get(), "o-78", b1.data(), b1.size(), &o), PAY_OK);
   EXPECT_EQ(pay_result_outcome(r), PAY_OUTCOME_SUCCEEDED);
   EXPECT_EQ(pay_result_idempotency_key(r), key);
   pay_result_free(r);
   r = nullptr;
-  EXPECT_EQ(pay_submit(&r, c.get(), "o-77", b2.data(), b2.size(), &o), PAY_EMISMATCH);
+  auto c2 = client(config());
+  EXPECT_EQ(pay_submit(&r, c2.get(), "o-78b", b2.data(), b2.size(), &o), PAY_EMISMATCH);
   EXPECT_EQ(r, nullptr);
   EXPECT_NE(std::string(pay_error_last()->message).find(key), std::string::npos);
-  EXPECT_EQ(sim_->charges_for("o-77"), 1);
+  EXPECT_EQ(sim_->charges_for("o-78b"), 0);
 }
 
 TEST_F(Submit, WrongCredentialsFailWithoutRetryAndNeverLeakTheToken) {

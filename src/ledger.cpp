@@ -1,0 +1,38 @@
+#include "ledger.hpp"
+
+#include "ledger_memory.hpp"
+#include "ledger_postgres.hpp"
+#include "ledger_sqlite.hpp"
+
+namespace payretry {
+
+const char* state_name(PaymentState s) {
+  switch (s) {
+    case PaymentState::pending: return "PENDING";
+    case PaymentState::in_flight: return "IN_FLIGHT";
+    case PaymentState::succeeded: return "SUCCEEDED";
+    case PaymentState::failed: return "FAILED";
+    case PaymentState::unknown: return "UNKNOWN";
+  }
+  return "?";
+}
+
+std::optional<PaymentState> parse_state(std::string_view s) {
+  for (PaymentState p : {PaymentState::pending, PaymentState::in_flight, PaymentState::succeeded,
+                         PaymentState::failed, PaymentState::unknown})
+    if (s == state_name(p)) return p;
+  return std::nullopt;
+}
+
+std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret) {
+  if (url == "memory:") return open_memory_ledger(secret);
+  if (url.rfind("sqlite://", 0) == 0) {
+    const std::string path = url.substr(9);
+    if (path.empty() || path[0] != '/') throw LedgerError("ledger: sqlite URL needs an absolute path: sqlite:///abs/path.db");
+    return open_sqlite_ledger(path, secret);
+  }
+  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) return open_postgres_ledger(url, secret);
+  throw LedgerError("ledger: unknown URL scheme; use memory:, sqlite:///abs/path.db or postgresql://...");
+}
+
+}  // namespace payretry

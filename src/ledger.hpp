@@ -1,0 +1,123 @@
+// The ledger: the durable state machine of every payment (DESIGN §4).
+//
+//   PENDING --claim--> IN_FLIGHT --> SUCCEEDED | FAILED | UNKNOWN
+//                          ^                              |
+//                          +------ resume / reconcile ----+   (same key, only while it is valid)
+//
+// A payment's row, with its idempotency key and request fingerprint, is
+// committed before the first byte is sent. Claiming is one atomic
+// conditional update that takes a lease; every later write is fenced by the
+// lease owner, so a worker whose lease was taken over cannot overwrite the
+// new owner's state. The ledger stores state, never HTTP, and never a body,
+// card number, token or credential.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace payretry {
+
+enum class PaymentState { pending, in_flight, succeeded, failed, unknown };
+
+const char* state_name(PaymentState s);                     // "PENDING", ...
+std::optional<PaymentState> parse_state(std::string_view s);
+
+struct PaymentRow {
+  std::string order_id;
+  std::string idempotency_key;
+  std::string fingerprint;          // hex HMAC-SHA256 of method, path and body
+  PaymentState state = PaymentState::pending;
+  std::string delivery;             // "" | "not_sent" | "maybe_processed" | "delivered"
+  std::string detail;               // why the state is what it is (redacted)
+  std::string provider_payment_id;
+  std::string provider_status;
+  int http_status = 0;
+  int attempts = 0;
+  int64_t created_at = 0;           // Unix ms, like every time here
+  int64_t key_expires_at = 0;       // after this the key is never re-sent
+  std::string lease_owner;
+  int64_t lease_until = 0;
+  int64_t updated_at = 0;
+};
+
+struct AttemptEntry {
+  int number = 0;
+  int64_t started_at = 0;
+  int64_t ended_at = 0;
+  int http_status = 0;
+  std::string transport_error;
+  std::string verdict;
+  std::string reason;
+  int64_t delay_ms = -1;
+  std::string provider_request_id;
+  bool replayed = false;
+};
+
+// The end of one run of attempts.
+struct Settlement {
+  PaymentState state = PaymentState::unknown;  // succeeded | failed | unknown
+  std::string delivery;
+  std::string detail;
+  std::string provider_payment_id;
+  std::string provider_status;
+  int http_status = 0;
+};
+
+// Failures of the store itself (locked, read-only, disk full, corrupt,
+// server down). Nothing is sent when one of these is thrown before a send.
+class LedgerError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class Ledger {
+ public:
+  virtual ~Ledger() = default;
+
+  // The per-ledger secret that keys fingerprints: created with the ledger,
+  // the same for every process that opens it.
+  virtual std::string secret() = 0;
+
+  // Inserts `proposed` as PENDING unless a row for its order id exists, and
+  // in the same transaction claims it for `owner` until `lease_until`.
+  // Returns the row as it now stands and whether this call created it. A
+  // key already used by another order is a LedgerError-free mismatch: the
+  // returned row is then that of the *order*, and `key_taken` is set.
+  struct CreateOutcome {
+    PaymentRow row;
+    bool created = false;
+    bool key_taken = false;
+  };
+  virtual CreateOutcome create_and_claim(const PaymentRow& proposed, const std::string& owner,
+                                         int64_t now, int64_t lease_until) = 0;
+
+  // Takes the lease on an existing row: only from PENDING, from UNKNOWN, or
+  // from IN_FLIGHT whose lease ended before `now`. True when taken.
+  virtual bool claim(const std::string& order_id, const std::string& owner, int64_t now, int64_t lease_until) = 0;
+
+  // Appends an attempt, fenced by the lease. False when `owner` no longer
+  // holds the lease (nothing written).
+  virtual bool record_attempt(const std::string& order_id, const std::string& owner, const AttemptEntry& a) = 0;
+
+  // Records the final attempt (if any) and the settlement in one commit,
+  // releasing the lease. Fenced like record_attempt.
+  virtual bool settle(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
+                      const Settlement& s, int64_t now) = 0;
+
+  virtual std::optional<PaymentRow> get(const std::string& order_id) = 0;
+  virtual std::vector<AttemptEntry> attempts(const std::string& order_id) = 0;
+  // Rows in `state` (all states when nullopt) last updated before
+  // `updated_before` (Unix ms; 0 = no limit), oldest first, at most `limit`.
+  virtual std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) = 0;
+};
+
+// Opens the ledger named by `url`: "memory:", "sqlite:///abs/path.db",
+// "postgresql://..." (or "postgres://..."). `secret` overrides the stored
+// per-ledger secret when not empty. Throws LedgerError.
+std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret);
+
+}  // namespace payretry

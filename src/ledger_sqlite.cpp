@@ -1,0 +1,375 @@
+#include "ledger_sqlite.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "fingerprint.hpp"
+
+namespace payretry {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+constexpr int kBusyTimeoutMs = 5000;
+
+// Each step brings the schema from version i to i+1; never edit a shipped
+// step, append a new one.
+const char* const kMigrations[] = {
+    R"sql(
+CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE payments (
+  order_id TEXT PRIMARY KEY,
+  idempotency_key TEXT NOT NULL UNIQUE,
+  fingerprint TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('PENDING','IN_FLIGHT','SUCCEEDED','FAILED','UNKNOWN')),
+  delivery TEXT NOT NULL DEFAULT '',
+  detail TEXT NOT NULL DEFAULT '',
+  provider_payment_id TEXT NOT NULL DEFAULT '',
+  provider_status TEXT NOT NULL DEFAULT '',
+  http_status INTEGER NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  key_expires_at INTEGER NOT NULL,
+  lease_owner TEXT NOT NULL DEFAULT '',
+  lease_until INTEGER NOT NULL DEFAULT 0,
+  updated_at INTEGER NOT NULL);
+CREATE INDEX payments_state_updated ON payments(state, updated_at);
+CREATE TABLE attempts (
+  order_id TEXT NOT NULL REFERENCES payments(order_id),
+  number INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER NOT NULL,
+  http_status INTEGER NOT NULL,
+  transport_error TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  delay_ms INTEGER NOT NULL,
+  provider_request_id TEXT NOT NULL,
+  replayed INTEGER NOT NULL,
+  PRIMARY KEY (order_id, number));
+)sql",
+};
+static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");
+
+const char* const kRowColumns =
+    "order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, provider_status, "
+    "http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at";
+
+struct DbCloser {
+  void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
+};
+struct StmtFinalizer {
+  void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }
+};
+
+// Turns SQLite's codes into errors an operator can act on.
+[[noreturn]] void fail(sqlite3* db, int rc, const std::string& what) {
+  std::string why;
+  switch (rc & 0xFF) {
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED: why = "the database stayed locked by another process beyond the busy timeout"; break;
+    case SQLITE_READONLY: why = "the database is read-only"; break;
+    case SQLITE_FULL: why = "the disk is full"; break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB: why = "the database file is corrupt or not a payretry ledger"; break;
+    case SQLITE_CANTOPEN: why = "the database file cannot be opened"; break;
+    case SQLITE_IOERR: why = "I/O error"; break;
+    default: why = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  }
+  throw LedgerError("ledger (sqlite): " + what + ": " + why);
+}
+
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const std::string& sql) : db_(db) {
+    sqlite3_stmt* s = nullptr;
+    const int rc = sqlite3_prepare_v2(db, sql.c_str(), static_cast<int>(sql.size()), &s, nullptr);
+    if (rc != SQLITE_OK) fail(db, rc, "prepare");
+    s_.reset(s);
+  }
+  Stmt& bind(int i, const std::string& v) {
+    check(sqlite3_bind_text(s_.get(), i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Stmt& bind(int i, int64_t v) {
+    check(sqlite3_bind_int64(s_.get(), i, v));
+    return *this;
+  }
+  // True while a row is available.
+  bool step() {
+    const int rc = sqlite3_step(s_.get());
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    last_rc_ = rc;
+    if ((rc & 0xFF) == SQLITE_CONSTRAINT) throw Constraint();
+    fail(db_, rc, "write");
+  }
+  std::string text(int i) const {
+    const unsigned char* t = sqlite3_column_text(s_.get(), i);
+    return t ? reinterpret_cast<const char*>(t) : "";
+  }
+  int64_t integer(int i) const { return sqlite3_column_int64(s_.get(), i); }
+
+  struct Constraint : LedgerError {
+    Constraint() : LedgerError("ledger (sqlite): constraint violated") {}
+  };
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) fail(db_, rc, "bind");
+  }
+  sqlite3* db_;
+  std::unique_ptr<sqlite3_stmt, StmtFinalizer> s_;
+  int last_rc_ = 0;
+};
+
+PaymentRow read_row(const Stmt& s) {
+  PaymentRow r;
+  r.order_id = s.text(0);
+  r.idempotency_key = s.text(1);
+  r.fingerprint = s.text(2);
+  r.state = parse_state(s.text(3)).value_or(PaymentState::unknown);
+  r.delivery = s.text(4);
+  r.detail = s.text(5);
+  r.provider_payment_id = s.text(6);
+  r.provider_status = s.text(7);
+  r.http_status = static_cast<int>(s.integer(8));
+  r.attempts = static_cast<int>(s.integer(9));
+  r.created_at = s.integer(10);
+  r.key_expires_at = s.integer(11);
+  r.lease_owner = s.text(12);
+  r.lease_until = s.integer(13);
+  r.updated_at = s.integer(14);
+  return r;
+}
+
+class SqliteLedger final : public Ledger {
+ public:
+  SqliteLedger(const std::string& path, const std::string& secret_override) {
+    sqlite3* raw = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                                   nullptr);
+    db_.reset(raw);
+    if (rc != SQLITE_OK) fail(raw, rc, "open " + path);
+    sqlite3_extended_result_codes(db(), 1);
+    sqlite3_busy_timeout(db(), kBusyTimeoutMs);
+    // WAL lets readers work beside the writer; FULL makes every commit
+    // durable before pay_submit sends a byte (the key must survive a crash).
+    exec("PRAGMA journal_mode=WAL", "set WAL mode");
+    exec("PRAGMA synchronous=FULL", "set synchronous=FULL");
+    exec("PRAGMA foreign_keys=ON", "enable foreign keys");
+    migrate();
+    secret_ = secret_override.empty() ? stored_secret() : secret_override;
+  }
+
+  std::string secret() override { return secret_; }
+
+  CreateOutcome create_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
+                                 int64_t lease_until) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tx tx(*this);
+    CreateOutcome out;
+    if (auto existing = get_locked(p.order_id)) {
+      out.row = *existing;
+      tx.commit();
+      return out;
+    }
+    try {
+      Stmt ins(db(), "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
+                     "key_expires_at, updated_at) VALUES (?1, ?2, ?3, 'PENDING', ?4, ?5, ?4)");
+      ins.bind(1, p.order_id).bind(2, p.idempotency_key).bind(3, p.fingerprint).bind(4, now).bind(5, p.key_expires_at);
+      ins.step();
+    } catch (const Stmt::Constraint&) {
+      // The order id is free (checked above), so the key belongs to another order.
+      out.key_taken = true;
+      out.row.order_id = p.order_id;
+      tx.commit();
+      return out;
+    }
+    Stmt claim(db(), "UPDATE payments SET state='IN_FLIGHT', lease_owner=?2, lease_until=?3, updated_at=?4 "
+                     "WHERE order_id=?1 AND state='PENDING'");
+    claim.bind(1, p.order_id).bind(2, owner).bind(3, lease_until).bind(4, now);
+    claim.step();
+    out.row = *get_locked(p.order_id);
+    out.created = true;
+    tx.commit();
+    return out;
+  }
+
+  bool claim(const std::string& order_id, const std::string& owner, int64_t now, int64_t lease_until) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tx tx(*this);
+    Stmt s(db(), "UPDATE payments SET state='IN_FLIGHT', lease_owner=?2, lease_until=?3, updated_at=?4 "
+                 "WHERE order_id=?1 AND (state IN ('PENDING','UNKNOWN') OR (state='IN_FLIGHT' AND lease_until < ?4))");
+    s.bind(1, order_id).bind(2, owner).bind(3, lease_until).bind(4, now);
+    s.step();
+    const bool won = sqlite3_changes(db()) == 1;
+    tx.commit();
+    return won;
+  }
+
+  bool record_attempt(const std::string& order_id, const std::string& owner, const AttemptEntry& a) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tx tx(*this);
+    if (!fence_and_store(order_id, owner, a)) return false;
+    tx.commit();
+    return true;
+  }
+
+  bool settle(const std::string& order_id, const std::string& owner, const AttemptEntry* last, const Settlement& st,
+              int64_t now) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tx tx(*this);
+    if (last) {
+      if (!fence_and_store(order_id, owner, *last)) return false;
+    }
+    Stmt s(db(), "UPDATE payments SET state=?3, delivery=?4, detail=?5, provider_payment_id=?6, provider_status=?7, "
+                 "http_status=?8, lease_owner='', lease_until=0, updated_at=MAX(updated_at, ?9) "
+                 "WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
+    s.bind(1, order_id).bind(2, owner).bind(3, std::string(state_name(st.state))).bind(4, st.delivery)
+        .bind(5, st.detail).bind(6, st.provider_payment_id).bind(7, st.provider_status)
+        .bind(8, static_cast<int64_t>(st.http_status)).bind(9, now);
+    s.step();
+    if (sqlite3_changes(db()) != 1) return false;
+    tx.commit();
+    return true;
+  }
+
+  std::optional<PaymentRow> get(const std::string& order_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return get_locked(order_id);
+  }
+
+  std::vector<AttemptEntry> attempts(const std::string& order_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Stmt s(db(), "SELECT number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, "
+                 "provider_request_id, replayed FROM attempts WHERE order_id=?1 ORDER BY number");
+    s.bind(1, order_id);
+    std::vector<AttemptEntry> out;
+    while (s.step()) {
+      AttemptEntry a;
+      a.number = static_cast<int>(s.integer(0));
+      a.started_at = s.integer(1);
+      a.ended_at = s.integer(2);
+      a.http_status = static_cast<int>(s.integer(3));
+      a.transport_error = s.text(4);
+      a.verdict = s.text(5);
+      a.reason = s.text(6);
+      a.delay_ms = s.integer(7);
+      a.provider_request_id = s.text(8);
+      a.replayed = s.integer(9) != 0;
+      out.push_back(std::move(a));
+    }
+    return out;
+  }
+
+  std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Stmt s(db(), std::string("SELECT ") + kRowColumns +
+                     " FROM payments WHERE (?1 = '' OR state = ?1) AND (?2 <= 0 OR updated_at < ?2) "
+                     "ORDER BY updated_at, order_id LIMIT ?3");
+    s.bind(1, std::string(state ? state_name(*state) : "")).bind(2, updated_before).bind(3, static_cast<int64_t>(limit));
+    std::vector<PaymentRow> out;
+    while (s.step()) out.push_back(read_row(s));
+    return out;
+  }
+
+ private:
+  // BEGIN IMMEDIATE takes the write lock up front, so two processes never
+  // deadlock upgrading read locks; rolled back unless committed.
+  class Tx {
+   public:
+    explicit Tx(SqliteLedger& l) : l_(l) { l_.exec("BEGIN IMMEDIATE", "begin a transaction"); }
+    void commit() {
+      l_.exec("COMMIT", "commit");
+      done_ = true;
+    }
+    ~Tx() {
+      if (!done_) sqlite3_exec(l_.db(), "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+
+   private:
+    SqliteLedger& l_;
+    bool done_ = false;
+  };
+
+  sqlite3* db() const { return db_.get(); }
+
+  void exec(const char* sql, const std::string& what) {
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db(), sql, nullptr, nullptr, &err);
+    sqlite3_free(err);
+    if (rc != SQLITE_OK) fail(db(), rc, what);
+  }
+
+  void migrate() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tx tx(*this);
+    exec("CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)", "create ledger_meta");
+    int version = 0;
+    {
+      Stmt s(db(), "SELECT value FROM ledger_meta WHERE key='schema_version'");
+      if (s.step()) version = std::stoi(s.text(0));
+    }
+    if (version > kSchemaVersion)
+      throw LedgerError("ledger (sqlite): schema version " + std::to_string(version) +
+                        " is newer than this library knows (" + std::to_string(kSchemaVersion) + ")");
+    for (int v = version; v < kSchemaVersion; ++v) exec(kMigrations[v], "migrate to schema " + std::to_string(v + 1));
+    Stmt set(db(), "INSERT INTO ledger_meta (key, value) VALUES ('schema_version', ?1) "
+                   "ON CONFLICT(key) DO UPDATE SET value=excluded.value");
+    set.bind(1, std::to_string(kSchemaVersion));
+    set.step();
+    // The secret is created once, with the ledger; every process reads it.
+    Stmt sec(db(), "INSERT INTO ledger_meta (key, value) VALUES ('secret', ?1) ON CONFLICT(key) DO NOTHING");
+    sec.bind(1, new_ledger_secret());
+    sec.step();
+    tx.commit();
+  }
+
+  std::string stored_secret() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Stmt s(db(), "SELECT value FROM ledger_meta WHERE key='secret'");
+    if (!s.step()) throw LedgerError("ledger (sqlite): the ledger has no secret");
+    return s.text(0);
+  }
+
+  std::optional<PaymentRow> get_locked(const std::string& order_id) {
+    Stmt s(db(), std::string("SELECT ") + kRowColumns + " FROM payments WHERE order_id=?1");
+    s.bind(1, order_id);
+    if (!s.step()) return std::nullopt;
+    return read_row(s);
+  }
+
+  bool fence_and_store(const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
+    Stmt f(db(), "UPDATE payments SET attempts=MAX(attempts, ?3), updated_at=MAX(updated_at, ?4) "
+                 "WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
+    f.bind(1, order_id).bind(2, owner).bind(3, static_cast<int64_t>(a.number)).bind(4, a.ended_at);
+    f.step();
+    if (sqlite3_changes(db()) != 1) return false;
+    Stmt s(db(), "INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
+                 "reason, delay_ms, provider_request_id, replayed) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11) "
+                 "ON CONFLICT(order_id, number) DO UPDATE SET started_at=excluded.started_at, "
+                 "ended_at=excluded.ended_at, http_status=excluded.http_status, "
+                 "transport_error=excluded.transport_error, verdict=excluded.verdict, reason=excluded.reason, "
+                 "delay_ms=excluded.delay_ms, provider_request_id=excluded.provider_request_id, "
+                 "replayed=excluded.replayed");
+    s.bind(1, order_id).bind(2, static_cast<int64_t>(a.number)).bind(3, a.started_at).bind(4, a.ended_at)
+        .bind(5, static_cast<int64_t>(a.http_status)).bind(6, a.transport_error).bind(7, a.verdict).bind(8, a.reason)
+        .bind(9, a.delay_ms).bind(10, a.provider_request_id).bind(11, static_cast<int64_t>(a.replayed ? 1 : 0));
+    s.step();
+    return true;
+  }
+
+  std::mutex mu_;
+  std::unique_ptr<sqlite3, DbCloser> db_;
+  std::string secret_;
+};
+
+}  // namespace
+
+std::unique_ptr<Ledger> open_sqlite_ledger(const std::string& path, const std::string& secret_override) {
+  return std::make_unique<SqliteLedger>(path, secret_override);
+}
+
+}  // namespace payretry

@@ -1,0 +1,168 @@
+#include "payment_flow.hpp"
+
+#include <algorithm>
+
+#include "error.hpp"
+#include "fingerprint.hpp"
+
+namespace payretry {
+namespace {
+
+AttemptEntry entry_of(const AttemptRecord& a) {
+  AttemptEntry e;
+  e.number = static_cast<int>(a.number);
+  e.started_at = a.started_unix_ms;
+  e.ended_at = a.started_unix_ms + a.elapsed_ms;
+  e.http_status = a.http_status;
+  e.transport_error = a.transport_error;
+  e.verdict = a.verdict;
+  e.reason = a.reason;
+  e.delay_ms = a.delay_ms;
+  e.provider_request_id = a.provider_request_id;
+  e.replayed = a.replayed;
+  return e;
+}
+
+PaymentState state_of(Outcome o) {
+  switch (o) {
+    case Outcome::succeeded: return PaymentState::succeeded;
+    case Outcome::failed: return PaymentState::failed;
+    default: return PaymentState::unknown;
+  }
+}
+
+Settlement settlement_of(const PaymentResult& r) {
+  Settlement s;
+  s.state = state_of(r.outcome);
+  s.delivery = delivery_name(r.delivery);
+  s.detail = r.error;
+  s.provider_payment_id = r.provider_payment_id;
+  s.provider_status = r.provider_status;
+  s.http_status = r.http_status;
+  return s;
+}
+
+constexpr int64_t kPollMs = 50;
+
+}  // namespace
+
+PaymentFlow::PaymentFlow(Engine& engine, Ledger& ledger, const Config& config, Clock& clock, Sleeper& sleeper,
+                         KeySource& keys, Stats& stats, AttemptLog& log, std::string owner)
+    : engine_(engine), ledger_(ledger), config_(config), clock_(clock), sleeper_(sleeper), keys_(keys),
+      stats_(stats), log_(log), owner_(std::move(owner)), secret_(ledger.secret()) {}
+
+PaymentResult PaymentFlow::from_ledger(const PaymentRow& row, const std::string& why) {
+  PaymentResult r;
+  r.from_ledger = true;
+  r.order_id = row.order_id;
+  r.idempotency_key = row.idempotency_key;
+  r.http_status = row.http_status;
+  r.provider_payment_id = row.provider_payment_id;
+  r.provider_status = row.provider_status;
+  switch (row.state) {
+    case PaymentState::succeeded: r.outcome = Outcome::succeeded; break;
+    case PaymentState::failed: r.outcome = Outcome::failed; break;
+    case PaymentState::in_flight: r.outcome = Outcome::in_progress; break;
+    default: r.outcome = Outcome::unknown; break;
+  }
+  r.delivery = row.delivery == "delivered"   ? Delivery::delivered
+               : row.delivery == "not_sent"  ? Delivery::not_sent
+                                             : Delivery::maybe_processed;
+  r.error = why.empty() ? row.detail : why;
+  stats_.on_outcome(r.outcome);
+  log_.outcome(r);
+  return r;
+}
+
+PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
+  engine_.validate(req);
+  const std::string path = engine_.path_for(req);
+  const std::string fingerprint = request_fingerprint(secret_, "POST", path, req.body);
+  const RetryPolicy& policy = config_.retry;
+  const int64_t deadline_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy.deadline_ms) : policy.deadline_ms;
+  auto lease_end = [&](int64_t now) { return now + deadline_ms + config_.lease_margin_ms; };
+
+  int64_t now = clock_.unix_ms();
+  PaymentRow proposed;
+  proposed.order_id = req.order_id;
+  // The key is made when the payment task is created and committed with it,
+  // before anything is sent; every later attempt and process reuses it.
+  proposed.idempotency_key = req.idempotency_key.empty() ? keys_.new_key() : req.idempotency_key;
+  proposed.fingerprint = fingerprint;
+  proposed.key_expires_at = now + config_.key_retention_ms - std::min<int64_t>(3600000, config_.key_retention_ms / 10);
+
+  const Ledger::CreateOutcome created = ledger_.create_and_claim(proposed, owner_, now, lease_end(now));
+  if (created.key_taken)
+    throw Error(Errc::mismatch, "idempotency key " + proposed.idempotency_key + " already belongs to another order");
+  if (created.created) return run(req, created.row, false);
+
+  PaymentRow row = created.row;
+  if (row.fingerprint != fingerprint)
+    throw Error(Errc::mismatch, "order " + row.order_id + " was first submitted with other parameters; nothing sent");
+  if (!req.idempotency_key.empty() && req.idempotency_key != row.idempotency_key)
+    throw Error(Errc::mismatch, "order " + row.order_id + " already has its own idempotency key; nothing sent");
+
+  const int64_t wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
+  for (;;) {
+    now = clock_.unix_ms();
+    switch (row.state) {
+      case PaymentState::succeeded:
+      case PaymentState::failed:
+        return from_ledger(row, {});
+      case PaymentState::unknown:
+        // Past the provider's retention a same-key retry could create a
+        // second payment: only a query may settle it now.
+        if (now >= row.key_expires_at) return from_ledger(row, "idempotency key expired: settle this payment by query");
+        [[fallthrough]];
+      case PaymentState::pending:
+        if (ledger_.claim(row.order_id, owner_, now, lease_end(now))) return run(req, row, true);
+        break;
+      case PaymentState::in_flight:
+        if (row.lease_until < now) {
+          if (now >= row.key_expires_at) return from_ledger(row, "idempotency key expired: settle this payment by query");
+          if (ledger_.claim(row.order_id, owner_, now, lease_end(now))) return run(req, row, true);
+        } else if (clock_.now_ms() >= wait_until) {
+          return from_ledger(row, "another worker holds this payment");
+        } else {
+          sleeper_.sleep_ms(std::min<int64_t>(kPollMs, wait_until - clock_.now_ms()));
+        }
+        break;
+    }
+    auto again = ledger_.get(row.order_id);
+    if (!again) throw LedgerError("ledger: payment " + row.order_id + " disappeared");
+    row = *again;
+  }
+}
+
+PaymentResult PaymentFlow::run(const SubmitRequest& req, const PaymentRow& row, bool resumed) {
+  SubmitRequest r = req;
+  r.idempotency_key = row.idempotency_key;
+  r.first_attempt = static_cast<unsigned>(row.attempts) + 1;
+  // A worker that died while IN_FLIGHT may have sent without recording it;
+  // an earlier run that saw a possibly processed attempt said so.
+  r.prior_may_have_processed =
+      resumed && (row.state == PaymentState::in_flight || row.delivery == "maybe_processed" || row.delivery == "delivered");
+  r.before_retry = [this, &row](const AttemptRecord& a) { return ledger_.record_attempt(row.order_id, owner_, entry_of(a)); };
+
+  PaymentResult result;
+  try {
+    result = engine_.submit(r);
+  } catch (const Error& e) {
+    // The call failed (a hook, a mismatch): leave the row resumable, and
+    // honest about whether anything may have reached the provider.
+    Settlement s;
+    s.state = PaymentState::unknown;
+    s.delivery = (e.code() == Errc::hook && !r.prior_may_have_processed) ? "not_sent" : "maybe_processed";
+    s.detail = e.code() == Errc::hook ? "request hook failed" : "provider reported a key mismatch";
+    ledger_.settle(row.order_id, owner_, nullptr, s, clock_.unix_ms());
+    throw;
+  }
+  if (result.outcome == Outcome::in_progress) return result;  // lease lost: the new owner settles
+  const AttemptEntry last = result.attempts.empty() ? AttemptEntry{} : entry_of(result.attempts.back());
+  if (!ledger_.settle(row.order_id, owner_, result.attempts.empty() ? nullptr : &last, settlement_of(result),
+                      clock_.unix_ms()))
+    log_.note(kLogWarn, "lease_lost", "payment " + row.order_id + " was taken over before it could be settled");
+  return result;
+}
+
+}  // namespace payretry
