@@ -7,6 +7,7 @@
  * OUTCOMES_FILE, when given, receives "order_id outcome delivery attempts"
  * per payment so that a script can check them against the provider's truth.
  */
+#define _POSIX_C_SOURCE 200809L
 #include <payretry/payretry.h>
 
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 struct shared {
   pay_client *client;
@@ -69,7 +71,8 @@ int main(int argc, char **argv) {
   s.payments = argc > 2 ? atoi(argv[2]) : 100;
   s.threads = argc > 3 ? atoi(argv[3]) : 4;
   if (s.threads < 1 || s.threads > 64) s.threads = 4;
-  s.run_id = (long)time(NULL);
+  /* Order ids unique per run, even for two runs in the same second. */
+  s.run_id = (long)time(NULL) % 100000000L * 100000L + (long)getpid() % 100000L;
   pthread_mutex_init(&s.mu, NULL);
   if (argc > 4 && !(s.out = fopen(argv[4], "w"))) {
     perror(argv[4]);

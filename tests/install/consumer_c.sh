@@ -40,7 +40,7 @@ LD_LIBRARY_PATH=$libdir ldd "$work/cmake-consumer/build/example" | grep -q "$wor
 "$build/src/sim/payretry-sim" --port 0 --seed 7 --fault lost_response=0.1 --fault 503=0.1 \
   > "$work/sim.out" &
 sim_pid=$!
-for _ in $(seq 100); do grep -q listening "$work/sim.out" 2>/dev/null && break; sleep 0.05; done
+for _ in $(seq 400); do grep -q listening "$work/sim.out" 2>/dev/null && break; sleep 0.05; done
 port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/sim.out" | head -n1)
 [ -n "$port" ] || { echo "simulator did not start"; exit 1; }
 
