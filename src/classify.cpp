@@ -1,5 +1,7 @@
 #include "classify.hpp"
 
+#include "json_util.hpp"
+
 #include <cJSON.h>
 #include <strings.h>
 
@@ -8,10 +10,6 @@
 namespace payretry {
 namespace {
 
-struct JsonDeleter {
-  void operator()(cJSON* j) const { cJSON_Delete(j); }
-};
-using Json = std::unique_ptr<cJSON, JsonDeleter>;
 
 std::string string_at(const cJSON* obj, const char* a, const char* b = nullptr) {
   const cJSON* v = cJSON_GetObjectItemCaseSensitive(obj, a);
@@ -60,7 +58,7 @@ Classification classify(const Profile& profile, const TransportResult& t) {
 
   const int status = t.response.status;
   const std::string http = "http_" + std::to_string(status);
-  Json body(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
+  JsonPtr body(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
   const std::string type = body ? string_at(body.get(), "error", "type") : "";
   std::string code = body ? string_at(body.get(), "error", "code") : "";
   if (code.empty() && body) code = string_at(body.get(), "code");

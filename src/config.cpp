@@ -6,14 +6,12 @@
 #include <memory>
 #include <set>
 
+#include "json_util.hpp"
 #include "validate.hpp"
 
 namespace payretry {
 namespace {
 
-struct JsonDeleter {
-  void operator()(cJSON* j) const { cJSON_Delete(j); }
-};
 
 [[noreturn]] void fail(const std::string& key, const std::string& what) { throw ConfigError(key + ": " + what); }
 
@@ -191,7 +189,7 @@ std::vector<std::string> Config::secrets() const {
 
 Config parse_config(std::string_view json) {
   const char* end = nullptr;
-  std::unique_ptr<cJSON, JsonDeleter> root(cJSON_ParseWithLengthOpts(json.data(), json.size(), &end, false));
+  JsonPtr root(cJSON_ParseWithLengthOpts(json.data(), json.size(), &end, false));
   if (!root) throw ConfigError("config: not valid JSON");
   for (const char* p = end; p && p < json.data() + json.size(); ++p)
     if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0')
