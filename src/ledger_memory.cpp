@@ -35,7 +35,12 @@ class MemoryLedger final : public Ledger {
       out.row.order_id = proposed.order_id;
       return out;
     }
-    PaymentRow row = proposed;
+    // Keep what the durable backends keep, nothing more.
+    PaymentRow row;
+    row.order_id = proposed.order_id;
+    row.idempotency_key = proposed.idempotency_key;
+    row.fingerprint = proposed.fingerprint;
+    row.key_expires_at = proposed.key_expires_at;
     row.state = PaymentState::in_flight;
     row.lease_owner = owner;
     row.lease_until = lease_until;
@@ -80,7 +85,7 @@ class MemoryLedger final : public Ledger {
     r->http_status = s.http_status;
     r->lease_owner.clear();
     r->lease_until = 0;
-    r->updated_at = now;
+    r->updated_at = std::max(r->updated_at, now);
     return true;
   }
 

@@ -577,7 +577,7 @@ class PostgresLedger final : public Ledger {
     else if (starts("53")) why = "the database server is out of resources";
     else if (s == "57P01" || s == "57P02") why = "the server is shutting down or restarting";
     else if (s == "57P03") why = "the server is starting up or shutting down and refuses connections";
-    else if (s == "55P03") why = "a payment row stayed locked by another session beyond lock_timeout";
+    else if (s == "55P03") why = "a lock stayed held by another session beyond lock_timeout";
     else if (starts("23")) why = "a constraint of the ledger schema was violated (unexpected)";
     else if (s == "42P01") why = "the ledger tables are missing";
     else if (starts("08") || f.broken) why = "lost the connection to the server";
@@ -622,6 +622,8 @@ class PostgresLedger final : public Ledger {
     ConnPtr c(PQconnectdbParams(keys, values, 1));
     if (!c) throw error(op, "cannot connect: out of memory");
     if (PQstatus(c.get()) != CONNECTION_OK) throw error(op, "cannot connect: " + one_line(PQerrorMessage(c.get())));
+    // A library does not write to stderr: server NOTICEs are dropped.
+    PQsetNoticeProcessor(c.get(), [](void*, const char*) {}, nullptr);
     try {
       setup_session(c.get());
     } catch (const PgFailure& f) {
@@ -729,7 +731,12 @@ class PostgresLedger final : public Ledger {
   // ---- schema and secret ----------------------------------------------
 
   static std::optional<int> read_version(PGconn* c) {
-    ResultPtr t = exec(c, "SELECT to_regclass('ledger_meta') IS NOT NULL");
+    // pg_class itself, not to_regclass(): a name lookup may answer from this
+    // session's catalog cache, which does not yet know the table another
+    // process created while this one waited for the migration lock.
+    ResultPtr t = exec(c,
+                       "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
+                       "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = 'ledger_meta')");
     if (as_text(t.get(), 0, 0) != "t") return std::nullopt;
     ResultPtr r = exec(c, "SELECT value FROM ledger_meta WHERE key = 'schema_version'");
     if (PQntuples(r.get()) == 0) return std::nullopt;
@@ -816,7 +823,7 @@ std::string redact_conninfo(std::string_view text, std::string_view password) {
   static const std::regex userinfo(R"(([A-Za-z][A-Za-z0-9+.\-]*://[^:/?#@\s]*):[^@\s]*@)");
   s = std::regex_replace(s, userinfo, "$1:***@");
   // password=... in conninfo strings ('quoted' or bare) and URI queries.
-  static const std::regex keyval(R"((password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&'"]*))", std::regex::icase);
+  static const std::regex keyval(R"((password\s*=\s*)((?:'(?:[^'\\]|\\.)*')+|[^\s&'"]*))", std::regex::icase);
   s = std::regex_replace(s, keyval, "$1***");
   return s;
 }

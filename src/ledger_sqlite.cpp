@@ -3,6 +3,8 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 #include <mutex>
 
 #include "fingerprint.hpp"
@@ -156,7 +158,7 @@ class SqliteLedger final : public Ledger {
     sqlite3_busy_timeout(db(), kBusyTimeoutMs);
     // WAL lets readers work beside the writer; FULL makes every commit
     // durable before pay_submit sends a byte (the key must survive a crash).
-    exec("PRAGMA journal_mode=WAL", "set WAL mode");
+    set_wal_mode();
     exec("PRAGMA synchronous=FULL", "set synchronous=FULL");
     exec("PRAGMA foreign_keys=ON", "enable foreign keys");
     migrate();
@@ -303,6 +305,19 @@ class SqliteLedger final : public Ledger {
     if (rc != SQLITE_OK) fail(db(), rc, what);
   }
 
+  // Switching a fresh file to WAL answers SQLITE_BUSY at once, without the
+  // busy handler, while another process is doing the same; retry for as
+  // long as the busy timeout would have waited.
+  void set_wal_mode() {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    for (;;) {
+      const int rc = sqlite3_exec(db(), "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+      if (rc == SQLITE_OK) return;
+      if ((rc & 0xFF) != SQLITE_BUSY || std::chrono::steady_clock::now() >= give_up) fail(db(), rc, "set WAL mode");
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+
   void migrate() {
     std::lock_guard<std::mutex> lock(mu_);
     Tx tx(*this);
@@ -310,7 +325,12 @@ class SqliteLedger final : public Ledger {
     int version = 0;
     {
       Stmt s(db(), "SELECT value FROM ledger_meta WHERE key='schema_version'");
-      if (s.step()) version = std::stoi(s.text(0));
+      if (s.step()) {
+        const std::string v = s.text(0);
+        if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 6)
+          throw LedgerError("ledger (sqlite): schema_version is not a number; this is not a payretry ledger");
+        version = std::stoi(v);
+      }
     }
     if (version > kSchemaVersion)
       throw LedgerError("ledger (sqlite): schema version " + std::to_string(version) +

@@ -17,9 +17,10 @@ libdir=$(pkg-config --variable=libdir payretry)
 # The build tree's headers and library must not be visible: only the prefix.
 cc -std=c99 -Wall -Wextra -pedantic -Werror -o "$work/example" "$src/src/examples/submit_example.c" \
    $(pkg-config --cflags --libs payretry) -lpthread
-if ! LD_LIBRARY_PATH=$libdir ldd "$work/example" | grep -q "$work/prefix"; then
-  echo "example does not link the installed libpayretry"; exit 1
-fi
+# (ldd's output is captured first: grep -q closing the pipe early would make
+# ldd die of SIGPIPE and pipefail report a failure.)
+links=$(LD_LIBRARY_PATH=$libdir ldd "$work/example")
+case "$links" in *"$work/prefix"*) ;; *) echo "example does not link the installed libpayretry"; exit 1 ;; esac
 
 # The same program through the CMake package: find_package(payretry).
 mkdir -p "$work/cmake-consumer"
@@ -34,8 +35,8 @@ CMK
 cmake -S "$work/cmake-consumer" -B "$work/cmake-consumer/build" -G Ninja \
   -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/cmake-consumer/build" >/dev/null
-LD_LIBRARY_PATH=$libdir ldd "$work/cmake-consumer/build/example" | grep -q "$work/prefix" \
-  || { echo "find_package consumer does not link the installed libpayretry"; exit 1; }
+links=$(LD_LIBRARY_PATH=$libdir ldd "$work/cmake-consumer/build/example")
+case "$links" in *"$work/prefix"*) ;; *) echo "find_package consumer does not link the installed libpayretry"; exit 1 ;; esac
 
 "$build/src/sim/payretry-sim" --port 0 --seed 7 --fault lost_response=0.1 --fault 503=0.1 \
   > "$work/sim.out" &

@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -41,6 +42,9 @@ inline const char* kind_name(Kind k) {
   }
   return "?";
 }
+
+// Test names and failure messages say "postgres", not "4-byte object".
+inline void PrintTo(Kind k, std::ostream* os) { *os << kind_name(k); }
 
 inline std::string env(const char* name) {
   const char* v = std::getenv(name);
@@ -95,6 +99,7 @@ class PgSession {
   explicit PgSession(const std::string& url) : c_(PQconnectdb(url.c_str())) {
     if (PQstatus(c_.get()) != CONNECTION_OK)
       throw std::runtime_error(std::string("test: cannot connect to PostgreSQL: ") + PQerrorMessage(c_.get()));
+    PQsetNoticeProcessor(c_.get(), [](void*, const char*) {}, nullptr);  // DROP ... CASCADE chatter
   }
   // Test-only SQL from constants and generated names.
   std::string exec(const std::string& sql) {

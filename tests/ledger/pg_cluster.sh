@@ -54,11 +54,7 @@ fi
 
 as_pg() {
   if [ "$(id -u)" -eq 0 ]; then
-    if command -v runuser >/dev/null; then
-      runuser -u "$pg_user" -- "$@"
-    else
-      su -s /bin/sh "$pg_user" -c '"$0" "$@"' -- "$@"
-    fi
+    runuser -u "$pg_user" -- "$@"
   else
     "$@"
   fi
@@ -66,6 +62,7 @@ as_pg() {
 
 ensure_user() {
   [ "$(id -u)" -eq 0 ] || return 0
+  command -v runuser >/dev/null || die "runuser (util-linux) is needed to run the server as $pg_user"
   id -u "$pg_user" >/dev/null 2>&1 && return 0
   useradd -r -M -d /var/lib/postgresql -s /bin/bash "$pg_user" ||
     id -u "$pg_user" >/dev/null 2>&1 || die "cannot create the $pg_user user"
@@ -155,12 +152,14 @@ max_connections = ${PAYRETRY_PG_MAX_CONNECTIONS:-400}
 logging_collector = off
 EOF
     echo "$port" > "$dir/port"
+    local seen=0
+    [ -f "$dir/server.log" ] && seen=$(wc -l < "$dir/server.log")
     if as_pg "$bindir/pg_ctl" -D "$data" -l "$dir/server.log" -w -t 60 start >/dev/null 2>&1; then
       break
     fi
     # Lost the race for the port, or something worse: show the log, retry.
     do_stop || true
-    tail -n 5 "$dir/server.log" >&2 || true
+    tail -n +"$((seen + 1))" "$dir/server.log" 2>/dev/null | tail -n 5 >&2 || true
     port=""
     [ "$tries" -lt 5 ] || die "the server did not start (log: $dir/server.log)"
   done

@@ -1,0 +1,841 @@
+// The ledger conformance suite (DESIGN §4): the same rules, run against
+// every backend: memory:, SQLite and PostgreSQL (when PAYRETRY_TEST_PG_URL
+// names a server; with PAYRETRY_REQUIRE_PG=1 its absence is a failure).
+// Each test gets a fresh, empty store.
+//
+// The binary doubles as the racing child process: started with
+// --ledger-child it opens a ledger and obeys commands on stdin.
+//
+// To run it with PostgreSQL:
+//   url=$(bash tests/ledger/pg_cluster.sh start /tmp/payretry-pg)
+//   PAYRETRY_TEST_PG_URL=$url PAYRETRY_REQUIRE_PG=1 ctest --test-dir build -R 'Ledger|Postgres'
+//   bash tests/ledger/pg_cluster.sh destroy /tmp/payretry-pg
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include "ledger.hpp"
+#include "ledger_fixture.hpp"
+#include "ledger_postgres.hpp"
+
+using namespace payretry;
+using namespace ledger_test;
+
+namespace {
+
+constexpr int64_t kNow = 1'700'000'000'000;  // Unix ms
+constexpr int64_t kLease = 30'000;
+constexpr int64_t kDay = 86'400'000;
+
+PaymentRow proposal(const std::string& order, const std::string& key = "") {
+  PaymentRow r;
+  r.order_id = order;
+  r.idempotency_key = key.empty() ? "key-" + order : key;
+  r.fingerprint = std::string(64, 'a');
+  r.key_expires_at = kNow + kDay;
+  return r;
+}
+
+AttemptEntry attempt(int number, int64_t started) {
+  AttemptEntry a;
+  a.number = number;
+  a.started_at = started;
+  a.ended_at = started + 120;
+  a.http_status = 500 + number;
+  a.transport_error = number % 2 ? "" : "connection reset";
+  a.verdict = "retry";
+  a.reason = "HTTP 5xx: the provider did not process it (attempt " + std::to_string(number) + ")";
+  a.delay_ms = 250 * number;
+  a.provider_request_id = "req_" + std::to_string(number);
+  a.replayed = number % 2 == 0;
+  return a;
+}
+
+void expect_same_attempt(const AttemptEntry& want, const AttemptEntry& got) {
+  EXPECT_EQ(want.number, got.number);
+  EXPECT_EQ(want.started_at, got.started_at);
+  EXPECT_EQ(want.ended_at, got.ended_at);
+  EXPECT_EQ(want.http_status, got.http_status);
+  EXPECT_EQ(want.transport_error, got.transport_error);
+  EXPECT_EQ(want.verdict, got.verdict);
+  EXPECT_EQ(want.reason, got.reason);
+  EXPECT_EQ(want.delay_ms, got.delay_ms);
+  EXPECT_EQ(want.provider_request_id, got.provider_request_id);
+  EXPECT_EQ(want.replayed, got.replayed);
+}
+
+void expect_same_row(const PaymentRow& want, const PaymentRow& got) {
+  EXPECT_EQ(want.order_id, got.order_id);
+  EXPECT_EQ(want.idempotency_key, got.idempotency_key);
+  EXPECT_EQ(want.fingerprint, got.fingerprint);
+  EXPECT_EQ(state_name(want.state), std::string(state_name(got.state)));
+  EXPECT_EQ(want.delivery, got.delivery);
+  EXPECT_EQ(want.detail, got.detail);
+  EXPECT_EQ(want.provider_payment_id, got.provider_payment_id);
+  EXPECT_EQ(want.provider_status, got.provider_status);
+  EXPECT_EQ(want.http_status, got.http_status);
+  EXPECT_EQ(want.attempts, got.attempts);
+  EXPECT_EQ(want.created_at, got.created_at);
+  EXPECT_EQ(want.key_expires_at, got.key_expires_at);
+  EXPECT_EQ(want.lease_owner, got.lease_owner);
+  EXPECT_EQ(want.lease_until, got.lease_until);
+  EXPECT_EQ(want.updated_at, got.updated_at);
+}
+
+bool is_hex64(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdefABCDEF") == std::string::npos;
+}
+
+// ---- the racing participants ----------------------------------------------
+
+constexpr int kRaceOrders = 50;
+std::string race_order(int i) { return "race-" + std::to_string(i); }
+
+// One participant's pass over every order, starting at its own offset so
+// that participants meet on different orders. Returns the orders it won.
+std::vector<std::string> race_pass(Ledger& l, const std::string& op, const std::string& owner, int offset,
+                                   int64_t now, int64_t lease_until) {
+  std::vector<std::string> won;
+  for (int k = 0; k < kRaceOrders; ++k) {
+    const int i = (k + offset) % kRaceOrders;
+    const std::string order = race_order(i);
+    if (op == "create") {
+      if (l.create_and_claim(proposal(order), owner, now, lease_until).created) won.push_back(order);
+    } else {
+      if (l.claim(order, owner, now, lease_until)) won.push_back(order);
+    }
+  }
+  return won;
+}
+
+// Child mode: `--ledger-child URL NAME`. Prints "started"; then obeys
+//   open                         -> "ready SECRET"
+//   create|claim NOW LEASE OFFSET -> "won ORDER"... then "done"
+// and prints "error MESSAGE" when the ledger throws. Exits at EOF.
+int child_main(int argc, char** argv) {
+  if (argc < 4) return 2;
+  const std::string url = argv[2], name = argv[3];
+  std::unique_ptr<Ledger> ledger;
+  auto say = [](const std::string& line) {
+    std::fputs((line + "\n").c_str(), stdout);
+    std::fflush(stdout);
+  };
+  say("started");
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, stdin)) {
+    std::istringstream in(buf);
+    std::string cmd;
+    in >> cmd;
+    try {
+      if (cmd == "open") {
+        ledger = open_ledger(url, "");
+        say("ready " + ledger->secret());
+      } else if (cmd == "create" || cmd == "claim") {
+        int64_t now = 0, lease = 0;
+        int offset = 0;
+        in >> now >> lease >> offset;
+        for (const std::string& o : race_pass(*ledger, cmd, name, offset, now, lease)) say("won " + o);
+        say("done");
+      }
+    } catch (const std::exception& e) {
+      std::string m = e.what();
+      std::replace(m.begin(), m.end(), '\n', ' ');
+      say("error " + m);
+    }
+  }
+  return 0;
+}
+
+// ---- fixtures ---------------------------------------------------------------
+
+class LedgerConformance : public ::testing::TestWithParam<Kind> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Kind::postgres) LEDGER_REQUIRE_PG();
+    store_ = std::make_unique<ScratchStore>(GetParam());
+  }
+  void TearDown() override { store_.reset(); }
+
+  std::unique_ptr<Ledger> open(const std::string& secret = "") { return open_ledger(store_->url(), secret); }
+  bool durable() const { return GetParam() != Kind::memory; }
+
+  // Phases of a race between `threads` threads of this process and
+  // `children` processes, all on the same 50 orders: every order has exactly
+  // one winner in each phase, and the row names that winner as its owner.
+  void race(int threads, int children) {
+    std::unique_ptr<Ledger> ledger = open();
+    std::vector<std::unique_ptr<Child>> kids;
+    for (int c = 0; c < children; ++c) {
+      kids.push_back(std::make_unique<Child>(
+          std::vector<std::string>{"--ledger-child", store_->url(), "child-" + std::to_string(c)}));
+      ASSERT_EQ(kids.back()->read_line(), std::optional<std::string>("started"));
+    }
+    for (auto& k : kids) k->send("open");
+    for (auto& k : kids) {
+      auto line = k->read_line();
+      ASSERT_TRUE(line && line->rfind("ready ", 0) == 0) << (line ? *line : "child died");
+    }
+
+    auto phase = [&](const std::string& op, int64_t now, int64_t lease_until) {
+      SCOPED_TRACE("phase " + op + " at " + std::to_string(now));
+      std::map<std::string, std::vector<std::string>> winners;  // order -> owners
+      for (size_t c = 0; c < kids.size(); ++c)
+        kids[c]->send(op + " " + std::to_string(now) + " " + std::to_string(lease_until) + " " +
+                      std::to_string(17 * (c + 1)));
+      std::atomic<bool> go{false};
+      std::mutex mu;
+      std::vector<std::string> errors;
+      std::vector<std::thread> pool;
+      for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+          while (!go.load()) std::this_thread::yield();
+          const std::string owner = "thread-" + std::to_string(t);
+          try {
+            auto won = race_pass(*ledger, op, owner, 7 * t, now, lease_until);
+            std::lock_guard<std::mutex> lock(mu);
+            for (auto& o : won) winners[o].push_back(owner);
+          } catch (const std::exception& e) {
+            std::lock_guard<std::mutex> lock(mu);
+            errors.push_back(e.what());
+          }
+        });
+      }
+      go = true;
+      for (auto& th : pool) th.join();
+      for (size_t c = 0; c < kids.size(); ++c) {
+        for (;;) {
+          auto line = kids[c]->read_line();
+          ASSERT_TRUE(line.has_value()) << "child " << c << " died or hung";
+          if (*line == "done") break;
+          if (line->rfind("won ", 0) == 0) winners[line->substr(4)].push_back("child-" + std::to_string(c));
+          else errors.push_back("child " + std::to_string(c) + ": " + *line);
+        }
+      }
+      for (auto& e : errors) ADD_FAILURE() << e;
+      for (int i = 0; i < kRaceOrders; ++i) {
+        const auto& w = winners[race_order(i)];
+        ASSERT_EQ(w.size(), 1u) << race_order(i) << " had " << w.size() << " winners";
+        auto row = ledger->get(race_order(i));
+        ASSERT_TRUE(row);
+        EXPECT_EQ(row->state, PaymentState::in_flight);
+        EXPECT_EQ(row->lease_owner, w[0]) << race_order(i);
+        EXPECT_EQ(row->lease_until, lease_until);
+      }
+    };
+
+    // 1. Everybody creates: one creator per order.
+    phase("create", kNow, kNow + kLease);
+    if (HasFatalFailure()) return;
+    // 2. All UNKNOWN: everybody claims, one winner per order.
+    for (int i = 0; i < kRaceOrders; ++i) {
+      auto row = ledger->get(race_order(i));
+      Settlement s;
+      s.state = PaymentState::unknown;
+      ASSERT_TRUE(ledger->settle(race_order(i), row->lease_owner, nullptr, s, kNow + 1));
+    }
+    phase("claim", kNow + 2, kNow + 2 + kLease);
+    if (HasFatalFailure()) return;
+    // 3. Every lease expired: everybody takes over, still one winner each
+    // (the losers must re-check the condition against the winner's row).
+    phase("claim", kNow + 3 + kLease, kNow + 3 + 2 * kLease);
+  }
+
+  std::unique_ptr<ScratchStore> store_;
+};
+
+std::string param_name(const ::testing::TestParamInfo<Kind>& info) { return kind_name(info.param); }
+
+// ---- creation -----------------------------------------------------------------
+
+TEST_P(LedgerConformance, CreateAndClaimStoresTheRowInFlightWithTheLease) {
+  auto l = open();
+  PaymentRow p = proposal("o-1", "key-o-1");
+  auto out = l->create_and_claim(p, "worker-a", kNow, kNow + kLease);
+  EXPECT_TRUE(out.created);
+  EXPECT_FALSE(out.key_taken);
+  PaymentRow want = p;
+  want.state = PaymentState::in_flight;
+  want.lease_owner = "worker-a";
+  want.lease_until = kNow + kLease;
+  want.created_at = kNow;
+  want.updated_at = kNow;
+  expect_same_row(want, out.row);
+  auto got = l->get("o-1");
+  ASSERT_TRUE(got);
+  expect_same_row(want, *got);
+  EXPECT_TRUE(l->attempts("o-1").empty());
+  EXPECT_FALSE(l->get("o-2").has_value());
+}
+
+TEST_P(LedgerConformance, CreatingAnExistingOrderReturnsItsRowWithoutClaimingIt) {
+  auto l = open();
+  const auto first = l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).row;
+  // Even with the lease long expired, create does not claim: the caller decides.
+  auto again = l->create_and_claim(proposal("o-1"), "worker-b", kNow + 10 * kLease, kNow + 11 * kLease);
+  EXPECT_FALSE(again.created);
+  EXPECT_FALSE(again.key_taken);
+  expect_same_row(first, again.row);
+  expect_same_row(first, *l->get("o-1"));
+
+  Settlement s;
+  s.state = PaymentState::succeeded;
+  s.provider_payment_id = "pi_1";
+  ASSERT_TRUE(l->settle("o-1", "worker-a", nullptr, s, kNow + 5));
+  auto done = l->create_and_claim(proposal("o-1"), "worker-c", kNow + 6, kNow + 6 + kLease);
+  EXPECT_FALSE(done.created);
+  EXPECT_EQ(done.row.state, PaymentState::succeeded);
+  EXPECT_EQ(done.row.provider_payment_id, "pi_1");
+  EXPECT_EQ(done.row.lease_owner, "");
+  EXPECT_EQ(l->get("o-1")->state, PaymentState::succeeded);
+}
+
+TEST_P(LedgerConformance, AKeyHeldByAnotherOrderIsTakenAndNothingIsWritten) {
+  auto l = open();
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1", "shared-key"), "worker-a", kNow, kNow + kLease).created);
+  auto out = l->create_and_claim(proposal("o-2", "shared-key"), "worker-b", kNow + 1, kNow + 1 + kLease);
+  EXPECT_FALSE(out.created);
+  EXPECT_TRUE(out.key_taken);
+  EXPECT_EQ(out.row.order_id, "o-2");
+  EXPECT_EQ(out.row.idempotency_key, "");
+  EXPECT_EQ(out.row.lease_owner, "");
+  EXPECT_FALSE(l->get("o-2").has_value());
+  EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
+  EXPECT_EQ(l->list(std::nullopt, 0, 100).size(), 1u);
+  // The key's own order is unaffected and another key still works for o-2.
+  EXPECT_TRUE(l->create_and_claim(proposal("o-2", "other-key"), "worker-b", kNow + 2, kNow + 2 + kLease).created);
+}
+
+// ---- claiming -------------------------------------------------------------
+
+TEST_P(LedgerConformance, ClaimTakesPendingAndUnknownPayments) {
+  auto l = open();
+  if (durable()) {
+    // PENDING never outlives create_and_claim's commit; staged directly.
+    store_->exec_raw(
+        "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, key_expires_at, updated_at) "
+        "VALUES ('pending-1', 'key-pending-1', 'fp', 'PENDING', 1000, 999999999, 1000)");
+    EXPECT_EQ(l->get("pending-1")->state, PaymentState::pending);
+    EXPECT_TRUE(l->claim("pending-1", "worker-b", kNow, kNow + kLease));
+    auto row = l->get("pending-1");
+    EXPECT_EQ(row->state, PaymentState::in_flight);
+    EXPECT_EQ(row->lease_owner, "worker-b");
+    EXPECT_EQ(row->lease_until, kNow + kLease);
+    EXPECT_EQ(row->updated_at, kNow);
+  }
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  Settlement s;
+  s.state = PaymentState::unknown;
+  s.delivery = "maybe_processed";
+  ASSERT_TRUE(l->settle("o-1", "worker-a", nullptr, s, kNow + 1));
+  // UNKNOWN is claimable at once, whatever time the old lease said.
+  EXPECT_TRUE(l->claim("o-1", "worker-b", kNow + 2, kNow + 2 + kLease));
+  auto row = l->get("o-1");
+  EXPECT_EQ(row->state, PaymentState::in_flight);
+  EXPECT_EQ(row->lease_owner, "worker-b");
+  EXPECT_EQ(row->lease_until, kNow + 2 + kLease);
+  EXPECT_EQ(row->updated_at, kNow + 2);
+  EXPECT_EQ(row->delivery, "maybe_processed");  // claiming keeps what is known
+}
+
+TEST_P(LedgerConformance, ClaimRefusesALiveLeaseAndTakesOverAnExpiredOne) {
+  auto l = open();
+  const auto created = l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).row;
+  EXPECT_FALSE(l->claim("o-1", "worker-b", kNow + 1, kNow + 1 + kLease));
+  EXPECT_FALSE(l->claim("o-1", "worker-a", kNow + 1, kNow + 1 + kLease)) << "a held lease is not re-taken";
+  // The lease covers its last millisecond.
+  EXPECT_FALSE(l->claim("o-1", "worker-b", kNow + kLease, kNow + 2 * kLease));
+  expect_same_row(created, *l->get("o-1"));
+
+  EXPECT_TRUE(l->claim("o-1", "worker-b", kNow + kLease + 1, kNow + 2 * kLease + 1));
+  auto row = l->get("o-1");
+  EXPECT_EQ(row->state, PaymentState::in_flight);
+  EXPECT_EQ(row->lease_owner, "worker-b");
+  EXPECT_EQ(row->lease_until, kNow + 2 * kLease + 1);
+  EXPECT_EQ(row->updated_at, kNow + kLease + 1);
+  EXPECT_FALSE(l->claim("o-1", "worker-c", kNow + kLease + 2, kNow + 3 * kLease));
+}
+
+TEST_P(LedgerConformance, ClaimRefusesFinishedPaymentsAndUnknownOrders) {
+  auto l = open();
+  for (auto [order, state] : {std::pair{"ok", PaymentState::succeeded}, std::pair{"declined", PaymentState::failed}}) {
+    ASSERT_TRUE(l->create_and_claim(proposal(order), "worker-a", kNow, kNow + kLease).created);
+    Settlement s;
+    s.state = state;
+    ASSERT_TRUE(l->settle(order, "worker-a", nullptr, s, kNow + 1));
+    EXPECT_FALSE(l->claim(order, "worker-b", kNow + 10 * kLease, kNow + 11 * kLease)) << order;
+    EXPECT_EQ(l->get(order)->state, state);
+    EXPECT_EQ(l->get(order)->lease_owner, "");
+  }
+  EXPECT_FALSE(l->claim("no-such-order", "worker-b", kNow, kNow + kLease));
+  EXPECT_FALSE(l->get("no-such-order").has_value());
+}
+
+// ---- fencing --------------------------------------------------------------------
+
+TEST_P(LedgerConformance, WritesOfANonOwnerAreFencedOutAndChangeNothing) {
+  auto l = open();
+  const auto row = l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).row;
+  EXPECT_FALSE(l->record_attempt("o-1", "worker-b", attempt(1, kNow + 5)));
+  Settlement s;
+  s.state = PaymentState::succeeded;
+  s.provider_payment_id = "pi_x";
+  const AttemptEntry last = attempt(1, kNow + 5);
+  EXPECT_FALSE(l->settle("o-1", "worker-b", &last, s, kNow + 10));
+  EXPECT_FALSE(l->settle("o-1", "worker-b", nullptr, s, kNow + 10));
+  EXPECT_FALSE(l->record_attempt("o-1", "", attempt(1, kNow + 5)));
+  expect_same_row(row, *l->get("o-1"));
+  EXPECT_TRUE(l->attempts("o-1").empty());
+  EXPECT_FALSE(l->record_attempt("no-such-order", "worker-a", attempt(1, kNow)));
+  EXPECT_FALSE(l->settle("no-such-order", "worker-a", &last, s, kNow));
+  EXPECT_TRUE(l->attempts("no-such-order").empty());
+}
+
+TEST_P(LedgerConformance, AfterATakeoverTheOldOwnerIsFencedOut) {
+  auto l = open();
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(1, kNow + 1)));
+  ASSERT_TRUE(l->claim("o-1", "worker-b", kNow + kLease + 1, kNow + 2 * kLease));
+
+  EXPECT_FALSE(l->record_attempt("o-1", "worker-a", attempt(2, kNow + kLease + 2)));
+  Settlement s;
+  s.state = PaymentState::failed;
+  s.detail = "stale writer";
+  const AttemptEntry a2 = attempt(2, kNow + kLease + 2);
+  EXPECT_FALSE(l->settle("o-1", "worker-a", &a2, s, kNow + kLease + 3));
+  auto row = l->get("o-1");
+  EXPECT_EQ(row->state, PaymentState::in_flight);
+  EXPECT_EQ(row->lease_owner, "worker-b");
+  EXPECT_EQ(row->detail, "");
+  EXPECT_EQ(row->attempts, 1);
+  ASSERT_EQ(l->attempts("o-1").size(), 1u);
+
+  // The new owner writes; after settling nobody holds the lease, so the
+  // old owner stays out too.
+  EXPECT_TRUE(l->record_attempt("o-1", "worker-b", attempt(2, kNow + kLease + 4)));
+  s.detail = "declined";
+  EXPECT_TRUE(l->settle("o-1", "worker-b", nullptr, s, kNow + kLease + 5));
+  EXPECT_FALSE(l->record_attempt("o-1", "worker-b", attempt(3, kNow + kLease + 6)));
+  EXPECT_FALSE(l->settle("o-1", "worker-b", nullptr, s, kNow + kLease + 6));
+  EXPECT_EQ(l->attempts("o-1").size(), 2u);
+}
+
+// ---- settling and attempts --------------------------------------------------------
+
+TEST_P(LedgerConformance, SettleStoresEveryFieldAndReleasesTheLease) {
+  auto l = open();
+  const auto created = l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).row;
+  ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(1, kNow + 10)));
+  Settlement s;
+  s.state = PaymentState::succeeded;
+  s.delivery = "delivered";
+  s.detail = "HTTP 200 on attempt 2 (a replay of attempt 1: \"Idempotent-Replayed: true\")";
+  s.provider_payment_id = "pi_3Nq\xC3\xA9";  // UTF-8 survives
+  s.provider_status = "succeeded";
+  s.http_status = 200;
+  AttemptEntry last = attempt(2, kNow + 500);
+  last.http_status = 200;
+  last.verdict = "success";
+  ASSERT_TRUE(l->settle("o-1", "worker-a", &last, s, kNow + 900));
+
+  PaymentRow want = created;
+  want.state = PaymentState::succeeded;
+  want.delivery = s.delivery;
+  want.detail = s.detail;
+  want.provider_payment_id = s.provider_payment_id;
+  want.provider_status = s.provider_status;
+  want.http_status = 200;
+  want.attempts = 2;
+  want.lease_owner = "";
+  want.lease_until = 0;
+  want.updated_at = kNow + 900;
+  expect_same_row(want, *l->get("o-1"));
+  auto as = l->attempts("o-1");
+  ASSERT_EQ(as.size(), 2u);
+  expect_same_attempt(attempt(1, kNow + 10), as[0]);
+  expect_same_attempt(last, as[1]);
+}
+
+TEST_P(LedgerConformance, SettleWithoutALastAttemptKeepsTheRecordedAttempts) {
+  auto l = open();
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(1, kNow + 10)));
+  ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(2, kNow + 20)));
+  Settlement s;
+  s.state = PaymentState::unknown;
+  s.delivery = "maybe_processed";
+  s.detail = "deadline reached after a timeout";
+  ASSERT_TRUE(l->settle("o-1", "worker-a", nullptr, s, kNow + 30));
+  auto row = l->get("o-1");
+  EXPECT_EQ(row->state, PaymentState::unknown);
+  EXPECT_EQ(row->attempts, 2);
+  EXPECT_EQ(row->delivery, "maybe_processed");
+  EXPECT_EQ(row->detail, "deadline reached after a timeout");
+  EXPECT_EQ(row->http_status, 0);
+  EXPECT_EQ(row->lease_until, 0);
+  EXPECT_EQ(l->attempts("o-1").size(), 2u);
+}
+
+TEST_P(LedgerConformance, AttemptsComeBackOrderedByNumberAndARepeatedNumberIsReplaced) {
+  auto l = open();
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  for (int n : {3, 1, 2}) ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(n, kNow + 100 * n)));
+  AttemptEntry again = attempt(2, kNow + 250);
+  again.http_status = 0;
+  again.transport_error = "timeout after 3000 ms \xE2\x80\x94 maybe delivered";
+  again.verdict = "unknown";
+  again.delay_ms = -1;
+  again.provider_request_id = "";
+  again.replayed = true;
+  ASSERT_TRUE(l->record_attempt("o-1", "worker-a", again));
+  auto as = l->attempts("o-1");
+  ASSERT_EQ(as.size(), 3u);
+  expect_same_attempt(attempt(1, kNow + 100), as[0]);
+  expect_same_attempt(again, as[1]);
+  expect_same_attempt(attempt(3, kNow + 300), as[2]);
+  auto row = l->get("o-1");
+  EXPECT_EQ(row->attempts, 3) << "the count is the highest number, not the number of writes";
+  EXPECT_EQ(row->updated_at, kNow + 300 + 120) << "the latest attempt end";
+  EXPECT_EQ(row->state, PaymentState::in_flight);
+  EXPECT_EQ(row->lease_owner, "worker-a");
+}
+
+// ---- listing --------------------------------------------------------------------
+
+TEST_P(LedgerConformance, ListFiltersByStateAndAgeOldestFirstUpToTheLimit) {
+  auto l = open();
+  // Created (and so updated) at kNow + t; some then settled at kNow + 100 + t.
+  struct Seed {
+    const char* order;
+    int64_t t;
+    std::optional<PaymentState> settle;
+  };
+  const Seed seeds[] = {{"b", 5, std::nullopt},
+                        {"a", 5, std::nullopt},  // same time as b: order id breaks the tie
+                        {"c", 1, PaymentState::unknown},
+                        {"d", 2, PaymentState::succeeded},
+                        {"e", 3, PaymentState::unknown},
+                        {"f", 9, std::nullopt}};
+  for (const Seed& s : seeds) {
+    ASSERT_TRUE(l->create_and_claim(proposal(s.order), "w", kNow + s.t, kNow + s.t + kLease).created);
+    if (s.settle) {
+      Settlement st;
+      st.state = *s.settle;
+      ASSERT_TRUE(l->settle(s.order, "w", nullptr, st, kNow + 100 + s.t));
+    }
+  }
+  auto ids = [](const std::vector<PaymentRow>& rows) {
+    std::string s;
+    for (const auto& r : rows) s += r.order_id;
+    return s;
+  };
+  EXPECT_EQ(ids(l->list(std::nullopt, 0, 100)), "abfcde");
+  EXPECT_EQ(ids(l->list(std::nullopt, 0, 3)), "abf");
+  EXPECT_EQ(ids(l->list(PaymentState::in_flight, 0, 100)), "abf");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 100)), "ce");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 1)), "c");
+  EXPECT_EQ(ids(l->list(PaymentState::succeeded, 0, 100)), "d");
+  EXPECT_EQ(ids(l->list(PaymentState::failed, 0, 100)), "");
+  EXPECT_EQ(ids(l->list(PaymentState::pending, 0, 100)), "");
+  // updated_before is strict.
+  EXPECT_EQ(ids(l->list(std::nullopt, kNow + 5, 100)), "");
+  EXPECT_EQ(ids(l->list(std::nullopt, kNow + 6, 100)), "ab");
+  EXPECT_EQ(ids(l->list(std::nullopt, kNow + 103, 100)), "abfcd");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, kNow + 103, 100)), "c");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, kNow + 104, 100)), "ce");
+  // Every field comes back through list as through get.
+  for (const auto& r : l->list(std::nullopt, 0, 100)) expect_same_row(*l->get(r.order_id), r);
+}
+
+// ---- the secret ------------------------------------------------------------------
+
+TEST_P(LedgerConformance, SecretIs64HexCharsAndTheOverrideWins) {
+  auto l = open();
+  const std::string s = l->secret();
+  EXPECT_TRUE(is_hex64(s)) << s;
+  EXPECT_EQ(s, l->secret());
+  auto o = open("application-given-secret");
+  EXPECT_EQ(o->secret(), "application-given-secret");
+}
+
+// ---- threads ----------------------------------------------------------------
+
+TEST_P(LedgerConformance, EightThreadsRacingOnTheSameOrdersLeaveExactlyOneWinnerEach) { race(8, 0); }
+
+INSTANTIATE_TEST_SUITE_P(Backends, LedgerConformance,
+                         ::testing::Values(Kind::memory, Kind::sqlite, Kind::postgres), param_name);
+
+// ---- durable backends only ---------------------------------------------------
+
+class DurableLedger : public LedgerConformance {};
+
+TEST_P(DurableLedger, ReopeningKeepsRowsAttemptsAndTheSecret) {
+  std::string secret;
+  PaymentRow settled, held;
+  {
+    auto l = open();
+    secret = l->secret();
+    ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+    ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(1, kNow + 1)));
+    Settlement s;
+    s.state = PaymentState::failed;
+    s.delivery = "delivered";
+    s.detail = "card declined";
+    s.provider_payment_id = "pi_9";
+    s.provider_status = "requires_payment_method";
+    s.http_status = 402;
+    const AttemptEntry last = attempt(2, kNow + 2);
+    ASSERT_TRUE(l->settle("o-1", "worker-a", &last, s, kNow + 3));
+    ASSERT_TRUE(l->create_and_claim(proposal("o-2"), "worker-b", kNow + 4, kNow + 4 + kLease).created);
+    settled = *l->get("o-1");
+    held = *l->get("o-2");
+  }
+  auto l = open();
+  EXPECT_EQ(l->secret(), secret);
+  expect_same_row(settled, *l->get("o-1"));
+  expect_same_row(held, *l->get("o-2"));
+  auto as = l->attempts("o-1");
+  ASSERT_EQ(as.size(), 2u);
+  expect_same_attempt(attempt(1, kNow + 1), as[0]);
+  expect_same_attempt(attempt(2, kNow + 2), as[1]);
+  // The lease survives the reopen: still held, still fenced.
+  EXPECT_FALSE(l->claim("o-2", "worker-c", kNow + 5, kNow + 5 + kLease));
+  EXPECT_TRUE(l->record_attempt("o-2", "worker-b", attempt(1, kNow + 6)));
+}
+
+TEST_P(DurableLedger, TheSecretIsCreatedOnceAndAnOverrideIsNotStored) {
+  const std::string stored = open()->secret();
+  ASSERT_TRUE(is_hex64(stored));
+  EXPECT_EQ(open("override-1")->secret(), "override-1");
+  EXPECT_EQ(open()->secret(), stored);
+  auto a = open();
+  auto b = open();
+  EXPECT_EQ(a->secret(), b->secret());
+}
+
+TEST_P(DurableLedger, ProcessesOpeningAFreshStoreAtOnceAllGetTheSameSecret) {
+  std::vector<std::unique_ptr<Child>> kids;
+  for (int c = 0; c < 4; ++c) {
+    kids.push_back(std::make_unique<Child>(
+        std::vector<std::string>{"--ledger-child", store_->url(), "child-" + std::to_string(c)}));
+    ASSERT_EQ(kids.back()->read_line(), std::optional<std::string>("started"));
+  }
+  for (auto& k : kids) k->send("open");  // all at once, on a store nobody created yet
+  std::set<std::string> secrets;
+  for (auto& k : kids) {
+    auto line = k->read_line();
+    ASSERT_TRUE(line && line->rfind("ready ", 0) == 0) << (line ? *line : "child died");
+    secrets.insert(line->substr(6));
+  }
+  ASSERT_EQ(secrets.size(), 1u);
+  EXPECT_TRUE(is_hex64(*secrets.begin()));
+  EXPECT_EQ(open()->secret(), *secrets.begin());
+}
+
+TEST_P(DurableLedger, ThreeProcessesAndEightThreadsRacingLeaveExactlyOneWinnerPerOrder) { race(8, 3); }
+
+TEST_P(DurableLedger, ASchemaVersionNewerThanTheCodeIsRefusedAndLeftAlone) {
+  {
+    auto l = open();
+    ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  }
+  store_->exec_raw("UPDATE ledger_meta SET value = '999' WHERE key = 'schema_version'");
+  try {
+    open();
+    FAIL() << "opened a ledger from the future";
+  } catch (const LedgerError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("999"), std::string::npos) << m;
+    EXPECT_NE(m.find("(1)"), std::string::npos) << "names the version the code knows: " << m;
+  }
+  // Refusing touched nothing.
+  store_->exec_raw("UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'");
+  auto l = open();
+  EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, DurableLedger, ::testing::Values(Kind::sqlite, Kind::postgres), param_name);
+
+// ---- PostgreSQL only -------------------------------------------------------------
+
+const char* const kPassword = "Pw-d0nt-l3ak-9f2";
+
+void expect_no_password(const std::string& m) {
+  EXPECT_EQ(m.find(kPassword), std::string::npos) << "password leaked: " << m;
+}
+
+std::string with_password(const std::string& url) {
+  // postgresql://user@host... -> postgresql://user:PASSWORD@host...
+  const size_t at = url.find('@');
+  return url.substr(0, at) + ":" + kPassword + url.substr(at);
+}
+
+TEST(PostgresLedger, RedactConninfoMasksPasswordsInEveryForm) {
+  EXPECT_EQ(redact_conninfo("postgresql://app:s3cr%40t@db.example:5432/pay?sslmode=require"),
+            "postgresql://app:***@db.example:5432/pay?sslmode=require");
+  EXPECT_EQ(redact_conninfo("postgres://app@db/pay?password=s3cret&sslmode=require"),
+            "postgres://app@db/pay?password=***&sslmode=require");
+  EXPECT_EQ(redact_conninfo(R"(host=db user=app password='it\'s secret' dbname=pay)"),
+            "host=db user=app password=*** dbname=pay");
+  EXPECT_EQ(redact_conninfo("host=db password='it''s' dbname=pay"), "host=db password=*** dbname=pay");
+  EXPECT_EQ(redact_conninfo("host=db PASSWORD = s3cret dbname=pay"), "host=db PASSWORD = *** dbname=pay");
+  EXPECT_EQ(redact_conninfo("error near s3cret here", "s3cret"), "error near *** here");
+  EXPECT_EQ(redact_conninfo("postgresql://app@db/pay"), "postgresql://app@db/pay");
+}
+
+TEST(PostgresLedger, AMalformedUrlIsRefusedWithoutEchoingThePassword) {
+  try {
+    open_ledger(std::string("postgresql://app:") + kPassword + "%zz@127.0.0.1:1/pay", "");
+    FAIL() << "opened a malformed URL";
+  } catch (const LedgerError& e) {
+    expect_no_password(e.what());
+    EXPECT_EQ(std::string(e.what()).find("%zz"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PostgresLedger, AnUnreachableServerGivesAClearErrorWithoutThePassword) {
+  // A bound socket that does not listen: connections to it are refused.
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string port = std::to_string(ntohs(a.sin_port));
+  for (const std::string& url :
+       {std::string("postgresql://app:") + kPassword + "@127.0.0.1:" + port + "/pay",
+        "postgresql://app@127.0.0.1:" + port + "/pay?password=" + kPassword,
+        "host=127.0.0.1 port=" + port + " dbname=pay user=app password=" + kPassword}) {
+    try {
+      // open_ledger dispatches URLs only; a key=value string goes to the backend.
+      if (url.rfind("host=", 0) == 0) open_postgres_ledger(url, "");
+      else open_ledger(url, "");
+      ADD_FAILURE() << "connected to nothing";
+    } catch (const LedgerError& e) {
+      const std::string m = e.what();
+      expect_no_password(m);
+      EXPECT_NE(m.find("postgresql"), std::string::npos) << m;
+      EXPECT_NE(m.find("127.0.0.1:" + port), std::string::npos) << "names the server: " << m;
+      EXPECT_NE(m.find("cannot connect"), std::string::npos) << m;
+    }
+  }
+  close(s);
+}
+
+class PostgresShared : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    LEDGER_REQUIRE_PG();
+    store_ = std::make_unique<ScratchStore>(Kind::postgres);
+  }
+  std::unique_ptr<ScratchStore> store_;
+};
+
+TEST_F(PostgresShared, BrokenIdleConnectionsAreReplacedWithoutTheCallerNoticing) {
+  const std::string app = "payretry-test-" + random_hex(8);
+  const std::string& u = store_->url();
+  auto l = open_ledger(u + (u.rfind("postgres", 0) == 0 ? "&application_name=" : " application_name=") + app, "");
+  PgSession admin(pg_base_url());
+  auto kill_ledger_sessions = [&] {
+    const std::string n = admin.exec(
+        "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = '" + app + "'");
+    EXPECT_NE(n, "0") << "the ledger had no session to kill";
+    for (int i = 0; i < 100; ++i) {
+      if (admin.exec("SELECT count(*) FROM pg_stat_activity WHERE application_name = '" + app + "'") == "0") return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ADD_FAILURE() << "the killed sessions did not go away";
+  };
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  kill_ledger_sessions();
+  EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");  // a read
+  kill_ledger_sessions();
+  EXPECT_TRUE(l->create_and_claim(proposal("o-2"), "worker-a", kNow, kNow + kLease).created);  // a transaction
+  kill_ledger_sessions();
+  EXPECT_TRUE(l->record_attempt("o-2", "worker-a", attempt(1, kNow + 1)));
+  kill_ledger_sessions();
+  Settlement s;
+  s.state = PaymentState::unknown;
+  EXPECT_TRUE(l->settle("o-2", "worker-a", nullptr, s, kNow + 2));
+  kill_ledger_sessions();
+  EXPECT_TRUE(l->claim("o-2", "worker-b", kNow + 3, kNow + 3 + kLease));  // a single-statement write
+  EXPECT_EQ(l->get("o-2")->lease_owner, "worker-b");
+  EXPECT_EQ(l->attempts("o-2").size(), 1u);
+}
+
+TEST_F(PostgresShared, AReadOnlyServerGivesAClearErrorAndReadsStillWork) {
+  {
+    auto l = open_ledger(store_->url(), "");
+    ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  }
+  const std::string ro = with_pg_options(pg_base_url(), "-c search_path=" + store_->schema() +
+                                                            " -c default_transaction_read_only=on");
+  auto l = open_ledger(ro, "");
+  EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
+  try {
+    l->create_and_claim(proposal("o-2"), "worker-a", kNow, kNow + kLease);
+    FAIL() << "wrote to a read-only server";
+  } catch (const LedgerError& e) {
+    EXPECT_NE(std::string(e.what()).find("read-only"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(l->claim("o-1", "worker-b", kNow + 2 * kLease, kNow + 3 * kLease), LedgerError);
+  EXPECT_FALSE(l->get("o-2").has_value());
+}
+
+TEST(PostgresLedger, ServerStoppedMidRunGivesAClearErrorWithoutThePasswordThenTheSameLedgerRecovers) {
+  LEDGER_REQUIRE_PG();  // PostgreSQL testing is on: its binaries are installed
+  PrivateCluster cluster;
+  const std::string url = cluster.start();
+  ASSERT_FALSE(url.empty()) << "pg_cluster.sh start failed (see its output above)";
+  // Trust authentication ignores the password; it is only there to leak.
+  auto l = open_ledger(with_password(url), "");
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(1, kNow + 1)));
+
+  ASSERT_TRUE(cluster.stop());
+  auto expect_clear_failure = [](const std::function<void()>& op, const char* what) {
+    try {
+      op();
+      ADD_FAILURE() << what << " worked with the server stopped";
+    } catch (const LedgerError& e) {
+      const std::string m = e.what();
+      expect_no_password(m);
+      EXPECT_NE(m.find("postgresql 127.0.0.1:"), std::string::npos) << m;
+      EXPECT_TRUE(m.find("connect") != std::string::npos || m.find("connection") != std::string::npos) << m;
+    }
+  };
+  expect_clear_failure([&] { l->get("o-1"); }, "get");
+  expect_clear_failure([&] { l->record_attempt("o-1", "worker-a", attempt(2, kNow + 2)); }, "record_attempt");
+  expect_clear_failure([&] { l->create_and_claim(proposal("o-2"), "worker-a", kNow, kNow + kLease); },
+                       "create_and_claim");
+  expect_clear_failure([&] { l->claim("o-1", "worker-b", kNow + 2 * kLease, kNow + 3 * kLease); }, "claim");
+  expect_clear_failure([&] { open_ledger(with_password(url), ""); }, "open");
+
+  const std::string again = cluster.start();
+  ASSERT_EQ(again, url) << "the restarted server should keep its port";
+  // The same object: its dead connections are replaced on first use.
+  EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
+  EXPECT_TRUE(l->record_attempt("o-1", "worker-a", attempt(2, kNow + 2)));
+  EXPECT_TRUE(l->create_and_claim(proposal("o-2"), "worker-a", kNow, kNow + kLease).created);
+  EXPECT_EQ(l->attempts("o-1").size(), 2u);
+  EXPECT_FALSE(l->get("o-3").has_value());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "--ledger-child") == 0) return child_main(argc, argv);
+  signal(SIGPIPE, SIG_IGN);  // a dead child must fail a test, not kill the runner
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}
