@@ -74,6 +74,25 @@ PaymentResult PaymentFlow::from_ledger(const PaymentRow& row, const std::string&
   return r;
 }
 
+// A worker died holding a payment whose key has since expired: the key can no
+// longer be re-sent, so the claimed row becomes UNKNOWN (maybe processed, it
+// was in flight) for a query to settle, and leaves the IN_FLIGHT state that
+// would otherwise report IN_PROGRESS forever.
+PaymentResult PaymentFlow::expire(const PaymentRow& row) {
+  Settlement s;
+  s.state = PaymentState::unknown;
+  s.delivery = "maybe_processed";
+  s.detail = "idempotency key expired: settle this payment by query";
+  s.provider_payment_id = row.provider_payment_id;
+  s.provider_status = row.provider_status;
+  s.http_status = row.http_status;
+  ledger_.settle(row.order_id, owner_, nullptr, s, clock_.unix_ms());
+  PaymentRow settled = row;
+  settled.state = PaymentState::unknown;
+  settled.delivery = s.delivery;
+  return from_ledger(settled, s.detail);
+}
+
 PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   engine_.validate(req);
   const std::string path = engine_.path_for(req);
@@ -119,8 +138,9 @@ PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
         break;
       case PaymentState::in_flight:
         if (row.lease_until < now) {
-          if (now >= row.key_expires_at) return from_ledger(row, "idempotency key expired: settle this payment by query");
-          if (ledger_.claim(row.order_id, owner_, now, lease_end(now))) return run(req, row, true);
+          if (!ledger_.claim(row.order_id, owner_, now, lease_end(now))) break;  // someone else did: re-read
+          if (now >= row.key_expires_at) return expire(row);
+          return run(req, row, true);
         } else if (clock_.now_ms() >= wait_until) {
           return from_ledger(row, "another worker holds this payment");
         } else {

@@ -26,6 +26,7 @@ class PaymentFlow {
 
  private:
   PaymentResult from_ledger(const PaymentRow& row, const std::string& why);
+  PaymentResult expire(const PaymentRow& claimed);
   PaymentResult run(const SubmitRequest& request, const PaymentRow& row, bool resumed);
 
   Engine& engine_;

@@ -104,6 +104,24 @@ TEST_F(LedgerFlow, ExpiredKeyIsNeverResentOnlyQueried) {
   EXPECT_EQ(sim_->requests(), before);
 }
 
+TEST_F(LedgerFlow, DeadWorkersPaymentWithAnExpiredKeyBecomesUnknownNotInProgressForever) {
+  sim_->script("l-dexp", {"lost_response", "lost_response", "lost_response", "lost_response"});
+  auto c = client(ledger_config("", R"("key_retention_ms":1000)"));
+  auto first = submit(c.get(), "l-dexp");
+  ASSERT_EQ(pay_result_outcome(first.get()), PAY_OUTCOME_UNKNOWN);
+  sql("UPDATE payments SET state='IN_FLIGHT', lease_owner='dead-host:1:x', lease_until=1 WHERE order_id='l-dexp'");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  const long before = sim_->requests();
+  auto again = submit(c.get(), "l-dexp");
+  EXPECT_EQ(pay_result_outcome(again.get()), PAY_OUTCOME_UNKNOWN);
+  EXPECT_EQ(pay_result_delivery(again.get()), PAY_DELIVERY_MAYBE_PROCESSED);
+  EXPECT_EQ(pay_result_from_ledger(again.get()), 1);
+  EXPECT_EQ(sim_->requests(), before);
+  const std::string j = ledger_json(c.get(), "l-dexp");
+  EXPECT_NE(j.find("\"state\":\"UNKNOWN\""), std::string::npos) << j;
+  EXPECT_NE(j.find("\"lease_owner\":null"), std::string::npos) << j;
+}
+
 TEST_F(LedgerFlow, OrderUnderALiveLeaseIsInProgressOrWaitedFor) {
   sim_->script("l-busy", {"slow"});  // holds the request 600 ms, then charges
   auto c = client(ledger_config(R"("attempt_timeout_ms":2000)"));
