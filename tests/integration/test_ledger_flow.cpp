@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -210,6 +211,35 @@ TEST_F(LedgerFlow, LedgerFileNeverHoldsCardDataTokensOrBodies) {
   EXPECT_EQ(all.find("12/30"), std::string::npos);
   EXPECT_EQ(all.find("sk_test_integration_secret"), std::string::npos);
   EXPECT_EQ(all.find("\"amount\""), std::string::npos);
+}
+
+TEST_F(LedgerFlow, PostgresDumpNeverHoldsCardDataTokensOrBodies) {
+  const char* url = std::getenv("PAYRETRY_TEST_PG_URL");
+  if (!url || !*url) {
+    if (const char* req = std::getenv("PAYRETRY_REQUIRE_PG"); req && std::string(req) == "1")
+      FAIL() << "PAYRETRY_REQUIRE_PG=1 but PAYRETRY_TEST_PG_URL is not set";
+    GTEST_SKIP() << "PAYRETRY_TEST_PG_URL not set";
+  }
+  auto c = client(config("stripe", "", std::string(R"("ledger":")") + url + "\""));
+  for (int i = 0; i < 10; ++i) {
+    const std::string order = "pgcard-" + std::to_string(getpid()) + "-" + std::to_string(i);
+    if (i % 3 == 0) sim_->script(order, {"lost_response", "none"});
+    const std::string body = R"({"order_id":")" + order +
+                             R"(","amount":700,"card":{"number":"4000056655665556","cvc":"737","exp":"11/31"}})";
+    auto r = submit(c.get(), order, body);
+    EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED);
+  }
+  const std::string dump = dir_ + "/dump.sql";
+  const std::string cmd = "pg_dump --no-owner '" + std::string(url) + "' > '" + dump + "' 2>/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  std::ifstream f(dump, std::ios::binary);
+  const std::string all((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::remove(dump.c_str());
+  ASSERT_NE(all.find("pgcard-"), std::string::npos) << "the dump does not hold the payments at all";
+  EXPECT_EQ(all.find("4000056655665556"), std::string::npos);
+  EXPECT_EQ(all.find("\"cvc\""), std::string::npos);
+  EXPECT_EQ(all.find("11/31"), std::string::npos);
+  EXPECT_EQ(all.find("sk_test_integration_secret"), std::string::npos);
 }
 
 TEST_F(LedgerFlow, LedgerListFiltersByState) {
