@@ -1,98 +1,113 @@
 #include "classify.hpp"
 
-#include "json_util.hpp"
-
 #include <cJSON.h>
 #include <strings.h>
 
-#include <memory>
+#include "json_path.hpp"
+#include "json_util.hpp"
 
 namespace payretry {
 namespace {
 
-
-std::string string_at(const cJSON* obj, const char* a, const char* b = nullptr) {
-  const cJSON* v = cJSON_GetObjectItemCaseSensitive(obj, a);
-  if (b) v = cJSON_IsObject(v) ? cJSON_GetObjectItemCaseSensitive(v, b) : nullptr;
-  return cJSON_IsString(v) ? v->valuestring : "";
+// The transport classes a rule can name, for one failed attempt.
+bool transport_matches(const std::string& want, const TransportResult& t, bool malformed_2xx) {
+  if (want == "malformed_2xx") return malformed_2xx;
+  if (t.failure == TransportFailure::none) return false;
+  if (want == "any_failure") return true;
+  if (want == "not_sent") return !t.request_written && t.failure != TransportFailure::tls_verify;
+  if (want == "tls_verify") return t.failure == TransportFailure::tls_verify;
+  if (want == "timeout") return t.failure == TransportFailure::timeout || t.failure == TransportFailure::connect_timeout;
+  if (want == "connection_lost")
+    return t.failure == TransportFailure::connection_lost || t.failure == TransportFailure::replay_blocked;
+  return false;
 }
 
-Classification make(Verdict v, std::string reason, bool processed, std::string code = {}) {
-  return Classification{v, std::move(reason), processed, std::move(code)};
+bool equals_nocase(const std::string& a, const std::string& b) {
+  return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
 }
 
-Classification classify_transport(const TransportResult& t) {
-  const char* why = transport_failure_name(t.failure);
-  switch (t.failure) {
-    case TransportFailure::tls_verify:
-      // Nothing was sent and retrying cannot fix a certificate.
-      return make(Verdict::fail, why, false);
-    case TransportFailure::resolve:
-    case TransportFailure::connect:
-    case TransportFailure::tls_handshake:
-    case TransportFailure::connect_timeout:
-      return make(Verdict::retry, why, t.request_written);
-    default:
-      // Timeout, reset, EOF, blocked replay, unreadable response: the
-      // provider may have charged; only a same-key retry can find out.
-      return make(Verdict::retry, why, t.request_written);
+bool matches(const Matcher& m, const TransportResult& t, const cJSON* body, bool malformed_2xx) {
+  if (!m.transport.empty()) {
+    if (!transport_matches(m.transport, t, malformed_2xx)) return false;
+  } else if (t.failure != TransportFailure::none || malformed_2xx) {
+    return false;  // response rules never match a failed or unreadable attempt
   }
+  if (!m.status.empty()) {
+    if (t.failure != TransportFailure::none) return false;
+    bool in = false;
+    for (const auto& [lo, hi] : m.status) in = in || (t.response.status >= lo && t.response.status <= hi);
+    if (!in) return false;
+  }
+  for (const auto& [name, value] : m.headers) {
+    const std::string* got = t.response.header(name);
+    if (!got || (value != "*" && !equals_nocase(*got, value))) return false;
+  }
+  if (!m.code_path.empty()) {
+    if (!body) return false;
+    bool hit = false;
+    for (const std::string& v : json_path_strings(body, m.code_path))
+      for (const std::string& c : m.codes) hit = hit || v == c;
+    if (!hit) return false;
+  }
+  return true;
+}
+
+std::string default_reason(const TransportResult& t, bool malformed_2xx) {
+  if (malformed_2xx) return "malformed_2xx";
+  if (t.failure != TransportFailure::none) return transport_failure_name(t.failure);
+  return "http_" + std::to_string(t.response.status);
+}
+
+// The provider's own error code, for the outcome's explanation.
+std::string provider_code(const cJSON* body) {
+  if (!body) return {};
+  for (const char* path : {"$.error.code", "$.code", "$.errors[0].code", "$.errorCode", "$.*_response.sub_code"}) {
+    const auto v = json_path_strings(body, path);
+    if (!v.empty()) return v.front();
+  }
+  return {};
 }
 
 }  // namespace
 
-const char* verdict_name(Verdict v) {
-  switch (v) {
-    case Verdict::success: return "success";
-    case Verdict::retry: return "retry";
-    case Verdict::retry_after_backoff: return "retry_after_backoff";
-    case Verdict::query: return "query";
-    case Verdict::fail: return "fail";
-    case Verdict::mismatch: return "mismatch";
+bool rule_matches(const Matcher& m, const TransportResult& t) {
+  JsonPtr body;
+  bool malformed_2xx = false;
+  if (t.failure == TransportFailure::none) {
+    body.reset(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
+    malformed_2xx = t.response.status >= 200 && t.response.status < 300 && (!body || !cJSON_IsObject(body.get()));
   }
-  return "?";
+  return matches(m, t, body.get(), malformed_2xx);
 }
 
 Classification classify(const Profile& profile, const TransportResult& t) {
-  if (t.failure != TransportFailure::none) return classify_transport(t);
-
-  const int status = t.response.status;
-  const std::string http = "http_" + std::to_string(status);
-  JsonPtr body(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
-  const std::string type = body ? string_at(body.get(), "error", "type") : "";
-  std::string code = body ? string_at(body.get(), "error", "code") : "";
-  if (code.empty() && body) code = string_at(body.get(), "code");
-
-  // The provider's explicit hint outranks the status (Stripe-Should-Retry).
-  if (!profile.should_retry_header.empty() && status >= 300) {
-    if (const std::string* hint = t.response.header(profile.should_retry_header)) {
-      if (strcasecmp(hint->c_str(), "true") == 0) return make(Verdict::retry, http + "_should_retry", true, code);
-      if (strcasecmp(hint->c_str(), "false") == 0 && status >= 500) return make(Verdict::query, http + "_should_not_retry", true, code);
-    }
+  JsonPtr body;
+  bool malformed_2xx = false;
+  if (t.failure == TransportFailure::none) {
+    body.reset(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
+    // A 2xx we cannot read may hide a charge; only a same-key retry (whose
+    // replay tells us what happened) or a query can find out.
+    malformed_2xx = t.response.status >= 200 && t.response.status < 300 && (!body || !cJSON_IsObject(body.get()));
   }
-  if (status >= 200 && status < 300) {
-    // A 2xx we cannot read may hide a charge: retry with the same key, whose
-    // replay tells us what happened.
-    if (!body || !cJSON_IsObject(body.get())) return make(Verdict::retry, "malformed_2xx", true);
-    return make(Verdict::success, http, true);
+  const std::string code = provider_code(body.get());
+  for (const Rule& rule : profile.classify) {
+    if (!matches(rule.when, t, body.get(), malformed_2xx)) continue;
+    Classification c;
+    c.verdict = rule.verdict;
+    c.reason = rule.reason.empty() ? default_reason(t, malformed_2xx) : rule.reason;
+    c.provider_code = code;
+    // Unless the rule says otherwise, an answer means the request arrived
+    // and may have been acted on; a transport failure knows for itself.
+    c.may_have_processed = rule.processed.value_or(t.failure == TransportFailure::none ? true : t.request_written);
+    return c;
   }
-  if (status == 409) {
-    // The first request with this key is still running at the provider.
-    return make(Verdict::retry_after_backoff, "key_in_use", true, code);
-  }
-  if ((status == 400 || status == 422) &&
-      (type == "idempotency_error" || code == "idempotency_key_reused"))
-    return make(Verdict::mismatch, "key_reused_with_other_parameters", false, code);
-  // Refused before processing: throttled, timed out waiting, too early.
-  if (status == 408 || status == 425 || status == 429) return make(Verdict::retry, http, false, code);
-  // Gateways: the request may or may not have reached the application.
-  if (status == 502 || status == 503 || status == 504) return make(Verdict::retry, http, true, code);
-  if (status >= 500) return make(profile.retry_other_5xx ? Verdict::retry : Verdict::query, http, true, code);
-  // A redirect answering a POST may follow a created payment (303 See Other);
-  // it is not proof of anything: settle by query.
-  if (status >= 300 && status < 400) return make(Verdict::query, http, true, code);
-  // 400, 401, 402, 403, 404, 405, 413, 422 and other 4xx: final.
-  return make(Verdict::fail, http, false, code);
+  // No rule knows this answer: never guess, settle it by query.
+  Classification c;
+  c.verdict = Verdict::query;
+  c.reason = default_reason(t, malformed_2xx) + "_unclassified";
+  c.may_have_processed = t.failure == TransportFailure::none || t.request_written;
+  c.provider_code = code;
+  return c;
 }
 
 }  // namespace payretry

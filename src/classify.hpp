@@ -8,10 +8,6 @@
 
 namespace payretry {
 
-enum class Verdict { success, retry, retry_after_backoff, query, fail, mismatch };
-
-const char* verdict_name(Verdict v);
-
 struct Classification {
   Verdict verdict = Verdict::fail;
   // Short, stable token for logs and counters ("http_503", "timeout", ...).
@@ -25,5 +21,8 @@ struct Classification {
 };
 
 Classification classify(const Profile& profile, const TransportResult& attempt);
+
+// Whether one matcher matches an answer (used by lookups' "not found").
+bool rule_matches(const Matcher& m, const TransportResult& t);
 
 }  // namespace payretry

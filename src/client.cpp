@@ -26,12 +26,26 @@ std::string owner_id() {
 }  // namespace
 
 Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook)
-    : config_(parse_config(config_json)), profile_(builtin_profile(config_.provider)) {
-  if (!profile_) throw ConfigError("provider: unknown provider; built-in: " + builtin_profile_names());
+    : config_(parse_config(config_json)) {
+  try {
+    if (!config_.provider_json.empty()) {
+      profile_ = parse_profile(config_.provider_json);
+    } else if (auto p = builtin_profile(config_.provider)) {
+      profile_ = std::move(*p);
+    } else {
+      std::string names;
+      for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
+      throw ConfigError("provider: unknown provider; built-in: " + names);
+    }
+  } catch (const ProfileError& e) {
+    throw ConfigError(std::string("provider: ") + e.what());
+  }
+  if (!config_.key_retention_ms && profile_.retention_ms) config_.key_retention_ms = profile_.retention_ms;
+  const std::string key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
   for (const auto& [name, value] : config_.extra_headers)
-    if (std::string e = check_not_reserved(name, profile_->key_header); !e.empty()) throw ConfigError("headers." + name + ": " + e);
+    if (std::string e = check_not_reserved(name, key_header); !e.empty()) throw ConfigError("headers." + name + ": " + e);
   for (const auto& [name, value] : config_.auth_headers)
-    if (std::string e = check_not_reserved(name, profile_->key_header); !e.empty()) throw ConfigError("auth.header: " + e);
+    if (std::string e = check_not_reserved(name, key_header); !e.empty()) throw ConfigError("auth.header: " + e);
   jitter_ = config_.retry.jitter_seed ? std::make_unique<JitterRandom>(*config_.retry.jitter_seed)
                                       : std::make_unique<JitterRandom>();
   CurlOptions curl;
@@ -47,14 +61,17 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   if (config_.base_url.rfind("http://", 0) == 0 && !loopback_url(config_.base_url))
     log_->note(kLogWarn, "config_warning", "base_url uses plain http to a host that is not loopback");
   engine_ = std::make_unique<Engine>(
-      config_, *profile_,
+      config_, profile_,
       EngineDeps{*transport_, system_clock(), system_sleeper(), *jitter_, keys_, *log_, *budget_, stats_},
       std::move(hook));
   ledger_ = open_ledger(config_.ledger_url, config_.ledger_secret);
   if (config_.ledger_url == "memory:")
     log_->note(kLogInfo, "config_note", "no ledger configured: payments are guarded in this process only");
+  const std::string owner = owner_id();
   flow_ = std::make_unique<PaymentFlow>(*engine_, *ledger_, config_, system_clock(), system_sleeper(), keys_, stats_,
-                                        *log_, owner_id());
+                                        *log_, owner);
+  settler_ = std::make_unique<Settler>(*ledger_, *transport_, profile_, config_, system_clock(), system_sleeper(),
+                                       *jitter_, *log_, stats_, *flow_, owner);
 }
 
 }  // namespace payretry

@@ -11,6 +11,7 @@
 #include "engine.hpp"
 #include "ledger.hpp"
 #include "payment_flow.hpp"
+#include "settle.hpp"
 #include "random.hpp"
 #include "stats.hpp"
 #include "transport_curl.hpp"
@@ -23,13 +24,15 @@ class Client {
   Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook);
 
   PaymentResult submit(const SubmitRequest& r) { return flow_->submit(r); }
+  PaymentResult query(const std::string& order_id) { return settler_->query(order_id); }
+  ReconcileReport reconcile(const ReconcileOptions& o) { return settler_->reconcile(o); }
   Ledger& ledger() { return *ledger_; }
   std::string stats_json() const { return stats_.to_json(budget_->tokens()); }
-  const Profile& profile() const { return *profile_; }
+  const Profile& profile() const { return profile_; }
 
  private:
   Config config_;
-  const Profile* profile_;
+  Profile profile_;
   std::unique_ptr<JitterRandom> jitter_;
   UuidKeySource keys_;
   std::unique_ptr<CurlTransport> transport_;
@@ -39,6 +42,7 @@ class Client {
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<Ledger> ledger_;
   std::unique_ptr<PaymentFlow> flow_;
+  std::unique_ptr<Settler> settler_;
 };
 
 }  // namespace payretry

@@ -3,6 +3,8 @@
 #include <cJSON.h>
 
 #include <cmath>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <set>
 
@@ -142,6 +144,24 @@ void parse_log(const cJSON* l, Config& c) {
   }
 }
 
+// "provider": "stripe" | "/etc/app/acme.json" | {"extends": "stripe", ...}
+void parse_provider(const cJSON* v, Config& c) {
+  if (cJSON_IsObject(v)) {
+    c.provider.clear();
+    c.provider_json = json_print(v);
+    return;
+  }
+  const std::string s = string(v, "provider");
+  if (s.size() > 5 && s.compare(s.size() - 5, 5, ".json") == 0) {
+    std::ifstream f(s, std::ios::binary);
+    if (!f) fail("provider", "cannot read the profile file");
+    c.provider.clear();
+    c.provider_json.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
+    return;
+  }
+  c.provider = s;
+}
+
 void check_ledger_url(const std::string& url) {
   if (url == "memory:") return;
   if (url.rfind("sqlite:///", 0) == 0 && url.size() > 10) return;
@@ -201,9 +221,9 @@ Config parse_config(std::string_view json) {
   if (!cJSON_IsObject(root.get())) throw ConfigError("config: must be a JSON object");
   const cJSON* r = root.get();
   only_keys(r, "", {"provider", "base_url", "create_path", "auth", "headers", "retry", "budget", "tls", "log",
-                    "max_body_bytes", "ledger", "in_progress_wait_ms", "key_retention_ms"});
+                    "max_body_bytes", "ledger", "in_progress_wait_ms", "key_retention_ms", "not_found_grace_ms"});
   Config c;
-  if (auto v = member(r, "provider")) c.provider = string(v, "provider");
+  if (auto v = member(r, "provider")) parse_provider(v, c);
   const cJSON* base = member(r, "base_url");
   if (!base) fail("base_url", "is required");
   c.base_url = string(base, "base_url");
@@ -222,6 +242,7 @@ Config parse_config(std::string_view json) {
   if (auto v = member(r, "ledger")) parse_ledger(v, c);
   if (auto v = member(r, "in_progress_wait_ms")) c.in_progress_wait_ms = integer(v, "in_progress_wait_ms", 0, kDay);
   if (auto v = member(r, "key_retention_ms")) c.key_retention_ms = integer(v, "key_retention_ms", 1000, 400 * kDay);
+  if (auto v = member(r, "not_found_grace_ms")) c.not_found_grace_ms = integer(v, "not_found_grace_ms", 0, 30 * kDay);
   if (auto v = member(r, "max_body_bytes")) c.max_body_bytes = static_cast<size_t>(integer(v, "max_body_bytes", 1, 64LL << 20));
   return c;
 }

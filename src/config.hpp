@@ -36,7 +36,8 @@ struct BudgetPolicy {
 };
 
 struct Config {
-  std::string provider = "generic";
+  std::string provider = "generic";  // a built-in profile's name
+  std::string provider_json;         // or an inline / file profile (JSON text)
   std::string base_url;        // scheme://host[:port][/prefix], no trailing '/'
   std::string create_path;     // empty: the profile's
   Headers auth_headers;        // credentials: never logged
@@ -54,7 +55,11 @@ struct Config {
   std::string ledger_secret;            // empty: the ledger's own
   int64_t in_progress_wait_ms = 0;
   int64_t lease_margin_ms = 30000;      // lease = deadline + this
-  int64_t key_retention_ms = 24LL * 3600 * 1000;  // how long the provider honours a key
+  // How long the provider honours a key; unset: the profile's.
+  std::optional<int64_t> key_retention_ms;
+  // "Not found" at the provider proves "no payment" only this long after the
+  // payment's last attempt (providers read from lagging replicas).
+  int64_t not_found_grace_ms = 60000;
 
   // Every credential the config holds, for redaction.
   std::vector<std::string> secrets() const;

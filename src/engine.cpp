@@ -3,9 +3,11 @@
 #include <cJSON.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "backoff.hpp"
 #include "error.hpp"
+#include "json_path.hpp"
 #include "json_util.hpp"
 #include "redact.hpp"
 #include "retry_after.hpp"
@@ -15,13 +17,38 @@ namespace payretry {
 namespace {
 
 // Reads the provider's payment id and status word from a response body.
-void read_provider_fields(const std::string& body, PaymentResult& r) {
+void read_provider_fields(const Profile& p, const std::string& body, PaymentResult& r) {
   JsonPtr j(cJSON_ParseWithLength(body.data(), body.size()));
-  if (!j || !cJSON_IsObject(j.get())) return;
-  const cJSON* id = cJSON_GetObjectItemCaseSensitive(j.get(), "id");
-  const cJSON* status = cJSON_GetObjectItemCaseSensitive(j.get(), "status");
-  if (cJSON_IsString(id)) r.provider_payment_id = id->valuestring;
-  if (cJSON_IsString(status)) r.provider_status = status->valuestring;
+  if (!j) return;
+  const auto id = json_path_strings(j.get(), p.id_path);
+  const auto status = json_path_strings(j.get(), p.status_path);
+  if (!id.empty()) r.provider_payment_id = id.front();
+  if (!status.empty()) r.provider_status = status.front();
+}
+
+// "$.idempotency_key" -> "idempotency_key": body-mode keys live at the top.
+std::string top_level_member(const std::string& path) { return path.size() > 2 ? path.substr(2) : path; }
+
+std::string json_string_literal(const std::string& s) {
+  JsonPtr str(cJSON_CreateString(s.c_str()));
+  if (!str) throw std::bad_alloc();
+  return json_print(str.get());
+}
+
+// The bytes every attempt sends. In body mode without the key field, the
+// field is written in right after the opening brace, leaving every other
+// byte of the caller's body as it was.
+std::string body_with_key(std::string_view body, const std::string& member, const std::string& key) {
+  const size_t brace = body.find('{');
+  size_t next = brace + 1;
+  while (next < body.size() && (body[next] == ' ' || body[next] == '\t' || body[next] == '\n' || body[next] == '\r')) ++next;
+  const bool empty_object = next < body.size() && body[next] == '}';
+  std::string out;
+  out.reserve(body.size() + member.size() + key.size() + 8);
+  out.append(body.substr(0, brace + 1));
+  out += json_string_literal(member) + ":" + json_string_literal(key) + (empty_object ? "" : ",");
+  out.append(body.substr(brace + 1));
+  return out;
 }
 
 std::string first_header(const HttpResponse& resp, const std::vector<std::string>& names) {
@@ -41,14 +68,53 @@ void Engine::validate(const SubmitRequest& r) const {
   if (r.body.size() > config_.max_body_bytes)
     throw Error(Errc::too_big, "body is " + std::to_string(r.body.size()) + " bytes; max_body_bytes is " +
                                    std::to_string(config_.max_body_bytes));
-  if (!r.idempotency_key.empty())
-    if (std::string e = check_idempotency_key(r.idempotency_key, profile_.key_max_length); !e.empty())
-      throw Error(Errc::key, e);
+  if (!r.idempotency_key.empty()) check_key(r.idempotency_key);
+  if (profile_.identity.mode != IdentityMode::header) {
+    JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
+    if (!j || !cJSON_IsObject(j.get()))
+      throw Error(Errc::invalid, "body must be a JSON object: profile " + profile_.name + " carries the key inside it");
+  }
   if (!r.path.empty())
     if (std::string e = check_path(r.path); !e.empty()) throw Error(Errc::invalid, e);
   if (r.deadline_ms < 0) throw Error(Errc::invalid, "deadline_ms is negative");
   if (r.deadline_ms > 0 && r.deadline_ms < config_.retry.min_attempt_ms)
     throw Error(Errc::invalid, "deadline_ms is below retry.min_attempt_ms");
+}
+
+void Engine::check_key(const std::string& key) const {
+  const Identity& id = profile_.identity;
+  if (std::string e = check_idempotency_key(key, id.max_length); !e.empty()) throw Error(Errc::key, e);
+  if (key.size() < id.min_length)
+    throw Error(Errc::key, "idempotency key is shorter than " + std::to_string(id.min_length) + " characters (" +
+                               profile_.name + ")");
+  if (!id.charset.empty())
+    for (char c : key)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && id.charset.find(c) == std::string::npos)
+        throw Error(Errc::key, "idempotency key may hold only letters, digits and \"" + id.charset + "\" (" +
+                                   profile_.name + ")");
+}
+
+std::string Engine::identity_key(const SubmitRequest& r) const {
+  const Identity& id = profile_.identity;
+  if (id.mode == IdentityMode::header) return r.idempotency_key;
+  JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
+  const auto found = j ? json_path_strings(j.get(), id.name) : std::vector<std::string>{};
+  if (id.mode == IdentityMode::reference) {
+    // The merchant reference is the identity, forever: it must be the order.
+    if (found.empty() || found.front() != r.order_id)
+      throw Error(Errc::invalid, "body " + id.name + " must equal the order id (profile " + profile_.name + ")");
+    if (!r.idempotency_key.empty() && r.idempotency_key != r.order_id)
+      throw Error(Errc::key, "profile " + profile_.name + " uses the order id as the key; give no other key");
+    check_key(r.order_id);
+    return r.order_id;
+  }
+  if (!found.empty()) {
+    if (!r.idempotency_key.empty() && r.idempotency_key != found.front())
+      throw Error(Errc::key, "body " + id.name + " differs from the idempotency key given");
+    check_key(found.front());
+    return found.front();
+  }
+  return r.idempotency_key;
 }
 
 std::string Engine::path_for(const SubmitRequest& r) const {
@@ -61,7 +127,7 @@ Headers Engine::base_headers(const std::string& key) const {
   h.emplace_back("Content-Type", "application/json");
   h.emplace_back("Accept", "application/json");
   h.emplace_back("User-Agent", "payretry/" PAYRETRY_VERSION_STRING);
-  h.emplace_back(profile_.key_header, key);
+  if (profile_.identity.mode == IdentityMode::header) h.emplace_back(profile_.identity.name, key);
   h.insert(h.end(), config_.auth_headers.begin(), config_.auth_headers.end());
   h.insert(h.end(), config_.extra_headers.begin(), config_.extra_headers.end());
   return h;
@@ -73,7 +139,20 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
   PaymentResult r;
   r.order_id = req.order_id;
   // One key for the whole payment: every attempt carries the same one.
-  r.idempotency_key = req.idempotency_key.empty() ? d_.keys.new_key() : req.idempotency_key;
+  const std::string own = identity_key(req);
+  r.idempotency_key = own.empty() ? d_.keys.new_key() : own;
+  if (own.empty() && req.idempotency_key.empty()) check_key(r.idempotency_key);
+  // The exact bytes of every attempt: the caller's, or with the key field
+  // written in when the profile carries the key in the body and it is absent.
+  std::string keyed_body;
+  std::string_view body = req.body;
+  if (profile_.identity.mode == IdentityMode::body) {
+    JsonPtr j(cJSON_ParseWithLength(req.body.data(), req.body.size()));
+    if (json_path_strings(j.get(), profile_.identity.name).empty()) {
+      keyed_body = body_with_key(req.body, top_level_member(profile_.identity.name), r.idempotency_key);
+      body = keyed_body;
+    }
+  }
 
   const std::string path = path_for(req);
   const std::string url = config_.base_url + path;
@@ -112,7 +191,8 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
     a.started_unix_ms = d_.clock.unix_ms();
     Headers extra;
     if (hook_) {
-      const AttemptView view{url, path, r.order_id, r.idempotency_key, profile_.key_header, req.body, n, a.started_unix_ms};
+      const std::string key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
+      const AttemptView view{url, path, r.order_id, r.idempotency_key, key_header, body, n, a.started_unix_ms};
       std::string why = hook_(view, extra);
       if (!why.empty()) {
         // Nothing of this payment can have reached the provider: a failed
@@ -129,7 +209,7 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
     http.url = url;
     http.headers = headers;
     http.headers.insert(http.headers.end(), extra.begin(), extra.end());
-    http.body = req.body;
+    http.body = body;
     // The last attempt's timeout shrinks to what is left of the deadline.
     http.timeout_ms = std::min(policy.attempt_timeout_ms, left);
     http.connect_timeout_ms = std::min(policy.connect_timeout_ms, http.timeout_ms);
@@ -168,7 +248,7 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
     switch (c.verdict) {
       case Verdict::success:
         record();
-        read_provider_fields(r.body, r);
+        read_provider_fields(profile_, r.body, r);
         d_.budget.on_success();
         return finish(Outcome::succeeded, {});
       case Verdict::fail: {
@@ -195,6 +275,7 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
         return finish(Outcome::unknown, "provider error needs a query (" + c.reason + ")");
       case Verdict::retry:
       case Verdict::retry_after_backoff:
+      case Verdict::in_progress:  // the provider is still running the first request: wait, same key
         break;
     }
 

@@ -75,9 +75,15 @@ class Engine {
   void validate(const SubmitRequest& r) const;
   // The path this request is POSTed to.
   std::string path_for(const SubmitRequest& r) const;
+  // The key the profile's identity dictates for this request: the body's own
+  // key field or merchant reference when the profile puts the identity in
+  // the body, else the caller's key (empty: to be generated). Throws Error
+  // when the body contradicts the caller's key or the order id.
+  std::string identity_key(const SubmitRequest& r) const;
 
  private:
   Headers base_headers(const std::string& key) const;
+  void check_key(const std::string& key) const;  // the profile's length and charset
 
   const Config& config_;
   const Profile& profile_;

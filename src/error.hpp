@@ -6,7 +6,7 @@
 
 namespace payretry {
 
-enum class Errc { invalid, config, mismatch, too_big, key, version, hook, io };
+enum class Errc { invalid, config, mismatch, too_big, key, version, hook, io, not_found };
 
 class Error : public std::runtime_error {
  public:

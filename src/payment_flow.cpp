@@ -43,6 +43,8 @@ Settlement settlement_of(const PaymentResult& r) {
 }
 
 constexpr int64_t kPollMs = 50;
+// A merchant reference (WeChat Pay, Alipay) never expires.
+constexpr int64_t kForever = int64_t(1) << 62;
 
 }  // namespace
 
@@ -106,9 +108,12 @@ PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   proposed.order_id = req.order_id;
   // The key is made when the payment task is created and committed with it,
   // before anything is sent; every later attempt and process reuses it.
-  proposed.idempotency_key = req.idempotency_key.empty() ? keys_.new_key() : req.idempotency_key;
+  const std::string own_key = engine_.identity_key(req);
+  proposed.idempotency_key = own_key.empty() ? keys_.new_key() : own_key;
   proposed.fingerprint = fingerprint;
-  proposed.key_expires_at = now + config_.key_retention_ms - std::min<int64_t>(3600000, config_.key_retention_ms / 10);
+  // Never re-send a key the provider may have forgotten: stop a margin short.
+  const int64_t retention = config_.key_retention_ms.value_or(kForever);
+  proposed.key_expires_at = retention >= kForever ? kForever : now + retention - std::min<int64_t>(3600000, retention / 10);
 
   const Ledger::CreateOutcome created = ledger_.create_and_claim(proposed, owner_, now, lease_end(now));
   if (created.key_taken)
@@ -118,7 +123,7 @@ PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   PaymentRow row = created.row;
   if (row.fingerprint != fingerprint)
     throw Error(Errc::mismatch, "order " + row.order_id + " was first submitted with other parameters; nothing sent");
-  if (!req.idempotency_key.empty() && req.idempotency_key != row.idempotency_key)
+  if (!own_key.empty() && own_key != row.idempotency_key)
     throw Error(Errc::mismatch, "order " + row.order_id + " already has its own idempotency key; nothing sent");
 
   const int64_t wait_until = clock_.now_ms() + config_.in_progress_wait_ms;

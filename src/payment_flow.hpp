@@ -23,6 +23,8 @@ class PaymentFlow {
   // Throws Error (nothing sent, or a mismatch) and LedgerError (the store
   // failed: nothing is sent without a committed record).
   PaymentResult submit(const SubmitRequest& request);
+  // The outcome the ledger holds for `row`, as a result; nothing is sent.
+  PaymentResult stored_result(const PaymentRow& row, const std::string& why) { return from_ledger(row, why); }
 
  private:
   PaymentResult from_ledger(const PaymentRow& row, const std::string& why);

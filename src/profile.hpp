@@ -1,28 +1,116 @@
-// What one provider's contract says about safe retries. For now the two
-// built-in behaviours the core needs; the data-driven profile system
-// (DESIGN §5) replaces this table in a later change.
+// A provider profile: the answers, for one provider, to the questions a safe
+// retry depends on (DESIGN §5), as data. Built-in profiles are JSON files in
+// src/profiles/; users load their own or write one inline in the config.
 #pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace payretry {
 
-struct Profile {
-  std::string name;
-  std::string key_header;              // where the idempotency key travels
-  size_t key_max_length = 255;
-  std::string create_path;             // appended to base_url
-  // 500 and other unlisted 5xx: true when the contract says a same-key retry
-  // is safe, false when the payment must be settled by a query instead.
-  bool retry_other_5xx = false;
-  std::string should_retry_header;     // server's explicit retry hint, if any
-  std::string replay_header;           // marks a replayed idempotent response
-  std::vector<std::string> request_id_headers;
+enum class Verdict { success, retry, retry_after_backoff, query, fail, mismatch, in_progress };
+const char* verdict_name(Verdict v);
+std::optional<Verdict> parse_verdict(std::string_view s);
+
+// What one classification rule looks at. Every present part must match.
+struct Matcher {
+  // Inclusive status ranges; empty = any status, or none (transport failure).
+  std::vector<std::pair<int, int>> status;
+  // Header name (case-insensitive) -> value (case-insensitive; "*" = present).
+  std::vector<std::pair<std::string, std::string>> headers;
+  // A JSON path into the body ("$.error.code", "$.errors[*].code",
+  // "$.*_response.sub_code") whose string value must be one of `codes`.
+  std::string code_path;
+  std::vector<std::string> codes;
+  // "" (a response), or a transport class: "not_sent" (nothing written),
+  // "timeout", "connection_lost", "tls_verify", "malformed_2xx", "any_failure".
+  std::string transport;
+  bool empty() const { return status.empty() && headers.empty() && code_path.empty() && transport.empty(); }
 };
 
-// nullptr when `name` is not a built-in profile.
-const Profile* builtin_profile(std::string_view name);
-std::string builtin_profile_names();
+struct Rule {
+  Matcher when;
+  Verdict verdict = Verdict::fail;
+  // Whether a response matching this rule can mean the provider acted on the
+  // request. Unset: yes for responses, the transport's own word otherwise.
+  std::optional<bool> processed;
+  std::string reason;  // short token for logs; default derived from the match
+};
+
+// Where the key (or the reference that acts as one) travels.
+enum class IdentityMode {
+  header,     // a request header, e.g. Idempotency-Key
+  body,       // a top-level body field payretry writes or checks, e.g. Square's idempotency_key
+  reference,  // the merchant reference already in the body is the identity
+              // (WeChat Pay / Alipay out_trade_no); it must equal the order id
+};
+
+struct Identity {
+  IdentityMode mode = IdentityMode::header;
+  std::string name = "Idempotency-Key";  // header name, or body path ("$.idempotency_key")
+  size_t min_length = 1;
+  size_t max_length = 255;
+  std::string charset;  // extra allowed characters besides [A-Za-z0-9]; empty = any visible ASCII
+};
+
+// How to ask the provider what really happened (DESIGN §5 "lookup").
+struct Lookup {
+  // "order_id": GET by merchant reference; "provider_id": GET by the
+  // provider's id (known only when a response was read); "replay": the only
+  // lookup is a same-key re-send; "none": the provider offers none.
+  std::string by = "none";
+  std::string method = "GET";
+  std::string path;                      // template: {order_id} {provider_id} {key}
+  std::string status_path = "$.status";  // where the status lives in the answer
+  std::string id_path = "$.id";
+  // Provider status -> "SUCCEEDED" | "FAILED" | "PENDING" (still running:
+  // stays UNKNOWN) ; statuses not listed stay UNKNOWN.
+  std::map<std::string, std::string> status_map;
+  Matcher not_found;                     // what "no such payment" looks like
+  // Request body template for a POST lookup ({order_id} {provider_id} {key});
+  // empty = no body (Alipay's alipay.trade.query takes its reference in one).
+  std::string body;
+};
+
+struct Profile {
+  std::string name;
+  std::vector<std::string> sources;      // research tags the values come from
+  Identity identity;
+  std::string create_path;
+  // How long the provider honours a key; nullopt = forever (a reference).
+  std::optional<int64_t> retention_ms = int64_t(24) * 3600 * 1000;
+  // Whether a same-key retry after a 5xx replays it (false: Checkout.com
+  // caches only 2xx, so a retry would run the payment again).
+  bool replays_server_errors = true;
+  std::string replay_header = "Idempotent-Replayed";
+  std::vector<std::string> request_id_headers = {"Request-Id", "X-Request-Id"};
+  std::string id_path = "$.id";          // provider payment id in a create response
+  std::string status_path = "$.status";  // provider status word in a create response
+  // Ordered; the first match decides. The generic defaults (DESIGN §3) follow
+  // every profile's own rules.
+  std::vector<Rule> classify;
+  Lookup lookup;
+  std::string extends;                   // the built-in this profile derives from ("" for generic)
+  std::vector<std::string> notes;        // what is undocumented, what was chosen and why
+};
+
+// The built-in profile `name` (with the generic defaults folded in), or
+// nullopt. Throws ProfileError if a built-in file is broken (a build bug).
+std::optional<Profile> builtin_profile(std::string_view name);
+std::vector<std::string> builtin_profile_names();
+
+// Parses a profile object (JSON text). An "extends" member names a built-in
+// profile whose fields the object overrides. Throws ProfileError naming the
+// bad field ("profile.classify[2].when.status: ...").
+class ProfileError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+Profile parse_profile(std::string_view json);
 
 }  // namespace payretry

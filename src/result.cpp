@@ -41,6 +41,7 @@ std::string PaymentResult::to_json() const {
   json_add_or_null(r, "error", error);
   json_add(r, "elapsed_ms", elapsed_ms);
   json_add_bool(r, "from_ledger", from_ledger);
+  json_add_bool(r, "queried", queried);
   cJSON* list = cJSON_AddArrayToObject(r, "attempts");
   if (!list) throw std::bad_alloc();
   for (const AttemptRecord& a : attempts) {

@@ -41,6 +41,8 @@ struct PaymentResult {
   int64_t elapsed_ms = 0;
   // True when the outcome was read from the ledger and nothing was sent.
   bool from_ledger = false;
+  // True when a status lookup at the provider (pay_query) decided it.
+  bool queried = false;
   std::vector<AttemptRecord> attempts;
 
   // The stable JSON view (without the body).

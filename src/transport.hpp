@@ -12,6 +12,7 @@ namespace payretry {
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
 struct HttpRequest {
+  std::string method = "POST";    // or "GET" (a status lookup)
   std::string url;
   Headers headers;
   std::string_view body;          // borrowed: the same bytes on every attempt
@@ -59,7 +60,8 @@ struct TransportResult {
 class Transport {
  public:
   virtual ~Transport() = default;
-  // Sends one POST. Never throws for network conditions: they are results.
+  // Sends one request (a POST, or a GET for lookups). Never throws for
+  // network conditions: they are results.
   virtual TransportResult post(const HttpRequest& request) = 0;
 };
 

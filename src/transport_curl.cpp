@@ -122,10 +122,14 @@ TransportResult CurlTransport::post(const HttpRequest& req) {
   curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
-  curl_easy_setopt(h, CURLOPT_POST, 1L);
-  // The caller's buffer itself: every attempt sends exactly these bytes.
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
-  curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  if (req.method == "GET") {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    // The caller's buffer itself: every attempt sends exactly these bytes.
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  }
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);  // never re-POST to another URL
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);

@@ -79,9 +79,11 @@ std::string config_json(const Config& cfg) {
   out += R"(,"refuse_ms":)";
   append_int(out, cfg.refuse_ms);
   out += R"(,"key_header":)";
-  append_json_string(out, cfg.key_header);
+  append_json_string(out, cfg.effective_key_header());
   out += R"(,"auth":)";
   out += cfg.api_key.empty() ? "false" : "true";
+  out += R"(,"profile":)";
+  append_json_string(out, cfg.profile->name);
   out += "}";
   return out;
 }
@@ -109,6 +111,10 @@ bool apply_config_patch(const Config& base, std::string_view json, Config* out, 
       else append_join(bad, name);
     } else if (name == "refuse_ms") {
       if (get_int(item, 0, 3600 * 1000, &v)) cfg.refuse_ms = static_cast<int>(v);
+      else append_join(bad, name);
+    } else if (name == "profile") {
+      const Profile* p = cJSON_IsString(item) ? find_profile(item->valuestring) : nullptr;
+      if (p) cfg.profile = p;
       else append_join(bad, name);
     } else if (name == "faults") {
       if (!cJSON_IsObject(item)) {

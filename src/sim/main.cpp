@@ -18,10 +18,13 @@ namespace {
 const char kUsage[] =
     "usage: payretry-sim [options]\n"
     "\n"
-    "A local payment provider (Stripe-like idempotency) that injects faults at the socket\n"
-    "level from a seeded schedule. Listens on 127.0.0.1 only.\n"
+    "A local payment provider that injects faults at the socket level from a seeded\n"
+    "schedule, with the idempotency semantics of the provider it plays (--profile).\n"
+    "Listens on 127.0.0.1 only.\n"
     "\n"
     "  --port N            TCP port (default 0: pick a free one)\n"
+    "  --profile NAME      the provider it plays (default stripe): stripe checkout_com\n"
+    "                      paypal square wechatpay_v3 adyen mollie alipay\n"
     "  --threads N         worker threads (default 1)\n"
     "  --seed N            seed of the fault schedule (default 1)\n"
     "  --fault NAME=P      probability of a fault, repeatable; the rest is 'none'\n"
@@ -31,7 +34,8 @@ const char kUsage[] =
     "  --retry-after-s N   Retry-After sent with 429 (default 1)\n"
     "  --refuse-ms N       how long 'refuse' keeps the listeners closed (default 100)\n"
     "  --api-key K         require 'Authorization: Bearer K'\n"
-    "  --key-header H      idempotency key header (default Idempotency-Key)\n"
+    "  --key-header H      idempotency key header (default: the profile's, e.g.\n"
+    "                      Idempotency-Key for stripe)\n"
     "  --help              this text\n"
     "\n"
     "Prints 'listening on 127.0.0.1:<port>' once ready. Admin endpoints under /__admin/:\n"
@@ -95,6 +99,8 @@ int main(int argc, char** argv) {
       opt.refuse_ms = static_cast<int>(parse_int(arg, value, 0, 3600 * 1000));
     } else if (arg == "--api-key") {
       opt.api_key = value;
+    } else if (arg == "--profile") {
+      opt.profile = value;
     } else if (arg == "--key-header") {
       opt.key_header = value;
     } else if (arg == "--host") {

@@ -24,6 +24,7 @@
 #include "admin.hpp"
 #include "faults.hpp"
 #include "http_conn.hpp"
+#include "profiles.hpp"
 #include "state.hpp"
 
 namespace payretry_sim {
@@ -108,6 +109,8 @@ bool starts_with(std::string_view s, std::string_view p) {
 }
 
 }  // namespace
+
+std::vector<std::string> profiles() { return profile_names(); }
 
 std::vector<std::string> fault_names() {
   std::vector<std::string> v;
@@ -424,6 +427,8 @@ void Worker::append_reply(Conn* c, const Reply& r, bool close) {
     extra_.append("\r\n");
   }
   if (r.replayed) extra_.append("Idempotent-Replayed: true\r\n");
+  if (r.transient) extra_.append("transient-error: true\r\n");
+  if (!r.headers.empty()) extra_.append(r.headers);
   append_response(c->out, r.status, r.body, extra_, srv_.next_request_id.fetch_add(1), close);
   if (close) c->close_after = true;
 }
@@ -450,77 +455,72 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
     return Next::more;
   }
 
-  if (path == "/v1/payments" && req.method == "POST") {
-    bool has_key = false;
-    std::string_view key;
+  const Profile& prof = *cfg_.profile;
+  switch (route(prof, req.method, path, req.query, req.body)) {
+    case Route::create:
+      break;
+    case Route::lookup:
+      if (!srv_.state.authorized(cfg_, cfg_.api_key.empty() ? std::string_view{}
+                                                             : req.header("Authorization"))) {
+        set_canned(reply_, prof.unauthorized);
+      } else {
+        lookup(prof, srv_.state, req.method, path, req.query, req.body, reply_);
+      }
+      append_reply(c, reply_, close);
+      return Next::more;
+    case Route::method_not_allowed:
+      set_canned(reply_, prof.method_not_allowed);
+      append_reply(c, reply_, close);
+      return Next::more;
+    case Route::no_route:
+      set_canned(reply_, prof.no_route);
+      append_reply(c, reply_, close);
+      return Next::more;
+  }
+
+  // A payment. With a key header profile the key is the header; otherwise State finds the
+  // identity in the body.
+  bool has_key = false;
+  std::string_view key;
+  if (prof.identity == Identity::header) {
+    const std::string_view key_header = cfg_.effective_key_header();
     for (std::size_t i = 0; i < req.header_count; ++i) {
-      if (iequals(req.headers[i].name, cfg_.key_header)) {
+      if (iequals(req.headers[i].name, key_header)) {
         key = req.headers[i].value;
         has_key = !key.empty();
         break;
       }
     }
-    std::string_view auth;
-    if (!cfg_.api_key.empty()) auth = req.header("Authorization");
-    std::unique_ptr<Held> held;
-    switch (srv_.state.post_payment(cfg_, auth, has_key, key, req.body, reply_, &held)) {
-      case Disposition::respond:
-        append_reply(c, reply_, close);
-        return Next::more;
-      case Disposition::reset:
-        reset_conn(c);
-        return Next::gone;
-      case Disposition::refuse: {
-        // The listeners go down now; the RST waits until every worker closed its idle
-        // connections, so a retry cannot slip through an old keep-alive connection.
-        const uint64_t gen = srv_.outage(cfg_.refuse_ms);
-        c->held = true;
-        deferred_.push_back({gen, key_of(*c), true});
-        return Next::stop;
-      }
-      case Disposition::hold: {
-        c->held = true;
-        Timer t;
-        t.when = now_ns() + static_cast<int64_t>(cfg_.slow_ms) * 1000000;
-        t.conn_key = key_of(*c);
-        t.close = close;
-        t.held = std::move(held);
-        add_timer(std::move(t));
-        return Next::stop;
-      }
+  }
+  std::string_view auth;
+  if (!cfg_.api_key.empty()) auth = req.header("Authorization");
+  std::unique_ptr<Held> held;
+  switch (srv_.state.post_payment(cfg_, auth, has_key, key, req.body, reply_, &held)) {
+    case Disposition::respond:
+      append_reply(c, reply_, close);
+      return Next::more;
+    case Disposition::reset:
+      reset_conn(c);
+      return Next::gone;
+    case Disposition::refuse: {
+      // The listeners go down now; the RST waits until every worker closed its idle
+      // connections, so a retry cannot slip through an old keep-alive connection.
+      const uint64_t gen = srv_.outage(cfg_.refuse_ms);
+      c->held = true;
+      deferred_.push_back({gen, key_of(*c), true});
+      return Next::stop;
     }
-    return Next::more;
-  }
-
-  if (req.method == "GET" && (path == "/v1/payments" || starts_with(path, "/v1/payments/"))) {
-    if (!srv_.state.authorized(cfg_, cfg_.api_key.empty() ? std::string_view{}
-                                                           : req.header("Authorization"))) {
-      reply_.status = 401;
-      reply_.body.assign(R"({"error":{"type":"authentication_error","code":"invalid_api_key"}})");
-    } else if (path == "/v1/payments") {
-      std::string order;
-      if (query_param(req.query, "order_id", &order) && !order.empty()) {
-        srv_.state.list_payments(order, reply_);
-      } else {
-        reply_.status = 400;
-        reply_.body.assign(
-            R"({"error":{"type":"invalid_request_error","code":"parameter_missing","param":"order_id"}})");
-      }
-    } else {
-      srv_.state.get_payment(path.substr(std::string_view("/v1/payments/").size()), reply_);
+    case Disposition::hold: {
+      c->held = true;
+      Timer t;
+      t.when = now_ns() + static_cast<int64_t>(cfg_.slow_ms) * 1000000;
+      t.conn_key = key_of(*c);
+      t.close = close;
+      t.held = std::move(held);
+      add_timer(std::move(t));
+      return Next::stop;
     }
-    append_reply(c, reply_, close);
-    return Next::more;
   }
-
-  if (path == "/v1/payments" || starts_with(path, "/v1/payments/")) {
-    reply_.status = 405;
-    reply_.body.assign(R"({"error":{"type":"invalid_request_error","code":"method_not_allowed"}})");
-  } else {
-    reply_.status = 404;
-    reply_.body.assign(R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})");
-  }
-  append_reply(c, reply_, close);
   return Next::more;
 }
 
@@ -734,8 +734,10 @@ Config config_from(const Options& o) {
   cfg.slow_ms = o.slow_ms;
   cfg.retry_after_s = o.retry_after_s;
   cfg.refuse_ms = o.refuse_ms;
-  if (o.key_header.empty()) throw std::invalid_argument("key_header must not be empty");
-  cfg.key_header = o.key_header;
+  const Profile* profile = find_profile(o.profile);
+  if (!profile) throw std::invalid_argument("unknown profile: " + o.profile);
+  cfg.profile = profile;
+  cfg.key_header = o.key_header;  // empty: the profile's header
   cfg.api_key = o.api_key;
   return cfg;
 }
@@ -871,6 +873,13 @@ void Server::set_refuse_ms(int ms) {
   if (ms < 0) throw std::invalid_argument("refuse_ms must be >= 0");
   Config c = impl_->state.config();
   c.refuse_ms = ms;
+  impl_->state.set_config(std::move(c));
+}
+void Server::set_profile(const std::string& name) {
+  const Profile* profile = find_profile(name);
+  if (!profile) throw std::invalid_argument("unknown profile: " + name);
+  Config c = impl_->state.config();
+  c.profile = profile;
   impl_->state.set_config(std::move(c));
 }
 void Server::set_retry_after_s(int s) {

@@ -1,5 +1,6 @@
-// payretry-sim: a local payment provider with Stripe-like idempotency that injects faults
-// at the socket level from a seeded schedule. Independent of the payretry client library.
+// payretry-sim: a local payment provider that injects faults at the socket level from a seeded
+// schedule. It plays one provider's idempotency semantics at a time (the profile: Stripe by
+// default; see profiles.hpp). Independent of the payretry client library.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +20,16 @@ struct Options {
   int slow_ms = 2000;
   int retry_after_s = 1;
   int refuse_ms = 100;
-  std::string key_header = "Idempotency-Key";
-  std::string api_key;  // empty: no Authorization required
+  // The provider it plays: stripe (default), checkout_com, paypal, square, wechatpay_v3, adyen,
+  // mollie, alipay. Identity, replay semantics, error shapes and lookups follow the provider;
+  // faults, scripts, the truth and charges are the same for all.
+  std::string profile = "stripe";
+  std::string key_header;  // the key header of a header profile; empty: the profile's own
+  std::string api_key;     // empty: no Authorization required
 };
+
+// The names accepted in Options::profile.
+std::vector<std::string> profiles();
 
 // The names accepted in Options::faults and scripts, in schedule order.
 std::vector<std::string> fault_names();
@@ -47,7 +55,7 @@ class Server {
   long total_charges() const;
   long orders() const;
   int duplicate_orders() const;  // orders with more than one charge
-  long requests() const;         // POST /v1/payments seen, faulted ones included
+  long requests() const;         // payment (create) requests seen, faulted ones included
   std::string truth_json() const;
   std::string stats_json() const;
 
@@ -62,6 +70,9 @@ class Server {
   void set_slow_ms(int ms);
   void set_refuse_ms(int ms);
   void set_retry_after_s(int s);
+  // Switches the provider it plays (keys and charges are kept; reset() for a clean start).
+  // Throws std::invalid_argument on an unknown name.
+  void set_profile(const std::string& name);
 
   // Closes the listeners (and idle keep-alive connections) for `ms`: connects are refused.
   void outage(int ms);

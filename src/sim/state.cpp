@@ -5,31 +5,18 @@
 
 #include "http_conn.hpp"
 #include "json_lite.hpp"
+#include "profiles.hpp"
 
 namespace payretry_sim {
 
 namespace {
 
-constexpr std::string_view kUnauthorized =
-    R"({"error":{"type":"authentication_error","code":"invalid_api_key"}})";
-constexpr std::string_view kInvalid =
-    R"({"error":{"type":"invalid_request_error","code":"parameter_invalid"}})";
 constexpr std::string_view kMissing =
     R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})";
-constexpr std::string_view kReused =
-    R"({"error":{"type":"idempotency_error","code":"idempotency_key_reused","message":"Keys for idempotent requests can only be used with the same parameters they were first used with."}})";
-constexpr std::string_view kInUse =
-    R"({"error":{"type":"idempotency_error","code":"idempotency_key_in_use"}})";
-constexpr std::string_view kDeclined =
-    R"({"error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds"}})";
-constexpr std::string_view kRateLimit = R"({"error":{"type":"rate_limit_error","code":"rate_limit"}})";
-constexpr std::string_view kBadGateway = R"({"error":{"type":"api_error","code":"bad_gateway"}})";
-constexpr std::string_view kUnavailable =
-    R"({"error":{"type":"api_error","code":"service_unavailable"}})";
-constexpr std::string_view kInternal = R"({"error":{"type":"api_error","code":"internal_error"}})";
 
 struct ParsedPayment {
-  PaymentFields fields;  // views into the body (or its own buffers)
+  PaymentFields fields;   // views into the body (or its own buffers): the Stripe fast path
+  ProfileFields general;  // the other profiles
   std::string_view order_id;
   std::string_view currency = "usd";
   int64_t amount = 0;
@@ -52,18 +39,13 @@ bool parse_payment(std::string_view body, ParsedPayment* p) {
   return true;
 }
 
-// The payment object, byte for byte the same in the POST response, its replays and lookups.
-void format_payment(std::string& out, uint64_t number, std::string_view order_id, int64_t amount,
-                    std::string_view currency) {
-  out.append(R"({"id":"pay_)");
-  append_int(out, number);
-  out.append(R"(","object":"payment","status":"succeeded","order_id":)");
-  append_json_string(out, order_id);
-  out.append(R"(,"amount":)");
-  append_int(out, static_cast<long long>(amount));
-  out.append(R"(,"currency":)");
-  append_json_string(out, currency);
-  out.push_back('}');
+void format_stripe(std::string& out, uint64_t number, std::string_view order_id, int64_t amount,
+                   std::string_view currency) {
+  stripe_profile().format_created(out, PaymentView{number, order_id, amount, currency});
+}
+
+void append_echo(Reply& out, std::string_view key) {
+  out.headers.append("idempotency-key: ").append(key.data(), key.size()).append("\r\n");
 }
 
 bool is_pre_fault(Fault f) {
@@ -172,21 +154,20 @@ Fault State::pick(const Config& cfg, std::string_view order_id, bool has_key,
 }
 
 void State::pre_fault_reply(const Config& cfg, Fault f, Reply& out) {
+  const Profile& prof = *cfg.profile;
   switch (f) {
     case Fault::too_many_requests:
     case Fault::too_many_requests_date:
-      out.status = 429;
-      out.body.assign(kRateLimit);
+      set_canned(out, prof.rate_limit);
       out.retry_after_s = cfg.retry_after_s;
       out.retry_after_date = f == Fault::too_many_requests_date;
       break;
     case Fault::bad_gateway:
-      out.status = 502;
-      out.body.assign(kBadGateway);
+      set_canned(out, prof.bad_gateway);
       break;
     case Fault::service_unavailable:
-      out.status = 503;
-      out.body.assign(kUnavailable);
+      set_canned(out, prof.unavailable);
+      out.transient = prof.transient_503;
       break;
     default:
       break;
@@ -195,14 +176,14 @@ void State::pre_fault_reply(const Config& cfg, Fault f, Reply& out) {
 
 // Faults that act after the provider decided: they damage whatever response it produced
 // (a fresh result, a replay, a 409 or a 422), like a proxy failing after the commit.
-Disposition State::post_fault(Fault f, Reply& out) {
+Disposition State::post_fault(const Profile& prof, Fault f, Reply& out) {
   switch (f) {
     case Fault::lost_response:
       return Disposition::reset;
     case Fault::internal_error:
-      out.status = 500;
-      out.body.assign(kInternal);
+      set_canned(out, prof.internal);
       out.replayed = false;
+      out.transient = false;
       out.retry_after_s = -1;
       return Disposition::respond;
     case Fault::malformed:
@@ -218,21 +199,42 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
                                 std::unique_ptr<Held>* held) {
   out.clear();
   requests_.fetch_add(1, std::memory_order_relaxed);
+  const Profile& prof = *cfg.profile;
   if (!authorized(cfg, authorization)) {
-    out.status = 401;
-    out.body.assign(kUnauthorized);
+    set_canned(out, prof.unauthorized);
     return Disposition::respond;
   }
   ParsedPayment p;
-  if (!parse_payment(body, &p)) {
-    out.status = 400;
-    out.body.assign(kInvalid);
-    return Disposition::respond;
+  if (prof.id == ProfileId::stripe) {
+    if (!parse_payment(body, &p)) {
+      set_canned(out, prof.invalid);
+      return Disposition::respond;
+    }
+  } else {
+    switch (parse_profile_payment(prof, body, &p.general)) {
+      case ParseOutcome::ok:
+        break;
+      case ParseOutcome::invalid:
+        set_canned(out, prof.invalid);
+        return Disposition::respond;
+      case ParseOutcome::missing_key:
+        set_canned(out, prof.missing_key);
+        return Disposition::respond;
+    }
+    p.order_id = p.general.order_id;
+    p.currency = p.general.currency;
+    p.amount = p.general.amount;
+    if (prof.identity != Identity::header) {
+      has_key = true;
+      key = p.general.key;
+    }
   }
+  if (has_key && prof.echo_key) append_echo(out, key);
   const uint64_t epoch = epoch_.load(std::memory_order_acquire);
 
   auto make_held = [&](bool replay) {
     auto h = std::make_unique<Held>();
+    h->profile = &prof;
     h->has_key = has_key;
     h->replay = replay;
     h->key.assign(key);
@@ -263,12 +265,13 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
     fault_counts_[static_cast<std::size_t>(f)].fetch_add(1, std::memory_order_relaxed);
     if (is_pre_fault(f)) return pre(f);
     if (f == Fault::slow) return make_held(false);
-    process_fresh(f, false, {}, p.order_id, p.amount, p.currency, out);
-    return post_fault(f, out);
+    process_fresh(prof, f, false, {}, p.order_id, p.amount, p.currency, out);
+    return post_fault(prof, f, out);
   }
 
-  enum class What { process, replay, in_use, reused } what = What::process;
+  enum class What { process, replay, in_use, reentry, reused } what = What::process;
   Fault f;
+  uint64_t charge = 0;
   {
     const uint64_t h = hash_key(key);
     KeyShard& sh = key_shards_[shard_of(h)];
@@ -279,12 +282,12 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
       if (rec.state != KeyState::fresh && rec.fingerprint() != body) {
         what = What::reused;
       } else if (rec.state == KeyState::in_progress) {
-        what = What::in_use;
+        what = prof.format_in_flight ? What::reentry : What::in_use;
       } else if (rec.state == KeyState::done) {
         what = What::replay;
         out.status = rec.status;
         out.body.assign(rec.response());
-        out.replayed = true;
+        charge = rec.charge;
       } else {
         rec.state = KeyState::in_progress;
         rec.blob.assign(body);
@@ -298,54 +301,84 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
   switch (what) {
     case What::reused:
       reused_.fetch_add(1, std::memory_order_relaxed);
-      out.status = 422;
-      out.body.assign(kReused);
-      return f == Fault::slow ? Disposition::respond : post_fault(f, out);
+      set_canned(out, prof.mismatch);
+      return f == Fault::slow ? Disposition::respond : post_fault(prof, f, out);
     case What::in_use:
       in_use_.fetch_add(1, std::memory_order_relaxed);
-      out.status = 409;
-      out.body.assign(kInUse);
-      return f == Fault::slow ? Disposition::respond : post_fault(f, out);
+      set_canned(out, prof.in_use);
+      out.transient = prof.transient_503;
+      return f == Fault::slow ? Disposition::respond : post_fault(prof, f, out);
+    case What::reentry:
+      // Same body while the first request runs: the provider answers it like the first one
+      // will be answered, and charges nothing for it.
+      in_use_.fetch_add(1, std::memory_order_relaxed);
+      out.status = prof.in_flight_status;
+      out.body.clear();
+      prof.format_in_flight(out.body, p.order_id);
+      return f == Fault::slow ? Disposition::respond : post_fault(prof, f, out);
     case What::replay:
       replays_.fetch_add(1, std::memory_order_relaxed);
       if (f == Fault::slow) {
         out.clear();
         return make_held(true);
       }
-      return post_fault(f, out);
+      shape_replay(prof, charge, out);
+      return post_fault(prof, f, out);
     case What::process:
       break;
   }
   if (f == Fault::slow) return make_held(false);
-  process_fresh(f, true, key, p.order_id, p.amount, p.currency, out);
-  store(key, out, epoch);
-  return post_fault(f, out);
+  const uint64_t number = process_fresh(prof, f, true, key, p.order_id, p.amount, p.currency, out);
+  settle(prof, f, key, out, number, epoch);
+  return post_fault(prof, f, out);
 }
 
 bool State::finish_held(const Held& h, Reply& out) {
   out.clear();
   if (h.epoch != epoch_.load(std::memory_order_acquire)) return false;
-  if (h.replay) return replay_into(h.key, out);
-  process_fresh(Fault::none, h.has_key, h.key, h.order_id, h.amount, h.currency, out);
-  if (h.has_key) store(h.key, out, h.epoch);
+  const Profile& prof = *h.profile;
+  if (h.has_key && prof.echo_key) append_echo(out, h.key);
+  if (h.replay) return replay_into(prof, h.key, out);
+  const uint64_t number =
+      process_fresh(prof, Fault::none, h.has_key, h.key, h.order_id, h.amount, h.currency, out);
+  if (h.has_key) settle(prof, Fault::none, h.key, out, number, h.epoch);
   return true;
 }
 
-void State::process_fresh(Fault f, bool has_key, std::string_view key, std::string_view order_id,
-                          int64_t amount, std::string_view currency, Reply& out) {
+uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::string_view key,
+                              std::string_view order_id, int64_t amount, std::string_view currency,
+                              Reply& out) {
   if (f == Fault::decline) {
     declines_.fetch_add(1, std::memory_order_relaxed);
-    out.status = 402;
-    out.body.assign(kDeclined);
-    return;
+    PaymentView v{0, order_id, amount, currency};
+    // Providers that give a declined payment an id take it from the same counter; it is not
+    // a charge, so lookups do not find it.
+    if (prof.id != ProfileId::stripe) v.number = next_charge_.fetch_add(1, std::memory_order_relaxed);
+    out.status = prof.decline_status;
+    out.body.clear();
+    prof.format_declined(out.body, v);
+    return 0;
   }
   const uint64_t number = create_charge(order_id, has_key ? key : std::string_view{}, amount, currency);
-  out.status = 200;
+  out.status = prof.created_status;
   out.body.clear();
-  format_payment(out.body, number, order_id, amount, currency);
+  prof.format_created(out.body, PaymentView{number, order_id, amount, currency});
+  return number;
 }
 
-void State::store(std::string_view key, const Reply& r, uint64_t epoch) {
+void State::settle(const Profile& prof, Fault f, std::string_view key, const Reply& r,
+                   uint64_t charge, uint64_t epoch) {
+  // Checkout.com: "If the original request returns a 4xx or 5xx ... no idempotent result is
+  // saved and the payment is reattempted". The 500 fault is the provider's own answer here, so
+  // a charge followed by a 500 is not cached either: a same-key retry charges again.
+  if (prof.cache_only_2xx && (f == Fault::internal_error || r.status < 200 || r.status > 299)) {
+    unclaim(key, epoch);
+  } else {
+    store(key, r, charge, epoch);
+  }
+}
+
+void State::store(std::string_view key, const Reply& r, uint64_t charge, uint64_t epoch) {
   const uint64_t h = hash_key(key);
   KeyShard& sh = key_shards_[shard_of(h)];
   std::lock_guard<std::mutex> lk(sh.mu);
@@ -355,20 +388,58 @@ void State::store(std::string_view key, const Reply& r, uint64_t epoch) {
   KeyRecord& rec = *found;
   rec.state = KeyState::done;
   rec.status = r.status;
+  rec.charge = charge;
   rec.blob.resize(rec.fingerprint_len);
   rec.blob.append(r.body);
 }
 
-bool State::replay_into(std::string_view key, Reply& out) {
+void State::unclaim(std::string_view key, uint64_t epoch) {
   const uint64_t h = hash_key(key);
   KeyShard& sh = key_shards_[shard_of(h)];
   std::lock_guard<std::mutex> lk(sh.mu);
-  const KeyRecord* rec = sh.keys.find(key, h);
-  if (!rec || rec->state != KeyState::done) return false;
-  out.status = rec->status;
-  out.body.assign(rec->response());
-  out.replayed = true;
+  if (epoch != epoch_.load(std::memory_order_acquire)) return;
+  KeyRecord* found = sh.keys.find(key, h);
+  if (!found || found->state != KeyState::in_progress) return;
+  found->state = KeyState::fresh;
+  found->blob.clear();
+  found->fingerprint_len = 0;
+}
+
+bool State::replay_into(const Profile& prof, std::string_view key, Reply& out) {
+  uint64_t charge;
+  {
+    const uint64_t h = hash_key(key);
+    KeyShard& sh = key_shards_[shard_of(h)];
+    std::lock_guard<std::mutex> lk(sh.mu);
+    const KeyRecord* rec = sh.keys.find(key, h);
+    if (!rec || rec->state != KeyState::done) return false;
+    out.status = rec->status;
+    out.body.assign(rec->response());
+    charge = rec->charge;
+  }
+  shape_replay(prof, charge, out);
   return true;
+}
+
+void State::shape_replay(const Profile& prof, uint64_t charge, Reply& out) const {
+  switch (prof.replay) {
+    case Replay::stored:
+      out.replayed = prof.replay_marker;
+      return;
+    case Replay::current_state: {
+      // PayPal: "returns the latest status of the previous request", 200 instead of 201.
+      PaymentCopy c;
+      if (charge && payment_by_number(charge, &c)) {
+        out.status = prof.replayed_status;
+        out.body.clear();
+        prof.format_created(out.body, c.view());
+      }
+      return;  // no charge (a decline): its stored answer is still its current state
+    }
+    case Replay::error_code:
+      if (charge) set_canned(out, prof.already_paid);
+      return;
+  }
 }
 
 uint64_t State::create_charge(std::string_view order_id, std::string_view key, int64_t amount,
@@ -409,7 +480,7 @@ void State::get_payment(std::string_view id, Reply& out) const {
     ok = r.ec == std::errc() && r.ptr == id.data() + id.size();
   }
   if (ok && charge_log_.with(number, [&](const StoredCharge& c) {
-        format_payment(out.body, c.number, c.order_id(), c.amount, c.currency());
+        format_stripe(out.body, c.number, c.order_id(), c.amount, c.currency());
       })) {
     return;
   }
@@ -436,10 +507,53 @@ void State::list_payments(std::string_view order_id, Reply& out) const {
     charge_log_.with(n, [&](const StoredCharge& c) {
       if (!first) out.body.push_back(',');
       first = false;
-      format_payment(out.body, c.number, c.order_id(), c.amount, c.currency());
+      format_stripe(out.body, c.number, c.order_id(), c.amount, c.currency());
     });
   }
   out.body.append("]}");
+}
+
+bool State::payment_by_number(uint64_t number, PaymentCopy* out) const {
+  return charge_log_.with(number, [&](const StoredCharge& c) {
+    out->number = c.number;
+    out->order_id.assign(c.order_id());
+    out->currency.assign(c.currency());
+    out->amount = c.amount;
+  });
+}
+
+bool State::payment_by_id(std::string_view id, PaymentCopy* out) const {
+  uint64_t number = 0;
+  if (id.size() <= 4 || id.substr(0, 4) != "pay_") return false;
+  auto r = std::from_chars(id.data() + 4, id.data() + id.size(), number);
+  if (r.ec != std::errc() || r.ptr != id.data() + id.size()) return false;
+  return payment_by_number(number, out);
+}
+
+std::vector<State::PaymentCopy> State::payments_for(std::string_view order_id) const {
+  std::vector<PaymentCopy> v;
+  for (uint64_t n : charge_numbers(order_id)) {
+    PaymentCopy c;
+    if (payment_by_number(n, &c)) v.push_back(std::move(c));
+  }
+  return v;
+}
+
+State::Phase State::phase(std::string_view key) const {
+  const uint64_t h = hash_key(key);
+  const KeyShard& sh = key_shards_[shard_of(h)];
+  std::lock_guard<std::mutex> lk(sh.mu);
+  const KeyRecord* rec = sh.keys.find(key, h);
+  if (!rec) return Phase::none;
+  switch (rec->state) {
+    case KeyState::fresh:
+      return Phase::none;
+    case KeyState::in_progress:
+      return Phase::in_progress;
+    case KeyState::done:
+      return rec->charge ? Phase::done_charged : Phase::done_not_charged;
+  }
+  return Phase::none;
 }
 
 int State::charges_for(std::string_view order_id) const {

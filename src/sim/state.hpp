@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "faults.hpp"
+#include "profiles.hpp"
 #include "string_table.hpp"
 
 namespace payretry_sim {
@@ -26,8 +27,12 @@ struct Config {
   int slow_ms = 2000;
   int retry_after_s = 1;
   int refuse_ms = 100;
-  std::string key_header = "Idempotency-Key";
-  std::string api_key;  // empty: no auth required
+  std::string key_header;  // empty: the profile's header
+  std::string api_key;     // empty: no auth required
+  const Profile* profile = &stripe_profile();
+  std::string_view effective_key_header() const {
+    return key_header.empty() ? profile->key_header : std::string_view(key_header);
+  }
 };
 
 // One response as the provider decided it, before it is framed.
@@ -37,12 +42,16 @@ struct Reply {
   int retry_after_s = -1;         // >= 0: send Retry-After
   bool retry_after_date = false;  // as an IMF-fixdate instead of delta-seconds
   bool replayed = false;          // Idempotent-Replayed: true
+  bool transient = false;         // transient-error: true (Adyen)
+  std::string headers;            // more header lines ("Name: value\r\n"), per profile
   void clear() {
     status = 200;
     body.clear();
     retry_after_s = -1;
     retry_after_date = false;
     replayed = false;
+    transient = false;
+    headers.clear();
   }
 };
 
@@ -57,6 +66,7 @@ enum class Disposition {
 // A request held by the `slow` fault: owns copies of everything it needs, because the
 // client's connection (and its buffer) may be gone by the time it is finished.
 struct Held {
+  const Profile* profile = nullptr;
   bool has_key = false;
   bool replay = false;  // the key was already done: finishing means replaying
   std::string key;
@@ -150,6 +160,22 @@ class State {
   void get_payment(std::string_view id, Reply& out) const;
   void list_payments(std::string_view order_id, Reply& out) const;
 
+  // For the profiles' lookups. A copy of one charge.
+  struct PaymentCopy {
+    uint64_t number = 0;
+    std::string order_id;
+    std::string currency;
+    int64_t amount = 0;
+    PaymentView view() const { return {number, order_id, amount, currency}; }
+  };
+  // By id "pay_<number>"; false when there is no such charge.
+  bool payment_by_id(std::string_view id, PaymentCopy* out) const;
+  bool payment_by_number(uint64_t number, PaymentCopy* out) const;
+  std::vector<PaymentCopy> payments_for(std::string_view order_id) const;
+  // Where an identity (key or reference) stands.
+  enum class Phase { none, in_progress, done_charged, done_not_charged };
+  Phase phase(std::string_view key) const;
+
   // Truth.
   int charges_for(std::string_view order_id) const;
   std::vector<std::string> charge_ids_for(std::string_view order_id) const;
@@ -171,6 +197,7 @@ class State {
   enum class KeyState : uint8_t { fresh, in_progress, done };
   struct KeyRecord {
     uint64_t seen = 0;  // requests so far with this key: the n of the seeded schedule
+    uint64_t charge = 0;  // done: the charge it made (0: none, e.g. a decline)
     KeyState state = KeyState::fresh;
     int status = 0;
     uint32_t fingerprint_len = 0;
@@ -194,7 +221,7 @@ class State {
   static constexpr std::size_t kShards = 64;
   static constexpr std::size_t kInitialSlots = 1024;  // per shard and table
   struct alignas(64) KeyShard {
-    std::mutex mu;
+    mutable std::mutex mu;
     StringTable<KeyRecord> keys{kInitialSlots};
     StringTable<uint64_t> order_seen{kInitialSlots};  // n for requests without a key
   };
@@ -207,14 +234,22 @@ class State {
   Fault pick(const Config& cfg, std::string_view order_id, bool has_key, std::string_view key,
              uint64_t n);
   bool pop_script(std::string_view order_id, bool has_key, std::string_view key, Fault* out);
-  void process_fresh(Fault f, bool has_key, std::string_view key, std::string_view order_id,
-                     int64_t amount, std::string_view currency, Reply& out);
-  void store(std::string_view key, const Reply& r, uint64_t epoch);
-  bool replay_into(std::string_view key, Reply& out);
+  uint64_t process_fresh(const Profile& prof, Fault f, bool has_key, std::string_view key,
+                         std::string_view order_id, int64_t amount, std::string_view currency,
+                         Reply& out);
+  // After processing a claimed key: store the outcome, or (profiles that cache only 2xx)
+  // release the claim so the next request with the key runs the payment again.
+  void settle(const Profile& prof, Fault f, std::string_view key, const Reply& r, uint64_t charge,
+              uint64_t epoch);
+  void store(std::string_view key, const Reply& r, uint64_t charge, uint64_t epoch);
+  void unclaim(std::string_view key, uint64_t epoch);
+  bool replay_into(const Profile& prof, std::string_view key, Reply& out);
+  // Turns a copied stored outcome into the profile's replay.
+  void shape_replay(const Profile& prof, uint64_t charge, Reply& out) const;
   uint64_t create_charge(std::string_view order_id, std::string_view key, int64_t amount,
                          std::string_view currency);
   void pre_fault_reply(const Config& cfg, Fault f, Reply& out);
-  Disposition post_fault(Fault f, Reply& out);
+  Disposition post_fault(const Profile& prof, Fault f, Reply& out);
   std::vector<uint64_t> charge_numbers(std::string_view order_id) const;
 
   mutable std::mutex config_mu_;

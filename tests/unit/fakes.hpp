@@ -268,7 +268,7 @@ struct LogLine {
 class Harness {
  public:
   explicit Harness(const char* profile_name = "generic", uint64_t seed = 42)
-      : config(default_test_config()), profile(builtin_profile(profile_name)), jitter(seed) {
+      : config(default_test_config()), profile(*builtin_profile(profile_name)), jitter(seed) {
     config.provider = profile_name;
   }
 
@@ -290,7 +290,7 @@ class Harness {
           kLogDebug, config.secrets(), clock);
       budget_ = std::make_unique<RetryBudget>(config.budget);
       engine_ = std::make_unique<Engine>(
-          config, *profile, EngineDeps{transport, clock, sleeper, jitter, keys, *log_, *budget_, stats}, hook);
+          config, profile, EngineDeps{transport, clock, sleeper, jitter, keys, *log_, *budget_, stats}, hook);
     }
     return *engine_;
   }
@@ -308,7 +308,7 @@ class Harness {
   }
 
   Config config;
-  const Profile* profile;
+  Profile profile;
   FakeClock clock;
   FakeSleeper sleeper{clock};
   ScriptedTransport transport{clock};

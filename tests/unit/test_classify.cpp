@@ -12,8 +12,14 @@ namespace {
 
 using test::http;
 
-const Profile& generic() { return *builtin_profile("generic"); }
-const Profile& stripe() { return *builtin_profile("stripe"); }
+const Profile& generic() {
+  static const Profile p = *builtin_profile("generic");
+  return p;
+}
+const Profile& stripe() {
+  static const Profile p = *builtin_profile("stripe");
+  return p;
+}
 
 void expect(const Profile& p, const TransportResult& t, Verdict v, bool processed, const std::string& what) {
   const Classification c = classify(p, t);
@@ -28,10 +34,10 @@ void both(const TransportResult& t, Verdict v, bool processed, const std::string
 }
 
 TEST(Classify, BuiltinProfilesExist) {
-  ASSERT_NE(builtin_profile("generic"), nullptr);
-  ASSERT_NE(builtin_profile("stripe"), nullptr);
-  EXPECT_EQ(builtin_profile("nope"), nullptr);
-  EXPECT_EQ(builtin_profile(""), nullptr);
+  ASSERT_TRUE(builtin_profile("generic").has_value());
+  ASSERT_TRUE(builtin_profile("stripe").has_value());
+  EXPECT_FALSE(builtin_profile("nope").has_value());
+  EXPECT_FALSE(builtin_profile("").has_value());
 }
 
 TEST(Classify, ConnectFailuresRetryAndWereNotProcessed) {

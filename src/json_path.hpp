@@ -1,0 +1,30 @@
+// A small JSON path dialect for provider bodies: where a profile finds an
+// error code, a payment id or a status ("$.error.code", "$.errors[*].code",
+// "$.*_response.sub_code"). Read-only; no filters, no recursive descent.
+//
+//   $            the root
+//   .name        a member ("name" without . [ ] or spaces)
+//   .*           every member of an object, every element of an array
+//   .pre*suf     members whose name starts with pre and ends with suf
+//                (one '*': "*_response", "alipay_*", "a*z")
+//   [n]          element n of an array (0-based)
+//   [*]          every element of an array, every member of an object
+#pragma once
+#include <cJSON.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace payretry {
+
+// Whether `path` is a path of the dialect above.
+bool valid_json_path(std::string_view path);
+
+// Every string value the path reaches, in document order; integers (numbers
+// with no fractional part) as decimal text, so "$.errorCode" finds 704 and
+// "704" alike. Other values (objects, arrays, booleans, null, fractions) are
+// skipped. An invalid path or a null root reaches nothing.
+std::vector<std::string> json_path_strings(const cJSON* root, std::string_view path);
+
+}  // namespace payretry

@@ -1,0 +1,552 @@
+// Provider profiles as data (DESIGN §5): the JSON schema, its validation and
+// the built-in profiles, which are src/profiles/*.json compiled into the
+// library (cmake/embed_profiles.cmake writes builtin_profiles.cpp).
+//
+// Every error names the field it is about, as a path from "profile"
+// ("profile.classify[2].when.status: ..."), because a profile is written by
+// hand and a vague message costs a reader far more than a precise one.
+#include <cJSON.h>
+
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <initializer_list>
+#include <map>
+#include <set>
+
+#include "json_path.hpp"
+#include "json_util.hpp"
+#include "profile.hpp"
+
+namespace payretry {
+
+// Defined in the generated builtin_profiles.cpp: one entry per
+// src/profiles/<name>.json, sorted by name.
+namespace builtin_json {
+struct Entry {
+  const char* name;
+  const char* text;
+};
+extern const Entry entries[];
+extern const std::size_t count;
+}  // namespace builtin_json
+
+const char* verdict_name(Verdict v) {
+  switch (v) {
+    case Verdict::success: return "success";
+    case Verdict::retry: return "retry";
+    case Verdict::retry_after_backoff: return "retry_after_backoff";
+    case Verdict::query: return "query";
+    case Verdict::fail: return "fail";
+    case Verdict::mismatch: return "mismatch";
+    case Verdict::in_progress: return "in_progress";
+  }
+  return "?";
+}
+
+std::optional<Verdict> parse_verdict(std::string_view s) {
+  for (Verdict v : {Verdict::success, Verdict::retry, Verdict::retry_after_backoff, Verdict::query, Verdict::fail,
+                    Verdict::mismatch, Verdict::in_progress})
+    if (s == verdict_name(v)) return v;
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr const char* kVerdicts = "success, retry, retry_after_backoff, query, fail, mismatch, in_progress";
+constexpr const char* kTransports = "not_sent, timeout, connection_lost, tls_verify, malformed_2xx, any_failure";
+constexpr const char* kPlaceholders = "{order_id}, {provider_id}, {key}";
+
+using BaseLookup = std::function<const Profile*(std::string_view name)>;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) { throw ProfileError(path + ": " + what); }
+
+std::string member(const std::string& path, const char* name) { return path + "." + name; }
+std::string element(const std::string& path, int i) { return path + "[" + std::to_string(i) + "]"; }
+
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// Rejects members the schema does not know (a typo must not silently fall
+// back to a default) and members given twice.
+void check_members(const cJSON* obj, const std::string& path, std::initializer_list<const char*> known) {
+  std::set<std::string> seen;
+  for (const cJSON* c = obj->child; c; c = c->next) {
+    const std::string name = c->string ? c->string : "";
+    bool ok = false;
+    for (const char* k : known) ok = ok || name == k;
+    if (!ok) {
+      std::string list;
+      for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
+      fail(path + "." + name, "unknown key (known here: " + list + ")");
+    }
+    if (!seen.insert(name).second) fail(path + "." + name, "given twice");
+  }
+}
+
+const cJSON* object_at(const cJSON* v, const std::string& path) {
+  if (!cJSON_IsObject(v)) fail(path, "must be an object");
+  return v;
+}
+
+std::string string_at(const cJSON* v, const std::string& path) {
+  if (!cJSON_IsString(v) || !v->valuestring) fail(path, "must be a string");
+  return v->valuestring;
+}
+
+bool bool_at(const cJSON* v, const std::string& path) {
+  if (!cJSON_IsBool(v)) fail(path, "must be true or false");
+  return cJSON_IsTrue(v);
+}
+
+int64_t int_at(const cJSON* v, const std::string& path, int64_t lo, int64_t hi) {
+  const std::string range = "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
+  if (!cJSON_IsNumber(v)) fail(path, "must be " + range);
+  const double d = v->valuedouble;
+  if (!std::isfinite(d) || std::trunc(d) != d || d < static_cast<double>(lo) || d > static_cast<double>(hi))
+    fail(path, "must be " + range);
+  return static_cast<int64_t>(d);
+}
+
+std::vector<std::string> strings_at(const cJSON* v, const std::string& path, bool allow_empty_list) {
+  if (!cJSON_IsArray(v)) fail(path, "must be an array of strings");
+  std::vector<std::string> out;
+  int i = 0;
+  for (const cJSON* c = v->child; c; c = c->next, ++i) {
+    std::string s = string_at(c, element(path, i));
+    if (s.empty()) fail(element(path, i), "must not be empty");
+    out.push_back(std::move(s));
+  }
+  if (out.empty() && !allow_empty_list) fail(path, "must not be empty");
+  return out;
+}
+
+// RFC 9110 token: what a header field name may be made of.
+bool header_token(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos)
+      return false;
+  return true;
+}
+
+std::string header_at(const cJSON* v, const std::string& path, bool allow_empty) {
+  std::string s = string_at(v, path);
+  if (s.empty() && allow_empty) return s;
+  if (!header_token(s)) fail(path, quoted(s) + " is not an HTTP header name");
+  return s;
+}
+
+std::string json_path_at(const cJSON* v, const std::string& path, bool allow_empty) {
+  std::string s = string_at(v, path);
+  if (s.empty() && allow_empty) return s;
+  if (!valid_json_path(s))
+    fail(path, quoted(s) + " is not a JSON path ($, .name, .*, .pre*suf, [n], [*]; e.g. $.error.code)");
+  return s;
+}
+
+bool visible_ascii(std::string_view s) {
+  for (char c : s)
+    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f) return false;
+  return true;
+}
+
+// A path or body template may name only the placeholders the lookup fills.
+void check_placeholders(const std::string& tmpl, const std::string& path) {
+  for (size_t at = tmpl.find('{'); at != std::string::npos; at = tmpl.find('{', at + 1)) {
+    size_t end = at + 1;
+    while (end < tmpl.size() && (std::isalnum(static_cast<unsigned char>(tmpl[end])) || tmpl[end] == '_')) ++end;
+    // Only "{identifier}" is a placeholder: the braces of a JSON body are not.
+    if (end == at + 1 || end >= tmpl.size() || tmpl[end] != '}' || std::isdigit(static_cast<unsigned char>(tmpl[at + 1])))
+      continue;
+    const std::string name = tmpl.substr(at, end - at + 1);
+    if (name != "{order_id}" && name != "{provider_id}" && name != "{key}")
+      fail(path, "unknown placeholder " + name + " (known: " + kPlaceholders + ")");
+  }
+}
+
+std::vector<std::pair<int, int>> status_at(const cJSON* v, const std::string& path) {
+  const char* want = "must be an HTTP status (100-599), a non-empty list of them, or one of \"1xx\"..\"5xx\"";
+  if (cJSON_IsString(v)) {
+    const std::string s = v->valuestring ? v->valuestring : "";
+    if (s.size() == 3 && s[0] >= '1' && s[0] <= '5' && s[1] == 'x' && s[2] == 'x') {
+      const int lo = (s[0] - '0') * 100;
+      return {{lo, lo + 99}};
+    }
+    fail(path, want);
+  }
+  if (cJSON_IsNumber(v)) {
+    const int s = static_cast<int>(int_at(v, path, 100, 599));
+    return {{s, s}};
+  }
+  if (cJSON_IsArray(v)) {
+    std::vector<std::pair<int, int>> out;
+    int i = 0;
+    for (const cJSON* c = v->child; c; c = c->next, ++i) {
+      if (!cJSON_IsNumber(c)) fail(element(path, i), "must be an HTTP status (100-599); classes like \"5xx\" stand alone");
+      const int s = static_cast<int>(int_at(c, element(path, i), 100, 599));
+      out.emplace_back(s, s);
+    }
+    if (out.empty()) fail(path, want);
+    return out;
+  }
+  fail(path, want);
+}
+
+// A rule's "when", or a lookup's "not_found" (which cannot be a transport
+// class: a lookup that failed to arrive proves nothing).
+Matcher matcher_at(const cJSON* v, const std::string& path, bool allow_transport, bool allow_empty) {
+  object_at(v, path);
+  if (allow_transport)
+    check_members(v, path, {"status", "header", "code_path", "codes", "transport"});
+  else
+    check_members(v, path, {"status", "header", "code_path", "codes"});
+  Matcher m;
+  if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "status")) m.status = status_at(s, member(path, "status"));
+  if (const cJSON* h = cJSON_GetObjectItemCaseSensitive(v, "header")) {
+    const std::string hp = member(path, "header");
+    object_at(h, hp);
+    std::set<std::string> seen;
+    for (const cJSON* c = h->child; c; c = c->next) {
+      const std::string name = c->string ? c->string : "";
+      const std::string ep = hp + "." + name;
+      if (!header_token(name)) fail(ep, quoted(name) + " is not an HTTP header name");
+      std::string lower;
+      for (char ch : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      if (!seen.insert(lower).second) fail(ep, "given twice (header names are case-insensitive)");
+      std::string value = string_at(c, ep);
+      if (value.empty()) fail(ep, "must not be empty (\"*\" means: present, any value)");
+      m.headers.emplace_back(name, std::move(value));
+    }
+    if (m.headers.empty()) fail(hp, "must name at least one header");
+  }
+  const cJSON* cp = cJSON_GetObjectItemCaseSensitive(v, "code_path");
+  const cJSON* codes = cJSON_GetObjectItemCaseSensitive(v, "codes");
+  if (cp) m.code_path = json_path_at(cp, member(path, "code_path"), false);
+  if (codes) m.codes = strings_at(codes, member(path, "codes"), false);
+  if (cp && !codes) fail(member(path, "codes"), "missing: code_path needs the codes it must find");
+  if (codes && !cp) fail(member(path, "code_path"), "missing: codes need the code_path where they are found");
+  if (const cJSON* t = cJSON_GetObjectItemCaseSensitive(v, "transport")) {
+    const std::string tp = member(path, "transport");
+    m.transport = string_at(t, tp);
+    bool known = false;
+    for (const char* k : {"not_sent", "timeout", "connection_lost", "tls_verify", "malformed_2xx", "any_failure"})
+      known = known || m.transport == k;
+    if (!known) fail(tp, quoted(m.transport) + " is not a transport class (" + kTransports + ")");
+    // A transport failure has no status, headers or body to match.
+    if (!m.status.empty() || !m.headers.empty() || !m.code_path.empty())
+      fail(tp, "cannot be combined with status, header or code_path");
+  }
+  if (m.empty() && !allow_empty) fail(path, "must match on at least one of status, header, code_path, transport");
+  return m;
+}
+
+Rule rule_at(const cJSON* v, const std::string& path) {
+  object_at(v, path);
+  check_members(v, path, {"when", "verdict", "processed", "reason"});
+  Rule r;
+  const cJSON* when = cJSON_GetObjectItemCaseSensitive(v, "when");
+  if (!when) fail(member(path, "when"), "missing");
+  r.when = matcher_at(when, member(path, "when"), true, false);
+  const cJSON* verdict = cJSON_GetObjectItemCaseSensitive(v, "verdict");
+  if (!verdict) fail(member(path, "verdict"), "missing");
+  const std::string vs = string_at(verdict, member(path, "verdict"));
+  const auto parsed = parse_verdict(vs);
+  if (!parsed) fail(member(path, "verdict"), quoted(vs) + " is not a verdict (" + kVerdicts + ")");
+  r.verdict = *parsed;
+  if (const cJSON* p = cJSON_GetObjectItemCaseSensitive(v, "processed")) r.processed = bool_at(p, member(path, "processed"));
+  if (const cJSON* reason = cJSON_GetObjectItemCaseSensitive(v, "reason")) {
+    r.reason = string_at(reason, member(path, "reason"));
+    bool ok = !r.reason.empty() && r.reason.size() <= 64;
+    for (char c : r.reason) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
+    if (!ok) fail(member(path, "reason"), "must be a short token of letters, digits, _ - . (at most 64)");
+  }
+  return r;
+}
+
+void apply_identity(Identity& id, const cJSON* v, const std::string& path) {
+  object_at(v, path);
+  check_members(v, path, {"mode", "name", "min_length", "max_length", "charset"});
+  if (const cJSON* m = cJSON_GetObjectItemCaseSensitive(v, "mode")) {
+    const std::string s = string_at(m, member(path, "mode"));
+    if (s == "header") id.mode = IdentityMode::header;
+    else if (s == "body") id.mode = IdentityMode::body;
+    else if (s == "reference") id.mode = IdentityMode::reference;
+    else fail(member(path, "mode"), quoted(s) + " is not an identity mode (header, body, reference)");
+  }
+  if (const cJSON* n = cJSON_GetObjectItemCaseSensitive(v, "name")) id.name = string_at(n, member(path, "name"));
+  if (const cJSON* n = cJSON_GetObjectItemCaseSensitive(v, "min_length"))
+    id.min_length = static_cast<size_t>(int_at(n, member(path, "min_length"), 1, 4096));
+  if (const cJSON* n = cJSON_GetObjectItemCaseSensitive(v, "max_length"))
+    id.max_length = static_cast<size_t>(int_at(n, member(path, "max_length"), 1, 4096));
+  if (const cJSON* c = cJSON_GetObjectItemCaseSensitive(v, "charset")) {
+    id.charset = string_at(c, member(path, "charset"));
+    if (!visible_ascii(id.charset)) fail(member(path, "charset"), "must hold only visible ASCII characters");
+  }
+}
+
+// The identity as a whole, after every layer of "extends" is applied: a
+// child may change the mode and inherit a name that no longer fits it.
+void check_identity(const Identity& id, const std::string& path) {
+  const std::string np = member(path, "name");
+  switch (id.mode) {
+    case IdentityMode::header:
+      // "$" is a legal header character, but "$.key" is a body path given to the wrong mode.
+      if (!header_token(id.name) || id.name[0] == '$')
+        fail(np, "identity mode \"header\" needs an HTTP header name, not " + quoted(id.name));
+      break;
+    case IdentityMode::body: {
+      // The engine writes the key into the body: a top-level member only.
+      bool ok = id.name.size() > 2 && id.name.compare(0, 2, "$.") == 0 && valid_json_path(id.name);
+      for (size_t i = 2; ok && i < id.name.size(); ++i) ok = id.name[i] != '.' && id.name[i] != '[' && id.name[i] != '*';
+      if (!ok) fail(np, "identity mode \"body\" needs a top-level body member such as $.idempotency_key, not " + quoted(id.name));
+      break;
+    }
+    case IdentityMode::reference: {
+      // Read, never written: any concrete path, but no wildcard.
+      const bool ok = id.name.size() > 2 && id.name.compare(0, 2, "$.") == 0 && valid_json_path(id.name) &&
+                      id.name.find('*') == std::string::npos;
+      if (!ok) fail(np, "identity mode \"reference\" needs a JSON path into the body such as $.out_trade_no, not " + quoted(id.name));
+      break;
+    }
+  }
+  if (id.min_length > id.max_length)
+    fail(member(path, "min_length"), "is " + std::to_string(id.min_length) + ", above max_length " + std::to_string(id.max_length));
+}
+
+void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
+  object_at(v, path);
+  check_members(v, path, {"by", "method", "path", "body", "status_path", "id_path", "status_map", "not_found"});
+  if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(v, "by")) {
+    lk.by = string_at(b, member(path, "by"));
+    if (lk.by != "order_id" && lk.by != "provider_id" && lk.by != "replay" && lk.by != "none")
+      fail(member(path, "by"), quoted(lk.by) + " is not a lookup kind (order_id, provider_id, replay, none)");
+  }
+  if (const cJSON* m = cJSON_GetObjectItemCaseSensitive(v, "method")) {
+    lk.method = string_at(m, member(path, "method"));
+    if (lk.method != "GET" && lk.method != "POST") fail(member(path, "method"), "must be \"GET\" or \"POST\"");
+  }
+  if (const cJSON* p = cJSON_GetObjectItemCaseSensitive(v, "path")) {
+    const std::string pp = member(path, "path");
+    lk.path = string_at(p, pp);
+    if (!lk.path.empty() && (lk.path[0] != '/' || !visible_ascii(lk.path)))
+      fail(pp, "must start with / and hold no spaces or control characters");
+    check_placeholders(lk.path, pp);
+  }
+  if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(v, "body")) {
+    lk.body = string_at(b, member(path, "body"));
+    check_placeholders(lk.body, member(path, "body"));
+  }
+  if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "status_path"))
+    lk.status_path = json_path_at(s, member(path, "status_path"), false);
+  if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "id_path"))
+    lk.id_path = json_path_at(s, member(path, "id_path"), true);
+  if (const cJSON* sm = cJSON_GetObjectItemCaseSensitive(v, "status_map")) {
+    // The child's map is the whole answer: merging would keep stale words.
+    const std::string mp = member(path, "status_map");
+    object_at(sm, mp);
+    lk.status_map.clear();
+    for (const cJSON* c = sm->child; c; c = c->next) {
+      const std::string word = c->string ? c->string : "";
+      const std::string ep = mp + "." + word;
+      if (word.empty()) fail(ep, "a provider status must not be empty");
+      if (lk.status_map.count(word)) fail(ep, "given twice");
+      const std::string outcome = string_at(c, ep);
+      if (outcome != "SUCCEEDED" && outcome != "FAILED" && outcome != "PENDING")
+        fail(ep, "must be \"SUCCEEDED\", \"FAILED\" or \"PENDING\"");
+      lk.status_map.emplace(word, outcome);
+    }
+  }
+  // {} clears an inherited matcher.
+  if (const cJSON* nf = cJSON_GetObjectItemCaseSensitive(v, "not_found"))
+    lk.not_found = matcher_at(nf, member(path, "not_found"), false, true);
+}
+
+void check_lookup(const Lookup& lk, const std::string& path) {
+  const std::string pp = member(path, "path");
+  if (lk.by == "order_id" && lk.path.find("{order_id}") == std::string::npos &&
+      lk.body.find("{order_id}") == std::string::npos)
+    fail(pp, "lookup by order_id needs {order_id} in its path (or body), e.g. /payments?reference={order_id}");
+  if (lk.by != "none" && lk.by != "replay" && lk.path.empty()) fail(pp, "lookup by " + lk.by + " needs a path");
+  if (lk.by == "provider_id" && lk.path.find("{provider_id}") == std::string::npos)
+    fail(pp, "lookup by provider_id needs a path with {provider_id}, e.g. /v1/payments/{provider_id}");
+}
+
+bool valid_name(const std::string& s) {
+  if (s.empty() || s.size() > 64) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') return false;
+  return true;
+}
+
+// One profile object applied on top of its base. `root` marks the one
+// profile with no base at all (generic); every other one without "extends"
+// extends generic, because the DESIGN §3 defaults follow every profile.
+Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) {
+  const std::string P = "profile";
+  JsonPtr doc(cJSON_ParseWithLength(json.data(), json.size()));
+  if (!doc) {
+    const char* at = cJSON_GetErrorPtr();
+    std::string where;
+    if (at && at >= json.data() && at <= json.data() + json.size())
+      where = " (near byte " + std::to_string(at - json.data()) + ")";
+    fail(P, "not valid JSON" + where);
+  }
+  const cJSON* v = doc.get();
+  object_at(v, P);
+  check_members(v, P,
+                {"name", "extends", "sources", "notes", "identity", "create_path", "retention_ms",
+                 "replays_server_errors", "replay_header", "request_id_headers", "response", "classify", "lookup"});
+
+  Profile p;
+  const cJSON* ext = cJSON_GetObjectItemCaseSensitive(v, "extends");
+  std::string base_name = root ? "" : "generic";
+  if (ext) {
+    base_name = string_at(ext, member(P, "extends"));
+    if (base_name.empty()) fail(member(P, "extends"), "must name a built-in profile");
+  }
+  if (!base_name.empty()) {
+    const Profile* base = base_of(base_name);
+    if (!base) {
+      std::string known;
+      for (const std::string& n : builtin_profile_names()) known += std::string(known.empty() ? "" : ", ") + n;
+      fail(member(P, "extends"), quoted(base_name) + " is not a built-in profile (built-ins: " + known + ")");
+    }
+    p = *base;
+    p.extends = base_name;
+  }
+
+  if (const cJSON* n = cJSON_GetObjectItemCaseSensitive(v, "name")) {
+    p.name = string_at(n, member(P, "name"));
+    if (!valid_name(p.name)) fail(member(P, "name"), "must be 1-64 letters, digits, _ - .");
+  } else if (root) {
+    fail(member(P, "name"), "missing");
+  }
+  // Provenance accumulates: the base's tags and caveats stay true of the child.
+  if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "sources")) {
+    auto more = strings_at(s, member(P, "sources"), true);
+    p.sources.insert(p.sources.end(), more.begin(), more.end());
+  }
+  if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "notes")) {
+    auto more = strings_at(s, member(P, "notes"), true);
+    p.notes.insert(p.notes.end(), more.begin(), more.end());
+  }
+  if (const cJSON* id = cJSON_GetObjectItemCaseSensitive(v, "identity")) apply_identity(p.identity, id, member(P, "identity"));
+  if (const cJSON* cp = cJSON_GetObjectItemCaseSensitive(v, "create_path")) {
+    p.create_path = string_at(cp, member(P, "create_path"));
+    if (!p.create_path.empty() && (p.create_path[0] != '/' || !visible_ascii(p.create_path)))
+      fail(member(P, "create_path"), "must be empty or start with / and hold no spaces or control characters");
+  }
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "retention_ms")) {
+    // null: the identity never expires (a merchant reference).
+    if (cJSON_IsNull(r)) p.retention_ms.reset();
+    else p.retention_ms = int_at(r, member(P, "retention_ms"), 1, int64_t(1) << 53);
+  }
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "replays_server_errors"))
+    p.replays_server_errors = bool_at(r, member(P, "replays_server_errors"));
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "replay_header"))
+    p.replay_header = header_at(r, member(P, "replay_header"), true);
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "request_id_headers")) {
+    const std::string rp = member(P, "request_id_headers");
+    if (!cJSON_IsArray(r)) fail(rp, "must be an array of header names");
+    p.request_id_headers.clear();
+    int i = 0;
+    for (const cJSON* c = r->child; c; c = c->next, ++i) p.request_id_headers.push_back(header_at(c, element(rp, i), false));
+  }
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "response")) {
+    const std::string rp = member(P, "response");
+    object_at(r, rp);
+    check_members(r, rp, {"id_path", "status_path"});
+    if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(r, "id_path")) p.id_path = json_path_at(s, member(rp, "id_path"), true);
+    if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(r, "status_path"))
+      p.status_path = json_path_at(s, member(rp, "status_path"), true);
+  }
+  if (const cJSON* c = cJSON_GetObjectItemCaseSensitive(v, "classify")) {
+    const std::string cp = member(P, "classify");
+    if (!cJSON_IsArray(c)) fail(cp, "must be an array of rules");
+    // The child's rules come first; the base's stay behind them as the fallback.
+    std::vector<Rule> rules;
+    int i = 0;
+    for (const cJSON* r = c->child; r; r = r->next, ++i) rules.push_back(rule_at(r, element(cp, i)));
+    rules.insert(rules.end(), p.classify.begin(), p.classify.end());
+    p.classify = std::move(rules);
+  }
+  if (const cJSON* l = cJSON_GetObjectItemCaseSensitive(v, "lookup")) apply_lookup(p.lookup, l, member(P, "lookup"));
+
+  check_identity(p.identity, member(P, "identity"));
+  check_lookup(p.lookup, member(P, "lookup"));
+  if (p.name.empty()) fail(member(P, "name"), "missing");
+  return p;
+}
+
+struct Registry {
+  std::map<std::string, Profile, std::less<>> profiles;
+  std::vector<std::string> names;
+};
+
+// Resolves every built-in once, each after the one it extends. A broken
+// file is a build bug; the error says which file and which field.
+Registry build_registry() {
+  Registry reg;
+  std::map<std::string, const char*, std::less<>> texts;
+  for (std::size_t i = 0; i < builtin_json::count; ++i) {
+    texts.emplace(builtin_json::entries[i].name, builtin_json::entries[i].text);
+    reg.names.emplace_back(builtin_json::entries[i].name);
+  }
+  std::set<std::string, std::less<>> resolving;
+  std::function<const Profile*(std::string_view)> resolve = [&](std::string_view name) -> const Profile* {
+    if (auto done = reg.profiles.find(name); done != reg.profiles.end()) return &done->second;
+    const auto text = texts.find(name);
+    if (text == texts.end()) return nullptr;
+    const std::string n(name);
+    if (!resolving.insert(n).second) throw ProfileError("built-in profile " + n + ": \"extends\" forms a cycle");
+    Profile p;
+    try {
+      p = parse_impl(text->second, resolve, n == "generic");
+    } catch (const ProfileError& e) {
+      const std::string what = e.what();
+      // Errors from a base already carry their own "built-in profile" prefix.
+      if (what.rfind("built-in profile ", 0) == 0) throw;
+      throw ProfileError("built-in profile " + n + " (src/profiles/" + n + ".json): " + what);
+    }
+    if (p.name != n)
+      throw ProfileError("built-in profile " + n + " (src/profiles/" + n + ".json): profile.name: is " + quoted(p.name) +
+                         ", must be the file's name");
+    resolving.erase(n);
+    return &reg.profiles.emplace(n, std::move(p)).first->second;
+  };
+  for (const std::string& n : reg.names) resolve(n);
+  return reg;
+}
+
+const Registry& registry() {
+  static const Registry reg = build_registry();
+  return reg;
+}
+
+}  // namespace
+
+std::optional<Profile> builtin_profile(std::string_view name) {
+  const Registry& reg = registry();
+  const auto it = reg.profiles.find(name);
+  if (it == reg.profiles.end()) return std::nullopt;
+  return it->second;
+}
+
+std::vector<std::string> builtin_profile_names() {
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < builtin_json::count; ++i) names.emplace_back(builtin_json::entries[i].name);
+  return names;
+}
+
+Profile parse_profile(std::string_view json) {
+  const Registry& reg = registry();
+  return parse_impl(
+      json,
+      [&reg](std::string_view name) -> const Profile* {
+        const auto it = reg.profiles.find(name);
+        return it == reg.profiles.end() ? nullptr : &it->second;
+      },
+      false);
+}
+
+}  // namespace payretry

@@ -1,0 +1,66 @@
+// Settling what a submission could not: pay_query asks the provider what
+// really happened to one payment (the profile's lookup), pay_reconcile walks
+// every UNKNOWN payment and every abandoned IN_FLIGHT one and settles each by
+// query, or by a same-key re-send where that is the only safe way.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attempt_log.hpp"
+#include "clock.hpp"
+#include "config.hpp"
+#include "ledger.hpp"
+#include "payment_flow.hpp"
+#include "profile.hpp"
+#include "random.hpp"
+#include "stats.hpp"
+#include "transport.hpp"
+
+namespace payretry {
+
+struct ReconcileOptions {
+  // Returns the exact body of an order when the application still has it;
+  // nullopt when it does not (the payment then stays UNKNOWN, with why).
+  std::function<std::optional<std::string>(const std::string& order_id)> body_for;
+  int limit = 1000;
+  int64_t older_than_ms = 0;  // only payments last updated at least this long ago
+};
+
+struct ReconcileReport {
+  int examined = 0;
+  std::vector<PaymentResult> results;
+  std::vector<std::pair<std::string, std::string>> errors;  // order id, why
+  std::string to_json() const;
+};
+
+class Settler {
+ public:
+  Settler(Ledger& ledger, Transport& transport, const Profile& profile, const Config& config, Clock& clock,
+          Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow, std::string owner);
+
+  // Throws Error(Errc::invalid) for an order the ledger does not know.
+  PaymentResult query(const std::string& order_id);
+  ReconcileReport reconcile(const ReconcileOptions& options);
+
+ private:
+  struct Answer;  // what the lookup found
+  Answer look_up(const PaymentRow& row);
+  PaymentResult settle_from(const PaymentRow& row, const Answer& a);
+  PaymentResult unchanged(const PaymentRow& row, const std::string& why);
+
+  Ledger& ledger_;
+  Transport& transport_;
+  const Profile& profile_;
+  const Config& config_;
+  Clock& clock_;
+  Sleeper& sleeper_;
+  Random& jitter_;
+  AttemptLog& log_;
+  Stats& stats_;
+  PaymentFlow& flow_;
+  const std::string owner_;
+};
+
+}  // namespace payretry

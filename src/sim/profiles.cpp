@@ -1,0 +1,839 @@
+// The provider profiles: one table entry per provider, its formatters, its request parser, its
+// routes and its lookups. Sources are the tags of shared/research/providers.md ([St1], [Ck1],
+// ...). Where the research found nothing, the shape is marked "sim choice": plausible, in the
+// provider's error style, and stable so client profiles can match it.
+#include "profiles.hpp"
+
+#include <cjson/cJSON.h>
+
+#include <charconv>
+#include <cmath>
+#include <memory>
+
+#include "faults.hpp"
+#include "http_conn.hpp"
+#include "state.hpp"
+
+namespace payretry_sim {
+
+namespace {
+
+struct CJsonDeleter {
+  void operator()(cJSON* p) const { cJSON_Delete(p); }
+};
+using CJsonPtr = std::unique_ptr<cJSON, CJsonDeleter>;
+
+bool starts_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.substr(0, p.size()) == p;
+}
+
+// "abc%2Fd" -> "abc/d" (path segments; '+' stays '+').
+std::string percent_decode(std::string_view s) {
+  auto hex = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex(s[i + 1]) >= 0 && hex(s[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex(s[i + 1]) * 16 + hex(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+// The last path segment after `prefix`, when there is exactly one non-empty segment.
+bool one_segment(std::string_view path, std::string_view prefix, std::string* out) {
+  if (!starts_with(path, prefix)) return false;
+  std::string_view rest = path.substr(prefix.size());
+  if (rest.empty() || rest.find('/') != std::string_view::npos) return false;
+  *out = percent_decode(rest);
+  return !out->empty();
+}
+
+void append_padded(std::string& out, std::string_view prefix, uint64_t n, std::size_t width) {
+  out.append(prefix);
+  std::string digits = std::to_string(n);
+  if (digits.size() < width) out.append(width - digits.size(), '0');
+  out.append(digits);
+}
+
+// 1050 -> "10.50"
+void append_major(std::string& out, int64_t minor) {
+  append_int(out, static_cast<long long>(minor / 100));
+  out.push_back('.');
+  const int cents = static_cast<int>(minor % 100);
+  out.push_back(static_cast<char>('0' + cents / 10));
+  out.push_back(static_cast<char>('0' + cents % 10));
+}
+
+void append_id(std::string& out, uint64_t number) {
+  out.append("pay_");
+  append_int(out, static_cast<unsigned long long>(number));
+}
+
+// WeChat Pay transaction_id: 28 digits starting 4200.
+void append_wechat_txn(std::string& out, uint64_t number) { append_padded(out, "4200", number, 24); }
+// Alipay trade_no: 28 digits.
+void append_alipay_trade(std::string& out, uint64_t number) { append_padded(out, "2024", number, 24); }
+
+// ---- Stripe ([St1]-[St8]): today's behaviour, byte for byte -----------------------------------
+
+void stripe_created(std::string& out, const PaymentView& p) {
+  out.append(R"({"id":"pay_)");
+  append_int(out, static_cast<unsigned long long>(p.number));
+  out.append(R"(","object":"payment","status":"succeeded","order_id":)");
+  append_json_string(out, p.order_id);
+  out.append(R"(,"amount":)");
+  append_int(out, static_cast<long long>(p.amount));
+  out.append(R"(,"currency":)");
+  append_json_string(out, p.currency);
+  out.push_back('}');
+}
+
+void stripe_declined(std::string& out, const PaymentView&) {
+  out.append(R"({"error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds"}})");
+}
+
+// ---- Checkout.com ([Ck1]-[Ck5]) ----------------------------------------------------------------
+// Payments are 201 whether approved or declined (a decline is "approved":false,
+// "status":"Declined"): both are 2xx, so both are cached. Response codes 10000 (Approved) and
+// 20051 (Insufficient Funds) are Checkout.com's.
+
+void checkout_object(std::string& out, const PaymentView& p, bool approved) {
+  out.append(R"({"id":)");
+  out.push_back('"');
+  append_id(out, p.number);
+  out.push_back('"');
+  out.append(approved ? R"(,"approved":true,"status":"Captured","response_code":"10000")"
+                      : R"(,"approved":false,"status":"Declined","response_code":"20051")");
+  out.append(R"(,"reference":)");
+  append_json_string(out, p.order_id);
+  out.append(R"(,"amount":)");
+  append_int(out, static_cast<long long>(p.amount));
+  out.append(R"(,"currency":)");
+  append_json_string(out, p.currency);
+  out.push_back('}');
+}
+void checkout_created(std::string& out, const PaymentView& p) { checkout_object(out, p, true); }
+void checkout_declined(std::string& out, const PaymentView& p) { checkout_object(out, p, false); }
+
+// ---- PayPal ([Pp1]-[Pp5]) ----------------------------------------------------------------------
+
+void paypal_created(std::string& out, const PaymentView& p) {
+  out.append(R"({"id":")");
+  append_id(out, p.number);
+  out.append(R"(","status":"COMPLETED"})");
+}
+void paypal_declined(std::string& out, const PaymentView&) {
+  out.append(R"({"name":"UNPROCESSABLE_ENTITY","message":"The requested action could not be performed.","details":[{"issue":"INSTRUMENT_DECLINED"}]})");
+}
+
+// ---- Square ([Sq1]-[Sq4]) ----------------------------------------------------------------------
+
+void square_created(std::string& out, const PaymentView& p) {
+  out.append(R"({"payment":{"id":")");
+  append_id(out, p.number);
+  out.append(R"(","status":"COMPLETED"}})");
+}
+void square_declined(std::string& out, const PaymentView&) {
+  out.append(R"({"errors":[{"category":"PAYMENT_METHOD_ERROR","code":"CARD_DECLINED"}]})");
+}
+
+// ---- WeChat Pay v3 ([Wx1]-[Wx7]) ---------------------------------------------------------------
+// Native order creation answers only a code_url; the simulator counts the payment as made at
+// once (the user pays immediately). A re-entry with the same parameters gets the same code_url.
+
+void wechat_code_url(std::string& out, std::string_view out_trade_no) {
+  static const char kHex[] = "0123456789abcdef";
+  out.append(R"({"code_url":"weixin://wxpay/bizpayurl?pr=)");
+  const uint64_t h = fnv1a64(out_trade_no);
+  for (int shift = 60; shift >= 0; shift -= 4) out.push_back(kHex[(h >> shift) & 0xf]);
+  out.append(R"("})");
+}
+void wechat_created(std::string& out, const PaymentView& p) { wechat_code_url(out, p.order_id); }
+// No decline on a WeChat order creation is documented (the user pays later). The sim's decline
+// uses the v2 table's balance code NOTENOUGH ("余额不足") with 400: sim choice.
+void wechat_declined(std::string& out, const PaymentView&) {
+  out.append(R"({"code":"NOTENOUGH","message":"用户账号余额不足"})");
+}
+
+// ---- Adyen ([Ad1]-[Ad4]) -----------------------------------------------------------------------
+
+void adyen_object(std::string& out, const PaymentView& p, bool authorised) {
+  out.append(R"({"pspReference":")");
+  append_id(out, p.number);
+  out.append(authorised ? R"(","resultCode":"Authorised")"
+                        : R"(","resultCode":"Refused","refusalReason":"Not enough balance")");
+  out.append(R"(,"merchantReference":)");
+  append_json_string(out, p.order_id);
+  out.append(R"(,"amount":{"value":)");
+  append_int(out, static_cast<long long>(p.amount));
+  out.append(R"(,"currency":)");
+  append_json_string(out, p.currency);
+  out.append("}}");
+}
+void adyen_created(std::string& out, const PaymentView& p) { adyen_object(out, p, true); }
+void adyen_declined(std::string& out, const PaymentView& p) { adyen_object(out, p, false); }
+
+// ---- Mollie ([Mo1], [Mo2]) ---------------------------------------------------------------------
+
+void mollie_created(std::string& out, const PaymentView& p) {
+  out.append(R"({"resource":"payment","id":")");
+  append_id(out, p.number);
+  out.append(R"(","status":"paid","amount":{"value":")");
+  append_major(out, p.amount);
+  out.append(R"(","currency":)");
+  append_json_string(out, p.currency);
+  out.append("}}");
+}
+void mollie_declined(std::string& out, const PaymentView&) {
+  out.append(R"({"status":422,"title":"Unprocessable Entity","detail":"The card was declined.","extra":{"failureReason":"insufficient_funds"}})");
+}
+
+// ---- Alipay ([Al1]-[Al4]) ----------------------------------------------------------------------
+// The gateway answers HTTP 200 and signals the outcome in the body: code 10000 success,
+// 10003 waiting for the buyer, 20000 service unavailable, 40002 invalid arguments,
+// 40004 business failure with a sub_code.
+
+void alipay_created(std::string& out, const PaymentView& p) {
+  out.append(R"({"alipay_trade_pay_response":{"code":"10000","msg":"Success","trade_no":")");
+  append_alipay_trade(out, p.number);
+  out.append(R"(","out_trade_no":)");
+  append_json_string(out, p.order_id);
+  out.append(R"(,"total_amount":")");
+  append_major(out, p.amount);
+  out.append(R"("}})");
+}
+void alipay_declined(std::string& out, const PaymentView&) {
+  out.append(R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.BUYER_BALANCE_NOT_ENOUGH","sub_msg":"买家余额不足"}})");
+}
+// Same parameters while the first request runs: "waiting for the buyer" (sim choice; [Al4]'s
+// 10003 is the documented "not finished yet, poll alipay.trade.query").
+void alipay_in_flight(std::string& out, std::string_view out_trade_no) {
+  out.append(R"({"alipay_trade_pay_response":{"code":"10003","msg":"Waiting Payment","out_trade_no":)");
+  append_json_string(out, out_trade_no);
+  out.append("}}");
+}
+
+// ---- the table ---------------------------------------------------------------------------------
+
+const Profile kProfiles[] = {
+    {ProfileId::stripe, "stripe", Identity::header, "Idempotency-Key", "", Replay::stored,
+     /*cache_only_2xx=*/false, /*replay_marker=*/true, /*echo_key=*/false, /*transient_503=*/false,
+     "usd", 200, 200, 0,
+     {401, R"({"error":{"type":"authentication_error","code":"invalid_api_key"}})"},
+     {400, R"({"error":{"type":"invalid_request_error","code":"parameter_invalid"}})"},
+     {400, R"({"error":{"type":"invalid_request_error","code":"parameter_invalid"}})"},
+     {422, R"({"error":{"type":"idempotency_error","code":"idempotency_key_reused","message":"Keys for idempotent requests can only be used with the same parameters they were first used with."}})"},
+     {409, R"({"error":{"type":"idempotency_error","code":"idempotency_key_in_use"}})"},
+     {0, ""},
+     {429, R"({"error":{"type":"rate_limit_error","code":"rate_limit"}})"},
+     {502, R"({"error":{"type":"api_error","code":"bad_gateway"}})"},
+     {503, R"({"error":{"type":"api_error","code":"service_unavailable"}})"},
+     {500, R"({"error":{"type":"api_error","code":"internal_error"}})"},
+     {404, R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})"},
+     {405, R"({"error":{"type":"invalid_request_error","code":"method_not_allowed"}})"},
+     402, stripe_created, stripe_declined, nullptr},
+
+    // Mismatch and in-flight bodies: sim choice in Checkout.com's error style (status for
+    // in-flight: 409, [Ck1][Ck2]; mismatch n.d.).
+    {ProfileId::checkout_com, "checkout_com", Identity::header, "Cko-Idempotency-Key", "",
+     Replay::stored, /*cache_only_2xx=*/true, /*replay_marker=*/false, false, false, "usd", 201, 201, 0,
+     {401, R"({"error_type":"unauthorized","error_codes":["invalid_secret_key"]})"},
+     {422, R"({"error_type":"request_invalid","error_codes":["request_body_invalid"]})"},
+     {422, R"({"error_type":"request_invalid","error_codes":["request_body_invalid"]})"},
+     {422, R"({"error_type":"request_invalid","error_codes":["idempotency_key_reused"]})"},
+     {409, R"({"error_type":"conflict","error_codes":["request_in_progress"]})"},
+     {0, ""},
+     {429, R"({"error_type":"too_many_requests","error_codes":["rate_limit_exceeded"]})"},
+     {502, R"({"error_type":"bad_gateway"})"},
+     {503, R"({"error_type":"service_unavailable"})"},
+     {500, R"({"error_type":"internal_server_error"})"},
+     {404, R"({"error_type":"not_found"})"},
+     {405, R"({"error_type":"method_not_allowed"})"},
+     201, checkout_created, checkout_declined, nullptr},
+
+    // PayPal: current-state replay, 201 first and 200 after [Pp1][Pp4]; in flight 409
+    // PREVIOUS_REQUEST_IN_PROGRESS [Pp2]; mismatch (n.d. for v2) uses the Vault v3 issue
+    // PAYPAL_REQUEST_ID_PREVIOUSLY_USED [Pp3] with 422: sim choice.
+    {ProfileId::paypal, "paypal", Identity::header, "PayPal-Request-Id", "", Replay::current_state,
+     false, false, false, false, "usd", 201, 200, 0,
+     {401, R"({"name":"AUTHENTICATION_FAILURE","message":"Authentication failed due to invalid authentication credentials or a missing Authorization header."})"},
+     {400, R"({"name":"INVALID_REQUEST","message":"Request is not well-formed, syntactically incorrect, or violates schema.","details":[{"issue":"MALFORMED_REQUEST_JSON"}]})"},
+     {400, R"({"name":"INVALID_REQUEST","message":"Request is not well-formed, syntactically incorrect, or violates schema.","details":[{"issue":"MALFORMED_REQUEST_JSON"}]})"},
+     {422, R"({"name":"UNPROCESSABLE_ENTITY","message":"The requested action could not be performed.","details":[{"issue":"PAYPAL_REQUEST_ID_PREVIOUSLY_USED"}]})"},
+     {409, R"({"name":"RESOURCE_CONFLICT","message":"The server has detected a conflict while processing this request.","details":[{"issue":"PREVIOUS_REQUEST_IN_PROGRESS"}]})"},
+     {0, ""},
+     {429, R"({"name":"RATE_LIMIT_REACHED","message":"Too many requests. Blocked due to rate limiting."})"},
+     {502, R"({"name":"BAD_GATEWAY","message":"Bad gateway."})"},
+     {503, R"({"name":"SERVICE_UNAVAILABLE","message":"Service Unavailable."})"},
+     {500, R"({"name":"INTERNAL_SERVER_ERROR","message":"An internal server error has occurred."})"},
+     {404, R"({"name":"RESOURCE_NOT_FOUND","message":"The specified resource does not exist.","details":[{"issue":"INVALID_RESOURCE_ID"}]})"},
+     {405, R"({"name":"METHOD_NOT_SUPPORTED","message":"The server does not implement the requested HTTP method."})"},
+     422, paypal_created, paypal_declined, nullptr},
+
+    // Square: key in the body, required [Sq1][Sq2]; IDEMPOTENCY_KEY_REUSED [Sq2]; in flight
+    // n.d.: 409 CONFLICT is a sim choice. Error codes and categories from [Sq2].
+    {ProfileId::square, "square", Identity::body_key, "", "idempotency_key", Replay::stored,
+     false, false, false, false, "usd", 200, 200, 0,
+     {401, R"({"errors":[{"category":"AUTHENTICATION_ERROR","code":"UNAUTHORIZED"}]})"},
+     {400, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"BAD_REQUEST"}]})"},
+     {400, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"MISSING_REQUIRED_PARAMETER","field":"idempotency_key"}]})"},
+     {400, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"IDEMPOTENCY_KEY_REUSED"}]})"},
+     {409, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"CONFLICT"}]})"},
+     {0, ""},
+     {429, R"({"errors":[{"category":"RATE_LIMIT_ERROR","code":"RATE_LIMITED"}]})"},
+     {502, R"({"errors":[{"category":"API_ERROR","code":"BAD_GATEWAY"}]})"},
+     {503, R"({"errors":[{"category":"API_ERROR","code":"SERVICE_UNAVAILABLE"}]})"},
+     {500, R"({"errors":[{"category":"API_ERROR","code":"INTERNAL_SERVER_ERROR"}]})"},
+     {404, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"NOT_FOUND"}]})"},
+     {405, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"METHOD_NOT_ALLOWED"}]})"},
+     400, square_created, square_declined, nullptr},
+
+    // WeChat Pay v3: out_trade_no is the identity [Wx1]; re-entry with the same parameters is
+    // accepted, a paid order answers ORDERPAID, other parameters OUT_TRADE_NO_USED [Wx2];
+    // SYSTEM_ERROR on 5xx [Wx3]; FREQUENCY_LIMITED on 429 [Wx5][Wx6]; SIGN_ERROR on 401.
+    {ProfileId::wechatpay_v3, "wechatpay_v3", Identity::reference, "", "", Replay::error_code,
+     false, false, false, false, "CNY", 200, 200, 200,
+     {401, R"({"code":"SIGN_ERROR","message":"签名错误"})"},
+     {400, R"({"code":"PARAM_ERROR","message":"参数错误"})"},
+     {400, R"({"code":"PARAM_ERROR","message":"参数错误"})"},
+     {400, R"({"code":"OUT_TRADE_NO_USED","message":"商户订单号重复"})"},
+     {0, ""},
+     {400, R"({"code":"ORDERPAID","message":"该订单已支付"})"},
+     {429, R"({"code":"FREQUENCY_LIMITED","message":"频率超限"})"},
+     {502, R"({"code":"SYSTEM_ERROR","message":"系统错误"})"},
+     {503, R"({"code":"SYSTEM_ERROR","message":"系统错误"})"},
+     {500, R"({"code":"SYSTEM_ERROR","message":"系统错误"})"},
+     {404, R"({"code":"NOT_FOUND","message":"资源不存在"})"},
+     {405, R"({"code":"NOT_FOUND","message":"资源不存在"})"},
+     400, wechat_created, wechat_declined, wechat_code_url},
+
+    // Adyen: idempotency-key header, echoed in the response [Ad1]; in flight 409 errorCode 704
+    // with transient-error: true; 503 errorCode 703 transient [Ad1]. Mismatch n.d.: 422
+    // errorCode 704 without the transient header ("do not retry"), sim choice. A refusal is a
+    // 200 with resultCode Refused [Ad4].
+    {ProfileId::adyen, "adyen", Identity::header, "idempotency-key", "", Replay::stored,
+     false, false, /*echo_key=*/true, /*transient_503=*/true, "EUR", 200, 200, 0,
+     {401, R"({"status":401,"errorCode":"000","message":"HTTP Status Response - Unauthorized","errorType":"security"})"},
+     {400, R"({"status":400,"errorCode":"702","message":"Unexpected input","errorType":"validation"})"},
+     {400, R"({"status":400,"errorCode":"702","message":"Unexpected input","errorType":"validation"})"},
+     {422, R"({"status":422,"errorCode":"704","message":"request already processed or in progress","errorType":"validation"})"},
+     {409, R"({"status":409,"errorCode":"704","message":"request already processed or in progress","errorType":"validation"})"},
+     {0, ""},
+     {429, R"({"status":429,"errorCode":"000","message":"Too Many Requests","errorType":"validation"})"},
+     {502, R"({"status":502,"errorCode":"000","message":"Bad Gateway","errorType":"internal"})"},
+     {503, R"({"status":503,"errorCode":"703","message":"Service unavailable, try again later","errorType":"internal"})"},
+     {500, R"({"status":500,"errorCode":"000","message":"An unknown error occurred","errorType":"internal"})"},
+     {404, R"({"status":404,"errorCode":"000","message":"Not Found","errorType":"validation"})"},
+     {405, R"({"status":405,"errorCode":"000","message":"Method Not Allowed","errorType":"validation"})"},
+     200, adyen_created, adyen_declined, nullptr},
+
+    // Mollie: stored replay with Idempotent-Replayed, 409 in flight, 400 on other parameters
+    // [Mo1]; problem+json-style bodies.
+    {ProfileId::mollie, "mollie", Identity::header, "Idempotency-Key", "", Replay::stored,
+     false, /*replay_marker=*/true, false, false, "EUR", 201, 201, 0,
+     {401, R"({"status":401,"title":"Unauthorized Request","detail":"Missing authentication, or failed to authenticate"})"},
+     {422, R"({"status":422,"title":"Unprocessable Entity","detail":"The request is invalid"})"},
+     {422, R"({"status":422,"title":"Unprocessable Entity","detail":"The request is invalid"})"},
+     {400, R"({"status":400,"title":"Bad Request","detail":"The idempotency key was already used for a request with other parameters"})"},
+     {409, R"({"status":409,"title":"Conflict","detail":"A request with this idempotency key is already being processed"})"},
+     {0, ""},
+     {429, R"({"status":429,"title":"Too Many Requests","detail":"You have made too many requests"})"},
+     {502, R"({"status":502,"title":"Bad Gateway","detail":"Bad gateway"})"},
+     {503, R"({"status":503,"title":"Service Unavailable","detail":"Service unavailable"})"},
+     {500, R"({"status":500,"title":"Internal Server Error","detail":"An internal server error occurred"})"},
+     {404, R"({"status":404,"title":"Not Found","detail":"No payment exists with this id"})"},
+     {405, R"({"status":405,"title":"Method Not Allowed","detail":"The method is not allowed"})"},
+     422, mollie_created, mollie_declined, nullptr},
+
+    // Alipay: biz_content.out_trade_no is the identity [Al1]; ACQ.TRADE_HAS_SUCCESS after
+    // success, ACQ.CONTEXT_INCONSISTENT on other parameters, 20000/ACQ.SYSTEM_ERROR on
+    // failures ("query at once") [Al2][Al3]; HTTP 200 throughout. The 429 keeps HTTP 429 and
+    // Retry-After (rate limiting is n.d. for Alipay: sim choice) with a gateway error_response.
+    {ProfileId::alipay, "alipay", Identity::reference, "", "", Replay::error_code,
+     false, false, false, false, "CNY", 200, 200, 200,
+     {200, R"({"error_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-signature","sub_msg":"验签出错"}})"},
+     {200, R"({"alipay_trade_pay_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-parameter","sub_msg":"参数无效"}})"},
+     {200, R"({"alipay_trade_pay_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.missing-parameter","sub_msg":"缺少必选参数"}})"},
+     {200, R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.CONTEXT_INCONSISTENT","sub_msg":"交易信息被篡改"}})"},
+     {0, ""},
+     {200, R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.TRADE_HAS_SUCCESS","sub_msg":"交易已被支付"}})"},
+     {429, R"({"error_response":{"code":"20000","msg":"Service Currently Unavailable","sub_code":"isp.call-limited","sub_msg":"调用频率超限"}})"},
+     {200, R"({"alipay_trade_pay_response":{"code":"20000","msg":"Service Currently Unavailable","sub_code":"ACQ.SYSTEM_ERROR","sub_msg":"系统异常"}})"},
+     {200, R"({"alipay_trade_pay_response":{"code":"20000","msg":"Service Currently Unavailable","sub_code":"ACQ.SYSTEM_ERROR","sub_msg":"系统异常"}})"},
+     {200, R"({"alipay_trade_pay_response":{"code":"20000","msg":"Service Currently Unavailable","sub_code":"ACQ.SYSTEM_ERROR","sub_msg":"系统异常"}})"},
+     {404, R"({"error_response":{"code":"40004","msg":"Business Failed","sub_code":"isv.invalid-path"}})"},
+     {405, R"({"error_response":{"code":"40004","msg":"Business Failed","sub_code":"isv.invalid-method"}})"},
+     200, alipay_created, alipay_declined, alipay_in_flight},
+};
+
+// Where the non-Stripe profiles find the payment fields. Each list is tried in order; every
+// profile also accepts the plain {"order_id","amount"(minor units),"currency"} shape.
+struct BodyPaths {
+  const char* const* order;     // Identity::header / body_key: the first string found
+  const char* reference;        // Identity::reference: the identity (order_id must equal it)
+  const char* const* minor;     // integer amount in minor units
+  const char* const* major;     // decimal amount in major units ("10.00" or 10.5)
+  const char* const* currency;  // first string found
+};
+
+constexpr const char* kNone[] = {nullptr};
+constexpr const char* kOrderPlain[] = {"order_id", nullptr};
+constexpr const char* kAmountPlain[] = {"amount", nullptr};
+constexpr const char* kCurrencyPlain[] = {"currency", nullptr};
+
+constexpr const char* kCkoOrder[] = {"order_id", "reference", nullptr};
+constexpr const char* kPpOrder[] = {"order_id", "purchase_units.0.reference_id", nullptr};
+constexpr const char* kPpMajor[] = {"purchase_units.0.amount.value", nullptr};
+constexpr const char* kPpCurrency[] = {"currency", "purchase_units.0.amount.currency_code", nullptr};
+constexpr const char* kSqOrder[] = {"order_id", "reference_id", nullptr};
+constexpr const char* kSqMinor[] = {"amount", "amount_money.amount", nullptr};
+constexpr const char* kSqCurrency[] = {"currency", "amount_money.currency", nullptr};
+constexpr const char* kWxMinor[] = {"amount.total", "amount", nullptr};
+constexpr const char* kWxCurrency[] = {"amount.currency", "currency", nullptr};
+constexpr const char* kAdOrder[] = {"order_id", "reference", nullptr};
+constexpr const char* kAdMinor[] = {"amount.value", "amount", nullptr};
+constexpr const char* kAdCurrency[] = {"amount.currency", "currency", nullptr};
+constexpr const char* kMoOrder[] = {"order_id", "metadata.order_id", nullptr};
+constexpr const char* kMoMajor[] = {"amount.value", nullptr};
+constexpr const char* kMoCurrency[] = {"currency", "amount.currency", nullptr};
+constexpr const char* kAlMajor[] = {"biz_content.total_amount", nullptr};
+
+const BodyPaths& body_paths(ProfileId id) {
+  static const BodyPaths kStripe{kOrderPlain, nullptr, kAmountPlain, kNone, kCurrencyPlain};
+  static const BodyPaths kCko{kCkoOrder, nullptr, kAmountPlain, kNone, kCurrencyPlain};
+  static const BodyPaths kPp{kPpOrder, nullptr, kAmountPlain, kPpMajor, kPpCurrency};
+  static const BodyPaths kSq{kSqOrder, nullptr, kSqMinor, kNone, kSqCurrency};
+  static const BodyPaths kWx{kNone, "out_trade_no", kWxMinor, kNone, kWxCurrency};
+  static const BodyPaths kAd{kAdOrder, nullptr, kAdMinor, kNone, kAdCurrency};
+  static const BodyPaths kMo{kMoOrder, nullptr, kAmountPlain, kMoMajor, kMoCurrency};
+  static const BodyPaths kAl{kNone, "biz_content.out_trade_no", kAmountPlain, kAlMajor, kCurrencyPlain};
+  switch (id) {
+    case ProfileId::stripe: return kStripe;
+    case ProfileId::checkout_com: return kCko;
+    case ProfileId::paypal: return kPp;
+    case ProfileId::square: return kSq;
+    case ProfileId::wechatpay_v3: return kWx;
+    case ProfileId::adyen: return kAd;
+    case ProfileId::mollie: return kMo;
+    case ProfileId::alipay: return kAl;
+  }
+  return kStripe;
+}
+
+// A dotted path; numeric segments index arrays.
+const cJSON* at_path(const cJSON* root, std::string_view path) {
+  const cJSON* cur = root;
+  while (cur && !path.empty()) {
+    const std::size_t dot = path.find('.');
+    const std::string seg(path.substr(0, dot));
+    if (cJSON_IsArray(cur)) {
+      int idx = 0;
+      auto r = std::from_chars(seg.data(), seg.data() + seg.size(), idx);
+      if (r.ec != std::errc() || r.ptr != seg.data() + seg.size()) return nullptr;
+      cur = cJSON_GetArrayItem(cur, idx);
+    } else if (cJSON_IsObject(cur)) {
+      cur = cJSON_GetObjectItemCaseSensitive(cur, seg.c_str());
+    } else {
+      return nullptr;
+    }
+    if (dot == std::string_view::npos) break;
+    path.remove_prefix(dot + 1);
+  }
+  return cur;
+}
+
+bool nonempty_string(const cJSON* v) {
+  return cJSON_IsString(v) && v->valuestring && v->valuestring[0] != '\0';
+}
+
+constexpr double kMaxSafe = 9007199254740991.0;
+
+// "10", "10.5", "10.50" -> minor units. Returns false on anything else.
+bool parse_decimal(std::string_view s, int64_t* minor) {
+  std::size_t dot = s.find('.');
+  std::string_view whole = s.substr(0, dot);
+  std::string_view frac = dot == std::string_view::npos ? std::string_view{} : s.substr(dot + 1);
+  if (whole.empty() || whole.size() > 13) return false;
+  if (dot != std::string_view::npos && (frac.empty() || frac.size() > 2)) return false;
+  int64_t w = 0;
+  for (char c : whole) {
+    if (c < '0' || c > '9') return false;
+    w = w * 10 + (c - '0');
+  }
+  int64_t f = 0;
+  for (char c : frac) {
+    if (c < '0' || c > '9') return false;
+    f = f * 10 + (c - '0');
+  }
+  if (frac.size() == 1) f *= 10;
+  *minor = w * 100 + f;
+  return true;
+}
+
+}  // namespace
+
+void set_canned(Reply& out, const Canned& c) {
+  out.status = c.status;
+  out.body.assign(c.body);
+}
+
+const Profile& stripe_profile() { return kProfiles[0]; }
+
+const Profile* find_profile(std::string_view name) {
+  for (const Profile& p : kProfiles) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> profile_names() {
+  std::vector<std::string> v;
+  for (const Profile& p : kProfiles) v.emplace_back(p.name);
+  return v;
+}
+
+ParseOutcome parse_profile_payment(const Profile& prof, std::string_view body, ProfileFields* out) {
+  CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
+  if (!root || !cJSON_IsObject(root.get())) return ParseOutcome::invalid;
+  // Alipay sends biz_content as a JSON string in its form API; accept that as well as an object.
+  if (prof.id == ProfileId::alipay) {
+    cJSON* biz = cJSON_GetObjectItemCaseSensitive(root.get(), "biz_content");
+    if (cJSON_IsString(biz) && biz->valuestring) {
+      cJSON* inner = cJSON_Parse(biz->valuestring);
+      if (!inner || !cJSON_IsObject(inner)) {
+        cJSON_Delete(inner);
+        return ParseOutcome::invalid;
+      }
+      cJSON_ReplaceItemInObjectCaseSensitive(root.get(), "biz_content", inner);
+    }
+  }
+  const BodyPaths& paths = body_paths(prof.id);
+
+  if (prof.identity == Identity::body_key) {
+    const cJSON* k = at_path(root.get(), prof.key_field);
+    if (!nonempty_string(k)) return ParseOutcome::missing_key;
+    out->key = k->valuestring;
+  }
+  if (prof.identity == Identity::reference) {
+    const cJSON* ref = at_path(root.get(), paths.reference);
+    if (!nonempty_string(ref)) return ParseOutcome::invalid;
+    out->order_id = ref->valuestring;
+    // The reference is the order: a different order_id beside it would split the truth.
+    const cJSON* oid = cJSON_GetObjectItemCaseSensitive(root.get(), "order_id");
+    if (oid && (!cJSON_IsString(oid) || out->order_id != oid->valuestring)) return ParseOutcome::invalid;
+    out->key = out->order_id;
+  } else {
+    bool found = false;
+    for (const char* const* p = paths.order; *p && !found; ++p) {
+      const cJSON* v = at_path(root.get(), *p);
+      if (nonempty_string(v)) {
+        out->order_id = v->valuestring;
+        found = true;
+      }
+    }
+    if (!found) return ParseOutcome::invalid;
+  }
+
+  bool have_amount = false;
+  for (const char* const* p = paths.minor; *p && !have_amount; ++p) {
+    const cJSON* v = at_path(root.get(), *p);
+    if (!cJSON_IsNumber(v)) continue;
+    const double d = v->valuedouble;
+    if (!(d > 0 && d <= kMaxSafe) || std::floor(d) != d) return ParseOutcome::invalid;
+    out->amount = static_cast<int64_t>(d);
+    have_amount = true;
+  }
+  for (const char* const* p = paths.major; *p && !have_amount; ++p) {
+    const cJSON* v = at_path(root.get(), *p);
+    int64_t minor = 0;
+    if (cJSON_IsString(v) && v->valuestring) {
+      if (!parse_decimal(v->valuestring, &minor)) return ParseOutcome::invalid;
+    } else if (cJSON_IsNumber(v)) {
+      const double cents = v->valuedouble * 100;
+      if (!(cents > 0 && cents <= kMaxSafe) || std::fabs(cents - std::round(cents)) > 1e-6) {
+        return ParseOutcome::invalid;
+      }
+      minor = static_cast<int64_t>(std::round(cents));
+    } else {
+      continue;
+    }
+    if (minor <= 0) return ParseOutcome::invalid;
+    out->amount = minor;
+    have_amount = true;
+  }
+  if (!have_amount) return ParseOutcome::invalid;
+
+  out->currency.assign(prof.default_currency);
+  for (const char* const* p = paths.currency; *p; ++p) {
+    const cJSON* v = at_path(root.get(), *p);
+    if (nonempty_string(v)) {
+      out->currency = v->valuestring;
+      break;
+    }
+  }
+  return ParseOutcome::ok;
+}
+
+namespace {
+
+// Alipay's method: the query parameter, else the body's top-level "method".
+std::string alipay_method(std::string_view query, std::string_view body) {
+  std::string m;
+  if (query_param(query, "method", &m) && !m.empty()) return m;
+  CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
+  const cJSON* v = root ? cJSON_GetObjectItemCaseSensitive(root.get(), "method") : nullptr;
+  return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
+}
+
+// /v71/payments and the like.
+bool adyen_payments_path(std::string_view path) {
+  if (path == "/payments") return true;
+  if (!starts_with(path, "/v")) return false;
+  std::size_t i = 2;
+  while (i < path.size() && path[i] >= '0' && path[i] <= '9') ++i;
+  return i > 2 && path.substr(i) == "/payments";
+}
+
+bool wechat_create_path(std::string_view path) {
+  constexpr std::string_view kPrefix = "/v3/pay/transactions/";
+  if (!starts_with(path, kPrefix)) return false;
+  std::string_view rest = path.substr(kPrefix.size());
+  return !rest.empty() && rest.find('/') == std::string_view::npos;
+}
+
+}  // namespace
+
+Route route(const Profile& p, std::string_view method, std::string_view path, std::string_view query,
+            std::string_view body) {
+  const bool post = method == "POST";
+  const bool get = method == "GET";
+  // The Stripe profile keeps its exact routes: POST /v1/payments, GET /v1/payments[/{id}].
+  if (p.id == ProfileId::stripe) {
+    if (post && path == "/v1/payments") return Route::create;
+    const bool ours = path == "/v1/payments" || starts_with(path, "/v1/payments/");
+    if (get && ours) return Route::lookup;
+    return ours ? Route::method_not_allowed : Route::no_route;
+  }
+  // Every other profile also takes POST /v1/payments as an alias of its create path.
+  if (path == "/v1/payments") return post ? Route::create : Route::method_not_allowed;
+  bool create_path = false;
+  bool lookup_path = false;
+  switch (p.id) {
+    case ProfileId::stripe:
+      break;
+    case ProfileId::checkout_com:
+      create_path = path == "/payments";
+      lookup_path = path == "/payments" || starts_with(path, "/payments/");
+      break;
+    case ProfileId::paypal:
+      create_path = path == "/v2/checkout/orders";
+      lookup_path = starts_with(path, "/v2/checkout/orders/");
+      break;
+    case ProfileId::square:
+      create_path = path == "/v2/payments";
+      lookup_path = starts_with(path, "/v2/payments/");
+      break;
+    case ProfileId::wechatpay_v3:
+      lookup_path = starts_with(path, "/v3/pay/transactions/out-trade-no/");
+      create_path = !lookup_path && wechat_create_path(path);
+      break;
+    case ProfileId::adyen:
+      create_path = adyen_payments_path(path);
+      break;
+    case ProfileId::mollie:
+      create_path = path == "/v2/payments";
+      lookup_path = starts_with(path, "/v2/payments/");
+      break;
+    case ProfileId::alipay:
+      if (path != "/gateway.do") return Route::no_route;
+      if (!post && !get) return Route::method_not_allowed;
+      // alipay.trade.pay creates; every other method (query, or an unknown one) is answered by
+      // lookup(), which knows the method.
+      if (post && alipay_method(query, body) == "alipay.trade.pay") return Route::create;
+      return Route::lookup;
+  }
+  if (create_path && post) return Route::create;
+  if (lookup_path && get) return Route::lookup;
+  return create_path || lookup_path ? Route::method_not_allowed : Route::no_route;
+}
+
+namespace {
+
+void lookup_stripe(const State& state, std::string_view path, std::string_view query, Reply& out) {
+  if (path == "/v1/payments") {
+    std::string order;
+    if (query_param(query, "order_id", &order) && !order.empty()) {
+      state.list_payments(order, out);
+    } else {
+      out.status = 400;
+      out.body.assign(
+          R"({"error":{"type":"invalid_request_error","code":"parameter_missing","param":"order_id"}})");
+    }
+  } else {
+    state.get_payment(path.substr(std::string_view("/v1/payments/").size()), out);
+  }
+}
+
+// GET /{prefix}{id}: the payment object or the profile's 404.
+void lookup_by_id(const Profile& p, const State& state, std::string_view path, std::string_view prefix,
+                  Reply& out) {
+  std::string id;
+  State::PaymentCopy c;
+  if (one_segment(path, prefix, &id) && state.payment_by_id(id, &c)) {
+    out.status = 200;
+    p.format_created(out.body, c.view());
+    return;
+  }
+  set_canned(out, p.no_route);
+}
+
+void lookup_checkout(const Profile& p, const State& state, std::string_view path,
+                     std::string_view query, Reply& out) {
+  if (path != "/payments") {
+    lookup_by_id(p, state, path, "/payments/", out);
+    return;
+  }
+  std::string ref;
+  if (!query_param(query, "reference", &ref) || ref.empty()) {
+    out.status = 422;
+    out.body.assign(R"({"error_type":"request_invalid","error_codes":["reference_required"]})");
+    return;
+  }
+  const auto payments = state.payments_for(ref);
+  out.status = 200;
+  out.body.assign(R"({"limit":10,"skip":0,"total_count":)");
+  append_int(out.body, payments.size());
+  out.body.append(R"(,"data":[)");
+  for (std::size_t i = 0; i < payments.size(); ++i) {
+    if (i) out.body.push_back(',');
+    p.format_created(out.body, payments[i].view());
+  }
+  out.body.append("]}");
+}
+
+void lookup_wechat(const State& state, std::string_view path, Reply& out) {
+  std::string no;
+  if (!one_segment(path, "/v3/pay/transactions/out-trade-no/", &no)) {
+    out.status = 400;
+    out.body.assign(R"({"code":"PARAM_ERROR","message":"参数错误"})");
+    return;
+  }
+  const auto payments = state.payments_for(no);
+  out.status = 200;
+  out.body.assign(R"({"out_trade_no":)");
+  append_json_string(out.body, no);
+  if (!payments.empty()) {
+    out.body.append(R"(,"transaction_id":")");
+    append_wechat_txn(out.body, payments.front().number);
+    out.body.append(R"(","trade_state":"SUCCESS","amount":{"total":)");
+    append_int(out.body, static_cast<long long>(payments.front().amount));
+    out.body.append(R"(,"currency":)");
+    append_json_string(out.body, payments.front().currency);
+    out.body.append("}}");
+    return;
+  }
+  switch (state.phase(no)) {
+    case State::Phase::in_progress:
+      out.body.append(R"(,"trade_state":"NOTPAY"})");
+      return;
+    case State::Phase::done_not_charged:  // declined
+      out.body.append(R"(,"trade_state":"PAYERROR"})");
+      return;
+    case State::Phase::none:
+    case State::Phase::done_charged:  // not after a reset: charges and keys go together
+      break;
+  }
+  out.status = 404;
+  out.body.assign(R"({"code":"ORDER_NOT_EXIST","message":"订单不存在"})");
+}
+
+void lookup_alipay(const State& state, std::string_view query, std::string_view body, Reply& out) {
+  out.status = 200;
+  const std::string method = alipay_method(query, body);
+  if (method != "alipay.trade.query") {
+    out.body.assign(
+        R"({"error_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-method","sub_msg":"不存在的方法名"}})");
+    return;
+  }
+  std::string no;
+  if (!query_param(query, "out_trade_no", &no) || no.empty()) {
+    CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
+    const cJSON* biz = root ? cJSON_GetObjectItemCaseSensitive(root.get(), "biz_content") : nullptr;
+    CJsonPtr inner;
+    if (cJSON_IsString(biz) && biz->valuestring) {
+      inner.reset(cJSON_Parse(biz->valuestring));
+      biz = inner.get();
+    }
+    const cJSON* v = biz ? cJSON_GetObjectItemCaseSensitive(biz, "out_trade_no") : nullptr;
+    if (!v && root) v = cJSON_GetObjectItemCaseSensitive(root.get(), "out_trade_no");
+    if (nonempty_string(v)) no = v->valuestring;
+  }
+  if (no.empty()) {
+    out.body.assign(
+        R"({"alipay_trade_query_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.missing-parameter","sub_msg":"缺少必选参数"}})");
+    return;
+  }
+  const auto payments = state.payments_for(no);
+  const char* trade_status = nullptr;
+  if (!payments.empty()) {
+    trade_status = "TRADE_SUCCESS";
+  } else {
+    switch (state.phase(no)) {
+      case State::Phase::in_progress: trade_status = "WAIT_BUYER_PAY"; break;
+      case State::Phase::done_not_charged: trade_status = "TRADE_CLOSED"; break;
+      default: break;
+    }
+  }
+  if (!trade_status) {
+    out.body.assign(
+        R"({"alipay_trade_query_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.TRADE_NOT_EXIST","sub_msg":"交易不存在"}})");
+    return;
+  }
+  out.body.assign(R"({"alipay_trade_query_response":{"code":"10000","msg":"Success",)");
+  if (!payments.empty()) {
+    out.body.append(R"("trade_no":")");
+    append_alipay_trade(out.body, payments.front().number);
+    out.body.append(R"(",)");
+  }
+  out.body.append(R"("out_trade_no":)");
+  append_json_string(out.body, no);
+  out.body.append(R"(,"trade_status":")");
+  out.body.append(trade_status);
+  out.body.push_back('"');
+  if (!payments.empty()) {
+    out.body.append(R"(,"total_amount":")");
+    append_major(out.body, payments.front().amount);
+    out.body.push_back('"');
+  }
+  out.body.append("}}");
+}
+
+}  // namespace
+
+void lookup(const Profile& p, const State& state, std::string_view method, std::string_view path,
+            std::string_view query, std::string_view body, Reply& out) {
+  (void)method;
+  out.clear();
+  switch (p.id) {
+    case ProfileId::stripe: lookup_stripe(state, path, query, out); return;
+    case ProfileId::checkout_com: lookup_checkout(p, state, path, query, out); return;
+    case ProfileId::paypal: lookup_by_id(p, state, path, "/v2/checkout/orders/", out); return;
+    case ProfileId::square: lookup_by_id(p, state, path, "/v2/payments/", out); return;
+    case ProfileId::mollie: lookup_by_id(p, state, path, "/v2/payments/", out); return;
+    case ProfileId::wechatpay_v3: lookup_wechat(state, path, out); return;
+    case ProfileId::alipay: lookup_alipay(state, query, body, out); return;
+    case ProfileId::adyen: break;  // no synchronous lookup [Ad3]
+  }
+  set_canned(out, p.no_route);
+}
+
+}  // namespace payretry_sim
