@@ -1,0 +1,189 @@
+// Each built-in provider profile against the simulator playing that
+// provider: its identity, its replay semantics, and how an undetermined
+// payment is settled (a same-key retry where the provider replays, a query
+// where a blind retry could charge twice).
+#include <cJSON.h>
+
+#include <string>
+
+#include "sim_fixture.hpp"
+
+namespace payretry_test {
+namespace {
+
+class ProfileSim : public SimTest {
+ protected:
+  void SetUp() override {}  // each test starts the simulator as the provider it needs
+  void start(const std::string& profile) {
+    auto o = sim_options();
+    o.profile = profile;
+    sim_ = std::make_unique<payretry_sim::Server>(o);
+  }
+  // The profile's own create path; only the retry timings are the test's.
+  std::string cfg(const std::string& provider, const std::string& extra = "") {
+    return R"({"provider":")" + provider + R"(","base_url":")" + base_url() +
+           R"(","auth":{"bearer":"sk_test_integration_secret"},"retry":{"max_attempts":4,"connect_timeout_ms":300,)"
+           R"("attempt_timeout_ms":300,"deadline_ms":6000,"backoff_base_ms":20,"backoff_cap_ms":200,"min_attempt_ms":50,)"
+           R"("jitter_seed":7},"not_found_grace_ms":0)" +
+           (extra.empty() ? "" : "," + extra) + "}";
+  }
+  ResultPtr query(pay_client* c, const std::string& order) {
+    pay_result* r = nullptr;
+    EXPECT_EQ(pay_query(&r, c, order.c_str()), PAY_OK) << pay_error_last()->message;
+    return ResultPtr(r);
+  }
+  static std::string attempt_field(const pay_result* r, int i, const char* k) {
+    cJSON* j = cJSON_Parse(pay_result_json(r));
+    const cJSON* v = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), i), k);
+    std::string out = cJSON_IsString(v) ? v->valuestring : cJSON_IsNumber(v) ? std::to_string(v->valueint) : "";
+    cJSON_Delete(j);
+    return out;
+  }
+};
+
+TEST_F(ProfileSim, CheckoutComServerErrorIsQueriedNeverBlindlyRetried) {
+  // Checkout.com caches only 2xx: a same-key retry after a 500 would run the
+  // payment again. The profile stops and asks instead.
+  start("checkout_com");
+  sim_->script("co-500", {"500"});
+  auto c = client(cfg("checkout_com"));
+  auto r = submit(c.get(), "co-500");
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN);
+  EXPECT_EQ(pay_result_attempts(r.get()), 1);
+  EXPECT_EQ(sim_->charges_for("co-500"), 1);
+  auto q = query(c.get(), "co-500");
+  EXPECT_EQ(pay_result_outcome(q.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(q.get());
+  EXPECT_STREQ(pay_result_provider_status(q.get()), "Captured");
+  EXPECT_EQ(sim_->charges_for("co-500"), 1);
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+}
+
+TEST_F(ProfileSim, CheckoutComDeclineIn201IsFailed) {
+  start("checkout_com");
+  sim_->script("co-decl", {"decline"});
+  auto c = client(cfg("checkout_com"));
+  auto r = submit(c.get(), "co-decl");
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_FAILED) << pay_result_json(r.get());
+  EXPECT_EQ(sim_->charges_for("co-decl"), 0);
+}
+
+TEST_F(ProfileSim, PaypalReplayReturnsTheCurrentState) {
+  start("paypal");
+  sim_->script("pp-lost", {"lost_response", "none"});
+  auto c = client(cfg("paypal"));
+  auto r = submit(c.get(), "pp-lost");
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_http_status(r.get()), 200);  // the replay: current state, not the first 201
+  EXPECT_STREQ(pay_result_provider_status(r.get()), "COMPLETED");
+  EXPECT_EQ(sim_->charges_for("pp-lost"), 1);
+  expect_one_key_and_identical_bytes();
+}
+
+TEST_F(ProfileSim, SquareKeyTravelsInTheBodyAndIsWrittenInWhenAbsent) {
+  start("square");
+  sim_->script("sq-lost", {"lost_response", "none"});
+  auto c = client(cfg("square"));
+  auto r = submit(c.get(), "sq-lost");
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
+  EXPECT_EQ(sim_->charges_for("sq-lost"), 1);
+  expect_one_key_and_identical_bytes();
+  std::lock_guard<std::mutex> lock(rec_.mu);
+  const std::string sent = rec_.sent.front().body;
+  EXPECT_EQ(sent.find(std::string(R"("idempotency_key":")") + pay_result_idempotency_key(r.get()) + "\""), 1u) << sent;
+  EXPECT_NE(sent.find(R"("order_id":"sq-lost")"), std::string::npos);  // the caller's bytes follow untouched
+}
+
+TEST_F(ProfileSim, SquareBodyKeyIsUsedAsTheKey) {
+  start("square");
+  auto c = client(cfg("square"));
+  const std::string body = R"({"idempotency_key":"sq-own-key-1","order_id":"sq-own","amount":500})";
+  auto r = submit(c.get(), "sq-own", body);
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED);
+  EXPECT_STREQ(pay_result_idempotency_key(r.get()), "sq-own-key-1");
+  std::lock_guard<std::mutex> lock(rec_.mu);
+  EXPECT_EQ(rec_.sent.front().body, body);
+}
+
+TEST_F(ProfileSim, WechatOrderPaidIsSettledByQuery) {
+  // The merchant reference is the identity: the retry after a lost response
+  // hears ORDERPAID, which only a lookup turns into SUCCEEDED.
+  start("wechatpay_v3");
+  sim_->script("wx-000042", {"lost_response", "none"});
+  auto c = client(cfg("wechatpay_v3"));
+  const std::string body = R"({"out_trade_no":"wx-000042","order_id":"wx-000042","amount":100})";
+  auto r = submit(c.get(), "wx-000042", body);
+  // A lost connection with a reference identity is settled by lookup first.
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_attempts(r.get()), 1);
+  EXPECT_STREQ(pay_result_idempotency_key(r.get()), "wx-000042");
+  // Resubmitting re-sends the same reference and bytes: WeChat says ORDERPAID.
+  auto again = submit(c.get(), "wx-000042", body);
+  EXPECT_EQ(pay_result_outcome(again.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(again.get());
+  EXPECT_NE(std::string(pay_result_body(again.get(), nullptr)).find("ORDERPAID"), std::string::npos)
+      << pay_result_json(again.get());
+  auto q = query(c.get(), "wx-000042");
+  EXPECT_EQ(pay_result_outcome(q.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(q.get());
+  EXPECT_STREQ(pay_result_provider_status(q.get()), "SUCCESS");
+  EXPECT_EQ(sim_->charges_for("wx-000042"), 1);
+}
+
+TEST_F(ProfileSim, WechatReferenceMustBeTheOrderId) {
+  start("wechatpay_v3");
+  auto c = client(cfg("wechatpay_v3"));
+  const std::string body = R"({"out_trade_no":"another-1","amount":100})";
+  pay_result* r = nullptr;
+  EXPECT_EQ(pay_submit(&r, c.get(), "wx-000043", body.data(), body.size(), nullptr), PAY_EINVALID);
+  EXPECT_EQ(sim_->requests(), 0);
+}
+
+TEST_F(ProfileSim, AdyenTransientErrorIsRetriedAndARefusalIsFailed) {
+  start("adyen");
+  sim_->script("ad-503", {"503", "none"});
+  sim_->script("ad-ref", {"decline"});
+  auto c = client(cfg("adyen", R"("create_path":"/v71/payments")"));
+  auto ok = submit(c.get(), "ad-503");
+  EXPECT_EQ(pay_result_outcome(ok.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(ok.get());
+  EXPECT_EQ(pay_result_attempts(ok.get()), 2);
+  auto refused = submit(c.get(), "ad-ref");
+  EXPECT_EQ(pay_result_outcome(refused.get()), PAY_OUTCOME_FAILED) << pay_result_json(refused.get());
+  EXPECT_EQ(pay_result_http_status(refused.get()), 200);  // Adyen refuses inside a 200
+  EXPECT_EQ(sim_->charges_for("ad-ref"), 0);
+}
+
+TEST_F(ProfileSim, MollieLostResponseIsReplayed) {
+  start("mollie");
+  sim_->script("mo-lost", {"lost_response", "none"});
+  auto c = client(cfg("mollie"));
+  auto r = submit(c.get(), "mo-lost");
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
+  EXPECT_EQ(attempt_field(r.get(), 1, "replayed"), "");  // a bool: checked through the JSON below
+  EXPECT_NE(std::string(pay_result_json(r.get())).find("\"replayed\":true"), std::string::npos);
+  EXPECT_EQ(sim_->charges_for("mo-lost"), 1);
+}
+
+TEST_F(ProfileSim, AlipaySystemErrorInsideA200IsQueried) {
+  start("alipay");
+  sim_->script("ali_9", {"500"});
+  auto c = client(cfg("alipay"));
+  const std::string body = R"({"method":"alipay.trade.pay","biz_content":{"out_trade_no":"ali_9","total_amount":"1.00"}})";
+  auto r = submit(c.get(), "ali_9", body);
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_http_status(r.get()), 200);
+  auto q = query(c.get(), "ali_9");
+  EXPECT_EQ(pay_result_outcome(q.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(q.get());
+  EXPECT_STREQ(pay_result_provider_status(q.get()), "TRADE_SUCCESS");
+  EXPECT_EQ(sim_->charges_for("ali_9"), 1);
+}
+
+TEST_F(ProfileSim, AlipayDeclineIsFailed) {
+  start("alipay");
+  sim_->script("ali_d", {"decline"});
+  auto c = client(cfg("alipay"));
+  const std::string body = R"({"method":"alipay.trade.pay","biz_content":{"out_trade_no":"ali_d","total_amount":"1.00"}})";
+  auto r = submit(c.get(), "ali_d", body);
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_FAILED) << pay_result_json(r.get());
+  EXPECT_EQ(sim_->charges_for("ali_d"), 0);
+}
+
+}  // namespace
+}  // namespace payretry_test
