@@ -187,3 +187,64 @@ TEST_F(ProfileSim, AlipayDeclineIsFailed) {
 
 }  // namespace
 }  // namespace payretry_test
+
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+namespace payretry_test {
+namespace {
+
+std::string hmac_hex(const std::string& secret, const std::string& msg) {
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), reinterpret_cast<const unsigned char*>(msg.data()),
+       msg.size(), mac, &len);
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned i = 0; i < len; ++i) out += {hex[mac[i] >> 4], hex[mac[i] & 15]};
+  return out;
+}
+
+struct Signed {
+  std::string timestamp, signature, key, body;
+};
+
+// A provider that signs requests (WeChat Pay v3, Alipay, HMAC schemes) needs
+// a fresh signature per attempt: the timestamp moves, the bytes do not.
+int sign(pay_headers* h, const pay_attempt_info* info, void* payload) {
+  auto* log = static_cast<std::vector<Signed>*>(payload);
+  const std::string ts = std::to_string(info->unix_time_ms);
+  const std::string body(static_cast<const char*>(info->body), info->body_len);
+  const std::string sig = hmac_hex("whsec_test_signing", ts + "." + info->idempotency_key + "." + body);
+  log->push_back({ts, sig, info->idempotency_key, body});
+  if (pay_headers_add(h, "X-Timestamp", ts.c_str()) != PAY_OK) return 1;
+  return pay_headers_add(h, "X-Signature", sig.c_str()) == PAY_OK ? 0 : 1;
+}
+
+TEST_F(ProfileSim, SigningHookRecomputesItsHmacOnEveryAttempt) {
+  start("stripe");
+  sim_->script("sig-1", {"lost_response", "503", "none"});
+  std::vector<Signed> signed_attempts;
+  pay_client_options o;
+  pay_client_options_init(&o, PAY_CLIENT_OPTIONS_VERSION);
+  o.request_hook = &sign;
+  o.hook_payload = &signed_attempts;
+  pay_client* raw = nullptr;
+  ASSERT_EQ(pay_client_new(&raw, cfg("stripe", R"("create_path":"/v1/payments")").c_str(), &o), PAY_OK)
+      << pay_error_last()->message;
+  ClientPtr c(raw);
+  auto r = submit(c.get(), "sig-1");
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED);
+  ASSERT_EQ(signed_attempts.size(), 3u);
+  for (const Signed& s : signed_attempts) {
+    EXPECT_EQ(s.signature, hmac_hex("whsec_test_signing", s.timestamp + "." + s.key + "." + s.body));
+    EXPECT_EQ(s.key, signed_attempts.front().key);
+    EXPECT_EQ(s.body, signed_attempts.front().body);
+  }
+  EXPECT_NE(signed_attempts[0].signature, signed_attempts[1].signature);
+  EXPECT_NE(signed_attempts[1].signature, signed_attempts[2].signature);
+  EXPECT_EQ(sim_->charges_for("sig-1"), 1);
+}
+
+}  // namespace
+}  // namespace payretry_test
