@@ -200,3 +200,60 @@ TEST_F(SettleChaos, ThousandPaymentsThenReconcileLeaveNothingTheProviderCanTell)
 
 }  // namespace
 }  // namespace payretry_test
+
+namespace payretry_test {
+namespace {
+
+TEST_F(Settle, ConcurrentReconcilersSettleEachPaymentOnceUnderLeases) {
+  auto c = client(cfg(kLookupProfile, 0, R"("max_attempts":1)"));
+  for (int i = 0; i < 40; ++i) {
+    const std::string order = "cr-" + std::to_string(i);
+    sim_->script(order, {i % 2 ? "lost_response" : "reset_before"});
+    auto r = submit(c.get(), order);
+    ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN);
+  }
+  // Three workers (separate clients, one ledger file) reconcile at once.
+  std::vector<std::string> reports(3);
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 3; ++t)
+    ts.emplace_back([&, t] {
+      auto mine = client(cfg(kLookupProfile, 0));
+      reports[t] = reconcile(mine.get(), true);
+    });
+  for (auto& t : ts) t.join();
+  int settled = 0;
+  for (const std::string& r : reports) settled += count(r, "SUCCEEDED");
+  EXPECT_GE(settled, 40);  // a payment may be reported by two workers, never paid twice
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(sim_->charges_for("cr-" + std::to_string(i)), 1) << i;
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+  pay_buf b = {nullptr, 0};
+  ASSERT_EQ(pay_ledger_list(&b, c.get(), "UNKNOWN", 0, 1000), PAY_OK);
+  EXPECT_STREQ(b.ptr, "[]");
+  pay_buf_dispose(&b);
+}
+
+TEST_F(Settle, ProfileFromAFileIsLoaded) {
+  const std::string path = dir_ + "/acme.json";
+  {
+    FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(kLookupProfile, f);
+    std::fclose(f);
+  }
+  sim_->script("s-file", {"lost_response", "lost_response", "lost_response", "lost_response"});
+  auto c = client(cfg("\"" + path + "\"", 0));
+  auto r = submit(c.get(), "s-file");
+  ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN);
+  auto q = query(c.get(), "s-file");
+  EXPECT_EQ(pay_result_outcome(q.get()), PAY_OUTCOME_SUCCEEDED);
+  std::remove(path.c_str());
+  pay_client* bad = nullptr;
+  EXPECT_EQ(pay_client_new(&bad, cfg(R"({"extends":"stripe","classify":[{"when":{"status":"6xx"},"verdict":"retry"}]})", 0).c_str(),
+                           nullptr),
+            PAY_ECONFIG);
+  EXPECT_NE(std::string(pay_error_last()->message).find("classify[0].when.status"), std::string::npos)
+      << pay_error_last()->message;
+}
+
+}  // namespace
+}  // namespace payretry_test
