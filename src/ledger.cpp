@@ -24,6 +24,28 @@ std::optional<PaymentState> parse_state(std::string_view s) {
   return std::nullopt;
 }
 
+Settlement settlement_of(const PaymentRow& row) {
+  Settlement s;
+  const bool final = row.state == PaymentState::succeeded || row.state == PaymentState::failed;
+  s.state = final ? row.state : PaymentState::unknown;
+  s.delivery = row.delivery.empty() ? "maybe_processed" : row.delivery;
+  s.detail = row.detail;
+  s.provider_payment_id = row.provider_payment_id;
+  s.provider_status = row.provider_status;
+  s.http_status = row.http_status;
+  return s;
+}
+
+PaymentRow with_settlement(PaymentRow row, const Settlement& s) {
+  row.state = s.state;
+  row.delivery = s.delivery;
+  row.detail = s.detail;
+  row.provider_payment_id = s.provider_payment_id;
+  row.provider_status = s.provider_status;
+  row.http_status = s.http_status;
+  return row;
+}
+
 std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret) {
   if (url == "memory:") return open_memory_ledger(secret);
   if (url.rfind("sqlite://", 0) == 0) {

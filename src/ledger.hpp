@@ -67,6 +67,11 @@ struct Settlement {
   int http_status = 0;
 };
 
+// The settlement that leaves `row` as it stands (state UNKNOWN unless it is
+// final), and a row with `s` applied: for settling a claimed row back.
+Settlement settlement_of(const PaymentRow& row);
+PaymentRow with_settlement(PaymentRow row, const Settlement& s);
+
 // Failures of the store itself (locked, read-only, disk full, corrupt,
 // server down). Nothing is sent when one of these is thrown before a send.
 class LedgerError : public std::runtime_error {

@@ -81,18 +81,11 @@ PaymentResult PaymentFlow::from_ledger(const PaymentRow& row, const std::string&
 // was in flight) for a query to settle, and leaves the IN_FLIGHT state that
 // would otherwise report IN_PROGRESS forever.
 PaymentResult PaymentFlow::expire(const PaymentRow& row) {
-  Settlement s;
-  s.state = PaymentState::unknown;
+  Settlement s = settlement_of(row);
   s.delivery = "maybe_processed";
   s.detail = "idempotency key expired: settle this payment by query";
-  s.provider_payment_id = row.provider_payment_id;
-  s.provider_status = row.provider_status;
-  s.http_status = row.http_status;
   ledger_.settle(row.order_id, owner_, nullptr, s, clock_.unix_ms());
-  PaymentRow settled = row;
-  settled.state = PaymentState::unknown;
-  settled.delivery = s.delivery;
-  return from_ledger(settled, s.detail);
+  return from_ledger(with_settlement(row, s), s.detail);
 }
 
 PaymentResult PaymentFlow::submit(const SubmitRequest& req) {

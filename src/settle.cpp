@@ -142,12 +142,7 @@ PaymentResult Settler::unchanged(const PaymentRow& row, const std::string& why) 
 }
 
 PaymentResult Settler::settle_from(const PaymentRow& row, const Answer& a) {
-  Settlement s;
-  s.state = PaymentState::unknown;
-  s.delivery = row.delivery.empty() ? "maybe_processed" : row.delivery;
-  s.provider_payment_id = row.provider_payment_id;
-  s.provider_status = row.provider_status;
-  s.http_status = row.http_status;
+  Settlement s = settlement_of(row);
   const int64_t now = clock_.unix_ms();
   switch (a.kind) {
     case Answer::found: {
@@ -182,13 +177,7 @@ PaymentResult Settler::settle_from(const PaymentRow& row, const Answer& a) {
   }
   s.detail = redact(s.detail, config_.secrets());
   ledger_.settle(row.order_id, owner_, nullptr, s, now);
-  PaymentRow after = row;
-  after.state = s.state;
-  after.delivery = s.delivery;
-  after.detail = s.detail;
-  after.provider_payment_id = s.provider_payment_id;
-  after.provider_status = s.provider_status;
-  after.http_status = s.http_status;
+  const PaymentRow after = with_settlement(row, s);
   PaymentResult r = flow_.stored_result(after, s.detail);
   r.from_ledger = false;
   r.queried = true;
@@ -215,13 +204,7 @@ PaymentResult Settler::query(const std::string& order_id) {
   try {
     a = look_up(row);
   } catch (...) {
-    Settlement back;
-    back.state = PaymentState::unknown;
-    back.delivery = row.delivery;
-    back.detail = row.detail;
-    back.provider_payment_id = row.provider_payment_id;
-    back.provider_status = row.provider_status;
-    back.http_status = row.http_status;
+    const Settlement back = settlement_of(row);  // the lookup failed: release the row as it was
     ledger_.settle(order_id, owner_, nullptr, back, clock_.unix_ms());
     throw;
   }
