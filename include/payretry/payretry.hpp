@@ -1,0 +1,344 @@
+// payretry.hpp: header-only C++17 wrapper over the payretry C API (payretry.h).
+//
+// Ownership: pay::client and pay::result are move-only RAII handles over
+//   pay_client* / pay_result*; the destructor frees (pay_client_free /
+//   pay_result_free), release() hands the raw pointer back to the caller.
+//   A moved-from handle holds nullptr and is safe to destroy or reassign.
+//   Every string_view returned by pay::result is borrowed from that result and
+//   valid until it is destroyed. A result does not refer to its client: it
+//   stays valid after the client is gone. Functions returning std::string copy.
+// Thread-safety: a pay::client may be shared by any number of threads
+//   (submit/query/reconcile/ledger_*/stats may run concurrently); it must not
+//   be destroyed or moved while a call on it is running. A pay::result is
+//   immutable: any thread may read it. Callbacks (log, request hook, reconcile
+//   body_for) run on the calling thread and may run concurrently with each
+//   other, so they must be thread-safe themselves.
+// Errors: every function that can fail throws pay::error carrying the C code
+//   (a PAY_E* value, see errors.h) and the message of pay_error_last(); the
+//   thread-local C error is cleared after being copied. A declined or
+//   undetermined payment is not an error: it is data on pay::result.
+//   Exceptions thrown by user callbacks never cross the C frames: a throwing
+//   request hook stops the submission (PAY_EHOOK if nothing was sent); a
+//   throwing log callback is swallowed; a throwing body_for means "no body".
+//
+// Header-only: every function is inline; it includes only payretry.h and the
+// C++ standard library and exports no symbols of its own.
+#ifndef PAYRETRY_HPP
+#define PAYRETRY_HPP
+
+#include <payretry/payretry.h>
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace pay {
+
+// ---- Errors -----------------------------------------------------------------
+
+class error : public std::runtime_error {
+ public:
+  error(int code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  int code() const noexcept { return code_; }
+
+  // An error with code `rc` and this thread's pay_error_last() message
+  // (pay_strerror(rc) when it holds none), copied; then clears that state.
+  static error from_last(int rc) {
+    const pay_error* e = pay_error_last();
+    std::string msg = (e && e->code != PAY_OK && e->message) ? e->message : pay_strerror(rc);
+    pay_error_clear();
+    return error(rc, msg);
+  }
+
+ private:
+  int code_;
+};
+
+// Throws pay::error for a negative return code; returns rc otherwise.
+inline int check(int rc) {
+  if (rc < 0) throw error::from_last(rc);
+  return rc;
+}
+
+// ---- Handles ------------------------------------------------------------------
+
+template <class T, void (*Free)(T*)>
+class handle {
+ public:
+  handle() noexcept = default;
+  explicit handle(T* p) noexcept : p_(p) {}
+  handle(const handle&) = delete;
+  handle& operator=(const handle&) = delete;
+  handle(handle&& o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  handle& operator=(handle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      p_ = std::exchange(o.p_, nullptr);
+    }
+    return *this;
+  }
+  ~handle() { reset(); }
+
+  T* get() const noexcept { return p_; }
+  T* release() noexcept { return std::exchange(p_, nullptr); }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+
+ protected:
+  void reset() noexcept {
+    if (p_) Free(std::exchange(p_, nullptr));
+  }
+
+ private:
+  T* p_ = nullptr;
+};
+
+// ---- Result -----------------------------------------------------------------
+
+enum class outcome : int {
+  succeeded = PAY_OUTCOME_SUCCEEDED,
+  failed = PAY_OUTCOME_FAILED,
+  unknown = PAY_OUTCOME_UNKNOWN,
+  in_progress = PAY_OUTCOME_IN_PROGRESS
+};
+static_assert(static_cast<int>(outcome::succeeded) == 1 && static_cast<int>(outcome::in_progress) == 4,
+              "pay::outcome mirrors pay_outcome");
+
+enum class delivery : int {
+  not_sent = PAY_DELIVERY_NOT_SENT,
+  maybe_processed = PAY_DELIVERY_MAYBE_PROCESSED,
+  delivered = PAY_DELIVERY_DELIVERED
+};
+
+inline std::string_view to_string(outcome o) noexcept { return pay_outcome_name(static_cast<int>(o)); }
+inline std::string_view to_string(delivery d) noexcept { return pay_delivery_name(static_cast<int>(d)); }
+
+namespace detail {
+inline std::string_view sv(const char* s) noexcept { return s ? std::string_view(s) : std::string_view(); }
+inline std::optional<std::string_view> opt(const char* s) {
+  if (!s) return std::nullopt;
+  return std::string_view(s);
+}
+inline const pay_result* need(const pay_result* r) {
+  if (!r) throw error(PAY_EINVALID, "pay::result: empty (moved-from or released) handle");
+  return r;
+}
+inline pay_client* need(pay_client* c) {
+  if (!c) throw error(PAY_EINVALID, "pay::client: empty (moved-from or released) handle");
+  return c;
+}
+// Takes ownership of a pay_buf filled by the C library and returns a copy.
+inline std::string take(pay_buf& b) {
+  struct guard {
+    pay_buf& b;
+    ~guard() { pay_buf_dispose(&b); }
+  } g{b};
+  return b.ptr ? std::string(b.ptr, b.size) : std::string();
+}
+}  // namespace detail
+
+class result : public handle<pay_result, pay_result_free> {
+ public:
+  result() noexcept = default;
+  explicit result(pay_result* r) noexcept : handle(r) {}
+
+  pay::outcome outcome() const { return static_cast<pay::outcome>(check(pay_result_outcome(detail::need(get())))); }
+  pay::delivery delivery() const { return static_cast<pay::delivery>(check(pay_result_delivery(detail::need(get())))); }
+  int http_status() const { return pay_result_http_status(detail::need(get())); }
+  std::string_view body() const {
+    size_t len = 0;
+    const char* p = pay_result_body(detail::need(get()), &len);
+    return p ? std::string_view(p, len) : std::string_view();
+  }
+  std::string_view order_id() const { return detail::sv(pay_result_order_id(detail::need(get()))); }
+  std::string_view idempotency_key() const { return detail::sv(pay_result_idempotency_key(detail::need(get()))); }
+  std::optional<std::string_view> provider_payment_id() const {
+    return detail::opt(pay_result_provider_payment_id(detail::need(get())));
+  }
+  std::optional<std::string_view> provider_status() const {
+    return detail::opt(pay_result_provider_status(detail::need(get())));
+  }
+  std::optional<std::string_view> error() const { return detail::opt(pay_result_error(detail::need(get()))); }
+  int attempts() const { return pay_result_attempts(detail::need(get())); }
+  bool from_ledger() const { return pay_result_from_ledger(detail::need(get())) == 1; }
+  std::string_view json() const { return detail::sv(pay_result_json(detail::need(get()))); }
+};
+
+// ---- Request hook headers ---------------------------------------------------
+
+// Non-owning view of one attempt's extra headers; valid only inside the hook.
+class headers {
+ public:
+  explicit headers(pay_headers* h) noexcept : h_(h) {}
+  void add(std::string_view name, std::string_view value) {
+    const std::string n(name), v(value);
+    check(pay_headers_add(h_, n.c_str(), v.c_str()));
+  }
+  pay_headers* get() const noexcept { return h_; }
+
+ private:
+  pay_headers* h_;
+};
+
+// ---- Client -----------------------------------------------------------------
+
+using log_callback = std::function<void(int level, std::string_view line)>;
+using request_hook = std::function<bool(headers&, const pay_attempt_info&)>;  // false: do not send
+using body_callback = std::function<std::optional<std::string>(std::string_view order_id)>;
+
+struct submit_options {
+  std::optional<std::string> idempotency_key;  // none: a fresh UUIDv4
+  std::optional<std::string> path;             // none: the profile's create path
+  std::chrono::milliseconds deadline{0};       // 0: the client's
+};
+
+namespace detail {
+struct callbacks {
+  log_callback log;
+  request_hook hook;
+
+  static void log_tramp(int level, const char* line, void* self) noexcept {
+    try {
+      static_cast<callbacks*>(self)->log(level, sv(line));
+    } catch (...) {
+      // A log callback must not break a payment: swallowed.
+    }
+  }
+  static int hook_tramp(pay_headers* h, const pay_attempt_info* info, void* self) noexcept {
+    try {
+      headers hs(h);
+      return static_cast<callbacks*>(self)->hook(hs, *info) ? 0 : 1;
+    } catch (...) {
+      return 1;  // stops the submission; nothing crosses the C frame
+    }
+  }
+  static int body_tramp(pay_body* out, const char* order_id, void* fn) noexcept {
+    try {
+      std::optional<std::string> b = (*static_cast<const body_callback*>(fn))(sv(order_id));
+      if (!b) return 1;
+      return pay_body_set(out, b->data(), b->size()) == PAY_OK ? 0 : 1;
+    } catch (...) {
+      return 1;
+    }
+  }
+};
+}  // namespace detail
+
+class client : public handle<pay_client, pay_client_free> {
+ public:
+  explicit client(std::string_view config_json) : client(config_json, log_callback{}, request_hook{}) {}
+  client(std::string_view config_json, log_callback log, request_hook hook = {}) {
+    pay_client_options o;
+    check(pay_client_options_init(&o, PAY_CLIENT_OPTIONS_VERSION));
+    if (log || hook) {
+      cb_ = std::make_unique<detail::callbacks>(detail::callbacks{std::move(log), std::move(hook)});
+      if (cb_->log) {
+        o.log_cb = &detail::callbacks::log_tramp;
+        o.log_payload = cb_.get();
+      }
+      if (cb_->hook) {
+        o.request_hook = &detail::callbacks::hook_tramp;
+        o.hook_payload = cb_.get();
+      }
+    }
+    const std::string cfg(config_json);
+    pay_client* c = nullptr;
+    check(pay_client_new(&c, cfg.c_str(), &o));
+    handle::operator=(handle(c));
+  }
+  client(std::string_view config_json, request_hook hook) : client(config_json, log_callback{}, std::move(hook)) {}
+
+  // Moves keep the callbacks with the handle (the heap object does not move).
+  client(client&&) noexcept = default;
+  client& operator=(client&& o) noexcept {
+    if (this != &o) {
+      handle::operator=(std::move(o));  // frees our pay_client before our callbacks go
+      cb_ = std::move(o.cb_);
+    }
+    return *this;
+  }
+  ~client() { reset(); }  // the C client goes before the callbacks it points to
+
+  result submit(std::string_view order_id, std::string_view body, const submit_options& opts = {}) const {
+    pay_submit_options o;
+    check(pay_submit_options_init(&o, PAY_SUBMIT_OPTIONS_VERSION));
+    if (opts.idempotency_key) o.idempotency_key = opts.idempotency_key->c_str();
+    if (opts.path) o.path = opts.path->c_str();
+    const long long ms = static_cast<long long>(opts.deadline.count());
+    if (ms < 0) throw error(PAY_EINVALID, "pay::submit_options::deadline: negative");
+    o.deadline_ms = ms > static_cast<long long>(UINT32_MAX) ? UINT32_MAX : static_cast<uint32_t>(ms);
+    const std::string order(order_id);
+    pay_result* r = nullptr;
+    check(pay_submit(&r, detail::need(get()), order.c_str(), body.data(), body.size(), &o));
+    return result(r);
+  }
+
+  result query(std::string_view order_id) const {
+    const std::string order(order_id);
+    pay_result* r = nullptr;
+    check(pay_query(&r, detail::need(get()), order.c_str()));
+    return result(r);
+  }
+
+  // Settles UNKNOWN (and lease-expired IN_FLIGHT) payments; body_for returns
+  // the original bytes of an order for a same-key re-send, or nullopt.
+  std::string reconcile(const body_callback& body_for = {}) const {
+    pay_reconcile_options o;
+    check(pay_reconcile_options_init(&o, PAY_RECONCILE_OPTIONS_VERSION));
+    if (body_for) {
+      o.body_for = &detail::callbacks::body_tramp;
+      o.body_payload = const_cast<body_callback*>(&body_for);
+    }
+    pay_buf b{nullptr, 0};
+    const int rc = pay_reconcile(&b, detail::need(get()), &o);
+    std::string s = detail::take(b);
+    check(rc);
+    return s;
+  }
+
+  std::string ledger_get(std::string_view order_id) const {
+    const std::string order(order_id);
+    pay_buf b{nullptr, 0};
+    const int rc = pay_ledger_get(&b, detail::need(get()), order.c_str());
+    std::string s = detail::take(b);
+    check(rc);
+    return s;
+  }
+
+  std::string ledger_list(std::optional<std::string_view> state = {}, int64_t updated_before_ms = 0,
+                          uint32_t limit = 0) const {
+    std::optional<std::string> st;
+    if (state) st.emplace(*state);
+    pay_buf b{nullptr, 0};
+    const int rc = pay_ledger_list(&b, detail::need(get()), st ? st->c_str() : nullptr, updated_before_ms, limit);
+    std::string s = detail::take(b);
+    check(rc);
+    return s;
+  }
+
+  std::string stats() const {
+    pay_buf b{nullptr, 0};
+    const int rc = pay_client_stats(&b, detail::need(get()));
+    std::string s = detail::take(b);
+    check(rc);
+    return s;
+  }
+
+ private:
+  std::unique_ptr<detail::callbacks> cb_;
+};
+
+// ---- Version ----------------------------------------------------------------
+
+inline std::string_view version() noexcept { return pay_version(); }
+inline int version_number() noexcept { return pay_version_number(); }
+
+}  // namespace pay
+
+#endif  // PAYRETRY_HPP

@@ -1,0 +1,299 @@
+// The C++ wrapper, through payretry.hpp only, against an in-process simulator.
+// payretry.hpp comes first: it must be self-contained, and this file is built
+// with -Wall -Wextra -pedantic -Werror.
+#include <payretry/payretry.hpp>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "server.hpp"
+
+namespace {
+
+// Move-only handles.
+static_assert(!std::is_copy_constructible_v<pay::client> && !std::is_copy_assignable_v<pay::client>);
+static_assert(std::is_nothrow_move_constructible_v<pay::client> && std::is_nothrow_move_assignable_v<pay::client>);
+static_assert(!std::is_copy_constructible_v<pay::result> && !std::is_copy_assignable_v<pay::result>);
+static_assert(std::is_nothrow_move_constructible_v<pay::result> && std::is_nothrow_move_assignable_v<pay::result>);
+static_assert(std::is_nothrow_destructible_v<pay::client> && std::is_nothrow_destructible_v<pay::result>);
+static_assert(std::is_base_of_v<std::runtime_error, pay::error>);
+static_assert(static_cast<int>(pay::outcome::succeeded) == PAY_OUTCOME_SUCCEEDED &&
+              static_cast<int>(pay::outcome::failed) == PAY_OUTCOME_FAILED &&
+              static_cast<int>(pay::outcome::unknown) == PAY_OUTCOME_UNKNOWN &&
+              static_cast<int>(pay::outcome::in_progress) == PAY_OUTCOME_IN_PROGRESS);
+
+const char* kSecret = "sk_test_wrapper_secret";
+
+class Wrapper : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    payretry_sim::Options o;
+    o.api_key = kSecret;
+    o.slow_ms = 600;
+    o.refuse_ms = 150;
+    sim_ = std::make_unique<payretry_sim::Server>(o);
+  }
+  void TearDown() override { sim_->stop(); }
+
+  std::string config(const std::string& retry = R"("max_attempts":4)") const {
+    return R"({"provider":"stripe","base_url":")" + sim_->base_url() +
+           R"(","create_path":"/v1/payments","auth":{"bearer":")" + kSecret +
+           R"("},"ledger":"memory:","retry":{"connect_timeout_ms":300,"attempt_timeout_ms":300,)"
+           R"("deadline_ms":6000,"backoff_base_ms":20,"backoff_cap_ms":200,"min_attempt_ms":50,"jitter_seed":7,)" +
+           retry + "}}";
+  }
+  static std::string body_for(const std::string& order, int amount = 1000) {
+    return R"({"order_id":")" + order + R"(","amount":)" + std::to_string(amount) + R"(,"currency":"eur"})";
+  }
+
+  std::unique_ptr<payretry_sim::Server> sim_;
+};
+
+int code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const pay::error& e) {
+    return e.code();
+  }
+  return PAY_OK;
+}
+
+TEST(WrapperNoServer, BadConfigThrowsEconfigNamingTheKey) {
+  try {
+    pay::client c(R"({"provider":"stripe","base_url":"http://127.0.0.1:1","retry":{"max_attempts":"x"}})");
+    FAIL() << "no exception";
+  } catch (const pay::error& e) {
+    EXPECT_EQ(e.code(), PAY_ECONFIG);
+    EXPECT_NE(std::string(e.what()).find("retry.max_attempts"), std::string::npos) << e.what();
+  }
+  // check() copied then cleared the thread's error.
+  EXPECT_EQ(pay_error_last()->code, PAY_OK);
+  EXPECT_EQ(code_of([] { pay::client c("not json"); }), PAY_ECONFIG);
+}
+
+TEST(WrapperNoServer, CheckAndVersion) {
+  EXPECT_EQ(pay::check(0), 0);
+  EXPECT_EQ(pay::check(3), 3);
+  EXPECT_EQ(code_of([] { pay::check(PAY_ENOTFOUND); }), PAY_ENOTFOUND);
+  EXPECT_FALSE(pay::version().empty());
+  EXPECT_EQ(pay::version_number(), pay_version_number());
+}
+
+TEST_F(Wrapper, SubmitSucceeds) {
+  pay::client c(config());
+  const std::string body = body_for("w-ok");
+  pay::result r = c.submit("w-ok", body);
+  EXPECT_EQ(r.outcome(), pay::outcome::succeeded) << r.json();
+  EXPECT_EQ(r.delivery(), pay::delivery::delivered);
+  EXPECT_EQ(r.http_status(), 200);
+  EXPECT_FALSE(r.body().empty());
+  EXPECT_EQ(r.order_id(), "w-ok");
+  EXPECT_FALSE(r.idempotency_key().empty());
+  ASSERT_TRUE(r.provider_payment_id().has_value());
+  EXPECT_FALSE(r.provider_payment_id()->empty());
+  EXPECT_EQ(r.attempts(), 1);
+  EXPECT_FALSE(r.from_ledger());
+  EXPECT_FALSE(r.error().has_value());
+  EXPECT_NE(r.json().find("SUCCEEDED"), std::string_view::npos);
+  EXPECT_EQ(sim_->charges_for("w-ok"), 1);
+  EXPECT_NE(c.stats().find("attempts"), std::string::npos);
+}
+
+TEST_F(Wrapper, LostResponseThenSuccessKeepsOneKey) {
+  std::mutex mu;
+  std::vector<std::string> keys;
+  pay::client c(config(), [&](pay::headers&, const pay_attempt_info& info) {
+    std::lock_guard<std::mutex> lock(mu);
+    keys.emplace_back(info.idempotency_key);
+    return true;
+  });
+  pay::submit_options o;
+  o.idempotency_key = "wrapper-key-0001";
+  o.deadline = std::chrono::milliseconds(5000);
+  pay::result r = c.submit("w-lost", body_for("w-lost"), o);
+  sim_->script("w-lost2", {"lost_response"});
+  pay::result r2 = c.submit("w-lost2", body_for("w-lost2"));
+  EXPECT_EQ(r.outcome(), pay::outcome::succeeded);
+  EXPECT_EQ(r.idempotency_key(), "wrapper-key-0001");
+  EXPECT_EQ(r2.outcome(), pay::outcome::succeeded) << r2.json();
+  EXPECT_EQ(r2.attempts(), 2);
+  EXPECT_EQ(sim_->charges_for("w-lost2"), 1);
+  ASSERT_EQ(keys.size(), 3u);
+  EXPECT_EQ(keys[0], "wrapper-key-0001");
+  EXPECT_EQ(keys[1], keys[2]);
+  EXPECT_EQ(std::string(r2.idempotency_key()), keys[1]);
+}
+
+TEST_F(Wrapper, DeclineIsFailedDataNotAnException) {
+  pay::client c(config());
+  sim_->script("w-decl", {"decline"});
+  pay::result r = c.submit("w-decl", body_for("w-decl"));
+  EXPECT_EQ(r.outcome(), pay::outcome::failed) << r.json();
+  EXPECT_EQ(r.delivery(), pay::delivery::delivered);
+  ASSERT_TRUE(r.error().has_value());
+  EXPECT_NE(r.error()->find("declined"), std::string_view::npos);
+  EXPECT_EQ(sim_->charges_for("w-decl"), 0);
+}
+
+TEST_F(Wrapper, SameOrderOtherBodyThrowsEmismatch) {
+  pay::client c(config());
+  EXPECT_EQ(c.submit("w-mm", body_for("w-mm", 1000)).outcome(), pay::outcome::succeeded);
+  try {
+    (void)c.submit("w-mm", body_for("w-mm", 2000));
+    FAIL() << "no exception";
+  } catch (const pay::error& e) {
+    EXPECT_EQ(e.code(), PAY_EMISMATCH);
+    EXPECT_STRNE(e.what(), "");
+  }
+  EXPECT_EQ(sim_->charges_for("w-mm"), 1);
+  // The same order and body again comes back from the ledger.
+  pay::result again = c.submit("w-mm", body_for("w-mm", 1000));
+  EXPECT_TRUE(again.from_ledger());
+  EXPECT_EQ(again.outcome(), pay::outcome::succeeded);
+}
+
+TEST_F(Wrapper, HandlesMoveAndMovedFromIsSafe) {
+  pay::client a(config(), [](int, std::string_view) {});
+  pay::client b(std::move(a));
+  EXPECT_EQ(a.get(), nullptr);  // NOLINT(bugprone-use-after-move): the moved-from state is the point
+  EXPECT_EQ(code_of([&] { (void)a.submit("w-mv", body_for("w-mv")); }), PAY_EINVALID);
+  pay::client c(config());
+  c = std::move(b);  // frees c's own client; b's callbacks move with it
+  pay::result r = c.submit("w-mv", body_for("w-mv"));
+  EXPECT_EQ(r.outcome(), pay::outcome::succeeded);
+  pay::result r2 = std::move(r);
+  EXPECT_EQ(r.get(), nullptr);  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(r2.order_id(), "w-mv");
+  pay_result* raw = r2.release();
+  ASSERT_NE(raw, nullptr);
+  pay::result r3(raw);
+  EXPECT_EQ(r3.order_id(), "w-mv");
+  {
+    pay::client gone = std::move(c);
+  }  // moved-from `a`, `b` and `c` are destroyed at scope end: no double free
+}
+
+TEST_F(Wrapper, ResultOutlivesItsClient) {
+  pay::result r;
+  {
+    pay::client c(config());
+    r = c.submit("w-out", body_for("w-out"));
+  }
+  EXPECT_EQ(r.outcome(), pay::outcome::succeeded);
+  EXPECT_EQ(r.order_id(), "w-out");
+  EXPECT_NE(r.json().find("w-out"), std::string_view::npos);
+}
+
+TEST_F(Wrapper, HookAddsAHeaderAndRejectsABadOne) {
+  std::atomic<int> added{0}, rejected{0};
+  pay::client c(config(), [&](pay::headers& h, const pay_attempt_info& info) {
+    EXPECT_STREQ(info.method, "POST");
+    h.add("X-Signature", "sig-" + std::to_string(info.attempt));
+    ++added;
+    try {
+      h.add("Bad Name", "v");
+    } catch (const pay::error& e) {
+      if (e.code() == PAY_EINVALID) ++rejected;
+    }
+    return true;
+  });
+  EXPECT_EQ(c.submit("w-hook", body_for("w-hook")).outcome(), pay::outcome::succeeded);
+  EXPECT_EQ(added.load(), 1);
+  EXPECT_EQ(rejected.load(), 1);
+}
+
+TEST_F(Wrapper, ThrowingOrRefusingHookSendsNothing) {
+  pay::client thrower(config(), [](pay::headers&, const pay_attempt_info&) -> bool {
+    throw std::runtime_error("signing key unavailable");
+  });
+  EXPECT_EQ(code_of([&] { (void)thrower.submit("w-throw", body_for("w-throw")); }), PAY_EHOOK);
+  pay::client refuser(config(), [](pay::headers&, const pay_attempt_info&) { return false; });
+  EXPECT_EQ(code_of([&] { (void)refuser.submit("w-refuse", body_for("w-refuse")); }), PAY_EHOOK);
+  EXPECT_EQ(sim_->requests(), 0);
+  EXPECT_EQ(sim_->charges_for("w-throw"), 0);
+}
+
+TEST_F(Wrapper, LogCallbackReceivesLinesAndMayThrow) {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  pay::client c(config(), [&](int level, std::string_view line) {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_GE(level, PAY_LOG_DEBUG);
+    lines.emplace_back(line);
+  });
+  EXPECT_EQ(c.submit("w-log", body_for("w-log")).outcome(), pay::outcome::succeeded);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_FALSE(lines.empty());
+    bool saw_order = false;
+    for (const auto& l : lines) {
+      EXPECT_EQ(l.front(), '{') << l;
+      EXPECT_EQ(l.find(kSecret), std::string::npos) << l;
+      saw_order = saw_order || l.find("w-log") != std::string::npos;
+    }
+    EXPECT_TRUE(saw_order);
+  }
+  // A throwing log callback is swallowed.
+  pay::client t(config(), [](int, std::string_view) { throw std::runtime_error("log sink down"); });
+  EXPECT_EQ(t.submit("w-log2", body_for("w-log2")).outcome(), pay::outcome::succeeded);
+}
+
+TEST_F(Wrapper, QueryReconcileAndLedgerRoundTrips) {
+  pay::client c(config(R"("max_attempts":2)"));
+  EXPECT_EQ(c.submit("w-led-ok", body_for("w-led-ok")).outcome(), pay::outcome::succeeded);
+  sim_->script("w-led-unk", {"lost_response", "lost_response"});
+  pay::result unk = c.submit("w-led-unk", body_for("w-led-unk"));
+  ASSERT_EQ(unk.outcome(), pay::outcome::unknown) << unk.json();
+  EXPECT_EQ(unk.delivery(), pay::delivery::maybe_processed);
+
+  // ledger_get / ledger_list
+  const std::string one = c.ledger_get("w-led-ok");
+  EXPECT_NE(one.find(R"("payment")"), std::string::npos) << one;
+  EXPECT_NE(one.find("SUCCEEDED"), std::string::npos) << one;
+  EXPECT_EQ(code_of([&] { (void)c.ledger_get("w-nope"); }), PAY_ENOTFOUND);
+  const std::string all = c.ledger_list();
+  EXPECT_NE(all.find("w-led-ok"), std::string::npos) << all;
+  EXPECT_NE(all.find("w-led-unk"), std::string::npos) << all;
+  const std::string unknown_only = c.ledger_list("UNKNOWN");
+  EXPECT_EQ(unknown_only.find("w-led-ok"), std::string::npos) << unknown_only;
+  EXPECT_NE(unknown_only.find("w-led-unk"), std::string::npos) << unknown_only;
+  EXPECT_EQ(c.ledger_list(std::nullopt, 0, 1).find("w-led-unk"), std::string::npos);
+  EXPECT_EQ(code_of([&] { (void)c.ledger_list("BOGUS"); }), PAY_EINVALID);
+
+  // query: a settled order comes from the ledger; an unknown order id throws.
+  pay::result q = c.query("w-led-ok");
+  EXPECT_EQ(q.outcome(), pay::outcome::succeeded);
+  EXPECT_EQ(code_of([&] { (void)c.query("w-nope"); }), PAY_ENOTFOUND);
+
+  // reconcile: a same-key re-send of the original bytes settles the UNKNOWN one.
+  std::vector<std::string> asked;
+  const std::string report = c.reconcile([&](std::string_view order) -> std::optional<std::string> {
+    asked.emplace_back(order);
+    return body_for(std::string(order));
+  });
+  EXPECT_NE(report.find(R"("examined")"), std::string::npos) << report;
+  EXPECT_EQ(asked, std::vector<std::string>{"w-led-unk"}) << report;
+  EXPECT_EQ(c.ledger_list("UNKNOWN").find("w-led-unk"), std::string::npos) << report;
+  EXPECT_NE(c.ledger_get("w-led-unk").find("SUCCEEDED"), std::string::npos) << report;
+  EXPECT_EQ(sim_->charges_for("w-led-unk"), 1);
+  EXPECT_NE(c.reconcile().find(R"("examined")"), std::string::npos);
+}
+
+TEST_F(Wrapper, ReconcileWithAThrowingBodyCallbackLeavesUnknown) {
+  pay::client c(config(R"("max_attempts":1)"));
+  sim_->script("w-rc", {"lost_response"});
+  ASSERT_EQ(c.submit("w-rc", body_for("w-rc")).outcome(), pay::outcome::unknown);
+  const std::string report =
+      c.reconcile([](std::string_view) -> std::optional<std::string> { throw std::runtime_error("no body"); });
+  EXPECT_NE(report.find(R"("examined")"), std::string::npos) << report;
+  EXPECT_NE(c.ledger_get("w-rc").find("UNKNOWN"), std::string::npos);
+}
+
+}  // namespace
