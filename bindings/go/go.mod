@@ -1,0 +1,3 @@
+module github.com/payretry/payretry/bindings/go
+
+go 1.24

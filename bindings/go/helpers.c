@@ -1,0 +1,73 @@
+/* helpers.c: C glue of the Go binding: every call copies its error detail
+ * before returning, and the trampolines turn void* payloads into the
+ * cgo.Handle values the exported Go callbacks expect. */
+#include <stdio.h>
+#include <string.h>
+
+#include "helpers.h"
+#include "_cgo_export.h"
+
+static int gopay_fail(int rc, gopay_err *err) {
+  if (rc < 0 && err) {
+    const pay_error *e = pay_error_last();
+    err->code = rc;
+    snprintf(err->message, sizeof err->message, "%s", e && e->message ? e->message : pay_strerror(rc));
+  }
+  return rc;
+}
+
+static void gopay_log_tramp(int level, const char *line, void *payload) {
+  payretryGoLog(level, (char *)line, (uintptr_t)payload);
+}
+
+static int gopay_body_tramp(pay_body *out, const char *order_id, void *payload) {
+  return payretryGoBody(out, (char *)order_id, (uintptr_t)payload);
+}
+
+int gopay_client_new(pay_client **out, const char *config_json, uintptr_t log_handle, gopay_err *err) {
+  pay_client_options o;
+  int rc = pay_client_options_init(&o, PAY_CLIENT_OPTIONS_VERSION);
+  if (rc == 0 && log_handle != 0) {
+    o.log_cb = gopay_log_tramp;
+    o.log_payload = (void *)log_handle;
+  }
+  if (rc == 0) rc = pay_client_new(out, config_json, &o);
+  return gopay_fail(rc, err);
+}
+
+int gopay_submit(pay_result **out, pay_client *client, const char *order_id, const void *body,
+                 size_t body_len, const char *key, const char *path, uint32_t deadline_ms,
+                 gopay_err *err) {
+  pay_submit_options o;
+  int rc = pay_submit_options_init(&o, PAY_SUBMIT_OPTIONS_VERSION);
+  if (rc == 0) {
+    o.idempotency_key = key;
+    o.path = path;
+    o.deadline_ms = deadline_ms;
+    rc = pay_submit(out, client, order_id, body, body_len, &o);
+  }
+  return gopay_fail(rc, err);
+}
+
+int gopay_query(pay_result **out, pay_client *client, const char *order_id, gopay_err *err) {
+  return gopay_fail(pay_query(out, client, order_id), err);
+}
+
+int gopay_reconcile(pay_buf *out, pay_client *client, uintptr_t body_handle, gopay_err *err) {
+  pay_reconcile_options o;
+  int rc = pay_reconcile_options_init(&o, PAY_RECONCILE_OPTIONS_VERSION);
+  if (rc == 0 && body_handle != 0) {
+    o.body_for = gopay_body_tramp;
+    o.body_payload = (void *)body_handle;
+  }
+  if (rc == 0) rc = pay_reconcile(out, client, &o);
+  return gopay_fail(rc, err);
+}
+
+int gopay_ledger_get(pay_buf *out, pay_client *client, const char *order_id, gopay_err *err) {
+  return gopay_fail(pay_ledger_get(out, client, order_id), err);
+}
+
+int gopay_stats(pay_buf *out, const pay_client *client, gopay_err *err) {
+  return gopay_fail(pay_client_stats(out, client), err);
+}

@@ -1,0 +1,30 @@
+/* helpers.h: C glue of the Go binding (declarations only: the cgo preambles
+ * of files with //export may not hold definitions). */
+#ifndef PAYRETRY_GO_HELPERS_H
+#define PAYRETRY_GO_HELPERS_H
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <payretry/payretry.h>
+
+#if PAY_VERSION_MAJOR != 0
+#error "payretry Go binding: needs libpayretry 0.x (PAY_VERSION_MAJOR == 0)"
+#endif
+
+/* The error of a failed call, copied out of pay_error_last() inside the same
+ * C call (goroutines move between OS threads, the C error is per thread). */
+typedef struct gopay_err {
+  int code;
+  char message[2048];
+} gopay_err;
+
+int gopay_client_new(pay_client **out, const char *config_json, uintptr_t log_handle, gopay_err *err);
+int gopay_submit(pay_result **out, pay_client *client, const char *order_id, const void *body,
+                 size_t body_len, const char *key, const char *path, uint32_t deadline_ms,
+                 gopay_err *err);
+int gopay_query(pay_result **out, pay_client *client, const char *order_id, gopay_err *err);
+int gopay_reconcile(pay_buf *out, pay_client *client, uintptr_t body_handle, gopay_err *err);
+int gopay_ledger_get(pay_buf *out, pay_client *client, const char *order_id, gopay_err *err);
+int gopay_stats(pay_buf *out, const pay_client *client, gopay_err *err);
+
+#endif
