@@ -4,6 +4,7 @@
 
 #include "error.hpp"
 #include "fingerprint.hpp"
+#include "redact.hpp"
 
 namespace payretry {
 namespace {
@@ -103,6 +104,12 @@ PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   // before anything is sent; every later attempt and process reuses it.
   const std::string own_key = engine_.identity_key(req);
   proposed.idempotency_key = own_key.empty() ? keys_.new_key() : own_key;
+  if (own_key.empty()) {
+    // A generated key must fit the profile too, before it is committed.
+    SubmitRequest keyed = req;
+    keyed.idempotency_key = proposed.idempotency_key;
+    engine_.validate(keyed);
+  }
   proposed.fingerprint = fingerprint;
   // Never re-send a key the provider may have forgotten: stop a margin short.
   const int64_t retention = config_.key_retention_ms.value_or(kForever);
@@ -167,11 +174,12 @@ PaymentResult PaymentFlow::run(const SubmitRequest& req, const PaymentRow& row, 
     result = engine_.submit(r);
   } catch (const Error& e) {
     // The call failed (a hook, a mismatch): leave the row resumable, and
-    // honest about whether anything may have reached the provider.
-    Settlement s;
+    // honest about whether anything may have reached the provider. Only a
+    // mismatch comes from the provider's answer; the others stop before a send.
+    Settlement s = settlement_of(row);
     s.state = PaymentState::unknown;
-    s.delivery = (e.code() == Errc::hook && !r.prior_may_have_processed) ? "not_sent" : "maybe_processed";
-    s.detail = e.code() == Errc::hook ? "request hook failed" : "provider reported a key mismatch";
+    s.delivery = (e.code() == Errc::mismatch || r.prior_may_have_processed) ? "maybe_processed" : "not_sent";
+    s.detail = redact(e.what(), config_.secrets());
     ledger_.settle(row.order_id, owner_, nullptr, s, clock_.unix_ms());
     throw;
   }
