@@ -22,15 +22,41 @@ cc -std=c99 -Wall -Wextra -pedantic -Werror -o "$work/example" "$src/src/example
 links=$(LD_LIBRARY_PATH=$libdir ldd "$work/example")
 case "$links" in *"$work/prefix"*) ;; *) echo "example does not link the installed libpayretry"; exit 1 ;; esac
 
-# The same program through the CMake package: find_package(payretry).
+# The same C program, and a C++ program through payretry.hpp, both built
+# with the CMake package: find_package(payretry).
 mkdir -p "$work/cmake-consumer"
+cat > "$work/cmake-consumer/consumer.cpp" <<'CPP'
+#include <payretry/payretry.hpp>
+
+#include <iostream>
+#include <string>
+
+int main(int argc, char** argv) {
+  if (argc < 2) return 2;
+  try {
+    pay::client c(std::string(R"({"provider":"stripe","create_path":"/v1/payments","base_url":")") + argv[1] + "\"}");
+    const std::string body = R"({"order_id":"cxx-consumer-1","amount":100})";
+    pay::submit_options o;
+    o.idempotency_key = "cxx-consumer-key-1";  // fixed: the simulator's seeded faults are then repeatable
+    pay::result r = c.submit("cxx-consumer-1", body, o);
+    std::cout << "C++ consumer: " << pay::to_string(r.outcome()) << "\n";
+    return r.outcome() == pay::outcome::succeeded ? 0 : 1;
+  } catch (const pay::error& e) {
+    std::cerr << e.what() << "\n";
+    return 1;
+  }
+}
+CPP
 cat > "$work/cmake-consumer/CMakeLists.txt" <<CMK
 cmake_minimum_required(VERSION 3.22)
-project(consumer C)
+project(consumer C CXX)
+set(CMAKE_CXX_STANDARD 17)
 find_package(payretry 0 REQUIRED)
 find_package(Threads REQUIRED)
 add_executable(example "$src/src/examples/submit_example.c")
 target_link_libraries(example PRIVATE payretry::payretry Threads::Threads)
+add_executable(cxx_consumer consumer.cpp)
+target_link_libraries(cxx_consumer PRIVATE payretry::payretry)
 CMK
 cmake -S "$work/cmake-consumer" -B "$work/cmake-consumer/build" -G Ninja \
   -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
@@ -50,4 +76,5 @@ dups=$(curl -s "http://127.0.0.1:$port/__admin/truth" | python3 -c 'import json,
 [ "$(wc -l < "$work/outcomes.txt")" -eq 50 ] || { echo "expected 50 outcomes"; exit 1; }
 [ "$dups" = 0 ] || { echo "duplicate charges: $dups"; exit 1; }
 LD_LIBRARY_PATH=$libdir "$work/cmake-consumer/build/example" "http://127.0.0.1:$port" 10 2 >/dev/null
-echo "installed-library consumers (pkg-config and find_package): 0 duplicate charges"
+LD_LIBRARY_PATH=$libdir "$work/cmake-consumer/build/cxx_consumer" "http://127.0.0.1:$port"
+echo "installed-library consumers (C with pkg-config, C and C++ with find_package): 0 duplicate charges"
