@@ -13,22 +13,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 go=${GO:-go}
 command -v "$go" >/dev/null 2>&1 || go=/usr/local/go/bin/go
 
-prefix=$(mktemp -d "${TMPDIR:-/tmp}/payretry-go.XXXXXX")
-trap 'rm -rf "$prefix"' EXIT INT TERM
-cmake --install "$build" --prefix "$prefix" >/dev/null
-
-sim="$prefix/bin/payretry-sim"
-[ -x "$sim" ] || sim=$(find "$build" -type f -name payretry-sim -perm -u+x | head -n 1)
-if [ -z "$sim" ]; then
-  echo "run_tests.sh: no payretry-sim under $build" >&2
-  exit 1
-fi
-pcdir=$(dirname "$(find "$prefix" -name payretry.pc | head -n 1)")
-libdir=$(dirname "$pcdir")
-
-export PAYRETRY_PREFIX="$prefix" PAYRETRY_SIM="$sim" PAYRETRY_REQUIRE_BINDINGS=1
-export PKG_CONFIG_PATH="$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+prefix_tag=go
+. "$here/../installed_prefix.sh"
 export GOTOOLCHAIN=local CGO_ENABLED=1
 # Go's build cache does not hash pkg-config's answer, so a binding compiled
 # against another prefix would be reused (with its -L to that prefix). Naming

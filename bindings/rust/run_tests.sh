@@ -15,22 +15,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 cargo=${CARGO:-cargo}
 command -v "$cargo" >/dev/null 2>&1 || cargo=$HOME/.cargo/bin/cargo
 
-prefix=$(mktemp -d "${TMPDIR:-/tmp}/payretry-rs.XXXXXX")
-trap 'rm -rf "$prefix"' EXIT INT TERM
-cmake --install "$build" --prefix "$prefix" >/dev/null
-
-sim="$prefix/bin/payretry-sim"
-[ -x "$sim" ] || sim=$(find "$build" -type f -name payretry-sim -perm -u+x | head -n 1)
-if [ -z "$sim" ]; then
-  echo "run_tests.sh: no payretry-sim under $build" >&2
-  exit 1
-fi
-pcdir=$(dirname "$(find "$prefix" -name payretry.pc | head -n 1)")
-libdir=$(dirname "$pcdir")
-
-export PAYRETRY_PREFIX="$prefix" PAYRETRY_SIM="$sim" PAYRETRY_REQUIRE_BINDINGS=1
-export PKG_CONFIG_PATH="$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-export LD_LIBRARY_PATH="$libdir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+prefix_tag=rs
+. "$here/../installed_prefix.sh"
 export CARGO_TARGET_DIR="$build/rust-target"
 # The prefix is new on every run, and build.rs reruns when PKG_CONFIG_PATH
 # changes, so payretry-sys always links against this run's install.
