@@ -134,194 +134,231 @@ Headers Engine::base_headers(const std::string& key) const {
 }
 
 PaymentResult Engine::submit(const SubmitRequest& req) {
-  validate(req);
-  const RetryPolicy& policy = config_.retry;
-  PaymentResult r;
-  r.order_id = req.order_id;
-  // One key for the whole payment: every attempt carries the same one.
-  const std::string own = identity_key(req);
-  r.idempotency_key = own.empty() ? d_.keys.new_key() : own;
-  if (own.empty() && req.idempotency_key.empty()) check_key(r.idempotency_key);
-  // The exact bytes of every attempt: the caller's, or with the key field
-  // written in when the profile carries the key in the body and it is absent.
-  std::string keyed_body;
-  std::string_view body = req.body;
-  if (profile_.identity.mode == IdentityMode::body) {
-    JsonPtr j(cJSON_ParseWithLength(req.body.data(), req.body.size()));
-    if (json_path_strings(j.get(), profile_.identity.name).empty()) {
-      keyed_body = body_with_key(req.body, top_level_member(profile_.identity.name), r.idempotency_key);
-      body = keyed_body;
+  AttemptRun run(*this, req);
+  for (AttemptRun::Step s = run.begin();;) {
+    switch (s.kind) {
+      case AttemptRun::Kind::send: s = run.sent(d_.transport.post(*s.request)); break;
+      case AttemptRun::Kind::record: s = run.recorded(!req.before_retry || req.before_retry(*s.attempt)); break;
+      case AttemptRun::Kind::sleep:
+        d_.sleeper.sleep_ms(s.delay_ms);
+        s = run.woke();
+        break;
+      case AttemptRun::Kind::done: return std::move(run.result());
     }
   }
+}
 
-  const std::string path = path_for(req);
-  const std::string url = config_.base_url + path;
-  const Headers headers = base_headers(r.idempotency_key);
-
-  const int64_t started = d_.clock.now_ms();
-  const int64_t budget_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy.deadline_ms) : policy.deadline_ms;
-  const int64_t deadline = started + budget_ms;
+AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), policy_(engine.config_.retry) {
+  e_.validate(req);
+  r_.order_id = req.order_id;
+  // One key for the whole payment: every attempt carries the same one.
+  const std::string own = e_.identity_key(req);
+  r_.idempotency_key = own.empty() ? e_.d_.keys.new_key() : own;
+  if (own.empty() && req.idempotency_key.empty()) e_.check_key(r_.idempotency_key);
+  // The exact bytes of every attempt: the caller's, or with the key field
+  // written in when the profile carries the key in the body and it is absent.
+  body_ = req.body;
+  const Profile& profile = e_.profile_;
+  if (profile.identity.mode == IdentityMode::body) {
+    JsonPtr j(cJSON_ParseWithLength(req.body.data(), req.body.size()));
+    if (json_path_strings(j.get(), profile.identity.name).empty()) {
+      keyed_body_ = body_with_key(req.body, top_level_member(profile.identity.name), r_.idempotency_key);
+      body_ = keyed_body_;
+    }
+  }
+  path_ = e_.path_for(req);
+  url_ = e_.config_.base_url + path_;
+  headers_ = e_.base_headers(r_.idempotency_key);
+  started_ = e_.d_.clock.now_ms();
+  const int64_t budget_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy_.deadline_ms) : policy_.deadline_ms;
+  deadline_ = started_ + budget_ms;
   // Over all attempts so far, this run's and those of earlier runs.
-  bool may_have_processed = req.prior_may_have_processed;
+  may_have_processed_ = req.prior_may_have_processed;
+  first_ = std::max(1u, req.first_attempt);
+}
 
-  auto finish = [&](Outcome o, const std::string& why) {
-    r.outcome = o;
-    // The provider's words may carry anything; results never hold secrets.
-    r.error = redact(why, secrets_);
-    if (o == Outcome::succeeded || (o == Outcome::failed && r.http_status != 0))
-      r.delivery = Delivery::delivered;
-    else if (o == Outcome::failed)
-      r.delivery = Delivery::not_sent;  // refused locally (certificate): nothing left this host
-    else
-      r.delivery = may_have_processed ? Delivery::maybe_processed : Delivery::not_sent;
-    r.elapsed_ms = d_.clock.now_ms() - started;
-    d_.stats.on_outcome(o);
-    d_.log.outcome(r);
-    return r;
-  };
+AttemptRun::Step AttemptRun::finish(Outcome o, const std::string& why) {
+  r_.outcome = o;
+  // The provider's words may carry anything; results never hold secrets.
+  r_.error = redact(why, e_.secrets_);
+  if (o == Outcome::succeeded || (o == Outcome::failed && r_.http_status != 0))
+    r_.delivery = Delivery::delivered;
+  else if (o == Outcome::failed)
+    r_.delivery = Delivery::not_sent;  // refused locally (certificate): nothing left this host
+  else
+    r_.delivery = may_have_processed_ ? Delivery::maybe_processed : Delivery::not_sent;
+  r_.elapsed_ms = e_.d_.clock.now_ms() - started_;
+  e_.d_.stats.on_outcome(o);
+  e_.d_.log.outcome(r_);
+  return Step{};
+}
 
-  const unsigned first = std::max(1u, req.first_attempt);
-  for (unsigned n = first;; ++n) {
-    const int64_t now = d_.clock.now_ms();
-    const int64_t remaining = deadline - now;
-    if (remaining < policy.min_attempt_ms) return finish(Outcome::unknown, "deadline");
+void AttemptRun::record_attempt() {
+  e_.d_.log.attempt(r_, a_);
+  r_.attempts.push_back(a_);
+}
 
-    AttemptRecord a;
-    a.number = n;
-    a.started_unix_ms = d_.clock.unix_ms();
-    Headers extra;
-    if (hook_) {
-      const std::string key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
-      const AttemptView view{url, path, r.order_id, r.idempotency_key, key_header, body, n, a.started_unix_ms};
-      std::string why = hook_(view, extra);
-      if (!why.empty()) {
-        // Nothing of this payment can have reached the provider: a failed
-        // call. Otherwise the payment may exist and must be reported.
-        if (!may_have_processed) throw Error(Errc::hook, "request hook: " + why);
-        return finish(Outcome::unknown, "request hook failed: " + why);
-      }
+AttemptRun::Step AttemptRun::begin() {
+  n_ = first_;
+  return attempt();
+}
+
+AttemptRun::Step AttemptRun::woke() {
+  ++n_;
+  return attempt();
+}
+
+AttemptRun::Step AttemptRun::attempt() {
+  Clock& clock = e_.d_.clock;
+  if (deadline_ - clock.now_ms() < policy_.min_attempt_ms) return finish(Outcome::unknown, "deadline");
+
+  a_ = AttemptRecord{};
+  a_.number = n_;
+  a_.started_unix_ms = clock.unix_ms();
+  Headers extra;
+  if (e_.hook_) {
+    const Profile& profile = e_.profile_;
+    const std::string key_header = profile.identity.mode == IdentityMode::header ? profile.identity.name : "";
+    const AttemptView view{url_, path_, r_.order_id, r_.idempotency_key, key_header, body_, n_, a_.started_unix_ms};
+    std::string why = e_.hook_(view, extra);
+    if (!why.empty()) {
+      // Nothing of this payment can have reached the provider: a failed
+      // call. Otherwise the payment may exist and must be reported.
+      if (!may_have_processed_) throw Error(Errc::hook, "request hook: " + why);
+      return finish(Outcome::unknown, "request hook failed: " + why);
     }
-    // The hook (a signer, say) took time too: measure what is left after it.
-    const int64_t left = deadline - d_.clock.now_ms();
-    if (left < policy.min_attempt_ms) return finish(Outcome::unknown, "deadline");
+  }
+  // The hook (a signer, say) took time too: measure what is left after it.
+  const int64_t left = deadline_ - clock.now_ms();
+  if (left < policy_.min_attempt_ms) return finish(Outcome::unknown, "deadline");
 
-    HttpRequest http;
-    http.url = url;
-    http.headers = headers;
-    http.headers.insert(http.headers.end(), extra.begin(), extra.end());
-    http.body = body;
-    // The last attempt's timeout shrinks to what is left of the deadline.
-    http.timeout_ms = std::min(policy.attempt_timeout_ms, left);
-    http.connect_timeout_ms = std::min(policy.connect_timeout_ms, http.timeout_ms);
+  http_ = HttpRequest{};
+  http_.url = url_;
+  http_.headers = headers_;
+  http_.headers.insert(http_.headers.end(), extra.begin(), extra.end());
+  http_.body = body_;
+  // The last attempt's timeout shrinks to what is left of the deadline.
+  http_.timeout_ms = std::min(policy_.attempt_timeout_ms, left);
+  http_.connect_timeout_ms = std::min(policy_.connect_timeout_ms, http_.timeout_ms);
+  e_.d_.stats.on_attempt();
+  Step s;
+  s.kind = Kind::send;
+  s.request = &http_;
+  return s;
+}
 
-    d_.stats.on_attempt();
-    const TransportResult t = d_.transport.post(http);
-    const Classification c = classify(profile_, t);
+AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
+  const Profile& profile = e_.profile_;
+  Clock& clock = e_.d_.clock;
+  const Classification c = classify(profile, t);
 
-    a.elapsed_ms = t.elapsed_ms;
-    a.http_status = t.failure == TransportFailure::none ? t.response.status : 0;
-    if (t.failure != TransportFailure::none) a.transport_error = transport_failure_name(t.failure);
-    a.verdict = verdict_name(c.verdict);
-    a.reason = c.reason;
-    a.may_have_processed = c.may_have_processed;
-    a.reused_connection = t.reused_connection;
-    if (t.failure == TransportFailure::replay_blocked) d_.stats.on_replay_blocked();
-    // The result's status and body are those of the latest attempt: a
-    // transport failure after a 503 is not "503".
-    r.http_status = 0;
-    r.body.clear();
-    if (t.failure == TransportFailure::none) {
-      a.provider_request_id = first_header(t.response, profile_.request_id_headers);
-      if (!profile_.replay_header.empty())
-        if (const std::string* v = t.response.header(profile_.replay_header)) a.replayed = (*v == "true");
-      r.http_status = t.response.status;
-      r.body = t.response.body;
+  a_.elapsed_ms = t.elapsed_ms;
+  a_.http_status = t.failure == TransportFailure::none ? t.response.status : 0;
+  if (t.failure != TransportFailure::none) a_.transport_error = transport_failure_name(t.failure);
+  a_.verdict = verdict_name(c.verdict);
+  a_.reason = c.reason;
+  a_.may_have_processed = c.may_have_processed;
+  a_.reused_connection = t.reused_connection;
+  if (t.failure == TransportFailure::replay_blocked) e_.d_.stats.on_replay_blocked();
+  // The result's status and body are those of the latest attempt: a
+  // transport failure after a 503 is not "503".
+  r_.http_status = 0;
+  r_.body.clear();
+  if (t.failure == TransportFailure::none) {
+    a_.provider_request_id = first_header(t.response, profile.request_id_headers);
+    if (!profile.replay_header.empty())
+      if (const std::string* v = t.response.header(profile.replay_header)) a_.replayed = (*v == "true");
+    r_.http_status = t.response.status;
+    r_.body = t.response.body;
+  }
+  const bool earlier_may_have_processed = may_have_processed_;
+  may_have_processed_ = may_have_processed_ || c.may_have_processed;
+
+  switch (c.verdict) {
+    case Verdict::success:
+      record_attempt();
+      read_provider_fields(profile, r_.body, r_);
+      e_.d_.budget.on_success();
+      return finish(Outcome::succeeded, {});
+    case Verdict::fail: {
+      record_attempt();
+      // A final 4xx proves "no charge" only for this request. If an earlier
+      // attempt may have been processed, the answer must come from the
+      // provider's replay of that attempt; otherwise a layer in front of
+      // the idempotency store (auth, gateway) may be speaking.
+      const std::string detail = c.provider_code.empty() ? c.reason : c.reason + ": " + c.provider_code;
+      if (earlier_may_have_processed && !a_.replayed)
+        return finish(Outcome::unknown, "final answer after a possibly processed attempt (" + detail + ")");
+      return finish(Outcome::failed, detail);
     }
-    const bool earlier_may_have_processed = may_have_processed;
-    may_have_processed = may_have_processed || c.may_have_processed;
-
-    auto record = [&]() {
-      d_.log.attempt(r, a);
-      r.attempts.push_back(a);
-    };
-
-    switch (c.verdict) {
-      case Verdict::success:
-        record();
-        read_provider_fields(profile_, r.body, r);
-        d_.budget.on_success();
-        return finish(Outcome::succeeded, {});
-      case Verdict::fail: {
-        record();
-        // A final 4xx proves "no charge" only for this request. If an earlier
-        // attempt may have been processed, the answer must come from the
-        // provider's replay of that attempt; otherwise a layer in front of
-        // the idempotency store (auth, gateway) may be speaking.
-        const std::string detail = c.provider_code.empty() ? c.reason : c.reason + ": " + c.provider_code;
-        if (earlier_may_have_processed && !a.replayed)
-          return finish(Outcome::unknown, "final answer after a possibly processed attempt (" + detail + ")");
-        return finish(Outcome::failed, detail);
-      }
-      case Verdict::mismatch:
-      {
-        record();
-        const std::string msg = "the provider says idempotency key " + r.idempotency_key +
-                                " was first used with other parameters";
-        d_.log.note(kLogError, "mismatch", msg + " (order " + r.order_id + ")");
-        throw Error(Errc::mismatch, msg);
-      }
-      case Verdict::query:
-        record();
-        return finish(Outcome::unknown, "provider error needs a query (" + c.reason + ")");
-      case Verdict::retry:
-      case Verdict::retry_after_backoff:
-      case Verdict::in_progress:  // the provider is still running the first request: wait, same key
-        break;
+    case Verdict::mismatch: {
+      record_attempt();
+      const std::string msg = "the provider says idempotency key " + r_.idempotency_key +
+                              " was first used with other parameters";
+      e_.d_.log.note(kLogError, "mismatch", msg + " (order " + r_.order_id + ")");
+      throw Error(Errc::mismatch, msg);
     }
+    case Verdict::query:
+      record_attempt();
+      return finish(Outcome::unknown, "provider error needs a query (" + c.reason + ")");
+    case Verdict::retry:
+    case Verdict::retry_after_backoff:
+    case Verdict::in_progress:  // the provider is still running the first request: wait, same key
+      break;
+  }
 
-    // Retryable. Decide whether, and how long to wait.
-    if (static_cast<int>(n - first + 1) >= policy.max_attempts) {
-      record();
-      return finish(Outcome::unknown, "attempts_exhausted (" + c.reason + ")");
-    }
-    int64_t delay = backoff_delay_ms(n - first, policy.backoff_base_ms, policy.backoff_cap_ms, d_.jitter);
-    std::string source = "backoff";
-    if (t.failure == TransportFailure::none) {
-      if (const std::string* ra = t.response.header("Retry-After")) {
-        if (auto wait = parse_retry_after_ms(*ra, d_.clock.unix_ms())) {
-          // The server's wish is a floor; if honouring it would pass the
-          // deadline, stop now rather than hammer it early.
-          if (d_.clock.now_ms() + *wait > deadline) {
-            record();
-            return finish(Outcome::unknown, "retry_after_beyond_deadline");
-          }
-          const int64_t floor = std::min(*wait, policy.retry_after_max_ms);
-          if (floor > delay) {
-            delay = floor;
-            source = "retry_after";
-          }
+  // Retryable. Decide whether, and how long to wait.
+  if (static_cast<int>(n_ - first_ + 1) >= policy_.max_attempts) {
+    record_attempt();
+    return finish(Outcome::unknown, "attempts_exhausted (" + c.reason + ")");
+  }
+  int64_t delay = backoff_delay_ms(n_ - first_, policy_.backoff_base_ms, policy_.backoff_cap_ms, e_.d_.jitter);
+  std::string source = "backoff";
+  if (t.failure == TransportFailure::none) {
+    if (const std::string* ra = t.response.header("Retry-After")) {
+      if (auto wait = parse_retry_after_ms(*ra, clock.unix_ms())) {
+        // The server's wish is a floor; if honouring it would pass the
+        // deadline, stop now rather than hammer it early.
+        if (clock.now_ms() + *wait > deadline_) {
+          record_attempt();
+          return finish(Outcome::unknown, "retry_after_beyond_deadline");
+        }
+        const int64_t floor = std::min(*wait, policy_.retry_after_max_ms);
+        if (floor > delay) {
+          delay = floor;
+          source = "retry_after";
         }
       }
     }
-    if (d_.clock.now_ms() + delay + policy.min_attempt_ms > deadline) {
-      record();
-      return finish(Outcome::unknown, "deadline (" + c.reason + ")");
-    }
-    if (!d_.budget.try_spend()) {
-      record();
-      d_.stats.on_budget_exhausted();
-      return finish(Outcome::unknown, "retry_budget_exhausted (" + c.reason + ")");
-    }
-    a.delay_ms = delay;
-    a.delay_source = source;
-    record();
-    if (req.before_retry && !req.before_retry(a)) {
-      // Another worker took the payment over: it alone may send now.
-      return finish(Outcome::in_progress, "lease lost to another worker");
-    }
-    d_.stats.on_retry(c.reason);
-    d_.sleeper.sleep_ms(delay);
   }
+  if (clock.now_ms() + delay + policy_.min_attempt_ms > deadline_) {
+    record_attempt();
+    return finish(Outcome::unknown, "deadline (" + c.reason + ")");
+  }
+  if (!e_.d_.budget.try_spend()) {
+    record_attempt();
+    e_.d_.stats.on_budget_exhausted();
+    return finish(Outcome::unknown, "retry_budget_exhausted (" + c.reason + ")");
+  }
+  a_.delay_ms = delay;
+  a_.delay_source = source;
+  record_attempt();
+  retry_reason_ = c.reason;
+  Step s;
+  s.kind = Kind::record;
+  s.attempt = &r_.attempts.back();
+  s.delay_ms = delay;
+  return s;
+}
+
+AttemptRun::Step AttemptRun::recorded(bool still_owner) {
+  // Another worker took the payment over: it alone may send now.
+  if (!still_owner) return finish(Outcome::in_progress, "lease lost to another worker");
+  e_.d_.stats.on_retry(retry_reason_);
+  Step s;
+  s.kind = Kind::sleep;
+  s.delay_ms = a_.delay_ms;
+  return s;
 }
 
 }  // namespace payretry

@@ -61,6 +61,8 @@ struct EngineDeps {
   Stats& stats;
 };
 
+class AttemptRun;
+
 class Engine {
  public:
   Engine(const Config& config, const Profile& profile, EngineDeps deps, RequestHook hook = {});
@@ -82,6 +84,7 @@ class Engine {
   std::string identity_key(const SubmitRequest& r) const;
 
  private:
+  friend class AttemptRun;
   Headers base_headers(const std::string& key) const;
   void check_key(const std::string& key) const;  // the profile's length and charset
 
@@ -90,6 +93,62 @@ class Engine {
   EngineDeps d_;
   RequestHook hook_;
   std::vector<std::string> secrets_;
+};
+
+// One submission's attempts as a state machine, so that the same decisions
+// drive both Engine::submit (a thread that sleeps) and the concurrent engine
+// (libcurl multi and timers, many payments on one thread). The driver does
+// what each step asks, then reports back:
+//
+//   begin() -> send ; sent(result) -> record | done ; recorded(owner) -> sleep | done ;
+//   woke() -> send | done
+//
+// `record` asks the driver to make the attempt durable before the backoff
+// (SubmitRequest::before_retry in the threaded form); `done` means result()
+// is final. begin(), sent() and woke() throw Error for a failed call.
+class AttemptRun {
+ public:
+  enum class Kind { send, record, sleep, done };
+  struct Step {
+    Kind kind = Kind::done;
+    const HttpRequest* request = nullptr;  // send: valid until the next call
+    const AttemptRecord* attempt = nullptr;  // record: the attempt to make durable
+    int64_t delay_ms = 0;                  // sleep
+  };
+
+  // Validates and fixes the key and bytes. `request.body` must outlive the run.
+  AttemptRun(Engine& engine, const SubmitRequest& request);
+  AttemptRun(const AttemptRun&) = delete;
+  AttemptRun& operator=(const AttemptRun&) = delete;
+
+  Step begin();
+  Step sent(const TransportResult& t);
+  Step recorded(bool still_owner);
+  Step woke();
+  PaymentResult& result() { return r_; }
+  const std::string& order_id() const { return r_.order_id; }
+
+ private:
+  Step attempt();
+  Step finish(Outcome o, const std::string& why);
+  void record_attempt();
+
+  Engine& e_;
+  const RetryPolicy& policy_;
+  PaymentResult r_;
+  std::string keyed_body_;
+  std::string_view body_;
+  std::string path_;
+  std::string url_;
+  Headers headers_;
+  HttpRequest http_;
+  AttemptRecord a_;
+  std::string retry_reason_;
+  int64_t started_ = 0;
+  int64_t deadline_ = 0;
+  unsigned first_ = 1;
+  unsigned n_ = 1;
+  bool may_have_processed_ = false;
 };
 
 }  // namespace payretry
