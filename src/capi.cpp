@@ -2,8 +2,14 @@
 // catches every exception: nothing unwinds across the ABI.
 #include <strings.h>
 
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <mutex>
+#include <vector>
 #include <new>
 #include <optional>
 #include <string>
@@ -81,23 +87,45 @@ int code_of(Errc c) {
   return PAY_ERROR;
 }
 
+// The code and message of a caught exception.
+int translate(std::exception_ptr ex, std::string& message) {
+  try {
+    std::rethrow_exception(ex);
+  } catch (const payretry::ConfigError& e) {
+    message = e.what();
+    return PAY_ECONFIG;
+  } catch (const payretry::LedgerError& e) {
+    message = payretry::redact(e.what());
+    return PAY_ELEDGER;
+  } catch (const payretry::Error& e) {
+    message = e.what();
+    return code_of(e.code());
+  } catch (const std::bad_alloc&) {
+    message = "out of memory";
+    return PAY_ENOMEM;
+  } catch (const std::exception& e) {
+    message = payretry::redact(e.what());
+    return PAY_ERROR;
+  } catch (...) {
+    message = "unknown exception";
+    return PAY_ERROR;
+  }
+}
+
 // Runs `body`, turning any exception into an error code and message.
 template <class F>
 int guarded(F&& body) {
   try {
     return body();
-  } catch (const payretry::ConfigError& e) {
-    return set_error(PAY_ECONFIG, e.what());
-  } catch (const payretry::LedgerError& e) {
-    return set_error(PAY_ELEDGER, payretry::redact(e.what()));
-  } catch (const payretry::Error& e) {
-    return set_error(code_of(e.code()), e.what());
-  } catch (const std::bad_alloc&) {
-    return set_error(PAY_ENOMEM, "out of memory");
-  } catch (const std::exception& e) {
-    return set_error(PAY_ERROR, payretry::redact(e.what()));
   } catch (...) {
-    return set_error(PAY_ERROR, "unknown exception");
+    std::string message;
+    int code = PAY_ENOMEM;
+    try {
+      code = translate(std::current_exception(), message);
+    } catch (...) {
+      message.clear();
+    }
+    return set_error(code, message);
   }
 }
 
@@ -224,6 +252,189 @@ int pay_submit(pay_result** out, pay_client* client, const char* order_id, const
     res->r = client->impl->submit(req);
     res->json = res->r.to_json();
     *out = res.release();
+    return PAY_OK;
+  });
+}
+
+int pay_batch_options_init(pay_batch_options* opts, unsigned int version) {
+  if (!opts) return set_error(PAY_EINVALID, "opts is NULL");
+  if (version != PAY_BATCH_OPTIONS_VERSION)
+    return set_error(PAY_EVERSION, "invalid version " + std::to_string(version) + " on pay_batch_options");
+  std::memset(opts, 0, sizeof *opts);
+  opts->version = version;
+  return PAY_OK;
+}
+
+namespace {
+
+void copy_message(char (&to)[256], const std::string& from) {
+  const size_t n = std::min(from.size(), sizeof to - 1);
+  std::memcpy(to, from.data(), n);
+  to[n] = 0;
+}
+
+// The job for one payment; `done` is left to the caller.
+std::unique_ptr<payretry::MultiEngine::Job> job_of(const char* order_id, const void* body, size_t body_len,
+                                                   const char* key, const char* path, uint32_t deadline_ms) {
+  auto job = std::make_unique<payretry::MultiEngine::Job>();
+  // A NULL order id or body is caught by the engine's own validation as
+  // an empty one, with the same message pay_submit gives.
+  if (order_id) job->order_id = order_id;
+  if (body) job->body.assign(static_cast<const char*>(body), body_len);
+  if (key) {
+    job->idempotency_key = key;
+    if (job->idempotency_key.empty()) throw payretry::Error(Errc::key, "idempotency key is empty");
+  }
+  if (path) {
+    job->path = path;
+    if (job->path.empty()) throw payretry::Error(Errc::invalid, "path is empty");
+  }
+  job->deadline_ms = deadline_ms;
+  return job;
+}
+
+// Waits for the items of one pay_submit_batch call.
+struct BatchWait {
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t left = 0;
+};
+
+}  // namespace
+
+int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, const pay_batch_options* opts) {
+  return guarded([&]() -> int {
+    if (!items && count > 0) return set_error(PAY_EINVALID, "items is NULL");
+    if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (opts && opts->version != PAY_BATCH_OPTIONS_VERSION)
+      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_batch_options");
+    for (size_t i = 0; i < count; ++i) {
+      items[i].rc = PAY_OK;
+      items[i].result = nullptr;
+      items[i].message[0] = 0;
+    }
+    if (count == 0) return PAY_OK;
+    payretry::MultiEngine& engine = client->impl->multi();
+    const size_t window = opts && opts->max_in_flight > 0 ? std::min(opts->max_in_flight, count) : count;
+
+    // Items whose call fails before the engine sees them are answered here.
+    auto make = [&](size_t i) -> std::unique_ptr<payretry::MultiEngine::Job> {
+      pay_batch_item& it = items[i];
+      try {
+        if (!it.order_id) throw payretry::Error(Errc::invalid, "order_id is NULL");
+        if (!it.body) throw payretry::Error(Errc::invalid, "body is NULL");
+        return job_of(it.order_id, it.body, it.body_len, it.idempotency_key, it.path, it.deadline_ms);
+      } catch (...) {
+        std::string m;
+        it.rc = translate(std::current_exception(), m);
+        copy_message(it.message, m);
+        return nullptr;
+      }
+    };
+
+    // Fills item i from its job's answer.
+    auto fill = [items](size_t i, std::exception_ptr e, payretry::PaymentResult r) {
+      pay_batch_item& it = items[i];
+      std::string m;
+      if (e) {
+        it.rc = translate(e, m);
+        copy_message(it.message, m);
+        return;
+      }
+      try {
+        auto res = std::make_unique<pay_result>();
+        res->r = std::move(r);
+        res->json = res->r.to_json();
+        it.result = res.release();
+      } catch (...) {
+        it.rc = PAY_ENOMEM;
+        copy_message(it.message, "out of memory");
+      }
+    };
+    BatchWait wait;
+    wait.left = count;
+    auto answered = [&wait] {
+      std::lock_guard<std::mutex> lock(wait.mu);
+      if (--wait.left == 0) wait.cv.notify_all();
+    };
+    // The next item not yet started, as a job; items refused up front are
+    // answered on the way. Each answer starts one more item, so `window`
+    // items stay in flight.
+    using JobPtr = std::unique_ptr<payretry::MultiEngine::Job>;
+    std::atomic<size_t> next{0};
+    std::function<JobPtr()> take_next;
+    auto launch_next = [&] {
+      if (JobPtr job = take_next()) {
+        std::vector<JobPtr> one;
+        one.push_back(std::move(job));
+        engine.enqueue(std::move(one));
+      }
+    };
+    take_next = [&]() -> JobPtr {
+      for (;;) {
+        const size_t i = next.fetch_add(1);
+        if (i >= count) return nullptr;
+        JobPtr job = make(i);
+        if (!job) {
+          answered();
+          continue;
+        }
+        job->done = [&, i](std::exception_ptr e, payretry::PaymentResult r) {
+          fill(i, e, std::move(r));
+          launch_next();
+          answered();
+        };
+        return job;
+      }
+    };
+    // The first window in one hand-over, so its rows share one commit.
+    std::vector<JobPtr> first;
+    for (size_t k = 0; k < window; ++k) {
+      JobPtr job = take_next();
+      if (!job) break;
+      first.push_back(std::move(job));
+    }
+    engine.enqueue(std::move(first));
+    std::unique_lock<std::mutex> lock(wait.mu);
+    wait.cv.wait(lock, [&] { return wait.left == 0; });
+    return PAY_OK;
+  });
+}
+
+int pay_submit_async(pay_client* client, const char* order_id, const void* body, size_t body_len,
+                     const pay_submit_options* opts, pay_done_cb done, void* payload) {
+  return guarded([&]() -> int {
+    if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
+    if (!body) return set_error(PAY_EINVALID, "body is NULL");
+    if (!done) return set_error(PAY_EINVALID, "done is NULL");
+    if (opts && opts->version != PAY_SUBMIT_OPTIONS_VERSION)
+      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_submit_options");
+    auto job = job_of(order_id, body, body_len, opts ? opts->idempotency_key : nullptr, opts ? opts->path : nullptr,
+                      opts ? opts->deadline_ms : 0);
+    job->done = [done, payload](std::exception_ptr e, payretry::PaymentResult r) {
+      std::string m;
+      if (e) {
+        const int rc = translate(e, m);
+        done(rc, nullptr, m.c_str(), payload);
+        return;
+      }
+      pay_result* out = nullptr;
+      int rc = PAY_OK;
+      try {
+        auto res = std::make_unique<pay_result>();
+        res->r = std::move(r);
+        res->json = res->r.to_json();
+        out = res.release();
+      } catch (...) {
+        rc = PAY_ENOMEM;
+        m = "out of memory";
+      }
+      done(rc, out, m.c_str(), payload);
+    };
+    std::vector<std::unique_ptr<payretry::MultiEngine::Job>> one;
+    one.push_back(std::move(job));
+    client->impl->multi().enqueue(std::move(one));
     return PAY_OK;
   });
 }

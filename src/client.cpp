@@ -48,10 +48,10 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
     if (std::string e = check_not_reserved(name, key_header); !e.empty()) throw ConfigError("auth.header: " + e);
   jitter_ = config_.retry.jitter_seed ? std::make_unique<JitterRandom>(*config_.retry.jitter_seed)
                                       : std::make_unique<JitterRandom>();
-  CurlOptions curl;
-  curl.verify_tls = config_.tls_verify;
-  curl.ca_file = config_.ca_file;
-  transport_ = std::make_unique<CurlTransport>(curl);
+  curl_.verify_tls = config_.tls_verify;
+  curl_.ca_file = config_.ca_file;
+  transport_ = std::make_unique<CurlTransport>(curl_);
+  curl_.http2 = true;  // the concurrent engine multiplexes where the provider offers HTTP/2
   log_ = std::make_unique<AttemptLog>(std::move(sink), config_.log_path, config_.log_level, config_.secrets(),
                                       system_clock());
   budget_ = std::make_unique<RetryBudget>(config_.budget);
@@ -72,6 +72,14 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
                                         *log_, owner);
   settler_ = std::make_unique<Settler>(*ledger_, *transport_, profile_, config_, system_clock(), system_sleeper(),
                                        *jitter_, *log_, stats_, *flow_, owner);
+}
+
+MultiEngine& Client::multi() {
+  std::call_once(multi_once_, [this] {
+    multi_ = std::make_unique<MultiEngine>(*engine_, *flow_, config_, system_clock(), *log_, stats_, curl_,
+                                           static_cast<long>(config_.max_connections));
+  });
+  return *multi_;
 }
 
 }  // namespace payretry

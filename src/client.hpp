@@ -2,6 +2,7 @@
 // JSON config. Shared by every thread that submits through it.
 #pragma once
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,7 @@
 #include "config.hpp"
 #include "engine.hpp"
 #include "ledger.hpp"
+#include "multi_engine.hpp"
 #include "payment_flow.hpp"
 #include "settle.hpp"
 #include "random.hpp"
@@ -24,6 +26,8 @@ class Client {
   Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook);
 
   PaymentResult submit(const SubmitRequest& r) { return flow_->submit(r); }
+  // The concurrent engine (batch and asynchronous submits), started on first use.
+  MultiEngine& multi();
   PaymentResult query(const std::string& order_id) { return settler_->query(order_id); }
   ReconcileReport reconcile(const ReconcileOptions& o) { return settler_->reconcile(o); }
   Ledger& ledger() { return *ledger_; }
@@ -43,6 +47,10 @@ class Client {
   std::unique_ptr<Ledger> ledger_;
   std::unique_ptr<PaymentFlow> flow_;
   std::unique_ptr<Settler> settler_;
+  std::once_flag multi_once_;
+  CurlOptions curl_;
+  // Last: destroyed first, so it drains while everything it uses is alive.
+  std::unique_ptr<MultiEngine> multi_;
 };
 
 }  // namespace payretry

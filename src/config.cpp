@@ -221,7 +221,8 @@ Config parse_config(std::string_view json) {
   if (!cJSON_IsObject(root.get())) throw ConfigError("config: must be a JSON object");
   const cJSON* r = root.get();
   only_keys(r, "", {"provider", "base_url", "create_path", "auth", "headers", "retry", "budget", "tls", "log",
-                    "max_body_bytes", "ledger", "in_progress_wait_ms", "key_retention_ms", "not_found_grace_ms"});
+                    "max_body_bytes", "ledger", "in_progress_wait_ms", "key_retention_ms", "not_found_grace_ms",
+                    "max_connections"});
   Config c;
   if (auto v = member(r, "provider")) parse_provider(v, c);
   const cJSON* base = member(r, "base_url");
@@ -244,6 +245,7 @@ Config parse_config(std::string_view json) {
   if (auto v = member(r, "key_retention_ms")) c.key_retention_ms = integer(v, "key_retention_ms", 1000, 400 * kDay);
   if (auto v = member(r, "not_found_grace_ms")) c.not_found_grace_ms = integer(v, "not_found_grace_ms", 0, 30 * kDay);
   if (auto v = member(r, "max_body_bytes")) c.max_body_bytes = static_cast<size_t>(integer(v, "max_body_bytes", 1, 64LL << 20));
+  if (auto v = member(r, "max_connections")) c.max_connections = integer(v, "max_connections", 1, 65536);
   return c;
 }
 

@@ -60,6 +60,9 @@ struct Config {
   // "Not found" at the provider proves "no payment" only this long after the
   // payment's last attempt (providers read from lagging replicas).
   int64_t not_found_grace_ms = 60000;
+  // Connections the concurrent engine keeps to the provider's host; more
+  // payments in flight wait for a free one (or share one over HTTP/2).
+  int64_t max_connections = 256;
 
   // Every credential the config holds, for redaction.
   std::vector<std::string> secrets() const;

@@ -46,6 +46,33 @@ PaymentRow with_settlement(PaymentRow row, const Settlement& s) {
   return row;
 }
 
+void Ledger::apply(LedgerBatch& b) {
+  for (auto& c : b.creates) {
+    try {
+      CreateOutcome o = create_and_claim(c.proposed, b.owner, c.now, c.lease_until);
+      c.out.row = std::move(o.row);
+      c.out.created = o.created;
+      c.out.key_taken = o.key_taken;
+    } catch (const LedgerError& e) {
+      c.error = e.what();
+    }
+  }
+  for (auto& r : b.records) {
+    try {
+      r.ok = record_attempt(r.order_id, b.owner, r.attempt);
+    } catch (const LedgerError& e) {
+      r.error = e.what();
+    }
+  }
+  for (auto& s : b.settles) {
+    try {
+      s.ok = settle(s.order_id, b.owner, s.last ? &*s.last : nullptr, s.settlement, s.now);
+    } catch (const LedgerError& e) {
+      s.error = e.what();
+    }
+  }
+}
+
 std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret) {
   if (url == "memory:") return open_memory_ledger(secret);
   if (url.rfind("sqlite://", 0) == 0) {

@@ -79,9 +79,53 @@ class LedgerError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The durable writes of many payments, applied together (group commit): the
+// concurrent engine gathers what its payments need written during one turn of
+// its loop and hands them over at once. Each entry has its own answer; one
+// entry's failure never fails another. Nothing of an entry may be sent
+// before apply() has returned with it done and without error.
+struct LedgerBatch {
+  struct Create {
+    PaymentRow proposed;
+    int64_t now = 0;
+    int64_t lease_until = 0;
+    // out
+    struct {
+      PaymentRow row;
+      bool created = false;
+      bool key_taken = false;
+    } out;
+    std::string error;  // a LedgerError's message; empty: done
+  };
+  struct Record {
+    std::string order_id;
+    AttemptEntry attempt;
+    bool ok = false;    // out: false when the lease was lost
+    std::string error;
+  };
+  struct Settle {
+    std::string order_id;
+    std::optional<AttemptEntry> last;
+    Settlement settlement;
+    int64_t now = 0;
+    bool ok = false;
+    std::string error;
+  };
+  std::string owner;  // every entry is written for this lease owner
+  std::vector<Create> creates;
+  std::vector<Record> records;
+  std::vector<Settle> settles;
+  bool empty() const { return creates.empty() && records.empty() && settles.empty(); }
+};
+
 class Ledger {
  public:
   virtual ~Ledger() = default;
+
+  // Applies every entry of `batch`, each with the meaning of the single call
+  // of the same name. The default makes one call (one commit) per entry; a
+  // backend overrides it to share one transaction and one flush.
+  virtual void apply(LedgerBatch& batch);
 
   // The per-ledger secret that keys fingerprints: created with the ledger,
   // the same for every process that opens it.

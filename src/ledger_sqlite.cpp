@@ -171,30 +171,7 @@ class SqliteLedger final : public Ledger {
                                  int64_t lease_until) override {
     std::lock_guard<std::mutex> lock(mu_);
     Tx tx(*this);
-    CreateOutcome out;
-    if (auto existing = get_locked(p.order_id)) {
-      out.row = *existing;
-      tx.commit();
-      return out;
-    }
-    try {
-      Stmt ins(db(), "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
-                     "key_expires_at, updated_at) VALUES (?1, ?2, ?3, 'PENDING', ?4, ?5, ?4)");
-      ins.bind(1, p.order_id).bind(2, p.idempotency_key).bind(3, p.fingerprint).bind(4, now).bind(5, p.key_expires_at);
-      ins.step();
-    } catch (const Stmt::Constraint&) {
-      // The order id is free (checked above), so the key belongs to another order.
-      out.key_taken = true;
-      out.row.order_id = p.order_id;
-      tx.commit();
-      return out;
-    }
-    Stmt claim(db(), "UPDATE payments SET state='IN_FLIGHT', lease_owner=?2, lease_until=?3, updated_at=?4 "
-                     "WHERE order_id=?1 AND state='PENDING'");
-    claim.bind(1, p.order_id).bind(2, owner).bind(3, lease_until).bind(4, now);
-    claim.step();
-    out.row = *get_locked(p.order_id);
-    out.created = true;
+    CreateOutcome out = create_in_tx(p, owner, now, lease_until);
     tx.commit();
     return out;
   }
@@ -223,19 +200,62 @@ class SqliteLedger final : public Ledger {
               int64_t now) override {
     std::lock_guard<std::mutex> lock(mu_);
     Tx tx(*this);
-    if (last) {
-      if (!fence_and_store(order_id, owner, *last)) return false;
-    }
-    Stmt s(db(), "UPDATE payments SET state=?3, delivery=?4, detail=?5, provider_payment_id=?6, provider_status=?7, "
-                 "http_status=?8, lease_owner='', lease_until=0, updated_at=MAX(updated_at, ?9) "
-                 "WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
-    s.bind(1, order_id).bind(2, owner).bind(3, std::string(state_name(st.state))).bind(4, st.delivery)
-        .bind(5, st.detail).bind(6, st.provider_payment_id).bind(7, st.provider_status)
-        .bind(8, static_cast<int64_t>(st.http_status)).bind(9, now);
-    s.step();
-    if (sqlite3_changes(db()) != 1) return false;
+    if (!settle_in_tx(order_id, owner, last, st, now)) return false;
     tx.commit();
     return true;
+  }
+
+  // Group commit: every entry in one IMMEDIATE transaction, so one fsync
+  // makes all of them durable. Each entry runs inside its own savepoint, so
+  // an entry that loses its lease rolls back alone. If the transaction
+  // itself fails (disk full, I/O error), nothing of it was committed, and
+  // the entries are retried one commit each, so that each gets its own
+  // answer and one bad entry cannot fail the others.
+  void apply(LedgerBatch& b) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      try {
+        Tx tx(*this);
+        int sp = 0;
+        auto guarded = [&](auto&& op) {
+          const std::string name = "e" + std::to_string(sp++);
+          exec(("SAVEPOINT " + name).c_str(), "savepoint");
+          bool ok = op();
+          if (!ok) exec(("ROLLBACK TO " + name).c_str(), "roll back to savepoint");
+          exec(("RELEASE " + name).c_str(), "release savepoint");
+          return ok;
+        };
+        std::vector<CreateOutcome> creates(b.creates.size());
+        std::vector<char> records(b.records.size()), settles(b.settles.size());
+        for (size_t i = 0; i < b.creates.size(); ++i) {
+          const auto& c = b.creates[i];
+          guarded([&] {
+            creates[i] = create_in_tx(c.proposed, b.owner, c.now, c.lease_until);
+            return true;
+          });
+        }
+        for (size_t i = 0; i < b.records.size(); ++i)
+          records[i] = guarded([&] { return fence_and_store(b.records[i].order_id, b.owner, b.records[i].attempt); });
+        for (size_t i = 0; i < b.settles.size(); ++i) {
+          const auto& st = b.settles[i];
+          settles[i] = guarded([&] { return settle_in_tx(st.order_id, b.owner, st.last ? &*st.last : nullptr,
+                                                          st.settlement, st.now); });
+        }
+        tx.commit();
+        // Only now, committed, do the answers count.
+        for (size_t i = 0; i < b.creates.size(); ++i) {
+          b.creates[i].out.row = std::move(creates[i].row);
+          b.creates[i].out.created = creates[i].created;
+          b.creates[i].out.key_taken = creates[i].key_taken;
+        }
+        for (size_t i = 0; i < b.records.size(); ++i) b.records[i].ok = records[i] != 0;
+        for (size_t i = 0; i < b.settles.size(); ++i) b.settles[i].ok = settles[i] != 0;
+        return;
+      } catch (const LedgerError&) {
+        // fall through to one commit per entry, outside the lock it takes itself
+      }
+    }
+    Ledger::apply(b);
   }
 
   std::optional<PaymentRow> get(const std::string& order_id) override {
@@ -359,6 +379,46 @@ class SqliteLedger final : public Ledger {
     s.bind(1, order_id);
     if (!s.step()) return std::nullopt;
     return read_row(s);
+  }
+
+  CreateOutcome create_in_tx(const PaymentRow& p, const std::string& owner, int64_t now, int64_t lease_until) {
+    CreateOutcome out;
+    if (auto existing = get_locked(p.order_id)) {
+      out.row = *existing;
+      return out;
+    }
+    try {
+      Stmt ins(db(), "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
+                     "key_expires_at, updated_at) VALUES (?1, ?2, ?3, 'PENDING', ?4, ?5, ?4)");
+      ins.bind(1, p.order_id).bind(2, p.idempotency_key).bind(3, p.fingerprint).bind(4, now).bind(5, p.key_expires_at);
+      ins.step();
+    } catch (const Stmt::Constraint&) {
+      // The order id is free (checked above), so the key belongs to another order.
+      out.key_taken = true;
+      out.row.order_id = p.order_id;
+      return out;
+    }
+    Stmt claim(db(), "UPDATE payments SET state='IN_FLIGHT', lease_owner=?2, lease_until=?3, updated_at=?4 "
+                     "WHERE order_id=?1 AND state='PENDING'");
+    claim.bind(1, p.order_id).bind(2, owner).bind(3, lease_until).bind(4, now);
+    claim.step();
+    out.row = *get_locked(p.order_id);
+    out.created = true;
+    return out;
+  }
+
+  // False (and the caller rolls back) when `owner` no longer holds the lease.
+  bool settle_in_tx(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
+                    const Settlement& st, int64_t now) {
+    if (last && !fence_and_store(order_id, owner, *last)) return false;
+    Stmt s(db(), "UPDATE payments SET state=?3, delivery=?4, detail=?5, provider_payment_id=?6, provider_status=?7, "
+                 "http_status=?8, lease_owner='', lease_until=0, updated_at=MAX(updated_at, ?9) "
+                 "WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
+    s.bind(1, order_id).bind(2, owner).bind(3, std::string(state_name(st.state))).bind(4, st.delivery)
+        .bind(5, st.detail).bind(6, st.provider_payment_id).bind(7, st.provider_status)
+        .bind(8, static_cast<int64_t>(st.http_status)).bind(9, now);
+    s.step();
+    return sqlite3_changes(db()) == 1;
   }
 
   bool fence_and_store(const std::string& order_id, const std::string& owner, const AttemptEntry& a) {

@@ -89,77 +89,111 @@ PaymentResult PaymentFlow::expire(const PaymentRow& row) {
   return from_ledger(with_settlement(row, s), s.detail);
 }
 
-PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
+PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
   engine_.validate(req);
   const std::string path = engine_.path_for(req);
-  const std::string fingerprint = request_fingerprint(secret_, "POST", path, req.body);
   const RetryPolicy& policy = config_.retry;
   const int64_t deadline_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy.deadline_ms) : policy.deadline_ms;
-  auto lease_end = [&](int64_t now) { return now + deadline_ms + config_.lease_margin_ms; };
-
-  int64_t now = clock_.unix_ms();
-  PaymentRow proposed;
+  Admission a;
+  a.lease_ms = deadline_ms + config_.lease_margin_ms;
+  const int64_t now = clock_.unix_ms();
+  PaymentRow& proposed = a.proposed;
   proposed.order_id = req.order_id;
   // The key is made when the payment task is created and committed with it,
   // before anything is sent; every later attempt and process reuses it.
-  const std::string own_key = engine_.identity_key(req);
-  proposed.idempotency_key = own_key.empty() ? keys_.new_key() : own_key;
-  if (own_key.empty()) {
+  a.own_key = engine_.identity_key(req);
+  proposed.idempotency_key = a.own_key.empty() ? keys_.new_key() : a.own_key;
+  if (a.own_key.empty()) {
     // A generated key must fit the profile too, before it is committed.
     SubmitRequest keyed = req;
     keyed.idempotency_key = proposed.idempotency_key;
     engine_.validate(keyed);
   }
-  proposed.fingerprint = fingerprint;
+  proposed.fingerprint = request_fingerprint(secret_, "POST", path, req.body);
   // Never re-send a key the provider may have forgotten: stop a margin short.
   const int64_t retention = config_.key_retention_ms.value_or(kForever);
   proposed.key_expires_at = retention >= kForever ? kForever : now + retention - std::min<int64_t>(3600000, retention / 10);
+  return a;
+}
 
-  const Ledger::CreateOutcome created = ledger_.create_and_claim(proposed, owner_, now, lease_end(now));
-  if (created.key_taken)
-    throw Error(Errc::mismatch, "idempotency key " + proposed.idempotency_key + " already belongs to another order");
-  if (created.created) return run(req, created.row, false);
-
-  PaymentRow row = created.row;
-  if (row.fingerprint != fingerprint)
+PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow& row, bool created,
+                                          int64_t wait_until) {
+  Decision d;
+  if (created) {
+    d.kind = Decision::run;
+    d.row = row;
+    return d;
+  }
+  if (row.fingerprint != adm.proposed.fingerprint)
     throw Error(Errc::mismatch, "order " + row.order_id + " was first submitted with other parameters; nothing sent");
-  if (!own_key.empty() && own_key != row.idempotency_key)
+  if (!adm.own_key.empty() && adm.own_key != row.idempotency_key)
     throw Error(Errc::mismatch, "order " + row.order_id + " already has its own idempotency key; nothing sent");
 
+  const int64_t now = clock_.unix_ms();
+  auto run_it = [&] {
+    d.kind = Decision::run;
+    d.row = row;
+    d.resumed = true;
+    return d;
+  };
+  auto answer = [&](PaymentResult r) {
+    d.kind = Decision::answer;
+    d.result = std::move(r);
+    return d;
+  };
+  d.kind = Decision::reread;
+  switch (row.state) {
+    case PaymentState::succeeded:
+    case PaymentState::failed:
+      return answer(from_ledger(row, {}));
+    case PaymentState::unknown:
+      // Past the provider's retention a same-key retry could create a
+      // second payment: only a query may settle it now.
+      if (now >= row.key_expires_at) return answer(from_ledger(row, "idempotency key expired: settle this payment by query"));
+      [[fallthrough]];
+    case PaymentState::pending:
+      if (ledger_.claim(row.order_id, owner_, now, now + adm.lease_ms)) return run_it();
+      return d;
+    case PaymentState::in_flight:
+      if (row.lease_until < now) {
+        if (!ledger_.claim(row.order_id, owner_, now, now + adm.lease_ms)) return d;  // someone else did: re-read
+        if (now >= row.key_expires_at) return answer(expire(row));
+        return run_it();
+      }
+      if (clock_.now_ms() >= wait_until) return answer(from_ledger(row, "another worker holds this payment"));
+      d.kind = Decision::wait;
+      d.wait_ms = std::min<int64_t>(kPollMs, wait_until - clock_.now_ms());
+      return d;
+  }
+  return d;
+}
+
+PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
+  const Admission adm = admit(req);
+  const int64_t now = clock_.unix_ms();
+  const Ledger::CreateOutcome created = ledger_.create_and_claim(adm.proposed, owner_, now, now + adm.lease_ms);
+  if (created.key_taken)
+    throw Error(Errc::mismatch, "idempotency key " + adm.proposed.idempotency_key + " already belongs to another order");
+
+  PaymentRow row = created.row;
+  bool fresh = created.created;
   const int64_t wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
   for (;;) {
-    now = clock_.unix_ms();
-    switch (row.state) {
-      case PaymentState::succeeded:
-      case PaymentState::failed:
-        return from_ledger(row, {});
-      case PaymentState::unknown:
-        // Past the provider's retention a same-key retry could create a
-        // second payment: only a query may settle it now.
-        if (now >= row.key_expires_at) return from_ledger(row, "idempotency key expired: settle this payment by query");
-        [[fallthrough]];
-      case PaymentState::pending:
-        if (ledger_.claim(row.order_id, owner_, now, lease_end(now))) return run(req, row, true);
-        break;
-      case PaymentState::in_flight:
-        if (row.lease_until < now) {
-          if (!ledger_.claim(row.order_id, owner_, now, lease_end(now))) break;  // someone else did: re-read
-          if (now >= row.key_expires_at) return expire(row);
-          return run(req, row, true);
-        } else if (clock_.now_ms() >= wait_until) {
-          return from_ledger(row, "another worker holds this payment");
-        } else {
-          sleeper_.sleep_ms(std::min<int64_t>(kPollMs, wait_until - clock_.now_ms()));
-        }
-        break;
+    Decision d = decide(adm, row, fresh, wait_until);
+    switch (d.kind) {
+      case Decision::run: return run(req, d.row, d.resumed);
+      case Decision::answer: return std::move(d.result);
+      case Decision::wait: sleeper_.sleep_ms(d.wait_ms); break;
+      case Decision::reread: break;
     }
     auto again = ledger_.get(row.order_id);
     if (!again) throw LedgerError("ledger: payment " + row.order_id + " disappeared");
     row = *again;
+    fresh = false;
   }
 }
 
-PaymentResult PaymentFlow::run(const SubmitRequest& req, const PaymentRow& row, bool resumed) {
+SubmitRequest PaymentFlow::resume_request(const SubmitRequest& req, const PaymentRow& row, bool resumed) const {
   SubmitRequest r = req;
   r.idempotency_key = row.idempotency_key;
   r.first_attempt = static_cast<unsigned>(row.attempts) + 1;
@@ -167,20 +201,33 @@ PaymentResult PaymentFlow::run(const SubmitRequest& req, const PaymentRow& row, 
   // an earlier run that saw a possibly processed attempt said so.
   r.prior_may_have_processed =
       resumed && (row.state == PaymentState::in_flight || row.delivery == "maybe_processed" || row.delivery == "delivered");
+  r.before_retry = nullptr;
+  return r;
+}
+
+Settlement PaymentFlow::failed_call(const PaymentRow& row, const SubmitRequest& r, const Error& e) const {
+  // The call failed (a hook, a mismatch): leave the row resumable, and
+  // honest about whether anything may have reached the provider. Only a
+  // mismatch comes from the provider's answer; the others stop before a send.
+  Settlement s = payretry::settlement_of(row);
+  s.state = PaymentState::unknown;
+  s.delivery = (e.code() == Errc::mismatch || r.prior_may_have_processed) ? "maybe_processed" : "not_sent";
+  s.detail = redact(e.what(), config_.secrets());
+  return s;
+}
+
+Settlement PaymentFlow::settlement_of_result(const PaymentResult& r) { return settlement_of(r); }
+AttemptEntry PaymentFlow::entry_of_attempt(const AttemptRecord& a) { return entry_of(a); }
+
+PaymentResult PaymentFlow::run(const SubmitRequest& req, const PaymentRow& row, bool resumed) {
+  SubmitRequest r = resume_request(req, row, resumed);
   r.before_retry = [this, &row](const AttemptRecord& a) { return ledger_.record_attempt(row.order_id, owner_, entry_of(a)); };
 
   PaymentResult result;
   try {
     result = engine_.submit(r);
   } catch (const Error& e) {
-    // The call failed (a hook, a mismatch): leave the row resumable, and
-    // honest about whether anything may have reached the provider. Only a
-    // mismatch comes from the provider's answer; the others stop before a send.
-    Settlement s = settlement_of(row);
-    s.state = PaymentState::unknown;
-    s.delivery = (e.code() == Errc::mismatch || r.prior_may_have_processed) ? "maybe_processed" : "not_sent";
-    s.detail = redact(e.what(), config_.secrets());
-    ledger_.settle(row.order_id, owner_, nullptr, s, clock_.unix_ms());
+    ledger_.settle(row.order_id, owner_, nullptr, failed_call(row, r, e), clock_.unix_ms());
     throw;
   }
   if (result.outcome == Outcome::in_progress) return result;  // lease lost: the new owner settles

@@ -10,6 +10,14 @@ void Stats::on_retry(const std::string& reason) {
   ++retries_by_reason_[reason];
 }
 
+void Stats::on_ledger_batch(long entries) {
+  ledger_batches_.fetch_add(1, std::memory_order_relaxed);
+  ledger_batch_entries_.fetch_add(entries, std::memory_order_relaxed);
+  long seen = ledger_batch_max_.load(std::memory_order_relaxed);
+  while (entries > seen && !ledger_batch_max_.compare_exchange_weak(seen, entries, std::memory_order_relaxed)) {
+  }
+}
+
 void Stats::on_outcome(Outcome o) { outcomes_[static_cast<int>(o)].fetch_add(1, std::memory_order_relaxed); }
 
 std::string Stats::to_json(int budget_tokens) const {
@@ -31,6 +39,10 @@ std::string Stats::to_json(int budget_tokens) const {
   json_add(r, "budget_exhausted", static_cast<int64_t>(budget_exhausted_.load()));
   json_add(r, "budget_tokens", budget_tokens);
   json_add(r, "replays_blocked", static_cast<int64_t>(replays_blocked_.load()));
+  // The concurrent engine's group commits: how many, and how many writes each held.
+  json_add(r, "ledger_batches", static_cast<int64_t>(ledger_batches_.load()));
+  json_add(r, "ledger_batch_entries", static_cast<int64_t>(ledger_batch_entries_.load()));
+  json_add(r, "ledger_batch_max", static_cast<int64_t>(ledger_batch_max_.load()));
   return json_print(r);
 }
 

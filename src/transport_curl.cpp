@@ -1,81 +1,8 @@
 #include "transport_curl.hpp"
 
-#include <chrono>
-#include <cstring>
-#include <stdexcept>
-
 namespace payretry {
-namespace {
 
-struct SlistDeleter {
-  void operator()(curl_slist* l) const { curl_slist_free_all(l); }
-};
-using Slist = std::unique_ptr<curl_slist, SlistDeleter>;
-
-// What one curl_easy_perform saw, filled by the callbacks below.
-struct Exchange {
-  HttpResponse response;
-  size_t max_body = 0;
-  bool too_large = false;
-  int prereq_calls = 0;
-  bool replay_blocked = false;
-};
-
-size_t on_body(char* data, size_t size, size_t nmemb, void* user) {
-  auto* ex = static_cast<Exchange*>(user);
-  const size_t n = size * nmemb;
-  if (ex->response.body.size() + n > ex->max_body) {
-    ex->too_large = true;
-    return 0;  // makes libcurl fail with CURLE_WRITE_ERROR
-  }
-  ex->response.body.append(data, n);
-  return n;
-}
-
-size_t on_header(char* data, size_t size, size_t nmemb, void* user) {
-  auto* ex = static_cast<Exchange*>(user);
-  const size_t n = size * nmemb;
-  std::string_view line(data, n);
-  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
-  // A new status line (after 100 Continue) starts a new header block.
-  if (line.rfind("HTTP/", 0) == 0) {
-    ex->response.headers.clear();
-    return n;
-  }
-  const size_t colon = line.find(':');
-  if (colon == std::string_view::npos || colon == 0) return n;
-  std::string_view value = line.substr(colon + 1);
-  while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-  while (!value.empty() && (value.back() == ' ' || value.back() == '\t')) value.remove_suffix(1);
-  ex->response.headers.emplace_back(std::string(line.substr(0, colon)), std::string(value));
-  return n;
-}
-
-// libcurl calls this once a connection is ready and before the request is
-// written. A second call in one transfer is libcurl's own silent replay of a
-// POST after a reused connection died (lib/transfer.c Curl_retry_request):
-// the provider may already hold the first copy, and our attempt log would lie
-// about how many requests were sent. We refuse it; the engine then decides,
-// as a visible attempt, whether to retry with the same key.
-int on_prereq(void* user, char*, char*, int, int) {
-  auto* ex = static_cast<Exchange*>(user);
-  if (++ex->prereq_calls > 1) {
-    ex->replay_blocked = true;
-    return CURL_PREREQFUNC_ABORT;
-  }
-  return CURL_PREREQFUNC_OK;
-}
-
-void global_init_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) throw std::runtime_error("curl_global_init failed");
-  });
-}
-
-}  // namespace
-
-CurlTransport::CurlTransport(CurlOptions options) : options_(std::move(options)) { global_init_once(); }
+CurlTransport::CurlTransport(CurlOptions options) : options_(std::move(options)) { curl_global_init_once(); }
 
 CurlTransport::~CurlTransport() = default;
 
@@ -99,119 +26,16 @@ void CurlTransport::release(Easy h) {
 }
 
 TransportResult CurlTransport::post(const HttpRequest& req) {
-  const auto started = std::chrono::steady_clock::now();
   Easy easy = acquire();
   CURL* h = easy.get();
   // Reset options but keep the handle's live connections for reuse.
   curl_easy_reset(h);
-
-  Exchange ex;
-  ex.max_body = options_.max_response_bytes;
-
-  Slist headers;
-  auto add_header = [&](const std::string& line) {
-    curl_slist* next = curl_slist_append(headers.get(), line.c_str());
-    if (!next) throw std::bad_alloc();
-    (void)headers.release();
-    headers.reset(next);
-  };
-  for (const auto& [k, v] : req.headers) add_header(k + ": " + v);
-  add_header("Expect:");  // no 100-continue round trip; bodies are small
-
-  char errbuf[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
-  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
-  if (req.method == "GET") {
-    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-  } else {
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    // The caller's buffer itself: every attempt sends exactly these bytes.
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
-  }
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers.get());
-  curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);  // never re-POST to another URL
-  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.connect_timeout_ms));
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout_ms));
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, options_.verify_tls ? 1L : 0L);
-  curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, options_.verify_tls ? 2L : 0L);
-  if (!options_.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options_.ca_file.c_str());
-  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(h, CURLOPT_WRITEDATA, &ex);
-  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(h, CURLOPT_HEADERDATA, &ex);
-  curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
-  curl_easy_setopt(h, CURLOPT_PREREQDATA, &ex);
-  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-
-  const CURLcode rc = curl_easy_perform(h);
-
-  TransportResult out;
-  long request_size = 0, status = 0, connects = 0;
-  curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &request_size);
-  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
-  // libcurl only replays on a reused connection; the replay itself then
-  // counts as a new connect, so a blocked replay proves the first was reused.
-  out.reused_connection = ex.replay_blocked || (ex.prereq_calls > 0 && connects == 0);
-  // libcurl counts in CURLINFO_REQUEST_SIZE the request bytes it actually
-  // wrote to the socket. Without a ready connection (no prereq call) nothing
-  // can have been written. After one, only a send that wrote zero bytes is
-  // proof of non-delivery; everything else may have reached the provider.
-  out.request_written = request_size > 0 || (ex.prereq_calls > 0 && rc != CURLE_SEND_ERROR);
-
-  switch (rc) {
-    case CURLE_OK:
-      out.failure = TransportFailure::none;
-      out.response = std::move(ex.response);
-      out.response.status = static_cast<int>(status);
-      out.request_written = true;
-      break;
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-      out.failure = TransportFailure::resolve;
-      break;
-    case CURLE_COULDNT_CONNECT:
-      out.failure = TransportFailure::connect;
-      break;
-    case CURLE_SSL_CONNECT_ERROR:
-      out.failure = TransportFailure::tls_handshake;
-      break;
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-      out.failure = TransportFailure::tls_verify;
-      break;
-    case CURLE_OPERATION_TIMEDOUT:
-      out.failure = ex.prereq_calls == 0 ? TransportFailure::connect_timeout : TransportFailure::timeout;
-      break;
-    case CURLE_ABORTED_BY_CALLBACK:
-      out.failure = ex.replay_blocked ? TransportFailure::replay_blocked : TransportFailure::other;
-      break;
-    case CURLE_WRITE_ERROR:
-      out.failure = ex.too_large ? TransportFailure::response_too_large : TransportFailure::other;
-      break;
-    case CURLE_SEND_ERROR:
-    case CURLE_RECV_ERROR:
-    case CURLE_GOT_NOTHING:
-    case CURLE_PARTIAL_FILE:
-      out.failure = TransportFailure::connection_lost;
-      break;
-    default:
-      out.failure = TransportFailure::other;
-      break;
-  }
-  if (rc != CURLE_OK) {
-    out.error_text = std::string(curl_easy_strerror(rc));
-    if (errbuf[0]) out.error_text += std::string(": ") + errbuf;
-  }
+  CurlTransfer transfer;
+  transfer.prepare(h, req, options_);
+  TransportResult out = transfer.finish(h, curl_easy_perform(h));
   // A handle whose transfer failed may hold a half-dead connection; libcurl
   // closes those itself, so the handle is safe to reuse.
   release(std::move(easy));
-  out.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count();
   return out;
 }
 

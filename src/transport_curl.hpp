@@ -8,15 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "curl_transfer.hpp"
 #include "transport.hpp"
 
 namespace payretry {
-
-struct CurlOptions {
-  bool verify_tls = true;
-  std::string ca_file;                 // empty: the system store
-  size_t max_response_bytes = 4u << 20;
-};
 
 class CurlTransport final : public Transport {
  public:

@@ -86,8 +86,10 @@ PAY_API int pay_client_options_init(pay_client_options *opts, unsigned int versi
 PAY_API int pay_client_new(pay_client **out, const char *config_json,
                            const pay_client_options *opts);
 
-/* Frees the client. Waits for nothing: the caller must ensure no pay_submit
- * on it is still running. Results it made stay valid. NULL is a no-op. */
+/* Frees the client. The caller must ensure no other call on it is still
+ * running; payments started with pay_submit_async are waited for (each is
+ * bounded by its deadline) and reported first. Results it made stay valid.
+ * NULL is a no-op. */
 PAY_API void pay_client_free(pay_client *client);
 
 /* ---- Submitting one payment ---------------------------------------------- */
@@ -126,6 +128,69 @@ PAY_API int pay_submit_options_init(pay_submit_options *opts, unsigned int versi
  * reports IN_PROGRESS while another worker holds it. Thread-safe. */
 PAY_API int pay_submit(pay_result **out, pay_client *client, const char *order_id,
                        const void *body, size_t body_len, const pay_submit_options *opts);
+
+/* ---- Many payments at once ---------------------------------------------- */
+
+/* pay_submit_batch and pay_submit_async run payments on the client's engine
+ * thread, started on first use: libcurl's multi interface keeps them all in
+ * flight at once over a bounded pool of kept-alive connections (HTTP/2
+ * multiplexed where the provider offers it; "max_connections" in the config,
+ * default 256), backoffs are timers rather than sleeping threads, and the
+ * ledger writes of all the payments in flight share one commit per turn of
+ * the loop (group commit). Every payment follows exactly the rules of
+ * pay_submit: its key and fingerprint are committed before its first byte is
+ * sent, the same outcomes, the same failed calls. The request hook and the
+ * log callback run on the engine thread. */
+
+/* One payment of a batch: the inputs, then what pay_submit_batch wrote. */
+typedef struct pay_batch_item {
+  const char *order_id;
+  const void *body;
+  size_t body_len;
+  const char *idempotency_key;   /* NULL: as in pay_submit_options */
+  const char *path;              /* NULL: the profile's create path */
+  uint32_t deadline_ms;          /* 0: the client's; else the smaller of the two */
+  /* out */
+  int rc;                        /* 0, or the PAY_E* code of this payment's failed call */
+  pay_result *result;            /* rc == 0: the caller's, free with pay_result_free; else NULL */
+  char message[256];             /* rc != 0: what went wrong, NUL-terminated; else "" */
+} pay_batch_item;
+
+typedef struct pay_batch_options {
+  unsigned int version;          /* PAY_BATCH_OPTIONS_VERSION */
+  size_t max_in_flight;          /* 0: every item at once; else at most this many */
+} pay_batch_options;
+
+#define PAY_BATCH_OPTIONS_VERSION 1
+#define PAY_BATCH_OPTIONS_INIT { PAY_BATCH_OPTIONS_VERSION, 0 }
+
+PAY_API int pay_batch_options_init(pay_batch_options *opts, unsigned int version);
+
+/* Submits `count` payments concurrently and returns when every one has an
+ * answer: each item's rc, result and message are then set, as pay_submit
+ * would have set them for that payment alone. `items` is in/out (first, as
+ * an out-parameter); `opts` may be NULL. Returns 0 (look at each item),
+ * PAY_EINVALID (NULL items with count > 0, NULL client) or PAY_EVERSION,
+ * with no item touched. Two items with the same order id behave as two
+ * concurrent pay_submit calls: one runs, the other reports IN_PROGRESS
+ * (or waits, per in_progress_wait_ms). Thread-safe. */
+PAY_API int pay_submit_batch(pay_batch_item *items, size_t count, pay_client *client,
+                             const pay_batch_options *opts);
+
+/* Called once per pay_submit_async, on the engine thread: rc 0 with
+ * `result` (the callback's: free it with pay_result_free), or the PAY_E* code
+ * of a failed call with result NULL and `message` saying why (valid during
+ * the call). It must not call pay_client_free on its own client; it may
+ * submit more. */
+typedef void (*pay_done_cb)(int rc, pay_result *result, const char *message, void *payload);
+
+/* Starts one payment and returns at once; `done` reports it. The body is
+ * copied. Returns 0 when the payment was taken (then `done` is called exactly
+ * once), or PAY_EINVALID / PAY_EVERSION with nothing started and `done`
+ * never called. pay_client_free waits until every started payment has been
+ * reported (each is bounded by its deadline). Thread-safe. */
+PAY_API int pay_submit_async(pay_client *client, const char *order_id, const void *body, size_t body_len,
+                             const pay_submit_options *opts, pay_done_cb done, void *payload);
 
 /* ---- Counters ------------------------------------------------------------ */
 

@@ -429,6 +429,88 @@ TEST_P(LedgerConformance, AfterATakeoverTheOldOwnerIsFencedOut) {
   EXPECT_EQ(l->attempts("o-1").size(), 2u);
 }
 
+// ---- group commit (LedgerBatch) ------------------------------------------------------
+
+TEST_P(LedgerConformance, ABatchGivesEachEntryTheAnswerOfItsSingleCallAndOneLostLeaseSpoilsNoOther) {
+  auto l = open();
+  ASSERT_TRUE(l->create_and_claim(proposal("held-by-a"), "worker-a", kNow, kNow + kLease).created);
+  ASSERT_TRUE(l->create_and_claim(proposal("held-by-b"), "worker-b", kNow, kNow + kLease).created);
+  ASSERT_TRUE(l->create_and_claim(proposal("exists"), "worker-b", kNow, kNow + kLease).created);
+
+  LedgerBatch b;
+  b.owner = "worker-a";
+  auto create = [&](const std::string& order, const std::string& key) {
+    LedgerBatch::Create c;
+    c.proposed = proposal(order, key);
+    c.now = kNow + 1;
+    c.lease_until = kNow + 1 + kLease;
+    b.creates.push_back(c);
+  };
+  create("new-1", "");
+  create("exists", "");
+  create("new-2", "key-held-by-b");  // the key of another order
+  create("new-3", "");
+  b.records.push_back({"held-by-a", attempt(1, kNow + 2), false, {}});
+  b.records.push_back({"held-by-b", attempt(1, kNow + 2), false, {}});  // not ours: fenced out
+  LedgerBatch::Settle mine, theirs;
+  mine.order_id = "held-by-a";
+  mine.last = attempt(2, kNow + 3);
+  mine.settlement.state = PaymentState::succeeded;
+  mine.settlement.delivery = "delivered";
+  mine.settlement.provider_payment_id = "pi_batch";
+  mine.now = kNow + 4;
+  theirs = mine;
+  theirs.order_id = "held-by-b";
+  b.settles.push_back(mine);
+  b.settles.push_back(theirs);
+  l->apply(b);
+
+  for (const auto& c : b.creates) EXPECT_EQ(c.error, "") << c.proposed.order_id;
+  EXPECT_TRUE(b.creates[0].out.created);
+  EXPECT_EQ(b.creates[0].out.row.state, PaymentState::in_flight);
+  EXPECT_EQ(b.creates[0].out.row.lease_owner, "worker-a");
+  EXPECT_FALSE(b.creates[1].out.created);
+  EXPECT_EQ(b.creates[1].out.row.lease_owner, "worker-b");  // returned as it stands, not claimed
+  EXPECT_TRUE(b.creates[2].out.key_taken);
+  EXPECT_FALSE(l->get("new-2").has_value());
+  EXPECT_TRUE(b.creates[3].out.created);
+  EXPECT_TRUE(b.records[0].ok);
+  EXPECT_FALSE(b.records[1].ok);
+  EXPECT_TRUE(b.settles[0].ok);
+  EXPECT_FALSE(b.settles[1].ok);
+
+  // Committed: what the answers say is what the store holds.
+  EXPECT_EQ(l->get("new-1")->lease_owner, "worker-a");
+  EXPECT_EQ(l->get("new-3")->state, PaymentState::in_flight);
+  const auto a = l->get("held-by-a");
+  EXPECT_EQ(a->state, PaymentState::succeeded);
+  EXPECT_EQ(a->provider_payment_id, "pi_batch");
+  EXPECT_EQ(l->attempts("held-by-a").size(), 2u);
+  const auto bee = l->get("held-by-b");
+  EXPECT_EQ(bee->state, PaymentState::in_flight);
+  EXPECT_EQ(bee->lease_owner, "worker-b");
+  EXPECT_TRUE(l->attempts("held-by-b").empty());
+}
+
+TEST_P(LedgerConformance, AnEmptyBatchAndOneOfOnlySettlesAreFine) {
+  auto l = open();
+  LedgerBatch empty;
+  empty.owner = "w";
+  l->apply(empty);
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "w", kNow, kNow + kLease).created);
+  LedgerBatch b;
+  b.owner = "w";
+  LedgerBatch::Settle s;
+  s.order_id = "o-1";
+  s.settlement.state = PaymentState::unknown;
+  s.settlement.delivery = "maybe_processed";
+  s.now = kNow + 1;
+  b.settles.push_back(s);
+  l->apply(b);
+  EXPECT_TRUE(b.settles[0].ok);
+  EXPECT_EQ(l->get("o-1")->state, PaymentState::unknown);
+}
+
 // ---- settling and attempts --------------------------------------------------------
 
 TEST_P(LedgerConformance, SettleStoresEveryFieldAndReleasesTheLease) {

@@ -1,0 +1,365 @@
+#include "multi_engine.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "error.hpp"
+#include "ledger.hpp"
+
+namespace payretry {
+
+struct MultiEngine::Payment {
+  std::unique_ptr<Job> job;
+  SubmitRequest request;          // request.body views job->body
+  PaymentFlow::Admission admission;
+  int64_t wait_until = 0;         // monotonic: how long to wait on another worker
+  PaymentRow row;                 // the claimed row, once running
+  SubmitRequest run_request;      // the resumed form of `request`
+  std::unique_ptr<AttemptRun> run;
+  CURL* easy = nullptr;
+  CurlTransfer transfer;
+  // What to hand to `done` once the settling commit is through.
+  std::exception_ptr error;
+  PaymentResult result;
+};
+
+struct MultiEngine::Timer {
+  int64_t due;
+  uint64_t seq;  // ties break in insertion order: the schedule is deterministic
+  Payment* payment;
+  bool reread;   // true: re-read the row (waiting on another worker); false: backoff over
+  bool operator>(const Timer& o) const { return due != o.due ? due > o.due : seq > o.seq; }
+};
+
+MultiEngine::MultiEngine(Engine& engine, PaymentFlow& flow, const Config& config, Clock& clock, AttemptLog& log,
+                         Stats& stats, CurlOptions curl, long max_connections)
+    : engine_(engine),
+      flow_(flow),
+      config_(config),
+      clock_(clock),
+      log_(log),
+      stats_(stats),
+      curl_options_(std::move(curl)) {
+  curl_global_init_once();
+  multi_ = curl_multi_init();
+  if (!multi_) throw std::bad_alloc();
+  // A bounded pool per host: beyond it, transfers wait in libcurl's queue
+  // for a free connection instead of opening a handshake per payment.
+  curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, max_connections);
+  curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, max_connections);
+  curl_multi_setopt(multi_, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
+  thread_ = std::thread([this] { loop(); });
+}
+
+MultiEngine::~MultiEngine() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  curl_multi_wakeup(multi_);
+  thread_.join();
+  for (CURL* h : idle_easy_) curl_easy_cleanup(h);
+  curl_multi_cleanup(multi_);
+}
+
+void MultiEngine::enqueue(std::vector<std::unique_ptr<Job>> jobs) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) throw std::logic_error("the client is being freed");
+    for (auto& j : jobs) queue_.push_back(std::move(j));
+  }
+  curl_multi_wakeup(multi_);
+}
+
+void MultiEngine::loop() {
+  for (;;) {
+    std::vector<std::unique_ptr<Job>> jobs;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      jobs.swap(queue_);
+      if (stop_ && jobs.empty() && active_ == 0) return;
+    }
+    for (auto& j : jobs) start(std::move(j));
+    run_due_timers();
+    flush();
+    int running = 0;
+    curl_multi_perform(multi_, &running);
+    read_transfers();
+    // Writes gathered above go out in the next turn's flush, without waiting.
+    curl_multi_poll(multi_, nullptr, 0, static_cast<int>(poll_timeout_ms()), nullptr);
+  }
+}
+
+long MultiEngine::poll_timeout_ms() {
+  if (!batch_.empty()) return 0;
+  long wait = 1000;
+  long curl_wait = -1;
+  curl_multi_timeout(multi_, &curl_wait);
+  if (curl_wait >= 0) wait = std::min(wait, curl_wait);
+  if (!timers_.empty()) wait = std::min<long>(wait, std::max<int64_t>(0, timers_.front().due - clock_.now_ms()));
+  return wait;
+}
+
+void MultiEngine::start(std::unique_ptr<Job> job) {
+  auto* p = new Payment;
+  ++active_;
+  p->job = std::move(job);
+  SubmitRequest& r = p->request;
+  r.order_id = p->job->order_id;
+  r.body = p->job->body;
+  r.idempotency_key = p->job->idempotency_key;
+  r.path = p->job->path;
+  r.deadline_ms = p->job->deadline_ms;
+  try {
+    p->admission = flow_.admit(r);
+  } catch (...) {
+    complete(p, std::current_exception(), {});
+    return;
+  }
+  p->wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
+  const int64_t now = clock_.unix_ms();
+  LedgerBatch::Create c;
+  c.proposed = p->admission.proposed;
+  c.now = now;
+  c.lease_until = now + p->admission.lease_ms;
+  batch_.creates.push_back(std::move(c));
+  create_of_.push_back(p);
+}
+
+// Group commit: everything gathered since the last flush, in one go. Only
+// after apply() returns are sends started for the rows it created.
+void MultiEngine::flush() {
+  while (!batch_.empty()) {
+    LedgerBatch b;
+    b.owner = flow_.owner();
+    std::swap(b.creates, batch_.creates);
+    std::swap(b.records, batch_.records);
+    std::swap(b.settles, batch_.settles);
+    std::vector<Payment*> creates, records, settles;
+    creates.swap(create_of_);
+    records.swap(record_of_);
+    settles.swap(settle_of_);
+    stats_.on_ledger_batch(static_cast<long>(b.creates.size() + b.records.size() + b.settles.size()));
+    try {
+      flow_.ledger().apply(b);
+    } catch (const std::exception& e) {
+      // apply() reports per entry; anything else fails every entry alike.
+      for (auto& c : b.creates) c.error = e.what();
+      for (auto& r : b.records) r.error = e.what();
+      for (auto& s : b.settles) s.error = e.what();
+    }
+    for (size_t i = 0; i < creates.size(); ++i) on_created(creates[i], b.creates[i]);
+    for (size_t i = 0; i < records.size(); ++i) {
+      Payment* p = records[i];
+      const auto& r = b.records[i];
+      // As in the threaded path: a store that cannot record fails the call;
+      // the row stays IN_FLIGHT under its lease and resumes later.
+      if (!r.error.empty()) {
+        complete(p, std::make_exception_ptr(LedgerError(r.error)), {});
+        continue;
+      }
+      try {
+        step(p, p->run->recorded(r.ok));
+      } catch (...) {
+        fail_run(p, std::current_exception());
+      }
+    }
+    for (size_t i = 0; i < settles.size(); ++i) {
+      Payment* p = settles[i];
+      const auto& s = b.settles[i];
+      if (!s.error.empty()) {
+        complete(p, std::make_exception_ptr(LedgerError(s.error)), {});
+        continue;
+      }
+      if (!s.ok)
+        log_.note(kLogWarn, "lease_lost", "payment " + s.order_id + " was taken over before it could be settled");
+      complete(p, p->error, std::move(p->result));
+    }
+  }
+}
+
+void MultiEngine::on_created(Payment* p, const LedgerBatch::Create& c) {
+  if (!c.error.empty()) return complete(p, std::make_exception_ptr(LedgerError(c.error)), {});
+  if (c.out.key_taken)
+    return complete(p,
+                    std::make_exception_ptr(Error(Errc::mismatch, "idempotency key " +
+                                                                      p->admission.proposed.idempotency_key +
+                                                                      " already belongs to another order")),
+                    {});
+  decide(p, c.out.row, c.out.created);
+}
+
+// The order's row as it stands: run it, answer from it, or wait for the
+// worker that holds it (a timer, not a sleeping thread).
+void MultiEngine::decide(Payment* p, const PaymentRow& first_row, bool created) {
+  PaymentRow row = first_row;
+  try {
+    for (;;) {
+      PaymentFlow::Decision d = flow_.decide(p->admission, row, created, p->wait_until);
+      switch (d.kind) {
+        case PaymentFlow::Decision::run: return start_run(p, d.row, d.resumed);
+        case PaymentFlow::Decision::answer: return complete(p, nullptr, std::move(d.result));
+        case PaymentFlow::Decision::wait: return add_timer(clock_.now_ms() + d.wait_ms, p, true);
+        case PaymentFlow::Decision::reread: break;
+      }
+      auto again = flow_.ledger().get(row.order_id);
+      if (!again) throw LedgerError("ledger: payment " + row.order_id + " disappeared");
+      row = *again;
+      created = false;
+    }
+  } catch (...) {
+    complete(p, std::current_exception(), {});
+  }
+}
+
+void MultiEngine::start_run(Payment* p, const PaymentRow& row, bool resumed) {
+  p->row = row;
+  p->run_request = flow_.resume_request(p->request, row, resumed);
+  try {
+    p->run = std::make_unique<AttemptRun>(engine_, p->run_request);
+    step(p, p->run->begin());
+  } catch (...) {
+    fail_run(p, std::current_exception());
+  }
+}
+
+void MultiEngine::step(Payment* p, AttemptRun::Step s) {
+  switch (s.kind) {
+    case AttemptRun::Kind::send: {
+      p->easy = acquire_easy();
+      p->transfer.prepare(p->easy, *s.request, curl_options_);
+      curl_easy_setopt(p->easy, CURLOPT_PRIVATE, p);
+      if (curl_multi_add_handle(multi_, p->easy) != CURLM_OK) {
+        // Nothing was handed to libcurl, so nothing was sent.
+        TransportResult t;
+        t.failure = TransportFailure::other;
+        t.error_text = "curl_multi_add_handle failed";
+        idle_easy_.push_back(p->easy);
+        p->easy = nullptr;
+        return step(p, p->run->sent(t));
+      }
+      return;
+    }
+    case AttemptRun::Kind::record: {
+      LedgerBatch::Record r;
+      r.order_id = p->row.order_id;
+      r.attempt = PaymentFlow::entry_of_attempt(*s.attempt);
+      batch_.records.push_back(std::move(r));
+      record_of_.push_back(p);
+      return;
+    }
+    case AttemptRun::Kind::sleep: return add_timer(clock_.now_ms() + s.delay_ms, p, false);
+    case AttemptRun::Kind::done: {
+      PaymentResult& result = p->run->result();
+      // Lease lost: the new owner settles; this run only reports.
+      if (result.outcome == Outcome::in_progress) return complete(p, nullptr, std::move(result));
+      LedgerBatch::Settle st;
+      st.order_id = p->row.order_id;
+      if (!result.attempts.empty()) st.last = PaymentFlow::entry_of_attempt(result.attempts.back());
+      st.settlement = PaymentFlow::settlement_of_result(result);
+      st.now = clock_.unix_ms();
+      p->result = std::move(result);
+      batch_.settles.push_back(std::move(st));
+      settle_of_.push_back(p);
+      return;
+    }
+  }
+}
+
+// A failed call in the middle of a run (a hook, a mismatch): the row is left
+// resumable and honest about what may have been sent, then the call fails.
+void MultiEngine::fail_run(Payment* p, std::exception_ptr e) {
+  Settlement s = settlement_of(p->row);
+  s.state = PaymentState::unknown;
+  try {
+    std::rethrow_exception(e);
+  } catch (const Error& err) {
+    s = flow_.failed_call(p->row, p->run_request, err);
+  } catch (...) {
+    s.delivery = "maybe_processed";
+    s.detail = "internal error while running the payment";
+  }
+  LedgerBatch::Settle st;
+  st.order_id = p->row.order_id;
+  st.settlement = s;
+  st.now = clock_.unix_ms();
+  p->error = e;
+  batch_.settles.push_back(std::move(st));
+  settle_of_.push_back(p);
+}
+
+void MultiEngine::complete(Payment* p, std::exception_ptr e, PaymentResult r) {
+  std::unique_ptr<Payment> owned(p);
+  --active_;
+  try {
+    p->job->done(e, std::move(r));
+  } catch (...) {
+    // A caller's completion must not stop the engine; the C face never throws.
+  }
+}
+
+void MultiEngine::add_timer(int64_t due, Payment* p, bool reread) {
+  timers_.push_back(Timer{due, timer_seq_++, p, reread});
+  std::push_heap(timers_.begin(), timers_.end(), std::greater<Timer>());
+}
+
+void MultiEngine::run_due_timers() {
+  const int64_t now = clock_.now_ms();
+  while (!timers_.empty() && timers_.front().due <= now) {
+    std::pop_heap(timers_.begin(), timers_.end(), std::greater<Timer>());
+    const Timer t = timers_.back();
+    timers_.pop_back();
+    Payment* p = t.payment;
+    if (t.reread) {
+      std::optional<PaymentRow> row;
+      try {
+        row = flow_.ledger().get(p->request.order_id);
+        if (!row) throw LedgerError("ledger: payment " + p->request.order_id + " disappeared");
+      } catch (...) {
+        complete(p, std::current_exception(), {});
+        continue;
+      }
+      decide(p, *row, false);
+    } else {
+      try {
+        step(p, p->run->woke());
+      } catch (...) {
+        fail_run(p, std::current_exception());
+      }
+    }
+  }
+}
+
+void MultiEngine::read_transfers() {
+  int left = 0;
+  while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
+    if (m->msg != CURLMSG_DONE) continue;
+    CURL* h = m->easy_handle;
+    const CURLcode rc = m->data.result;
+    Payment* p = nullptr;
+    curl_easy_getinfo(h, CURLINFO_PRIVATE, reinterpret_cast<char**>(&p));
+    curl_multi_remove_handle(multi_, h);
+    TransportResult t = p->transfer.finish(h, rc);
+    idle_easy_.push_back(h);
+    p->easy = nullptr;
+    try {
+      step(p, p->run->sent(t));
+    } catch (...) {
+      fail_run(p, std::current_exception());
+    }
+  }
+}
+
+CURL* MultiEngine::acquire_easy() {
+  if (!idle_easy_.empty()) {
+    CURL* h = idle_easy_.back();
+    idle_easy_.pop_back();
+    curl_easy_reset(h);
+    return h;
+  }
+  CURL* h = curl_easy_init();
+  if (!h) throw std::bad_alloc();
+  return h;
+}
+
+}  // namespace payretry

@@ -1,0 +1,99 @@
+// The concurrent engine: many payments in flight on one thread. Each payment
+// is the same AttemptRun and the same ledger decisions as pay_submit's
+// threaded path; what differs is who waits. Requests go through libcurl's
+// multi interface (one connection pool, keep-alive, HTTP/2 multiplexing over
+// TLS where offered), backoffs are timers, and the ledger writes that many
+// payments need during one turn of the loop are applied together as one
+// LedgerBatch: one transaction and one flush (group commit). A payment's
+// first byte still leaves only after the commit that created its row.
+#pragma once
+#include <curl/curl.h>
+
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attempt_log.hpp"
+#include "clock.hpp"
+#include "config.hpp"
+#include "curl_transfer.hpp"
+#include "engine.hpp"
+#include "payment_flow.hpp"
+#include "stats.hpp"
+
+namespace payretry {
+
+class MultiEngine {
+ public:
+  // One payment handed to the engine. `done` is called exactly once, on the
+  // engine's thread: with an exception for a failed call (the same ones
+  // PaymentFlow::submit throws), else with the result.
+  struct Job {
+    std::string order_id;
+    std::string body;             // owned: the caller's buffer may be gone
+    std::string idempotency_key;
+    std::string path;
+    int64_t deadline_ms = 0;
+    std::function<void(std::exception_ptr, PaymentResult)> done;
+  };
+
+  MultiEngine(Engine& engine, PaymentFlow& flow, const Config& config, Clock& clock, AttemptLog& log,
+              Stats& stats, CurlOptions curl, long max_connections);
+  // Stops taking jobs and waits for every accepted one to finish (each is
+  // bounded by its deadline).
+  ~MultiEngine();
+  MultiEngine(const MultiEngine&) = delete;
+  MultiEngine& operator=(const MultiEngine&) = delete;
+
+  // Hands jobs over; returns at once. Thread-safe, also from a `done`.
+  void enqueue(std::vector<std::unique_ptr<Job>> jobs);
+
+ private:
+  struct Payment;
+  struct Timer;
+
+  void loop();
+  void start(std::unique_ptr<Job> job);
+  void flush();
+  void on_created(Payment* p, const LedgerBatch::Create& c);
+  void decide(Payment* p, const PaymentRow& row, bool created);
+  void start_run(Payment* p, const PaymentRow& row, bool resumed);
+  void step(Payment* p, AttemptRun::Step s);
+  void fail_run(Payment* p, std::exception_ptr e);
+  void complete(Payment* p, std::exception_ptr e, PaymentResult r);
+  void add_timer(int64_t due, Payment* p, bool reread);
+  void run_due_timers();
+  void read_transfers();
+  long poll_timeout_ms();
+  CURL* acquire_easy();
+
+  Engine& engine_;
+  PaymentFlow& flow_;
+  const Config& config_;
+  Clock& clock_;
+  AttemptLog& log_;
+  Stats& stats_;
+  const CurlOptions curl_options_;
+
+  std::mutex mu_;
+  std::vector<std::unique_ptr<Job>> queue_;
+  bool stop_ = false;
+
+  // Engine-thread state below.
+  CURLM* multi_ = nullptr;
+  std::vector<CURL*> idle_easy_;
+  std::vector<Timer> timers_;  // a min-heap on due time
+  uint64_t timer_seq_ = 0;
+  size_t active_ = 0;
+  LedgerBatch batch_;
+  std::vector<Payment*> create_of_, record_of_, settle_of_;
+  std::thread thread_;
+};
+
+}  // namespace payretry

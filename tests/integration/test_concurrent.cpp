@@ -1,0 +1,361 @@
+// The concurrent engine (pay_submit_batch, pay_submit_async) against the
+// simulator: many payments in flight on one engine thread, with the same
+// rules as pay_submit, and ledger writes shared between payments.
+#include <cJSON.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "sim_fixture.hpp"
+
+namespace payretry_test {
+namespace {
+
+// The inputs of a batch and the storage they point into.
+struct Batch {
+  std::vector<std::string> orders, bodies;
+  std::vector<pay_batch_item> items;
+
+  void add(const std::string& order, const std::string& body) {
+    orders.push_back(order);
+    bodies.push_back(body);
+  }
+  pay_batch_item* prepare() {
+    items.assign(orders.size(), pay_batch_item{});
+    for (size_t i = 0; i < orders.size(); ++i) {
+      items[i].order_id = orders[i].c_str();
+      items[i].body = bodies[i].data();
+      items[i].body_len = bodies[i].size();
+    }
+    return items.data();
+  }
+  ~Batch() {
+    for (auto& it : items) pay_result_free(it.result);
+  }
+};
+
+long stat(pay_client* c, const char* name) {
+  pay_buf b{};
+  EXPECT_EQ(pay_client_stats(&b, c), PAY_OK);
+  cJSON* j = cJSON_Parse(b.ptr);
+  const cJSON* v = cJSON_GetObjectItemCaseSensitive(j, name);
+  const long n = cJSON_IsNumber(v) ? static_cast<long>(v->valuedouble) : -1;
+  cJSON_Delete(j);
+  pay_buf_dispose(&b);
+  return n;
+}
+
+std::string ledger_json(pay_client* c, const std::string& order) {
+  pay_buf b{};
+  EXPECT_EQ(pay_ledger_get(&b, c, order.c_str()), PAY_OK) << pay_error_last()->message;
+  std::string s = b.ptr ? std::string(b.ptr, b.size) : "";
+  pay_buf_dispose(&b);
+  return s;
+}
+
+class Concurrent : public SimTest {
+ protected:
+  std::string sqlite_url() {
+    char tmpl[] = "/tmp/payretry-concurrent-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+    return "sqlite://" + dir_ + "/ledger.db";
+  }
+  void TearDown() override {
+    SimTest::TearDown();
+    if (!dir_.empty()) std::system(("rm -rf " + dir_).c_str());
+  }
+  std::string dir_;
+};
+
+TEST_F(Concurrent, batch_charges_every_order_once_and_sends_one_request_per_attempt) {
+  auto c = client(config("stripe", "", R"("ledger":")" + sqlite_url() + R"(")"));
+  Batch b;
+  constexpr int kPayments = 400;
+  for (int i = 0; i < kPayments; ++i) b.add("batch-" + std::to_string(i), body_for("batch-" + std::to_string(i), 100 + i));
+  pay_batch_item* items = b.prepare();
+  ASSERT_EQ(pay_submit_batch(items, kPayments, c.get(), nullptr), PAY_OK) << pay_error_last()->message;
+  long attempts = 0;
+  for (int i = 0; i < kPayments; ++i) {
+    ASSERT_EQ(items[i].rc, PAY_OK) << items[i].message;
+    ASSERT_NE(items[i].result, nullptr);
+    EXPECT_EQ(pay_result_outcome(items[i].result), PAY_OUTCOME_SUCCEEDED);
+    EXPECT_EQ(sim_->charges_for(b.orders[i]), 1);
+    attempts += pay_result_attempts(items[i].result);
+  }
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+  // No hidden re-sends: the provider saw exactly the attempts we report.
+  EXPECT_EQ(sim_->requests(), attempts);
+  // The ledger holds every payment as SUCCEEDED.
+  EXPECT_NE(ledger_json(c.get(), "batch-7").find("\"SUCCEEDED\""), std::string::npos);
+}
+
+TEST_F(Concurrent, batch_rows_share_commits_group_commit) {
+  auto c = client(config("stripe", "", R"("ledger":")" + sqlite_url() + R"(")"));
+  Batch b;
+  constexpr int kPayments = 300;
+  for (int i = 0; i < kPayments; ++i) b.add("gc-" + std::to_string(i), body_for("gc-" + std::to_string(i)));
+  ASSERT_EQ(pay_submit_batch(b.prepare(), kPayments, c.get(), nullptr), PAY_OK);
+  for (int i = 0; i < kPayments; ++i) ASSERT_EQ(pay_result_outcome(b.items[i].result), PAY_OUTCOME_SUCCEEDED);
+  const long batches = stat(c.get(), "ledger_batches"), entries = stat(c.get(), "ledger_batch_entries");
+  std::printf("group commit: %ld ledger writes in %ld batches (largest %ld)\n", entries, batches,
+              stat(c.get(), "ledger_batch_max"));
+  // One create and one settle per payment...
+  EXPECT_EQ(entries, 2L * kPayments);
+  // ...and the first window's rows were committed together, before any send.
+  EXPECT_GE(stat(c.get(), "ledger_batch_max"), kPayments);
+  EXPECT_LT(batches, entries);
+}
+
+TEST_F(Concurrent, batch_retries_with_timers_the_same_key_and_bytes_and_records_each_attempt) {
+  auto c = client(config("stripe", "", R"("ledger":")" + sqlite_url() + R"(")"));
+  sim_->script("retry-1", {"503", "lost_response"});
+  sim_->script("retry-2", {"reset_before", "429"});
+  Batch b;
+  b.add("retry-1", body_for("retry-1"));
+  b.add("retry-2", body_for("retry-2"));
+  b.add("plain", body_for("plain"));
+  pay_batch_item* items = b.prepare();
+  ASSERT_EQ(pay_submit_batch(items, 3, c.get(), nullptr), PAY_OK);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(items[i].rc, PAY_OK) << items[i].message;
+    EXPECT_EQ(pay_result_outcome(items[i].result), PAY_OUTCOME_SUCCEEDED) << b.orders[i];
+    EXPECT_EQ(sim_->charges_for(b.orders[i]), 1);
+  }
+  EXPECT_EQ(pay_result_attempts(items[0].result), 3);
+  EXPECT_EQ(pay_result_attempts(items[1].result), 3);
+  // Every attempt of an order carried the same key and the same bytes.
+  std::map<std::string, std::vector<SentAttempt>> by_order;
+  {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    for (const SentAttempt& s : rec_.sent) {
+      for (const auto& o : b.orders)
+        if (s.body.find("\"" + o + "\"") != std::string::npos) by_order[o].push_back(s);
+    }
+  }
+  ASSERT_EQ(by_order["retry-1"].size(), 3u);
+  for (const auto& [order, sent] : by_order)
+    for (const SentAttempt& s : sent) {
+      EXPECT_EQ(s.key, sent.front().key) << order;
+      EXPECT_EQ(s.body, sent.front().body) << order;
+    }
+  // The ledger recorded the retried attempts before their backoffs.
+  const std::string row = ledger_json(c.get(), "retry-1");
+  EXPECT_NE(row.find("\"attempts\":3"), std::string::npos) << row;
+}
+
+TEST_F(Concurrent, batch_item_errors_stay_with_their_item) {
+  auto c = client(config("stripe", "", R"("max_body_bytes":200)"));
+  Batch b;
+  b.add("ok-1", body_for("ok-1"));
+  b.add("too-big", R"({"order_id":"too-big","pad":")" + std::string(300, 'x') + "\"}");
+  b.add("bad-key", body_for("bad-key"));
+  b.add("ok-2", body_for("ok-2"));
+  pay_batch_item* items = b.prepare();
+  items[2].idempotency_key = "key\r\nX-Injected: 1";
+  items[3].body_len = b.bodies[3].size();
+  pay_batch_item extra{};  // a NULL order id in its own batch
+  extra.body = "{}";
+  extra.body_len = 2;
+  ASSERT_EQ(pay_submit_batch(items, 4, c.get(), nullptr), PAY_OK);
+  EXPECT_EQ(items[0].rc, PAY_OK);
+  EXPECT_EQ(items[1].rc, PAY_ETOOBIG);
+  EXPECT_EQ(items[1].result, nullptr);
+  EXPECT_NE(std::string(items[1].message).find("max_body_bytes"), std::string::npos) << items[1].message;
+  EXPECT_EQ(items[2].rc, PAY_EKEY);
+  EXPECT_EQ(items[3].rc, PAY_OK);
+  EXPECT_EQ(sim_->charges_for("too-big"), 0);
+  EXPECT_EQ(sim_->charges_for("bad-key"), 0);
+  ASSERT_EQ(pay_submit_batch(&extra, 1, c.get(), nullptr), PAY_OK);
+  EXPECT_EQ(extra.rc, PAY_EINVALID);
+  EXPECT_NE(std::string(extra.message).find("order_id"), std::string::npos);
+  // Whole-call errors touch no item.
+  EXPECT_EQ(pay_submit_batch(nullptr, 1, c.get(), nullptr), PAY_EINVALID);
+  EXPECT_EQ(pay_submit_batch(items, 1, nullptr, nullptr), PAY_EINVALID);
+  pay_batch_options bad = PAY_BATCH_OPTIONS_INIT;
+  bad.version = 99;
+  EXPECT_EQ(pay_submit_batch(items, 1, c.get(), &bad), PAY_EVERSION);
+  EXPECT_EQ(pay_submit_batch(nullptr, 0, c.get(), nullptr), PAY_OK);
+}
+
+TEST_F(Concurrent, the_same_order_twice_in_a_batch_is_sent_once) {
+  auto c = client(config());
+  sim_->script("twice", {"slow"});  // the first copy is still in flight when the second is decided
+  Batch b;
+  b.add("twice", body_for("twice"));
+  b.add("twice", body_for("twice"));
+  pay_batch_item* items = b.prepare();
+  ASSERT_EQ(pay_submit_batch(items, 2, c.get(), nullptr), PAY_OK);
+  ASSERT_EQ(items[0].rc, PAY_OK) << items[0].message;
+  ASSERT_EQ(items[1].rc, PAY_OK) << items[1].message;
+  std::multiset<int> outcomes{pay_result_outcome(items[0].result), pay_result_outcome(items[1].result)};
+  EXPECT_EQ(outcomes.count(PAY_OUTCOME_IN_PROGRESS), 1u);
+  EXPECT_LE(sim_->charges_for("twice"), 1);
+}
+
+TEST_F(Concurrent, max_in_flight_bounds_the_window_and_still_answers_every_item) {
+  auto c = client(config());
+  Batch b;
+  for (int i = 0; i < 50; ++i) b.add("win-" + std::to_string(i), body_for("win-" + std::to_string(i)));
+  pay_batch_options o = PAY_BATCH_OPTIONS_INIT;
+  o.max_in_flight = 4;
+  ASSERT_EQ(pay_submit_batch(b.prepare(), 50, c.get(), &o), PAY_OK);
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(b.items[i].rc, PAY_OK);
+    EXPECT_EQ(pay_result_outcome(b.items[i].result), PAY_OUTCOME_SUCCEEDED);
+  }
+  EXPECT_LE(stat(c.get(), "ledger_batch_max"), 2L * 4);
+}
+
+// Collects pay_submit_async answers.
+struct Answers {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, int> outcome;  // order -> outcome, or the negative rc
+  std::vector<std::string> messages;
+  static void done(int rc, pay_result* r, const char* message, void* self) {
+    auto* a = static_cast<Answers*>(self);
+    std::lock_guard<std::mutex> lock(a->mu);
+    if (rc == PAY_OK) {
+      a->outcome[pay_result_order_id(r)] = pay_result_outcome(r);
+      pay_result_free(r);
+    } else {
+      a->outcome["error-" + std::to_string(a->messages.size())] = rc;
+      a->messages.emplace_back(message);
+    }
+    a->cv.notify_all();
+  }
+  void wait_for(size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return outcome.size() >= n; });
+  }
+};
+
+TEST_F(Concurrent, async_reports_every_payment_once_through_its_callback) {
+  auto c = client(config());
+  Answers a;
+  constexpr int kPayments = 200;
+  for (int i = 0; i < kPayments; ++i) {
+    const std::string order = "async-" + std::to_string(i);
+    const std::string body = body_for(order);
+    ASSERT_EQ(pay_submit_async(c.get(), order.c_str(), body.data(), body.size(), nullptr, &Answers::done, &a), PAY_OK);
+  }  // bodies are gone: the engine copied them
+  a.wait_for(kPayments);
+  for (int i = 0; i < kPayments; ++i) EXPECT_EQ(a.outcome["async-" + std::to_string(i)], PAY_OUTCOME_SUCCEEDED);
+  EXPECT_EQ(sim_->total_charges(), kPayments);
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+}
+
+TEST_F(Concurrent, async_failed_call_comes_through_the_callback_and_null_arguments_are_refused) {
+  auto c = client(config("stripe", "", R"("max_body_bytes":100)"));
+  Answers a;
+  const std::string big = R"({"order_id":"big","pad":")" + std::string(200, 'y') + "\"}";
+  ASSERT_EQ(pay_submit_async(c.get(), "big", big.data(), big.size(), nullptr, &Answers::done, &a), PAY_OK);
+  a.wait_for(1);
+  EXPECT_EQ(a.outcome["error-0"], PAY_ETOOBIG);
+  EXPECT_NE(a.messages[0].find("max_body_bytes"), std::string::npos);
+  EXPECT_EQ(pay_submit_async(nullptr, "o", "{}", 2, nullptr, &Answers::done, &a), PAY_EINVALID);
+  EXPECT_EQ(pay_submit_async(c.get(), nullptr, "{}", 2, nullptr, &Answers::done, &a), PAY_EINVALID);
+  EXPECT_EQ(pay_submit_async(c.get(), "o", nullptr, 2, nullptr, &Answers::done, &a), PAY_EINVALID);
+  EXPECT_EQ(pay_submit_async(c.get(), "o", "{}", 2, nullptr, nullptr, &a), PAY_EINVALID);
+  EXPECT_EQ(sim_->requests(), 0);
+}
+
+TEST_F(Concurrent, client_free_waits_for_every_async_payment_to_be_reported) {
+  auto c = client(config());
+  for (int i = 0; i < 20; ++i) sim_->script("held-" + std::to_string(i), {"slow"});
+  Answers a;
+  for (int i = 0; i < 40; ++i) {
+    const std::string order = "held-" + std::to_string(i);
+    const std::string body = body_for(order);
+    ASSERT_EQ(pay_submit_async(c.get(), order.c_str(), body.data(), body.size(), nullptr, &Answers::done, &a), PAY_OK);
+  }
+  c.reset();  // pay_client_free
+  std::lock_guard<std::mutex> lock(a.mu);
+  EXPECT_EQ(a.outcome.size(), 40u);
+  for (int i = 20; i < 40; ++i) EXPECT_EQ(a.outcome["held-" + std::to_string(i)], PAY_OUTCOME_SUCCEEDED);
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+}
+
+TEST_F(Concurrent, a_batch_resumes_an_unknown_order_with_its_first_key) {
+  const std::string url = sqlite_url();
+  std::string first_key;
+  {
+    auto c = client(config("stripe", R"("max_attempts":1)", R"("ledger":")" + url + R"(")"));
+    sim_->script("resume-me", {"lost_response"});
+    auto r = submit(c.get(), "resume-me");
+    ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN);
+    first_key = pay_result_idempotency_key(r.get());
+  }
+  auto c = client(config("stripe", "", R"("ledger":")" + url + R"(")"));
+  Batch b;
+  b.add("resume-me", body_for("resume-me"));
+  b.add("fresh", body_for("fresh"));
+  pay_batch_item* items = b.prepare();
+  ASSERT_EQ(pay_submit_batch(items, 2, c.get(), nullptr), PAY_OK);
+  ASSERT_EQ(items[0].rc, PAY_OK) << items[0].message;
+  EXPECT_EQ(pay_result_outcome(items[0].result), PAY_OUTCOME_SUCCEEDED);
+  EXPECT_EQ(std::string(pay_result_idempotency_key(items[0].result)), first_key);
+  EXPECT_EQ(sim_->charges_for("resume-me"), 1);
+  // And an order submitted again with another body is refused, nothing sent.
+  Batch other;
+  other.add("fresh", body_for("fresh", 999));
+  pay_batch_item* o = other.prepare();
+  const long before = sim_->requests();
+  ASSERT_EQ(pay_submit_batch(o, 1, c.get(), nullptr), PAY_OK);
+  EXPECT_EQ(o[0].rc, PAY_EMISMATCH);
+  EXPECT_EQ(sim_->requests(), before);
+}
+
+class ConcurrentChaos : public Concurrent {
+ protected:
+  payretry_sim::Options sim_options() override {
+    auto o = SimTest::sim_options();
+    o.threads = 2;
+    o.seed = 88;
+    o.slow_ms = 400;
+    o.faults = {{"reset_before", 0.05}, {"lost_response", 0.06}, {"slow", 0.02}, {"429", 0.03}, {"502", 0.03},
+                {"503", 0.04},          {"500", 0.03},           {"decline", 0.04}, {"malformed", 0.02}};
+    return o;
+  }
+};
+
+TEST_F(ConcurrentChaos, a_thousand_in_flight_never_charge_twice_nor_fail_a_charge) {
+  auto c = client(config("stripe", R"("max_attempts":5,"attempt_timeout_ms":250,"deadline_ms":5000)",
+                         R"("budget":{"tokens":100000},"ledger":")" + sqlite_url() + R"(")"));
+  Batch b;
+  constexpr int kPayments = 1000;
+  for (int i = 0; i < kPayments; ++i) b.add("cc-" + std::to_string(i), body_for("cc-" + std::to_string(i), 100 + i));
+  pay_batch_item* items = b.prepare();
+  ASSERT_EQ(pay_submit_batch(items, kPayments, c.get(), nullptr), PAY_OK);
+  std::map<int, int> by_outcome;
+  int charged_failed = 0, succeeded_wrong = 0, not_sent_charged = 0;
+  for (int i = 0; i < kPayments; ++i) {
+    ASSERT_EQ(items[i].rc, PAY_OK) << items[i].message;
+    const int o = pay_result_outcome(items[i].result);
+    ++by_outcome[o];
+    const int charges = sim_->charges_for(b.orders[i]);
+    if (o == PAY_OUTCOME_FAILED && charges > 0) ++charged_failed;
+    if (o == PAY_OUTCOME_SUCCEEDED && charges != 1) ++succeeded_wrong;
+    if (o == PAY_OUTCOME_UNKNOWN && pay_result_delivery(items[i].result) == PAY_DELIVERY_NOT_SENT && charges > 0)
+      ++not_sent_charged;
+  }
+  std::printf("outcomes: succeeded %d, failed %d, unknown %d; retries %ld\n", by_outcome[PAY_OUTCOME_SUCCEEDED],
+              by_outcome[PAY_OUTCOME_FAILED], by_outcome[PAY_OUTCOME_UNKNOWN], stat(c.get(), "retries"));
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+  EXPECT_EQ(charged_failed, 0);
+  EXPECT_EQ(succeeded_wrong, 0);
+  EXPECT_EQ(not_sent_charged, 0);
+  EXPECT_GT(by_outcome[PAY_OUTCOME_SUCCEEDED], kPayments / 2);
+  EXPECT_GT(stat(c.get(), "retries"), 0);
+}
+
+}  // namespace
+}  // namespace payretry_test
