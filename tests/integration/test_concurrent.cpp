@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <unistd.h>
 #include <set>
 #include <mutex>
 #include <string>
@@ -312,6 +313,33 @@ TEST_F(Concurrent, a_batch_resumes_an_unknown_order_with_its_first_key) {
   ASSERT_EQ(pay_submit_batch(o, 1, c.get(), nullptr), PAY_OK);
   EXPECT_EQ(o[0].rc, PAY_EMISMATCH);
   EXPECT_EQ(sim_->requests(), before);
+}
+
+TEST_F(Concurrent, postgres_ledger_group_commits_and_charges_every_order_once) {
+  const char* url = std::getenv("PAYRETRY_TEST_PG_URL");
+  if (!url || !*url) {
+    if (const char* req = std::getenv("PAYRETRY_REQUIRE_PG"); req && std::string(req) == "1")
+      FAIL() << "PAYRETRY_REQUIRE_PG=1 but PAYRETRY_TEST_PG_URL is not set";
+    GTEST_SKIP() << "PAYRETRY_TEST_PG_URL not set";
+  }
+  auto c = client(config("stripe", "", std::string(R"("ledger":")") + url + "\""));
+  sim_->script("pgc-" + std::to_string(getpid()) + "-3", {"503"});
+  Batch b;
+  constexpr int kPayments = 200;
+  for (int i = 0; i < kPayments; ++i) {
+    const std::string order = "pgc-" + std::to_string(getpid()) + "-" + std::to_string(i);
+    b.add(order, body_for(order));
+  }
+  pay_batch_item* items = b.prepare();
+  ASSERT_EQ(pay_submit_batch(items, kPayments, c.get(), nullptr), PAY_OK);
+  for (int i = 0; i < kPayments; ++i) {
+    ASSERT_EQ(items[i].rc, PAY_OK) << items[i].message;
+    EXPECT_EQ(pay_result_outcome(items[i].result), PAY_OUTCOME_SUCCEEDED);
+    EXPECT_EQ(sim_->charges_for(b.orders[i]), 1);
+  }
+  EXPECT_EQ(pay_result_attempts(items[3].result), 2);
+  EXPECT_GE(stat(c.get(), "ledger_batch_max"), kPayments);
+  EXPECT_NE(ledger_json(c.get(), b.orders[3]).find("\"attempts\":2"), std::string::npos);
 }
 
 class ConcurrentChaos : public Concurrent {
