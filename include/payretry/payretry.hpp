@@ -38,6 +38,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace pay {
 
@@ -198,7 +199,42 @@ struct submit_options {
   std::chrono::milliseconds deadline{0};       // 0: the client's
 };
 
+// One payment of client::submit_batch.
+struct payment {
+  std::string order_id;
+  std::string body;
+  submit_options options;
+};
+
+// The answer for one payment of a batch or an asynchronous submit: its result,
+// or the error of its failed call (exactly one of the two is set).
+struct answer {
+  std::optional<pay::result> result;
+  std::optional<pay::error> failure;
+};
+
+// Called once per client::submit_async, on the client's engine thread; it
+// must not throw (an exception is swallowed) and must not destroy the client.
+using done_callback = std::function<void(answer)>;
+
 namespace detail {
+inline uint32_t deadline_ms(std::chrono::milliseconds d) {
+  const long long ms = static_cast<long long>(d.count());
+  if (ms < 0) throw error(PAY_EINVALID, "pay::submit_options::deadline: negative");
+  return ms > static_cast<long long>(UINT32_MAX) ? UINT32_MAX : static_cast<uint32_t>(ms);
+}
+
+inline void done_tramp(int rc, pay_result* r, const char* message, void* payload) noexcept {
+  std::unique_ptr<done_callback> cb(static_cast<done_callback*>(payload));
+  try {
+    answer a;
+    if (rc == PAY_OK) a.result.emplace(r);
+    else a.failure.emplace(rc, message ? message : pay_strerror(rc));
+    (*cb)(std::move(a));
+  } catch (...) {
+  }
+}
+
 struct callbacks {
   log_callback log;
   request_hook hook;
@@ -277,6 +313,49 @@ class client : public handle<pay_client, pay_client_free> {
     pay_result* r = nullptr;
     check(pay_submit(&r, detail::need(get()), order.c_str(), body.data(), body.size(), &o));
     return result(r);
+  }
+
+  // Submits many payments at once on the client's engine thread (libcurl
+  // multi, group commit) and returns one answer per payment, in order. Each
+  // payment follows exactly the rules of submit(). max_in_flight 0: all at once.
+  std::vector<answer> submit_batch(const std::vector<payment>& payments, size_t max_in_flight = 0) const {
+    std::vector<pay_batch_item> items(payments.size());
+    for (size_t i = 0; i < payments.size(); ++i) {
+      const payment& p = payments[i];
+      items[i].order_id = p.order_id.c_str();
+      items[i].body = p.body.data();
+      items[i].body_len = p.body.size();
+      if (p.options.idempotency_key) items[i].idempotency_key = p.options.idempotency_key->c_str();
+      if (p.options.path) items[i].path = p.options.path->c_str();
+      items[i].deadline_ms = detail::deadline_ms(p.options.deadline);
+    }
+    pay_batch_options o;
+    check(pay_batch_options_init(&o, PAY_BATCH_OPTIONS_VERSION));
+    o.max_in_flight = max_in_flight;
+    check(pay_submit_batch(items.data(), items.size(), detail::need(get()), &o));
+    std::vector<answer> out(items.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (items[i].rc == PAY_OK) out[i].result.emplace(items[i].result);
+      else out[i].failure.emplace(items[i].rc, items[i].message);
+    }
+    return out;
+  }
+
+  // Starts one payment and returns at once; `done` gets its answer on the
+  // engine thread. Destroying the client waits for every started payment.
+  void submit_async(std::string_view order_id, std::string_view body, done_callback done,
+                    const submit_options& opts = {}) const {
+    if (!done) throw error(PAY_EINVALID, "pay::client::submit_async: no done callback");
+    pay_submit_options o;
+    check(pay_submit_options_init(&o, PAY_SUBMIT_OPTIONS_VERSION));
+    if (opts.idempotency_key) o.idempotency_key = opts.idempotency_key->c_str();
+    if (opts.path) o.path = opts.path->c_str();
+    o.deadline_ms = detail::deadline_ms(opts.deadline);
+    const std::string order(order_id);
+    auto cb = std::make_unique<done_callback>(std::move(done));
+    check(pay_submit_async(detail::need(get()), order.c_str(), body.data(), body.size(), &o, &detail::done_tramp,
+                           cb.get()));
+    (void)cb.release();  // the trampoline owns it now
   }
 
   result query(std::string_view order_id) const {

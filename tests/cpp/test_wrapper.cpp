@@ -297,3 +297,58 @@ TEST_F(Wrapper, ReconcileWithAThrowingBodyCallbackLeavesUnknown) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(Wrapper, SubmitBatchAnswersEveryPaymentInOrderWithResultsOrErrors) {
+  pay::client c(config(R"("max_attempts":4)"));
+  sim_->script("wb-1", {"503"});
+  std::vector<pay::payment> ps;
+  for (int i = 0; i < 20; ++i) ps.push_back({"wb-" + std::to_string(i), body_for("wb-" + std::to_string(i)), {}});
+  ps[5].options.idempotency_key = "bad\r\nkey";
+  std::vector<pay::answer> out = c.submit_batch(ps, 8);
+  ASSERT_EQ(out.size(), ps.size());
+  for (int i = 0; i < 20; ++i) {
+    if (i == 5) {
+      ASSERT_TRUE(out[i].failure.has_value());
+      EXPECT_EQ(out[i].failure->code(), PAY_EKEY);
+      EXPECT_FALSE(out[i].result.has_value());
+      continue;
+    }
+    ASSERT_TRUE(out[i].result.has_value()) << out[i].failure->what();
+    EXPECT_EQ(out[i].result->order_id(), ps[i].order_id);
+    EXPECT_EQ(out[i].result->outcome(), pay::outcome::succeeded);
+  }
+  EXPECT_EQ(out[1].result->attempts(), 2);
+  EXPECT_EQ(sim_->charges_for("wb-5"), 0);
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+  EXPECT_TRUE(c.submit_batch({}).empty());
+}
+
+TEST_F(Wrapper, SubmitAsyncDeliversEachAnswerOnceAndTheClientWaitsForThem) {
+  std::mutex mu;
+  std::vector<std::string> succeeded;
+  std::vector<int> failed_codes;
+  {
+    pay::client c(config());
+    for (int i = 0; i < 30; ++i) {
+      const std::string order = "wa-" + std::to_string(i);
+      c.submit_async(order, body_for(order), [&](pay::answer a) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (a.result) succeeded.emplace_back(a.result->order_id());
+        else failed_codes.push_back(a.failure->code());
+      });
+    }
+    c.submit_async("wa-bad", "", [&](pay::answer a) {
+      std::lock_guard<std::mutex> lock(mu);
+      failed_codes.push_back(a.failure ? a.failure->code() : 0);
+    });
+    EXPECT_EQ(code_of([&] { c.submit_async("x", "{}", pay::done_callback{}); }), PAY_EINVALID);
+  }  // the client waits for every started payment
+  EXPECT_EQ(succeeded.size(), 30u);
+  ASSERT_EQ(failed_codes.size(), 1u);
+  EXPECT_EQ(failed_codes[0], PAY_EINVALID);
+  EXPECT_EQ(sim_->total_charges(), 30);
+}
+
+}  // namespace
