@@ -82,8 +82,10 @@ void CurlTransfer::prepare(CURL* h, const HttpRequest& req, const CurlOptions& o
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
                    static_cast<long>(options.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1));
-  // Wait for a connection that can multiplex rather than open one more.
-  if (options.http2) curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
+  // Over TLS, wait for a connection that may multiplex rather than open one
+  // more. Never in cleartext: HTTP/1.1 cannot multiplex, and waiting would
+  // queue every payment behind one connection.
+  if (options.http2 && req.url.rfind("https://", 0) == 0) curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
   if (req.method == "GET") {
     curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
   } else {

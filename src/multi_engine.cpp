@@ -339,6 +339,9 @@ void MultiEngine::read_transfers() {
     Payment* p = nullptr;
     curl_easy_getinfo(h, CURLINFO_PRIVATE, reinterpret_cast<char**>(&p));
     curl_multi_remove_handle(multi_, h);
+    long connects = 0;
+    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+    stats_.on_connections(connects);
     TransportResult t = p->transfer.finish(h, rc);
     idle_easy_.push_back(h);
     p->easy = nullptr;

@@ -43,6 +43,7 @@ std::string Stats::to_json(int budget_tokens) const {
   json_add(r, "ledger_batches", static_cast<int64_t>(ledger_batches_.load()));
   json_add(r, "ledger_batch_entries", static_cast<int64_t>(ledger_batch_entries_.load()));
   json_add(r, "ledger_batch_max", static_cast<int64_t>(ledger_batch_max_.load()));
+  json_add(r, "connections_opened", static_cast<int64_t>(connections_opened_.load()));
   return json_print(r);
 }
 

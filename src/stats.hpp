@@ -18,11 +18,13 @@ class Stats {
   void on_replay_blocked() { replays_blocked_.fetch_add(1, std::memory_order_relaxed); }
   // One group commit of the concurrent engine, holding `entries` writes.
   void on_ledger_batch(long entries);
+  // New connections the concurrent engine opened (the rest were reused).
+  void on_connections(long n) { connections_opened_.fetch_add(n, std::memory_order_relaxed); }
   std::string to_json(int budget_tokens) const;
 
  private:
   std::atomic<long> attempts_{0}, retries_{0}, budget_exhausted_{0}, replays_blocked_{0};
-  std::atomic<long> ledger_batches_{0}, ledger_batch_entries_{0}, ledger_batch_max_{0};
+  std::atomic<long> ledger_batches_{0}, ledger_batch_entries_{0}, ledger_batch_max_{0}, connections_opened_{0};
   std::atomic<long> outcomes_[5] = {};
   mutable std::mutex mu_;
   std::map<std::string, long> retries_by_reason_;

@@ -115,6 +115,21 @@ TEST_F(Concurrent, batch_rows_share_commits_group_commit) {
   EXPECT_LT(batches, entries);
 }
 
+TEST_F(Concurrent, a_bounded_pool_of_kept_alive_connections_carries_the_whole_batch) {
+  auto c = client(config("stripe", "", R"("max_connections":8)"));
+  Batch b;
+  constexpr int kPayments = 300;
+  for (int i = 0; i < kPayments; ++i) b.add("pool-" + std::to_string(i), body_for("pool-" + std::to_string(i)));
+  ASSERT_EQ(pay_submit_batch(b.prepare(), kPayments, c.get(), nullptr), PAY_OK);
+  for (int i = 0; i < kPayments; ++i) ASSERT_EQ(pay_result_outcome(b.items[i].result), PAY_OUTCOME_SUCCEEDED);
+  const long opened = stat(c.get(), "connections_opened");
+  std::printf("%d payments over %ld connections\n", kPayments, opened);
+  // No handshake per payment: at most the pool's size was ever opened; and
+  // more than one, or the payments waited in line behind each other.
+  EXPECT_GT(opened, 1);
+  EXPECT_LE(opened, 8);
+}
+
 TEST_F(Concurrent, batch_retries_with_timers_the_same_key_and_bytes_and_records_each_attempt) {
   auto c = client(config("stripe", "", R"("ledger":")" + sqlite_url() + R"(")"));
   sim_->script("retry-1", {"503", "lost_response"});
