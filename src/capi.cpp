@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -37,6 +39,23 @@ struct pay_client {
 struct pay_result {
   payretry::PaymentResult r;
   std::string json;
+};
+
+// The answer of a pay_submit_start payment, shared by the caller's handle and
+// the engine's completion (whichever goes last frees it).
+struct PendingState {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool answered = false;
+  bool collected = false;
+  int rc = PAY_OK;
+  std::string message;
+  pay_result* result = nullptr;
+  ~PendingState();
+};
+
+struct pay_pending {
+  std::shared_ptr<PendingState> state;
 };
 
 struct pay_body {
@@ -438,6 +457,75 @@ int pay_submit_async(pay_client* client, const char* order_id, const void* body,
     return PAY_OK;
   });
 }
+
+PendingState::~PendingState() { pay_result_free(result); }
+
+int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id, const void* body, size_t body_len,
+                     const pay_submit_options* opts) {
+  if (out) *out = nullptr;
+  return guarded([&]() -> int {
+    if (!out) return set_error(PAY_EINVALID, "out is NULL");
+    if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
+    if (!body) return set_error(PAY_EINVALID, "body is NULL");
+    if (opts && opts->version != PAY_SUBMIT_OPTIONS_VERSION)
+      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_submit_options");
+    auto job = job_of(order_id, body, body_len, opts ? opts->idempotency_key : nullptr, opts ? opts->path : nullptr,
+                      opts ? opts->deadline_ms : 0);
+    auto handle = std::make_unique<pay_pending>();
+    handle->state = std::make_shared<PendingState>();
+    job->done = [state = handle->state](std::exception_ptr e, payretry::PaymentResult r) {
+      std::string m;
+      int rc = PAY_OK;
+      pay_result* res = nullptr;
+      if (e) {
+        rc = translate(e, m);
+      } else {
+        try {
+          auto p = std::make_unique<pay_result>();
+          p->r = std::move(r);
+          p->json = p->r.to_json();
+          res = p.release();
+        } catch (...) {
+          rc = PAY_ENOMEM;
+          m = "out of memory";
+        }
+      }
+      std::lock_guard<std::mutex> lock(state->mu);
+      state->rc = rc;
+      state->message = std::move(m);
+      state->result = res;
+      state->answered = true;
+      state->cv.notify_all();
+    };
+    std::vector<std::unique_ptr<payretry::MultiEngine::Job>> one;
+    one.push_back(std::move(job));
+    client->impl->multi().enqueue(std::move(one));
+    *out = handle.release();
+    return PAY_OK;
+  });
+}
+
+int pay_pending_wait(pay_result** out, pay_pending* pending, int timeout_ms) {
+  if (out) *out = nullptr;
+  return guarded([&]() -> int {
+    if (!out) return set_error(PAY_EINVALID, "out is NULL");
+    if (!pending) return set_error(PAY_EINVALID, "pending is NULL");
+    PendingState& st = *pending->state;
+    std::unique_lock<std::mutex> lock(st.mu);
+    if (st.collected) return set_error(PAY_EINVALID, "this payment's answer was already collected");
+    if (timeout_ms < 0) st.cv.wait(lock, [&] { return st.answered; });
+    else st.cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), [&] { return st.answered; });
+    if (!st.answered) return set_error(PAY_EAGAIN, "the payment has no answer yet");
+    st.collected = true;
+    if (st.rc != PAY_OK) return set_error(st.rc, st.message);
+    *out = st.result;
+    st.result = nullptr;
+    return PAY_OK;
+  });
+}
+
+void pay_pending_free(pay_pending* pending) { delete pending; }
 
 int pay_result_outcome(const pay_result* r) { return r ? static_cast<int>(r->r.outcome) : PAY_EINVALID; }
 int pay_result_delivery(const pay_result* r) { return r ? static_cast<int>(r->r.delivery) : PAY_EINVALID; }

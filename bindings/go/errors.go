@@ -23,13 +23,14 @@ const (
 	CodeIO       ErrorCode = -10 // PAY_EIO
 	CodeLedger   ErrorCode = -11 // PAY_ELEDGER
 	CodeNotFound ErrorCode = -12 // PAY_ENOTFOUND
+	CodeAgain    ErrorCode = -13 // PAY_EAGAIN (pay_pending_wait: no answer yet)
 )
 
 var codeNames = map[ErrorCode]string{
 	CodeInternal: "PAY_ERROR", CodeInvalid: "PAY_EINVALID", CodeNoMem: "PAY_ENOMEM",
 	CodeConfig: "PAY_ECONFIG", CodeMismatch: "PAY_EMISMATCH", CodeTooBig: "PAY_ETOOBIG",
 	CodeKey: "PAY_EKEY", CodeVersion: "PAY_EVERSION", CodeHook: "PAY_EHOOK", CodeIO: "PAY_EIO",
-	CodeLedger: "PAY_ELEDGER", CodeNotFound: "PAY_ENOTFOUND",
+	CodeLedger: "PAY_ELEDGER", CodeNotFound: "PAY_ENOTFOUND", CodeAgain: "PAY_EAGAIN",
 }
 
 // String returns the C name of the code, e.g. "PAY_EMISMATCH".

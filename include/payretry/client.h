@@ -192,6 +192,27 @@ typedef void (*pay_done_cb)(int rc, pay_result *result, const char *message, voi
 PAY_API int pay_submit_async(pay_client *client, const char *order_id, const void *body, size_t body_len,
                              const pay_submit_options *opts, pay_done_cb done, void *payload);
 
+/* A payment started with pay_submit_start, to collect by polling or waiting
+ * (for an event loop that would rather not take callbacks on another thread). */
+typedef struct pay_pending pay_pending;
+
+/* Starts one payment like pay_submit_async and returns at once with a handle
+ * in *out (the caller's: pay_pending_free). Returns 0, or PAY_EINVALID /
+ * PAY_EVERSION with *out = NULL and nothing started. Thread-safe. */
+PAY_API int pay_submit_start(pay_pending **out, pay_client *client, const char *order_id, const void *body,
+                             size_t body_len, const pay_submit_options *opts);
+
+/* Waits up to `timeout_ms` (0: only look; negative: as long as it takes) for
+ * the payment's answer. Returns 0 with the result in *out (the caller's), the
+ * PAY_E* code of the payment's failed call (pay_error_last says why), or
+ * PAY_EAGAIN when it has no answer yet (call again). Once the answer has been
+ * collected, later calls return PAY_EINVALID. One thread at a time per handle. */
+PAY_API int pay_pending_wait(pay_result **out, pay_pending *pending, int timeout_ms);
+
+/* Frees the handle. A payment still running goes on to its end (it is in the
+ * ledger; its answer is dropped). NULL is a no-op. */
+PAY_API void pay_pending_free(pay_pending *pending);
+
 /* ---- Counters ------------------------------------------------------------ */
 
 /* A byte buffer the library allocated; release with pay_buf_dispose. */

@@ -27,13 +27,14 @@ PAY_BEGIN_DECL
   XX(PAY_EHOOK,    -9,  "request hook failed before anything was sent")                \
   XX(PAY_EIO,      -10, "I/O error")                                                  \
   XX(PAY_ELEDGER,  -11, "ledger failure (locked, read-only, full, corrupt or unreachable)") \
-  XX(PAY_ENOTFOUND, -12, "no such payment in the ledger")
+  XX(PAY_ENOTFOUND, -12, "no such payment in the ledger")                              \
+  XX(PAY_EAGAIN,   -13, "not finished yet: wait again")
 
 typedef enum pay_error_code {
 #define PAY_ERROR_ENUM_(name, value, text) name = value,
   PAY_ERROR_MAP(PAY_ERROR_ENUM_)
 #undef PAY_ERROR_ENUM_
-  PAY_ERROR_CODE_LAST_ = -12
+  PAY_ERROR_CODE_LAST_ = -13
 } pay_error_code;
 
 /* The detail of the last failed call on this thread. */

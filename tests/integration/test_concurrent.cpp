@@ -361,6 +361,37 @@ TEST_F(Concurrent, postgres_ledger_group_commits_and_charges_every_order_once) {
   EXPECT_NE(ledger_json(c.get(), b.orders[3]).find("\"attempts\":2"), std::string::npos);
 }
 
+TEST_F(Concurrent, a_started_payment_is_collected_by_polling_then_waiting_exactly_once) {
+  auto c = client(config("stripe", R"("attempt_timeout_ms":3000,"deadline_ms":10000)"));
+  sim_->script("polled", {"slow"});  // held by the provider for 600 ms, then answered
+  const std::string body = body_for("polled");
+  pay_pending* p = nullptr;
+  ASSERT_EQ(pay_submit_start(&p, c.get(), "polled", body.data(), body.size(), nullptr), PAY_OK);
+  pay_result* r = nullptr;
+  EXPECT_EQ(pay_pending_wait(&r, p, 0), PAY_EAGAIN);  // still held by the provider
+  EXPECT_EQ(r, nullptr);
+  ASSERT_EQ(pay_pending_wait(&r, p, -1), PAY_OK) << pay_error_last()->message;
+  ResultPtr owned(r);
+  EXPECT_EQ(pay_result_outcome(r), PAY_OUTCOME_SUCCEEDED);
+  EXPECT_EQ(pay_pending_wait(&r, p, 0), PAY_EINVALID);  // collected already
+  pay_pending_free(p);
+  pay_pending_free(nullptr);
+
+  // A failed call is collected as its code; a handle freed early loses nothing.
+  pay_pending* bad = nullptr;
+  ASSERT_EQ(pay_submit_start(&bad, c.get(), "", body.data(), body.size(), nullptr), PAY_OK);
+  EXPECT_EQ(pay_pending_wait(&r, bad, -1), PAY_EINVALID);
+  pay_pending_free(bad);
+  pay_pending* dropped = nullptr;
+  const std::string b2 = body_for("dropped");
+  ASSERT_EQ(pay_submit_start(&dropped, c.get(), "dropped", b2.data(), b2.size(), nullptr), PAY_OK);
+  pay_pending_free(dropped);
+  c.reset();  // waits for "dropped" to finish
+  EXPECT_EQ(sim_->charges_for("dropped"), 1);
+  EXPECT_EQ(pay_submit_start(nullptr, nullptr, "o", "{}", 2, nullptr), PAY_EINVALID);
+  EXPECT_EQ(pay_pending_wait(&r, nullptr, 0), PAY_EINVALID);
+}
+
 class ConcurrentChaos : public Concurrent {
  protected:
   payretry_sim::Options sim_options() override {

@@ -19,7 +19,7 @@ macro_rules! opaque {
         }
     )*};
 }
-opaque!(pay_client, pay_result, pay_headers, pay_body);
+opaque!(pay_client, pay_result, pay_headers, pay_body, pay_pending);
 
 // ---- errors.h ---------------------------------------------------------------
 pub const PAY_OK: c_int = 0;
@@ -35,6 +35,7 @@ pub const PAY_EHOOK: c_int = -9;
 pub const PAY_EIO: c_int = -10;
 pub const PAY_ELEDGER: c_int = -11;
 pub const PAY_ENOTFOUND: c_int = -12;
+pub const PAY_EAGAIN: c_int = -13;
 
 #[repr(C)]
 #[derive(Debug)]
@@ -63,6 +64,7 @@ pub const PAY_LOG_ERROR: c_int = 40;
 pub const PAY_CLIENT_OPTIONS_VERSION: c_uint = 1;
 pub const PAY_SUBMIT_OPTIONS_VERSION: c_uint = 1;
 pub const PAY_RECONCILE_OPTIONS_VERSION: c_uint = 1;
+pub const PAY_BATCH_OPTIONS_VERSION: c_uint = 1;
 
 pub type pay_log_cb =
     Option<unsafe extern "C" fn(level: c_int, line: *const c_char, payload: *mut c_void)>;
@@ -135,6 +137,37 @@ pub struct pay_reconcile_options {
     pub older_than_ms: i64,
 }
 
+/// One payment of pay_submit_batch: inputs, then what the call wrote.
+#[repr(C)]
+#[derive(Debug)]
+pub struct pay_batch_item {
+    pub order_id: *const c_char,
+    pub body: *const c_void,
+    pub body_len: usize,
+    pub idempotency_key: *const c_char,
+    pub path: *const c_char,
+    pub deadline_ms: u32,
+    pub rc: c_int,
+    pub result: *mut pay_result,
+    pub message: [c_char; 256],
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct pay_batch_options {
+    pub version: c_uint,
+    pub max_in_flight: usize,
+}
+
+pub type pay_done_cb = Option<
+    unsafe extern "C" fn(
+        rc: c_int,
+        result: *mut pay_result,
+        message: *const c_char,
+        payload: *mut c_void,
+    ),
+>;
+
 extern "C" {
     // errors.h
     pub fn pay_error_last() -> *const pay_error;
@@ -180,6 +213,36 @@ extern "C" {
         body_len: usize,
         opts: *const pay_submit_options,
     ) -> c_int;
+    pub fn pay_batch_options_init(opts: *mut pay_batch_options, version: c_uint) -> c_int;
+    pub fn pay_submit_batch(
+        items: *mut pay_batch_item,
+        count: usize,
+        client: *mut pay_client,
+        opts: *const pay_batch_options,
+    ) -> c_int;
+    pub fn pay_submit_async(
+        client: *mut pay_client,
+        order_id: *const c_char,
+        body: *const c_void,
+        body_len: usize,
+        opts: *const pay_submit_options,
+        done: pay_done_cb,
+        payload: *mut c_void,
+    ) -> c_int;
+    pub fn pay_submit_start(
+        out: *mut *mut pay_pending,
+        client: *mut pay_client,
+        order_id: *const c_char,
+        body: *const c_void,
+        body_len: usize,
+        opts: *const pay_submit_options,
+    ) -> c_int;
+    pub fn pay_pending_wait(
+        out: *mut *mut pay_result,
+        pending: *mut pay_pending,
+        timeout_ms: c_int,
+    ) -> c_int;
+    pub fn pay_pending_free(pending: *mut pay_pending);
     pub fn pay_buf_dispose(buf: *mut pay_buf);
     pub fn pay_client_stats(out: *mut pay_buf, client: *const pay_client) -> c_int;
     pub fn pay_query(

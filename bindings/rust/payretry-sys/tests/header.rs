@@ -118,6 +118,7 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         PAY_EIO,
         PAY_ELEDGER,
         PAY_ENOTFOUND,
+        PAY_EAGAIN,
         PAY_OUTCOME_SUCCEEDED,
         PAY_OUTCOME_FAILED,
         PAY_OUTCOME_UNKNOWN,
@@ -132,6 +133,7 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         PAY_CLIENT_OPTIONS_VERSION,
         PAY_SUBMIT_OPTIONS_VERSION,
         PAY_RECONCILE_OPTIONS_VERSION,
+        PAY_BATCH_OPTIONS_VERSION,
     ]
     .into_iter()
     .collect()

@@ -38,6 +38,7 @@ pub mod code {
     pub const EIO: i32 = sys::PAY_EIO;
     pub const ELEDGER: i32 = sys::PAY_ELEDGER;
     pub const ENOTFOUND: i32 = sys::PAY_ENOTFOUND;
+    pub const EAGAIN: i32 = sys::PAY_EAGAIN;
 }
 
 /// A failed call: a negative `PAY_E*` code (see [`code`]) and the library's
