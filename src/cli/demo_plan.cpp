@@ -1,0 +1,87 @@
+#include "demo_plan.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <thread>
+
+#include "progress.hpp"
+
+namespace cli {
+
+std::string demo_order(int i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "demo-%05d", i);
+  return buf;
+}
+
+int demo_index(const std::string& order) {
+  if (order.rfind("demo-", 0) != 0 || order.size() < 6) return -1;
+  char* end = nullptr;
+  const long i = std::strtol(order.c_str() + 5, &end, 10);
+  return (*end || i < 0 || i > 10000000) ? -1 : static_cast<int>(i);
+}
+
+std::string demo_body(int i) {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "{\"order_id\":\"%s\",\"amount\":%d,\"currency\":\"eur\"}", demo_order(i).c_str(),
+                500 + (i * 37) % 9500);
+  return buf;
+}
+
+std::string demo_key(uint64_t seed, int i) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "demo-%llu-%d", static_cast<unsigned long long>(seed), i);
+  return buf;
+}
+
+std::string demo_config(const std::string& base_url, const std::string& ledger_url, const DemoPlan& plan) {
+  // The simulator's `slow` fault (1.5 s) outlasts an attempt (800 ms): those
+  // attempts time out with the request possibly processed, as in production.
+  const int deadline_ms = plan.crash ? 3000 : 8000;
+  std::string ledger = "\"" + ledger_url + "\"";
+  // A dead worker's lease (deadline + margin) must expire soon for the demo
+  // to show the restart taking its payments over.
+  if (plan.crash) ledger = "{\"url\":\"" + ledger_url + "\",\"lease_margin_ms\":300}";
+  char buf[1024];
+  std::snprintf(buf, sizeof buf,
+                "{\"provider\":\"stripe\",\"base_url\":\"%s\",\"create_path\":\"/v1/payments\","
+                "\"auth\":{\"bearer\":\"sk_test_payretry_demo\"},"
+                "\"retry\":{\"max_attempts\":4,\"connect_timeout_ms\":500,\"attempt_timeout_ms\":800,"
+                "\"deadline_ms\":%d,\"backoff_base_ms\":50,\"backoff_cap_ms\":400,\"min_attempt_ms\":100,"
+                "\"jitter_seed\":%llu},"
+                "\"ledger\":%s,\"in_progress_wait_ms\":%d}",
+                base_url.c_str(), deadline_ms, static_cast<unsigned long long>(plan.seed % (1ULL << 53)),
+                ledger.c_str(), plan.crash ? deadline_ms + 2000 : 0);
+  return buf;
+}
+
+void submit_all(const pay::client& client, const DemoPlan& plan, Tally& tally, Progress* progress) {
+  std::atomic<int> next{0};
+  std::mutex mu;
+  auto worker = [&] {
+    for (;;) {
+      const int i = next.fetch_add(1);
+      if (i >= plan.payments) return;
+      pay::submit_options o;
+      o.idempotency_key = demo_key(plan.seed, i);
+      try {
+        const pay::result r = client.submit(demo_order(i), demo_body(i), o);
+        const int out = static_cast<int>(r.outcome());
+        tally.outcomes[out].fetch_add(1);
+        if (progress) progress->add(1, r.outcome() == pay::outcome::unknown ? 1 : 0);
+      } catch (const pay::error& e) {
+        // A failed call, not a failed payment: counted and shown, never guessed at.
+        tally.errors.fetch_add(1);
+        std::lock_guard<std::mutex> lock(mu);
+        if (tally.first_error.empty()) tally.first_error = demo_order(i) + ": " + e.what();
+        if (progress) progress->add(1, 0);
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < plan.concurrency; ++t) threads.emplace_back(worker);
+  for (std::thread& t : threads) t.join();
+}
+
+}  // namespace cli

@@ -1,0 +1,48 @@
+// What the demo and its crash worker must agree on, so that a restarted
+// process re-creates the very same payments: order ids, bodies, keys, the
+// client config, and the loop that submits them from many threads.
+#pragma once
+
+#include <payretry/payretry.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cli {
+
+class Progress;
+
+struct DemoPlan {
+  int payments = 2000;
+  int concurrency = 32;
+  uint64_t seed = 42;
+  bool crash = false;
+};
+
+std::string demo_order(int i);
+int demo_index(const std::string& order);  // -1 when not a demo order
+// The exact bytes of order i: the same in every process, so a resumed or
+// reconciled payment re-sends what was first sent.
+std::string demo_body(int i);
+// Keys derived from the seed make the simulator's fault schedule (chosen per
+// key) repeatable from run to run.
+std::string demo_key(uint64_t seed, int i);
+
+// The client config: short timeouts so the demo ends quickly; in crash mode a
+// short lease, and a wait long enough for a restarted worker to outlast the
+// dead one's leases.
+std::string demo_config(const std::string& base_url, const std::string& ledger_url, const DemoPlan& plan);
+
+struct Tally {
+  std::atomic<long> outcomes[5] = {};  // by pay_outcome
+  std::atomic<long> errors{0};         // failed calls (not payments)
+  std::string first_error;             // the first failed call's message
+};
+
+// Submits orders [0, plan.payments) from plan.concurrency threads through one
+// client. `progress` may be null.
+void submit_all(const pay::client& client, const DemoPlan& plan, Tally& tally, Progress* progress);
+
+}  // namespace cli
