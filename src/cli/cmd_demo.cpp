@@ -40,7 +40,8 @@ const char kHelp[] =
     "twice, and no charged order reported FAILED.\n"
     "\n"
     "  --payments N      payments to submit (default 2000)\n"
-    "  --concurrency N   submitting threads (default 32)\n"
+    "  --concurrency N   payments in flight at once on the client's engine thread\n"
+    "                    (default 256)\n"
     "  --seed N          the simulator's fault schedule and the keys (default 42)\n"
     "  --crash           submit from a worker process, SIGKILL it midway, restart it,\n"
     "                    and show its payments settle without a duplicate (sqlite only)\n"
@@ -224,7 +225,7 @@ int cmd_demo(const Argv& argv) {
   a.want_positional({});
   DemoPlan plan;
   plan.payments = static_cast<int>(a.integer("--payments", 1, 100000, 2000));
-  plan.concurrency = static_cast<int>(a.integer("--concurrency", 1, 256, 32));
+  plan.concurrency = static_cast<int>(a.integer("--concurrency", 1, 4096, 256));
   plan.seed = static_cast<uint64_t>(a.integer("--seed", 0, (INT64_C(1) << 53) - 1, 42));
   plan.crash = a.has("--crash");
   const std::string ledger = a.value("--ledger").value_or("sqlite");
@@ -241,7 +242,7 @@ int cmd_demo(const Argv& argv) {
   if (!quiet)
     std::fprintf(stderr, "payretry demo: simulator on %s, ledger %s, %d payments from %d %s\n",
                  sim.base_url().c_str(), ledger == "memory" ? "in memory" : ledger_url.c_str(), plan.payments,
-                 plan.concurrency, plan.crash ? "threads in a worker process (killed midway)" : "threads");
+                 plan.concurrency, plan.crash ? "in flight in a worker process (killed midway)" : "in flight");
   const pay::client client = open_client(config, false);
 
   DemoFacts f;

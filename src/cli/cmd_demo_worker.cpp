@@ -17,7 +17,7 @@ int cmd_demo_worker(const Argv& argv) {
   const Args a = Args::parse(argv, spec);
   DemoPlan plan;
   plan.payments = static_cast<int>(a.integer("--payments", 1, 1000000, 0));
-  plan.concurrency = static_cast<int>(a.integer("--concurrency", 1, 256, 8));
+  plan.concurrency = static_cast<int>(a.integer("--concurrency", 1, 4096, 8));
   plan.seed = static_cast<uint64_t>(a.integer("--seed", 0, INT64_MAX, 42));
   plan.crash = true;
   const pay::client client = open_client(load_config(a), false);

@@ -2,8 +2,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <condition_variable>
 #include <mutex>
-#include <thread>
 
 #include "progress.hpp"
 
@@ -57,31 +57,47 @@ std::string demo_config(const std::string& base_url, const std::string& ledger_u
 }
 
 void submit_all(const pay::client& client, const DemoPlan& plan, Tally& tally, Progress* progress) {
-  std::atomic<int> next{0};
+  // Every payment goes through the client's concurrent engine (one thread,
+  // libcurl multi, group commit); this thread only keeps `concurrency` of
+  // them in flight and counts the answers, which arrive on the engine thread.
   std::mutex mu;
-  auto worker = [&] {
-    for (;;) {
-      const int i = next.fetch_add(1);
-      if (i >= plan.payments) return;
-      pay::submit_options o;
-      o.idempotency_key = demo_key(plan.seed, i);
-      try {
-        const pay::result r = client.submit(demo_order(i), demo_body(i), o);
-        const int out = static_cast<int>(r.outcome());
-        tally.outcomes[out].fetch_add(1);
-        if (progress) progress->add(1, r.outcome() == pay::outcome::unknown ? 1 : 0);
-      } catch (const pay::error& e) {
-        // A failed call, not a failed payment: counted and shown, never guessed at.
-        tally.errors.fetch_add(1);
+  std::condition_variable cv;
+  int in_flight = 0;
+  auto answered = [&](int i, pay::answer a) {
+    if (a.result) {
+      tally.outcomes[static_cast<int>(a.result->outcome())].fetch_add(1);
+      if (progress) progress->add(1, a.result->outcome() == pay::outcome::unknown ? 1 : 0);
+    } else {
+      // A failed call, not a failed payment: counted and shown, never guessed at.
+      tally.errors.fetch_add(1);
+      {
         std::lock_guard<std::mutex> lock(mu);
-        if (tally.first_error.empty()) tally.first_error = demo_order(i) + ": " + e.what();
-        if (progress) progress->add(1, 0);
+        if (tally.first_error.empty()) tally.first_error = demo_order(i) + ": " + a.failure->what();
       }
+      if (progress) progress->add(1, 0);
     }
+    std::lock_guard<std::mutex> lock(mu);
+    --in_flight;
+    cv.notify_all();
   };
-  std::vector<std::thread> threads;
-  for (int t = 0; t < plan.concurrency; ++t) threads.emplace_back(worker);
-  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < plan.payments; ++i) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return in_flight < plan.concurrency; });
+      ++in_flight;
+    }
+    pay::submit_options o;
+    o.idempotency_key = demo_key(plan.seed, i);
+    try {
+      client.submit_async(demo_order(i), demo_body(i), [&answered, i](pay::answer a) { answered(i, std::move(a)); }, o);
+    } catch (const pay::error& e) {
+      pay::answer a;
+      a.failure.emplace(e);
+      answered(i, std::move(a));
+    }
+  }
+  std::unique_lock<std::mutex> lock(mu);
+  cv.wait(lock, [&] { return in_flight == 0; });
 }
 
 }  // namespace cli

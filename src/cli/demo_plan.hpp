@@ -16,7 +16,7 @@ class Progress;
 
 struct DemoPlan {
   int payments = 2000;
-  int concurrency = 32;
+  int concurrency = 256;  // payments in flight at once
   uint64_t seed = 42;
   bool crash = false;
 };
@@ -41,8 +41,8 @@ struct Tally {
   std::string first_error;             // the first failed call's message
 };
 
-// Submits orders [0, plan.payments) from plan.concurrency threads through one
-// client. `progress` may be null.
+// Submits orders [0, plan.payments) through one client's concurrent engine,
+// plan.concurrency in flight at once. `progress` may be null.
 void submit_all(const pay::client& client, const DemoPlan& plan, Tally& tally, Progress* progress);
 
 }  // namespace cli

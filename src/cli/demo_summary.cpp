@@ -150,7 +150,7 @@ void print_summary(const cJSON* d) {
     if (!reasons.empty()) reasons += ", ";
     reasons += std::string(r->string) + " " + std::to_string(static_cast<long long>(r->valuedouble));
   }
-  std::printf("\npayretry demo: %lld payments, %lld threads, seed %lld, %s ledger%s\n\n",
+  std::printf("\npayretry demo: %lld payments, %lld in flight, seed %lld, %s ledger%s\n\n",
               static_cast<long long>(jint(d, "payments")), static_cast<long long>(jint(d, "concurrency")),
               static_cast<long long>(jint(d, "seed")), jstr(d, "ledger").c_str(),
               jbool(d, "crash") ? ", a worker SIGKILLed midway" : "");
