@@ -1,0 +1,67 @@
+"""payretry: safe retries for payment-provider REST POSTs.
+
+One idempotency key per payment, byte-identical attempts, a total deadline,
+retries only for what can recover, UNKNOWN (never FAILED) when the provider may
+have charged, and a durable ledger. The engine is the C++ core of this
+checkout, compiled into the private ``_payretry`` extension over the C ABI.
+"""
+
+from __future__ import annotations
+
+from . import _log
+from . import _payretry
+from ._client import Body, BodyFor, Client, Config, body_bytes
+from ._errors import (
+    ClientClosedError,
+    ConfigError,
+    HookError,
+    IdempotencyKeyError,
+    InternalError,
+    InvalidArgumentError,
+    LedgerError,
+    MismatchError,
+    NotFoundError,
+    NotReadyError,
+    PayError,
+    PayIOError,
+    PayMemoryError,
+    TooBigError,
+    VersionError,
+    error_from_code,
+)
+from ._result import Attempt, Delivery, Outcome, ReconcileFailure, ReconcileReport, Result
+
+_payretry._set_hooks(error_from_code, _log.sink)
+
+__version__: str = _payretry.version()
+
+__all__ = [
+    "Attempt",
+    "Body",
+    "BodyFor",
+    "Client",
+    "ClientClosedError",
+    "Config",
+    "ConfigError",
+    "Delivery",
+    "HookError",
+    "IdempotencyKeyError",
+    "InternalError",
+    "InvalidArgumentError",
+    "LedgerError",
+    "MismatchError",
+    "NotFoundError",
+    "NotReadyError",
+    "Outcome",
+    "PayError",
+    "PayIOError",
+    "PayMemoryError",
+    "ReconcileFailure",
+    "ReconcileReport",
+    "Result",
+    "TooBigError",
+    "VersionError",
+    "__version__",
+    "body_bytes",
+    "error_from_code",
+]

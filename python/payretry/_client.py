@@ -1,0 +1,325 @@
+"""payretry.Client: the public face over the private _payretry extension."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
+
+from . import _log
+from . import _payretry as _native
+from ._errors import ClientClosedError, IdempotencyKeyError, InvalidArgumentError
+from ._result import ReconcileReport, Result, result_from_native
+
+#: A configuration: a dict (serialised with json.dumps), a JSON text (a str
+#: starting with "{"), or the path of a JSON file.
+Config = Union[Mapping[str, Any], str, "os.PathLike[str]"]
+#: A request body: a dict (serialised compactly, see Client.submit), a str
+#: (sent as UTF-8) or bytes (sent as is).
+Body = Union[Mapping[str, Any], str, bytes, bytearray, memoryview]
+#: What reconcile's body_for may return for an order: its body, or None.
+BodyFor = Callable[[str], Optional[Body]]
+
+_T = TypeVar("_T")
+
+# How often the main thread wakes while a call runs on its helper thread;
+# only the latency of Ctrl-C depends on it.
+_WAIT_SLICE_S = 0.1
+
+
+def _config_text(config: Config) -> str:
+    if config is None:
+        raise InvalidArgumentError(InvalidArgumentError.code, "config must not be None")
+    if isinstance(config, Mapping):
+        return json.dumps(dict(config))
+    if isinstance(config, str) and config.lstrip().startswith("{"):
+        return config
+    if isinstance(config, (str, os.PathLike)):
+        with open(config, encoding="utf-8") as f:
+            return f.read()
+    raise TypeError(f"config must be a dict, a JSON str or a path, not {type(config).__name__}")
+
+
+def _optional_text(name: str, value: Any) -> Optional[str]:
+    # None is the C API's NULL: a required argument raises InvalidArgumentError
+    # (PAY_EINVALID), like the library itself; a value of another type is a
+    # TypeError. NUL would silently cut the C string there.
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    if "\x00" in value:
+        if name == "idempotency_key":
+            raise IdempotencyKeyError(IdempotencyKeyError.code, "idempotency_key contains a NUL character")
+        raise InvalidArgumentError(InvalidArgumentError.code, f"{name} contains a NUL character")
+    return value
+
+
+def _text(name: str, value: Any) -> str:
+    text = _optional_text(name, value)
+    if text is None:
+        raise InvalidArgumentError(InvalidArgumentError.code, f"{name} must not be None")
+    return text
+
+
+def body_bytes(body: Any) -> bytes:
+    """The exact bytes payretry sends for ``body``."""
+    if body is None:
+        raise InvalidArgumentError(InvalidArgumentError.code, "body must not be None")
+    if isinstance(body, bytes):
+        return body
+    if isinstance(body, (bytearray, memoryview)):
+        return bytes(body)
+    if isinstance(body, str):
+        return body.encode("utf-8")
+    if isinstance(body, Mapping):
+        # Deterministic for equal dicts built in the same order; a retried order
+        # must produce the very same bytes, or it is a mismatch.
+        return json.dumps(dict(body), separators=(",", ":"), sort_keys=False).encode("utf-8")
+    raise TypeError(f"body must be a dict, str or bytes, not {type(body).__name__}")
+
+
+class Client:
+    """A payretry client: one provider, one ledger, one retry policy.
+
+    Thread-safe: share one client between threads; each call releases the GIL
+    while it waits on the network, a backoff or the ledger. Use it as a context
+    manager, or call :meth:`close` (idempotent). Results outlive the client.
+    """
+
+    def __init__(self, config: Config) -> None:
+        self._native: Optional[_native.NativeClient] = None
+        self._lock = threading.Lock()
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self._native = _native.NativeClient(_config_text(config), True)
+
+    # ---- lifecycle ---------------------------------------------------------
+
+    def close(self) -> None:
+        """Releases the client. Calls still running (a submit interrupted by
+        Ctrl-C, a cancelled submit_async) finish first, in the background, and
+        record their outcome in the ledger. Idempotent."""
+        with self._lock:
+            native, self._native = self._native, None
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
+        if native is not None:
+            native.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._native is None
+
+    def __enter__(self) -> Client:
+        self._handle()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<payretry.Client {'closed' if self.closed else 'open'}>"
+
+    def _handle(self) -> _native.NativeClient:
+        native = self._native
+        if native is None:
+            raise ClientClosedError(InvalidArgumentError.code, "the payretry client is closed")
+        return native
+
+    # ---- payments ----------------------------------------------------------
+
+    def submit(
+        self,
+        order_id: str,
+        body: Body,
+        *,
+        idempotency_key: Optional[str] = None,
+        path: Optional[str] = None,
+        deadline_ms: Optional[int] = None,
+    ) -> Result:
+        """Submits one logical payment and returns its outcome (a decline is a
+        FAILED result, not an exception). ``body`` is sent byte-identical on
+        every attempt: a dict is serialised with ``json.dumps(separators=(",",
+        ":"))`` in its own key order, so submitting an order again must pass an
+        equal dict built in the same order (or the same str/bytes), else the
+        call raises :class:`MismatchError`. ``idempotency_key``: None makes a
+        fresh UUIDv4. ``deadline_ms`` may only shorten the client's deadline.
+
+        Ctrl-C interrupts the wait at once; the payment goes on in the
+        background and its outcome is recorded in the ledger, so submitting the
+        order again returns it (IN_PROGRESS while it still runs)."""
+        args = self._submit_args(order_id, body, idempotency_key, path, deadline_ms)
+        native = self._handle()
+        return result_from_native(_interruptible(lambda: native.submit(*args)))
+
+    async def submit_async(
+        self,
+        order_id: str,
+        body: Body,
+        *,
+        idempotency_key: Optional[str] = None,
+        path: Optional[str] = None,
+        deadline_ms: Optional[int] = None,
+    ) -> Result:
+        """:meth:`submit` for asyncio: the blocking call runs on this client's
+        worker threads, so the event loop keeps running. Cancelling the awaiting
+        task abandons only the wait: the payment completes and is recorded."""
+        args = self._submit_args(order_id, body, idempotency_key, path, deadline_ms)
+        native = self._handle()
+        loop = asyncio.get_running_loop()
+        nres = await loop.run_in_executor(self._executor(), lambda: native.submit(*args))
+        return result_from_native(nres)
+
+    def query(self, order_id: str) -> Result:
+        """Asks the provider what happened to one payment and records the answer.
+        Raises :class:`NotFoundError` for an order the ledger does not hold."""
+        oid = _text("order_id", order_id)
+        native = self._handle()
+        return result_from_native(_interruptible(lambda: native.query(oid)))
+
+    def reconcile(self, body_for: Optional[BodyFor] = None) -> ReconcileReport:
+        """Settles every UNKNOWN payment (and every IN_FLIGHT one a dead worker
+        left) by query or, where settling needs a same-key re-send, with the body
+        ``body_for(order_id)`` returns (None: the application has none; the
+        payment stays UNKNOWN). The first exception ``body_for`` raises is
+        re-raised after the pass; the payments settled meanwhile stay settled."""
+        native = self._handle()
+        errors: List[BaseException] = []
+        cb: Optional[Callable[[str], Optional[bytes]]] = None
+        if body_for is not None:
+            if not callable(body_for):
+                raise TypeError("body_for must be callable")
+            user = body_for
+
+            def wrapped(order_id: str) -> Optional[bytes]:
+                try:
+                    b = user(order_id)
+                    return None if b is None else body_bytes(b)
+                except BaseException as e:  # noqa: B036 - re-raised after the pass
+                    errors.append(e)
+                    return None
+
+            cb = wrapped
+
+        text = _interruptible(lambda: native.reconcile(cb))
+        if errors:
+            raise errors[0]
+        return ReconcileReport._from_json(text)
+
+    # ---- ledger and counters -----------------------------------------------
+
+    def ledger_get(self, order_id: str) -> Dict[str, Any]:
+        """One payment's ledger row and attempts: ``{"payment": {...}, "attempts": [...]}``."""
+        oid = _text("order_id", order_id)
+        native = self._handle()
+        d: Dict[str, Any] = json.loads(_interruptible(lambda: native.ledger_get(oid)))
+        return d
+
+    def ledger_list(
+        self, state: Optional[str] = None, *, updated_before_ms: int = 0, limit: int = 0
+    ) -> List[Dict[str, Any]]:
+        """Payments in ``state`` ("PENDING", "IN_FLIGHT", "SUCCEEDED", "FAILED",
+        "UNKNOWN"; None for all), oldest update first, at most ``limit`` (0: 1000)."""
+        st = _optional_text("state", state)
+        native = self._handle()
+        rows: List[Dict[str, Any]] = json.loads(
+            _interruptible(lambda: native.ledger_list(st, int(updated_before_ms), int(limit)))
+        )
+        return rows
+
+    def stats(self) -> Dict[str, Any]:
+        """The client's counters: attempts, retries by reason, outcomes, budget."""
+        d: Dict[str, Any] = json.loads(self._handle().stats())
+        return d
+
+    # ---- helpers -----------------------------------------------------------
+
+    @staticmethod
+    def _submit_args(
+        order_id: Any, body: Any, idempotency_key: Any, path: Any, deadline_ms: Any
+    ) -> Tuple[str, bytes, Optional[str], Optional[str], int]:
+        oid = _text("order_id", order_id)
+        data = body_bytes(body)
+        key = _optional_text("idempotency_key", idempotency_key)
+        p = _optional_text("path", path)
+        if deadline_ms is None:
+            ms = 0
+        elif isinstance(deadline_ms, bool) or not isinstance(deadline_ms, int):
+            raise TypeError("deadline_ms must be an int")
+        elif deadline_ms <= 0:
+            raise InvalidArgumentError(InvalidArgumentError.code, "deadline_ms must be positive")
+        else:
+            ms = deadline_ms
+        return oid, data, key, p, ms
+
+    def _executor(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._native is None:
+                raise ClientClosedError(InvalidArgumentError.code, "the payretry client is closed")
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="payretry")
+            return self._pool
+
+
+def _interruptible(call: Callable[[], _T]) -> _T:
+    """Runs ``call`` (a C call that releases the GIL) so that Ctrl-C is not held
+    back until it returns. Python delivers signals only to the main thread, and
+    only between bytecodes: there the call moves to a helper thread and the main
+    thread waits in short slices. The helper is not a daemon, so an interrupted
+    call still finishes, and commits its outcome, before the interpreter exits."""
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    box: Dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = call()
+        except BaseException as e:  # handed to the waiting thread
+            box["error"] = e
+        finally:
+            with guard:
+                done.set()
+                abandoned = box.get("abandoned", False)
+            if abandoned:
+                _report_abandoned(box)
+
+    guard = threading.Lock()
+    helper = threading.Thread(target=run, name="payretry-call")
+    helper.start()
+    try:
+        while not done.wait(_WAIT_SLICE_S):
+            pass
+    except BaseException:
+        with guard:
+            box["abandoned"] = True
+            finished = done.is_set()
+        if finished:
+            _report_abandoned(box)
+        raise
+    if "error" in box:
+        raise box["error"]
+    value: _T = box["value"]
+    return value
+
+
+def _report_abandoned(box: Dict[str, Any]) -> None:
+    # Nobody waits for this call any more: say how it ended, for the operator.
+    if "error" in box:
+        _log.logger.warning("an interrupted payretry call failed in the background: %r", box["error"])
+    else:
+        value = box.get("value")
+        what = getattr(value, "outcome", None)
+        _log.logger.warning(
+            "an interrupted payretry call finished in the background%s",
+            f" with outcome {_native_outcome_name(what)} (recorded in the ledger)" if what is not None else "",
+        )
+
+
+def _native_outcome_name(number: Any) -> str:
+    return {1: "SUCCEEDED", 2: "FAILED", 3: "UNKNOWN", 4: "IN_PROGRESS"}.get(number, str(number))

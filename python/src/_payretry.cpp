@@ -1,0 +1,255 @@
+// _payretry: the private extension under the `payretry` package, bound over
+// payretry.hpp (and so over the public C ABI), never over engine internals.
+//
+// The GIL is released around every call that may touch the network, sleep in
+// a backoff or wait on the ledger, and re-acquired only inside the callbacks
+// that reach into Python (log lines, reconcile's body_for). A closed client
+// is only dropped by its Python owner: calls still running keep the C client
+// alive through their own reference, so close() never frees it under them.
+#include <pybind11/functional.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <payretry/payretry.hpp>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+
+namespace py = pybind11;
+
+namespace {
+
+// Set once by the pure-Python package at import, and never destroyed: a C
+// thread may still log while the interpreter tears the module down.
+py::object* g_error_factory = nullptr;  // (code, message, closed) -> exception instance
+py::object* g_log_sink = nullptr;       // (level, line) -> None
+
+// Raised when a closed client is used; becomes payretry.ClientClosedError.
+struct closed_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+bool interpreter_gone() {
+#if PY_VERSION_HEX >= 0x030D0000
+  return Py_IsFinalizing() != 0;
+#else
+  return _Py_IsFinalizing() != 0;
+#endif
+}
+
+// The library's strings are mostly ASCII, but order ids and provider fields
+// are caller or provider data: never let a stray byte turn into an exception.
+py::str text(std::string_view s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+py::object opt_text(const std::optional<std::string_view>& s) {
+  if (!s) return py::none();
+  return text(*s);
+}
+
+void raise_pay(int code, const char* message, bool closed) {
+  if (!g_error_factory) {
+    PyErr_SetString(PyExc_RuntimeError, message);
+    return;
+  }
+  try {
+    py::object exc = (*g_error_factory)(code, text(message), closed);
+    PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc.ptr())), exc.ptr());
+  } catch (py::error_already_set& e) {
+    e.restore();
+  }
+}
+
+// Runs on whichever thread called into the library, with the GIL released.
+void log_line(int level, std::string_view line) noexcept {
+  if (!g_log_sink || !Py_IsInitialized() || interpreter_gone()) return;
+  py::gil_scoped_acquire gil;
+  try {
+    (*g_log_sink)(level, text(line));
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable("payretry log sink");
+  } catch (...) {
+    // A log line must never break a payment.
+  }
+}
+
+class NativeClient {
+ public:
+  NativeClient(const std::string& config_json, bool with_log) {
+    py::gil_scoped_release nogil;  // opening the ledger may do disk or network I/O
+    if (with_log)
+      c_ = std::make_shared<pay::client>(config_json, pay::log_callback(&log_line));
+    else
+      c_ = std::make_shared<pay::client>(config_json);
+  }
+
+  pay::result submit(const std::string& order_id, const py::bytes& body,
+                     const std::optional<std::string>& idempotency_key, const std::optional<std::string>& path,
+                     long long deadline_ms) {
+    std::shared_ptr<pay::client> c = get();
+    std::string bytes = body;  // the exact bytes of every attempt, copied while we hold the GIL
+    pay::submit_options o;
+    o.idempotency_key = idempotency_key;
+    o.path = path;
+    o.deadline = std::chrono::milliseconds(deadline_ms);
+    py::gil_scoped_release nogil;
+    return c->submit(order_id, bytes, o);
+  }
+
+  pay::result query(const std::string& order_id) {
+    std::shared_ptr<pay::client> c = get();
+    py::gil_scoped_release nogil;
+    return c->query(order_id);
+  }
+
+  py::str reconcile(const py::object& body_for) {
+    std::shared_ptr<pay::client> c = get();
+    // Built and destroyed while the GIL is held: it owns a reference to body_for.
+    pay::body_callback cb;
+    if (!body_for.is_none()) {
+      cb = [&body_for](std::string_view order_id) -> std::optional<std::string> {
+        if (interpreter_gone()) return std::nullopt;
+        py::gil_scoped_acquire gil;
+        try {
+          py::object b = body_for(text(order_id));
+          if (b.is_none()) return std::nullopt;
+          return std::string(py::bytes(b));
+        } catch (py::error_already_set& e) {
+          e.discard_as_unraisable("payretry reconcile body_for");
+          return std::nullopt;  // no body: the payment stays UNKNOWN, with the reason
+        }
+      };
+    }
+    std::string report;
+    {
+      py::gil_scoped_release nogil;
+      report = c->reconcile(cb);
+    }
+    return text(report);
+  }
+
+  py::str ledger_get(const std::string& order_id) {
+    std::shared_ptr<pay::client> c = get();
+    std::string s;
+    {
+      py::gil_scoped_release nogil;
+      s = c->ledger_get(order_id);
+    }
+    return text(s);
+  }
+
+  py::str ledger_list(const std::optional<std::string>& state, int64_t updated_before_ms, uint32_t limit) {
+    std::shared_ptr<pay::client> c = get();
+    std::string s;
+    {
+      py::gil_scoped_release nogil;
+      s = c->ledger_list(state ? std::optional<std::string_view>(*state) : std::nullopt, updated_before_ms, limit);
+    }
+    return text(s);
+  }
+
+  py::str stats() {
+    std::shared_ptr<pay::client> c = get();
+    std::string s;
+    {
+      py::gil_scoped_release nogil;
+      s = c->stats();
+    }
+    return text(s);
+  }
+
+  // Drops our reference; the C client is freed when the last running call
+  // (if any) returns. Idempotent.
+  void close() {
+    std::shared_ptr<pay::client> old;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      old.swap(c_);
+    }
+    py::gil_scoped_release nogil;  // freeing closes the ledger's connections
+    old.reset();
+  }
+
+  bool closed() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return !c_;
+  }
+
+ private:
+  std::shared_ptr<pay::client> get() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!c_) throw closed_error("the payretry client is closed");
+    return c_;
+  }
+
+  std::mutex mu_;
+  std::shared_ptr<pay::client> c_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_payretry, m) {
+  m.doc() = "Private extension of the payretry package; use `import payretry`.";
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const closed_error& e) {
+      raise_pay(PAY_EINVALID, e.what(), true);
+    } catch (const pay::error& e) {
+      raise_pay(e.code(), e.what(), false);
+    }
+  });
+
+  m.def("_set_hooks", [](py::object error_factory, py::object log_sink) {
+    // Leaked on purpose: see the comment on g_error_factory.
+    g_error_factory = new py::object(std::move(error_factory));
+    g_log_sink = new py::object(std::move(log_sink));
+  }, py::arg("error_factory"), py::arg("log_sink"));
+
+  m.def("version", []() { return std::string(pay::version()); }, "The library's version string.");
+  m.def("version_number", &pay::version_number, "The library's PAY_VERSION_NUMBER.");
+  m.attr("HEADER_VERSION_NUMBER") = PAY_VERSION_NUMBER;
+  m.def("strerror", [](int code) { return std::string(pay_strerror(code)); }, py::arg("code"));
+
+#define PAY_PY_CODE_(name, value, text) m.attr(#name) = value;
+  PAY_ERROR_MAP(PAY_PY_CODE_)
+#undef PAY_PY_CODE_
+
+  // Immutable: any thread may read it, and it outlives the client that made it.
+  py::class_<pay::result>(m, "NativeResult")
+      .def_property_readonly("outcome", [](const pay::result& r) { return static_cast<int>(r.outcome()); })
+      .def_property_readonly("delivery", [](const pay::result& r) { return static_cast<int>(r.delivery()); })
+      .def_property_readonly("http_status", &pay::result::http_status)
+      .def_property_readonly("body", [](const pay::result& r) {
+        const std::string_view b = r.body();
+        return py::bytes(b.data(), b.size());
+      })
+      .def_property_readonly("order_id", [](const pay::result& r) { return text(r.order_id()); })
+      .def_property_readonly("idempotency_key", [](const pay::result& r) { return text(r.idempotency_key()); })
+      .def_property_readonly("provider_payment_id", [](const pay::result& r) { return opt_text(r.provider_payment_id()); })
+      .def_property_readonly("provider_status", [](const pay::result& r) { return opt_text(r.provider_status()); })
+      .def_property_readonly("error", [](const pay::result& r) { return opt_text(r.error()); })
+      .def_property_readonly("attempts", &pay::result::attempts)
+      .def_property_readonly("from_ledger", &pay::result::from_ledger)
+      .def_property_readonly("json", [](const pay::result& r) { return text(r.json()); });
+
+  py::class_<NativeClient>(m, "NativeClient")
+      .def(py::init<const std::string&, bool>(), py::arg("config_json"), py::arg("with_log"))
+      .def("submit", &NativeClient::submit, py::arg("order_id"), py::arg("body"), py::arg("idempotency_key"),
+           py::arg("path"), py::arg("deadline_ms"))
+      .def("query", &NativeClient::query, py::arg("order_id"))
+      .def("reconcile", &NativeClient::reconcile, py::arg("body_for"))
+      .def("ledger_get", &NativeClient::ledger_get, py::arg("order_id"))
+      .def("ledger_list", &NativeClient::ledger_list, py::arg("state"), py::arg("updated_before_ms"),
+           py::arg("limit"))
+      .def("stats", &NativeClient::stats)
+      .def("close", &NativeClient::close)
+      .def_property_readonly("closed", &NativeClient::closed);
+}

@@ -1,0 +1,35 @@
+#!/bin/sh
+# run_tests.sh WORK_DIR SIM: the Python package as a user gets it. A fresh venv
+# in WORK_DIR, scikit-build-core/pybind11/pytest/mypy from PyPI, a real
+# (non-editable) `pip install python/` that compiles the C++ core of this
+# checkout into the extension, then mypy --strict on the package, its stubs and
+# the example, stubtest of the extension's stub against the built module, and
+# pytest against the simulator SIM (payretry-sim from the same CMake build).
+# PYTHON picks the interpreter (default: python3 on PATH).
+set -eu
+if [ $# -ne 2 ]; then
+  echo "usage: $0 WORK_DIR PAYRETRY_SIM" >&2
+  exit 2
+fi
+mkdir -p "$1"
+work=$(cd "$1" && pwd)
+sim=$2
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+python=${PYTHON:-python3}
+venv="$work/venv"
+
+rm -rf "$venv"
+"$python" -m venv "$venv"
+py="$venv/bin/python"
+"$py" -m pip install --quiet --disable-pip-version-check scikit-build-core pybind11 pytest mypy
+# Build isolation on purpose: this is the clean-clone path (build deps from PyPI).
+CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
+  "$py" -m pip install --disable-pip-version-check "$repo/python"
+
+# Run from the work dir, so `import payretry` is the installed wheel, never the source tree.
+cd "$work"
+"$py" -c 'import payretry, sys; print("payretry", payretry.__version__, "from", payretry.__file__); sys.exit(0)'
+"$py" -m mypy --strict --cache-dir "$work/mypy-cache" -p payretry
+"$py" -m mypy --strict --cache-dir "$work/mypy-cache" "$repo/python/examples/example.py"
+"$py" -m mypy.stubtest --allowlist "$repo/python/stubtest-allowlist.txt" payretry._payretry
+PAYRETRY_SIM="$sim" "$py" -m pytest -p no:cacheprovider -v -s "$repo/python/tests"
