@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import _log
 from . import _payretry
-from ._client import Body, BodyFor, Client, Config, body_bytes
+from ._client import Body, BodyFor, Client, Config, Payment, body_bytes
 from ._errors import (
     ClientClosedError,
     ConfigError,
@@ -56,6 +56,7 @@ __all__ = [
     "PayError",
     "PayIOError",
     "PayMemoryError",
+    "Payment",
     "ReconcileFailure",
     "ReconcileReport",
     "Result",

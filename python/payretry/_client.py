@@ -7,12 +7,12 @@ import json
 import os
 import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, TypeVar, Union
 
 from . import _log
 from . import _payretry as _native
-from ._errors import ClientClosedError, IdempotencyKeyError, InvalidArgumentError
+from ._errors import ClientClosedError, IdempotencyKeyError, InvalidArgumentError, PayError, error_from_code
 from ._result import ReconcileReport, Result, result_from_native
 
 #: A configuration: a dict (serialised with json.dumps), a JSON text (a str
@@ -25,6 +25,17 @@ Body = Union[Mapping[str, Any], str, bytes, bytearray, memoryview]
 BodyFor = Callable[[str], Optional[Body]]
 
 _T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class Payment:
+    """One payment of :meth:`Client.submit_many`, with :meth:`Client.submit`'s arguments."""
+
+    order_id: str
+    body: Body
+    idempotency_key: Optional[str] = None
+    path: Optional[str] = None
+    deadline_ms: Optional[int] = None
 
 # How often the main thread wakes while a call runs on its helper thread;
 # only the latency of Ctrl-C depends on it.
@@ -94,7 +105,6 @@ class Client:
     def __init__(self, config: Config) -> None:
         self._native: Optional[_native.NativeClient] = None
         self._lock = threading.Lock()
-        self._pool: Optional[ThreadPoolExecutor] = None
         self._native = _native.NativeClient(_config_text(config), True)
 
     # ---- lifecycle ---------------------------------------------------------
@@ -105,9 +115,6 @@ class Client:
         record their outcome in the ledger. Idempotent."""
         with self._lock:
             native, self._native = self._native, None
-            pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=False)
         if native is not None:
             native.close()
 
@@ -166,14 +173,66 @@ class Client:
         path: Optional[str] = None,
         deadline_ms: Optional[int] = None,
     ) -> Result:
-        """:meth:`submit` for asyncio: the blocking call runs on this client's
-        worker threads, so the event loop keeps running. Cancelling the awaiting
-        task abandons only the wait: the payment completes and is recorded."""
+        """:meth:`submit` for asyncio, without a thread per payment: the payment
+        runs on the client's engine thread (libcurl multi, group commit in the
+        ledger) and its answer wakes this coroutine through the event loop.
+        Cancelling the awaiting task abandons only the wait: the payment
+        completes and is recorded in the ledger."""
         args = self._submit_args(order_id, body, idempotency_key, path, deadline_ms)
         native = self._handle()
         loop = asyncio.get_running_loop()
-        nres = await loop.run_in_executor(self._executor(), lambda: native.submit(*args))
-        return result_from_native(nres)
+        future: asyncio.Future[Result] = loop.create_future()
+
+        def settle(nres: Optional[_native.NativeResult], code: int, message: Optional[str]) -> None:
+            if future.done():  # the waiter was cancelled; the ledger has the outcome
+                return
+            if nres is None:
+                future.set_exception(error_from_code(code, message or ""))
+                return
+            try:
+                future.set_result(result_from_native(nres))
+            except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
+                future.set_exception(e)
+
+        def done(nres: Optional[_native.NativeResult], code: int, message: Optional[str]) -> None:
+            # On the engine thread: hand the answer to the loop's own thread.
+            try:
+                loop.call_soon_threadsafe(settle, nres, code, message)
+            except RuntimeError:
+                pass  # the loop is closed: nobody waits for this answer any more
+
+        native.submit_async(*args, done)
+        return await future
+
+    def submit_many(
+        self,
+        payments: Iterable[Union[Payment, Tuple[str, Body]]],
+        *,
+        max_in_flight: int = 0,
+    ) -> List[Union[Result, PayError]]:
+        """Submits many payments at once on the client's engine thread (libcurl
+        multi: one thread however many are in flight; their ledger writes share
+        commits) and returns, in order, each payment's :class:`Result`, or the
+        :class:`PayError` of its failed call: returned, not raised, so that one
+        bad payment never hides the others' outcomes. Each payment follows the
+        rules of :meth:`submit`. ``max_in_flight`` 0: all at once. Arguments of
+        the wrong type raise before anything is sent."""
+        if isinstance(max_in_flight, bool) or not isinstance(max_in_flight, int) or max_in_flight < 0:
+            raise TypeError("max_in_flight must be a non-negative int")
+        items: List[Tuple[str, bytes, Optional[str], Optional[str], int]] = []
+        for p in payments:
+            if isinstance(p, Payment):
+                items.append(self._submit_args(p.order_id, p.body, p.idempotency_key, p.path, p.deadline_ms))
+            elif isinstance(p, tuple) and len(p) == 2:
+                items.append(self._submit_args(p[0], p[1], None, None, None))
+            else:
+                raise TypeError("each payment must be a payretry.Payment or an (order_id, body) tuple")
+        native = self._handle()
+        answers = _interruptible(lambda: native.submit_many(items, max_in_flight))
+        out: List[Union[Result, PayError]] = []
+        for nres, code, message in answers:
+            out.append(error_from_code(code, message or "") if nres is None else result_from_native(nres))
+        return out
 
     def query(self, order_id: str) -> Result:
         """Asks the provider what happened to one payment and records the answer.
@@ -256,14 +315,6 @@ class Client:
         else:
             ms = deadline_ms
         return oid, data, key, p, ms
-
-    def _executor(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._native is None:
-                raise ClientClosedError(InvalidArgumentError.code, "the payretry client is closed")
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(max_workers=32, thread_name_prefix="payretry")
-            return self._pool
 
 
 def _interruptible(call: Callable[[], _T]) -> _T:

@@ -1,5 +1,5 @@
 # Stub of the private pybind11 extension (python/src/_payretry.cpp).
-from typing import Callable, Optional
+from typing import Callable, List, Optional, Tuple
 
 PAY_OK: int
 PAY_ERROR: int
@@ -58,6 +58,20 @@ class NativeClient:
         path: Optional[str],
         deadline_ms: int,
     ) -> NativeResult: ...
+    def submit_async(
+        self,
+        order_id: str,
+        body: bytes,
+        idempotency_key: Optional[str],
+        path: Optional[str],
+        deadline_ms: int,
+        done: Callable[[Optional[NativeResult], int, Optional[str]], None],
+    ) -> None: ...
+    def submit_many(
+        self,
+        payments: List[Tuple[str, bytes, Optional[str], Optional[str], int]],
+        max_in_flight: int,
+    ) -> List[Tuple[Optional[NativeResult], int, Optional[str]]]: ...
     def query(self, order_id: str) -> NativeResult: ...
     def reconcile(self, body_for: Optional[Callable[[str], Optional[bytes]]]) -> str: ...
     def ledger_get(self, order_id: str) -> str: ...

@@ -102,6 +102,77 @@ class NativeClient {
     return c->submit(order_id, bytes, o);
   }
 
+  // Starts one payment on the client's engine thread (libcurl multi, group
+  // commit) and returns at once. `done(result, code, message)` is called once,
+  // on that thread, with the GIL held: a NativeResult and 0, or None and the
+  // failed call's code and message. Nothing here waits, nothing blocks a thread.
+  void submit_async(const std::string& order_id, const py::bytes& body,
+                    const std::optional<std::string>& idempotency_key, const std::optional<std::string>& path,
+                    long long deadline_ms, py::function done) {
+    std::shared_ptr<pay::client> c = get();
+    std::string bytes = body;
+    pay::submit_options o;
+    o.idempotency_key = idempotency_key;
+    o.path = path;
+    o.deadline = std::chrono::milliseconds(deadline_ms);
+    // The callback object travels to the engine thread and dies there: its
+    // reference count may only change under the GIL.
+    std::shared_ptr<py::object> fn(new py::object(std::move(done)), [](py::object* f) {
+      if (interpreter_gone()) return;  // too late to touch Python: leak it
+      py::gil_scoped_acquire gil;
+      delete f;
+    });
+    py::gil_scoped_release nogil;
+    c->submit_async(
+        order_id, bytes,
+        [fn](pay::answer a) {
+          if (interpreter_gone()) return;
+          py::gil_scoped_acquire gil;
+          try {
+            if (a.result)
+              (*fn)(py::cast(std::move(*a.result)), 0, py::none());
+            else
+              (*fn)(py::none(), a.failure->code(), text(a.failure->what()));
+          } catch (py::error_already_set& e) {
+            e.discard_as_unraisable("payretry submit_async callback");
+          } catch (...) {
+            // An answer that cannot be delivered must not stop the engine.
+          }
+        },
+        o);
+  }
+
+  // Many payments at once on the engine thread, the GIL released until every
+  // one has its answer: a list of (NativeResult or None, code, message).
+  py::list submit_many(const py::list& payments, size_t max_in_flight) {
+    std::shared_ptr<pay::client> c = get();
+    std::vector<pay::payment> ps;
+    ps.reserve(payments.size());
+    for (const py::handle item : payments) {
+      const py::tuple t = py::reinterpret_borrow<py::tuple>(item);
+      pay::payment p;
+      p.order_id = t[0].cast<std::string>();
+      p.body = t[1].cast<py::bytes>();
+      if (!t[2].is_none()) p.options.idempotency_key = t[2].cast<std::string>();
+      if (!t[3].is_none()) p.options.path = t[3].cast<std::string>();
+      p.options.deadline = std::chrono::milliseconds(t[4].cast<long long>());
+      ps.push_back(std::move(p));
+    }
+    std::vector<pay::answer> answers;
+    {
+      py::gil_scoped_release nogil;
+      answers = c->submit_batch(ps, max_in_flight);
+    }
+    py::list out;
+    for (pay::answer& a : answers) {
+      if (a.result)
+        out.append(py::make_tuple(py::cast(std::move(*a.result)), 0, py::none()));
+      else
+        out.append(py::make_tuple(py::none(), a.failure->code(), text(a.failure->what())));
+    }
+    return out;
+  }
+
   pay::result query(const std::string& order_id) {
     std::shared_ptr<pay::client> c = get();
     py::gil_scoped_release nogil;
@@ -181,6 +252,20 @@ class NativeClient {
     return !c_;
   }
 
+  // A client dropped without close() may still have payments on its engine
+  // thread; freeing it waits for them, and their answers need the GIL.
+  ~NativeClient() {
+    std::shared_ptr<pay::client> old;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      old.swap(c_);
+    }
+    if (old && !interpreter_gone() && PyGILState_Check()) {
+      py::gil_scoped_release nogil;
+      old.reset();
+    }
+  }
+
  private:
   std::shared_ptr<pay::client> get() {
     std::lock_guard<std::mutex> lock(mu_);
@@ -244,6 +329,9 @@ PYBIND11_MODULE(_payretry, m) {
       .def(py::init<const std::string&, bool>(), py::arg("config_json"), py::arg("with_log"))
       .def("submit", &NativeClient::submit, py::arg("order_id"), py::arg("body"), py::arg("idempotency_key"),
            py::arg("path"), py::arg("deadline_ms"))
+      .def("submit_async", &NativeClient::submit_async, py::arg("order_id"), py::arg("body"),
+           py::arg("idempotency_key"), py::arg("path"), py::arg("deadline_ms"), py::arg("done"))
+      .def("submit_many", &NativeClient::submit_many, py::arg("payments"), py::arg("max_in_flight"))
       .def("query", &NativeClient::query, py::arg("order_id"))
       .def("reconcile", &NativeClient::reconcile, py::arg("body_for"))
       .def("ledger_get", &NativeClient::ledger_get, py::arg("order_id"))
