@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <thread>
 #include <vector>
 #include <new>
 #include <optional>
@@ -51,6 +52,7 @@ struct PendingState {
   int rc = PAY_OK;
   std::string message;
   pay_result* result = nullptr;
+  std::thread::id engine_thread;  // the thread that answers; it must never wait
   ~PendingState();
 };
 
@@ -327,6 +329,8 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
     if (opts && opts->version != PAY_BATCH_OPTIONS_VERSION)
       return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_batch_options");
+    if (count > 0 && client->impl->multi().on_engine_thread())
+      return set_error(PAY_EINVALID, "pay_submit_batch called from a done callback: it would wait for itself");
     for (size_t i = 0; i < count; ++i) {
       items[i].rc = PAY_OK;
       items[i].result = nullptr;
@@ -376,44 +380,77 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
       std::lock_guard<std::mutex> lock(wait.mu);
       if (--wait.left == 0) wait.cv.notify_all();
     };
+    // Runs answered() however the scope is left: a missed count would hang
+    // the caller forever.
+    struct Answers {
+      decltype(answered)& fn;
+      ~Answers() { fn(); }
+    };
     // The next item not yet started, as a job; items refused up front are
     // answered on the way. Each answer starts one more item, so `window`
     // items stay in flight.
     using JobPtr = std::unique_ptr<payretry::MultiEngine::Job>;
+    struct Next {
+      size_t i = 0;
+      JobPtr job;  // null: every item is started or answered
+    };
     std::atomic<size_t> next{0};
-    std::function<JobPtr()> take_next;
+    std::function<Next()> take_next;
+    // Starts the next item; one the engine refuses (the client is being
+    // freed, out of memory) is answered with that error, and the next tried.
     auto launch_next = [&] {
-      if (JobPtr job = take_next()) {
-        std::vector<JobPtr> one;
-        one.push_back(std::move(job));
-        engine.enqueue(std::move(one));
+      for (;;) {
+        Next n = take_next();
+        if (!n.job) return;
+        try {
+          std::vector<JobPtr> one;
+          one.push_back(std::move(n.job));
+          engine.enqueue(std::move(one));
+          return;
+        } catch (...) {
+          Answers guard{answered};
+          fill(n.i, std::current_exception(), {});
+        }
       }
     };
-    take_next = [&]() -> JobPtr {
+    take_next = [&]() -> Next {
       for (;;) {
-        const size_t i = next.fetch_add(1);
-        if (i >= count) return nullptr;
-        JobPtr job = make(i);
-        if (!job) {
+        Next n;
+        n.i = next.fetch_add(1);
+        if (n.i >= count) return n;
+        n.job = make(n.i);
+        if (!n.job) {
           answered();
           continue;
         }
-        job->done = [&, i](std::exception_ptr e, payretry::PaymentResult r) {
+        const size_t i = n.i;
+        n.job->done = [&, i](std::exception_ptr e, payretry::PaymentResult r) {
+          Answers guard{answered};
           fill(i, e, std::move(r));
           launch_next();
-          answered();
         };
-        return job;
+        return n;
       }
     };
     // The first window in one hand-over, so its rows share one commit.
     std::vector<JobPtr> first;
+    std::vector<size_t> first_items;
     for (size_t k = 0; k < window; ++k) {
-      JobPtr job = take_next();
-      if (!job) break;
-      first.push_back(std::move(job));
+      Next n = take_next();
+      if (!n.job) break;
+      first_items.push_back(n.i);
+      first.push_back(std::move(n.job));
     }
-    engine.enqueue(std::move(first));
+    try {
+      engine.enqueue(std::move(first));
+    } catch (...) {
+      const std::exception_ptr e = std::current_exception();
+      for (size_t i : first_items) {
+        Answers guard{answered};
+        fill(i, e, {});
+      }
+      for (size_t k = 0; k < first_items.size(); ++k) launch_next();
+    }
     std::unique_lock<std::mutex> lock(wait.mu);
     wait.cv.wait(lock, [&] { return wait.left == 0; });
     return PAY_OK;
@@ -472,8 +509,10 @@ int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id
       return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_submit_options");
     auto job = job_of(order_id, body, body_len, opts ? opts->idempotency_key : nullptr, opts ? opts->path : nullptr,
                       opts ? opts->deadline_ms : 0);
+    payretry::MultiEngine& engine = client->impl->multi();
     auto handle = std::make_unique<pay_pending>();
     handle->state = std::make_shared<PendingState>();
+    handle->state->engine_thread = engine.thread_id();
     job->done = [state = handle->state](std::exception_ptr e, payretry::PaymentResult r) {
       std::string m;
       int rc = PAY_OK;
@@ -500,7 +539,7 @@ int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id
     };
     std::vector<std::unique_ptr<payretry::MultiEngine::Job>> one;
     one.push_back(std::move(job));
-    client->impl->multi().enqueue(std::move(one));
+    engine.enqueue(std::move(one));
     *out = handle.release();
     return PAY_OK;
   });
@@ -512,6 +551,8 @@ int pay_pending_wait(pay_result** out, pay_pending* pending, int timeout_ms) {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (!pending) return set_error(PAY_EINVALID, "pending is NULL");
     PendingState& st = *pending->state;
+    if (timeout_ms != 0 && std::this_thread::get_id() == st.engine_thread)
+      return set_error(PAY_EINVALID, "pay_pending_wait from a done callback may only poll (timeout 0)");
     std::unique_lock<std::mutex> lock(st.mu);
     if (st.collected) return set_error(PAY_EINVALID, "this payment's answer was already collected");
     if (timeout_ms < 0) st.cv.wait(lock, [&] { return st.answered; });

@@ -53,21 +53,21 @@ void Ledger::apply(LedgerBatch& b) {
       c.out.row = std::move(o.row);
       c.out.created = o.created;
       c.out.key_taken = o.key_taken;
-    } catch (const LedgerError& e) {
+    } catch (const std::exception& e) {  // a store error, or out of memory: this entry only
       c.error = e.what();
     }
   }
   for (auto& r : b.records) {
     try {
       r.ok = record_attempt(r.order_id, b.owner, r.attempt);
-    } catch (const LedgerError& e) {
+    } catch (const std::exception& e) {
       r.error = e.what();
     }
   }
   for (auto& s : b.settles) {
     try {
       s.ok = settle(s.order_id, b.owner, s.last ? &*s.last : nullptr, s.settlement, s.now);
-    } catch (const LedgerError& e) {
+    } catch (const std::exception& e) {
       s.error = e.what();
     }
   }

@@ -214,8 +214,19 @@ class SqliteLedger final : public Ledger {
   void apply(LedgerBatch& b) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
+      std::unique_ptr<Tx> begun;
       try {
-        Tx tx(*this);
+        begun = std::make_unique<Tx>(*this);
+      } catch (const LedgerError& e) {
+        // The store is locked or gone: one commit per entry would only wait
+        // out the busy timeout once per entry. Every entry fails alike.
+        for (auto& c : b.creates) c.error = e.what();
+        for (auto& r : b.records) r.error = e.what();
+        for (auto& st : b.settles) st.error = e.what();
+        return;
+      }
+      try {
+        Tx& tx = *begun;
         int sp = 0;
         auto guarded = [&](auto&& op) {
           const std::string name = "e" + std::to_string(sp++);
@@ -252,7 +263,9 @@ class SqliteLedger final : public Ledger {
         for (size_t i = 0; i < b.settles.size(); ++i) b.settles[i].ok = settles[i] != 0;
         return;
       } catch (const LedgerError&) {
-        // fall through to one commit per entry, outside the lock it takes itself
+        // One entry broke the transaction: roll it all back and fall through
+        // to one commit per entry, outside the lock it takes itself.
+        begun.reset();
       }
     }
     Ledger::apply(b);

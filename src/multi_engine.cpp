@@ -66,6 +66,9 @@ void MultiEngine::enqueue(std::vector<std::unique_ptr<Job>> jobs) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) throw std::logic_error("the client is being freed");
+    // Reserve first: the hand-over is all or nothing, so a caller that sees
+    // an exception knows no job of it will be answered.
+    queue_.reserve(queue_.size() + jobs.size());
     for (auto& j : jobs) queue_.push_back(std::move(j));
   }
   curl_multi_wakeup(multi_);
@@ -101,29 +104,43 @@ long MultiEngine::poll_timeout_ms() {
 }
 
 void MultiEngine::start(std::unique_ptr<Job> job) {
-  auto* p = new Payment;
-  ++active_;
-  p->job = std::move(job);
-  SubmitRequest& r = p->request;
-  r.order_id = p->job->order_id;
-  r.body = p->job->body;
-  r.idempotency_key = p->job->idempotency_key;
-  r.path = p->job->path;
-  r.deadline_ms = p->job->deadline_ms;
+  Payment* p = nullptr;
   try {
-    p->admission = flow_.admit(r);
+    p = new Payment;
   } catch (...) {
-    complete(p, std::current_exception(), {});
+    // Nothing was sent; the caller still gets its one answer.
+    try {
+      job->done(std::current_exception(), {});
+    } catch (...) {
+    }
     return;
   }
-  p->wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
-  const int64_t now = clock_.unix_ms();
-  LedgerBatch::Create c;
-  c.proposed = p->admission.proposed;
-  c.now = now;
-  c.lease_until = now + p->admission.lease_ms;
-  batch_.creates.push_back(std::move(c));
-  create_of_.push_back(p);
+  ++active_;
+  p->job = std::move(job);
+  try {
+    SubmitRequest& r = p->request;
+    r.order_id = p->job->order_id;
+    r.body = p->job->body;
+    r.idempotency_key = p->job->idempotency_key;
+    r.path = p->job->path;
+    r.deadline_ms = p->job->deadline_ms;
+    p->admission = flow_.admit(r);
+    p->wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
+    const int64_t now = clock_.unix_ms();
+    LedgerBatch::Create c;
+    c.proposed = p->admission.proposed;
+    c.now = now;
+    c.lease_until = now + p->admission.lease_ms;
+    create_of_.push_back(p);
+    try {
+      batch_.creates.push_back(std::move(c));
+    } catch (...) {
+      create_of_.pop_back();  // the two lists stay in step
+      throw;
+    }
+  } catch (...) {
+    complete(p, std::current_exception(), {});
+  }
 }
 
 // Group commit: everything gathered since the last flush, in one go. Only
@@ -227,14 +244,20 @@ void MultiEngine::step(Payment* p, AttemptRun::Step s) {
   switch (s.kind) {
     case AttemptRun::Kind::send: {
       p->easy = acquire_easy();
-      p->transfer.prepare(p->easy, *s.request, curl_options_);
+      try {
+        p->transfer.prepare(p->easy, *s.request, curl_options_);
+      } catch (...) {
+        release_easy(p->easy);  // nothing was handed to libcurl
+        p->easy = nullptr;
+        throw;
+      }
       curl_easy_setopt(p->easy, CURLOPT_PRIVATE, p);
       if (curl_multi_add_handle(multi_, p->easy) != CURLM_OK) {
         // Nothing was handed to libcurl, so nothing was sent.
         TransportResult t;
         t.failure = TransportFailure::other;
         t.error_text = "curl_multi_add_handle failed";
-        idle_easy_.push_back(p->easy);
+        release_easy(p->easy);
         p->easy = nullptr;
         return step(p, p->run->sent(t));
       }
@@ -342,8 +365,18 @@ void MultiEngine::read_transfers() {
     long connects = 0;
     curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
     stats_.on_connections(connects);
-    TransportResult t = p->transfer.finish(h, rc);
-    idle_easy_.push_back(h);
+    TransportResult t;
+    try {
+      t = p->transfer.finish(h, rc);
+    } catch (...) {
+      // The response could not be read (out of memory): the request went
+      // out, so the provider may have acted on it.
+      t = TransportResult{};
+      t.failure = TransportFailure::other;
+      t.request_written = true;
+      t.error_text = "could not read the response";
+    }
+    release_easy(h);
     p->easy = nullptr;
     try {
       step(p, p->run->sent(t));
@@ -357,12 +390,22 @@ CURL* MultiEngine::acquire_easy() {
   if (!idle_easy_.empty()) {
     CURL* h = idle_easy_.back();
     idle_easy_.pop_back();
-    curl_easy_reset(h);
     return h;
   }
   CURL* h = curl_easy_init();
   if (!h) throw std::bad_alloc();
   return h;
+}
+
+// An idle handle keeps no pointer into a finished payment (its headers,
+// body, PRIVATE): reset before it waits for the next one.
+void MultiEngine::release_easy(CURL* h) {
+  curl_easy_reset(h);
+  try {
+    idle_easy_.push_back(h);
+  } catch (...) {
+    curl_easy_cleanup(h);
+  }
 }
 
 }  // namespace payretry

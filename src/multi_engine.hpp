@@ -53,6 +53,10 @@ class MultiEngine {
 
   // Hands jobs over; returns at once. Thread-safe, also from a `done`.
   void enqueue(std::vector<std::unique_ptr<Job>> jobs);
+  // True on the engine's own thread (inside a `done`), where waiting for a
+  // payment would wait for the thread that must answer it.
+  bool on_engine_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+  std::thread::id thread_id() const { return thread_.get_id(); }
 
  private:
   struct Payment;
@@ -72,6 +76,7 @@ class MultiEngine {
   void read_transfers();
   long poll_timeout_ms();
   CURL* acquire_easy();
+  void release_easy(CURL* h);
 
   Engine& engine_;
   PaymentFlow& flow_;

@@ -87,9 +87,11 @@ PAY_API int pay_client_new(pay_client **out, const char *config_json,
                            const pay_client_options *opts);
 
 /* Frees the client. The caller must ensure no other call on it is still
- * running; payments started with pay_submit_async are waited for (each is
- * bounded by its deadline) and reported first. Results it made stay valid.
- * NULL is a no-op. */
+ * running; payments started with pay_submit_async or pay_submit_start are
+ * waited for and reported first (each is bounded by its deadline, plus
+ * in_progress_wait_ms when it waits on another worker). Results it made stay
+ * valid. Never call it from a done callback of the same client. NULL is a
+ * no-op. */
 PAY_API void pay_client_free(pay_client *client);
 
 /* ---- Submitting one payment ---------------------------------------------- */
@@ -170,8 +172,9 @@ PAY_API int pay_batch_options_init(pay_batch_options *opts, unsigned int version
  * answer: each item's rc, result and message are then set, as pay_submit
  * would have set them for that payment alone. `items` is in/out (first, as
  * an out-parameter); `opts` may be NULL. Returns 0 (look at each item),
- * PAY_EINVALID (NULL items with count > 0, NULL client) or PAY_EVERSION,
- * with no item touched. Two items with the same order id behave as two
+ * PAY_EINVALID (NULL items with count > 0, NULL client, or called from a done
+ * callback, where it would wait for its own thread) or PAY_EVERSION, with no
+ * item touched. Two items with the same order id behave as two
  * concurrent pay_submit calls: one runs, the other reports IN_PROGRESS
  * (or waits, per in_progress_wait_ms). Thread-safe. */
 PAY_API int pay_submit_batch(pay_batch_item *items, size_t count, pay_client *client,
@@ -180,13 +183,18 @@ PAY_API int pay_submit_batch(pay_batch_item *items, size_t count, pay_client *cl
 /* Called once per pay_submit_async, on the engine thread: rc 0 with
  * `result` (the callback's: free it with pay_result_free), or the PAY_E* code
  * of a failed call with result NULL and `message` saying why (valid during
- * the call). It must not call pay_client_free on its own client; it may
- * submit more. */
+ * the call). It may start more payments (pay_submit_async, pay_submit_start)
+ * and poll (pay_pending_wait with timeout 0). It must not wait: no
+ * pay_submit_batch, no blocking pay_pending_wait (both return PAY_EINVALID
+ * there), no pay_submit (it would stall every payment in flight), and no
+ * pay_client_free on its own client. Every payment in flight waits while it
+ * runs: keep it short. */
 typedef void (*pay_done_cb)(int rc, pay_result *result, const char *message, void *payload);
 
 /* Starts one payment and returns at once; `done` reports it. The body is
  * copied. Returns 0 when the payment was taken (then `done` is called exactly
- * once), or PAY_EINVALID / PAY_EVERSION with nothing started and `done`
+ * once), or PAY_EINVALID / PAY_EVERSION / PAY_EKEY (an empty key) / PAY_ENOMEM
+ * / PAY_ERROR (the client is being freed) with nothing started and `done`
  * never called. pay_client_free waits until every started payment has been
  * reported (each is bounded by its deadline). Thread-safe. */
 PAY_API int pay_submit_async(pay_client *client, const char *order_id, const void *body, size_t body_len,
@@ -203,7 +211,8 @@ PAY_API int pay_submit_start(pay_pending **out, pay_client *client, const char *
                              size_t body_len, const pay_submit_options *opts);
 
 /* Waits up to `timeout_ms` (0: only look; negative: as long as it takes) for
- * the payment's answer. Returns 0 with the result in *out (the caller's), the
+ * the payment's answer; from a done callback only 0 is allowed (PAY_EINVALID
+ * otherwise). Returns 0 with the result in *out (the caller's), the
  * PAY_E* code of the payment's failed call (pay_error_last says why), or
  * PAY_EAGAIN when it has no answer yet (call again). Once the answer has been
  * collected, later calls return PAY_EINVALID. One thread at a time per handle. */

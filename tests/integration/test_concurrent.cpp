@@ -392,6 +392,65 @@ TEST_F(Concurrent, a_started_payment_is_collected_by_polling_then_waiting_exactl
   EXPECT_EQ(pay_pending_wait(&r, nullptr, 0), PAY_EINVALID);
 }
 
+// What a done callback may do on the engine thread: start another payment and
+// poll; what it may not: batch or wait, which would wait for its own thread.
+struct Reentrant {
+  pay_client* client = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  int batch_rc = 1, wait_rc = 1, poll_rc = 1, start_rc = 1;
+  pay_pending* started = nullptr;
+  bool done = false;
+  static void first_done(int rc, pay_result* r, const char*, void* self) {
+    auto* t = static_cast<Reentrant*>(self);
+    pay_result_free(r);
+    EXPECT_EQ(rc, PAY_OK);
+    const std::string body = R"({"order_id":"reentrant-2","amount":100,"currency":"usd"})";
+    pay_batch_item item{};
+    item.order_id = "reentrant-batch";
+    item.body = body.data();
+    item.body_len = body.size();
+    const int batch_rc = pay_submit_batch(&item, 1, t->client, nullptr);
+    pay_pending* p = nullptr;
+    const int start_rc = pay_submit_start(&p, t->client, "reentrant-2", body.data(), body.size(), nullptr);
+    pay_result* out = nullptr;
+    const int wait_rc = p ? pay_pending_wait(&out, p, 1000) : 1;
+    const int poll_rc = p ? pay_pending_wait(&out, p, 0) : 1;
+    std::lock_guard<std::mutex> lock(t->mu);
+    t->batch_rc = batch_rc;
+    t->start_rc = start_rc;
+    t->wait_rc = wait_rc;
+    t->poll_rc = poll_rc;
+    t->started = p;
+    t->done = true;
+    t->cv.notify_all();
+  }
+};
+
+TEST_F(Concurrent, a_done_callback_may_start_and_poll_but_never_wait_on_its_own_thread) {
+  auto c = client(config("stripe", kCalm));
+  Reentrant t;
+  t.client = c.get();
+  const std::string body = body_for("reentrant-1");
+  ASSERT_EQ(pay_submit_async(c.get(), "reentrant-1", body.data(), body.size(), nullptr, &Reentrant::first_done, &t),
+            PAY_OK);
+  {
+    std::unique_lock<std::mutex> lock(t.mu);
+    ASSERT_TRUE(t.cv.wait_for(lock, std::chrono::seconds(30), [&] { return t.done; })) << "the engine deadlocked";
+  }
+  EXPECT_EQ(t.batch_rc, PAY_EINVALID);
+  EXPECT_EQ(t.start_rc, PAY_OK);
+  EXPECT_EQ(t.wait_rc, PAY_EINVALID);
+  EXPECT_EQ(t.poll_rc, PAY_EAGAIN);  // the engine thread is busy in this very callback
+  pay_result* r = nullptr;
+  ASSERT_EQ(pay_pending_wait(&r, t.started, -1), PAY_OK) << pay_error_last()->message;
+  EXPECT_EQ(pay_result_outcome(r), PAY_OUTCOME_SUCCEEDED);
+  pay_result_free(r);
+  pay_pending_free(t.started);
+  EXPECT_EQ(sim_->charges_for("reentrant-2"), 1);
+  EXPECT_EQ(sim_->charges_for("reentrant-batch"), 0);
+}
+
 class ConcurrentChaos : public Concurrent {
  protected:
   payretry_sim::Options sim_options() override {
