@@ -1,6 +1,7 @@
 #include "engine.hpp"
 
 #include <cJSON.h>
+#include <strings.h>
 
 #include <algorithm>
 #include <cctype>
@@ -24,6 +25,20 @@ void read_provider_fields(const Profile& p, const std::string& body, PaymentResu
   const auto status = json_path_strings(j.get(), p.status_path);
   if (!id.empty()) r.provider_payment_id = id.front();
   if (!status.empty()) r.provider_status = status.front();
+}
+
+// True when the response says it replays an earlier answer to this key. A
+// replay is what lets a final 4xx after a possibly processed attempt count
+// as a decline, so every copy of the header must say so: duplicated,
+// contradictory copies (a proxy adding its own) are no proof.
+bool says_replayed(const HttpResponse& response, const std::string& header) {
+  bool seen = false;
+  for (const auto& [name, value] : response.headers) {
+    if (strcasecmp(name.c_str(), header.c_str()) != 0) continue;
+    if (value != "true") return false;
+    seen = true;
+  }
+  return seen;
 }
 
 // "$.idempotency_key" -> "idempotency_key": body-mode keys live at the top.
@@ -265,9 +280,9 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   r_.http_status = 0;
   r_.body.clear();
   if (t.failure == TransportFailure::none) {
-    a_.provider_request_id = first_header(t.response, profile.request_id_headers);
-    if (!profile.replay_header.empty())
-      if (const std::string* v = t.response.header(profile.replay_header)) a_.replayed = (*v == "true");
+    // Provider bytes end up in JSON (results, the ledger, logs): UTF-8 only.
+    a_.provider_request_id = utf8_clean(first_header(t.response, profile.request_id_headers));
+    if (!profile.replay_header.empty()) a_.replayed = says_replayed(t.response, profile.replay_header);
     r_.http_status = t.response.status;
     r_.body = t.response.body;
   }
@@ -315,19 +330,17 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   int64_t delay = backoff_delay_ms(n_ - first_, policy_.backoff_base_ms, policy_.backoff_cap_ms, e_.d_.jitter);
   std::string source = "backoff";
   if (t.failure == TransportFailure::none) {
-    if (const std::string* ra = t.response.header("Retry-After")) {
-      if (auto wait = parse_retry_after_ms(*ra, clock.unix_ms())) {
-        // The server's wish is a floor; if honouring it would pass the
-        // deadline, stop now rather than hammer it early.
-        if (clock.now_ms() + *wait > deadline_) {
-          record_attempt();
-          return finish(Outcome::unknown, "retry_after_beyond_deadline");
-        }
-        const int64_t floor = std::min(*wait, policy_.retry_after_max_ms);
-        if (floor > delay) {
-          delay = floor;
-          source = "retry_after";
-        }
+    if (auto wait = response_retry_after_ms(t.response, clock.unix_ms())) {
+      // The server's wish is a floor; if honouring it would pass the
+      // deadline, stop now rather than hammer it early.
+      if (clock.now_ms() + *wait > deadline_) {
+        record_attempt();
+        return finish(Outcome::unknown, "retry_after_beyond_deadline");
+      }
+      const int64_t floor = std::min(*wait, policy_.retry_after_max_ms);
+      if (floor > delay) {
+        delay = floor;
+        source = "retry_after";
       }
     }
   }

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <optional>
 
+#include "redact.hpp"
+
 namespace payretry {
 namespace {
 
@@ -80,7 +82,9 @@ void walk(const cJSON* node, const std::vector<Step>& steps, size_t at, std::vec
   if (!node) return;
   if (at == steps.size()) {
     if (cJSON_IsString(node) && node->valuestring) {
-      out.emplace_back(node->valuestring);
+      // cJSON does not check UTF-8; what is read here ends up in results,
+      // logs and the ledger, which are JSON and must stay valid.
+      out.emplace_back(utf8_clean(node->valuestring));
     } else if (cJSON_IsNumber(node)) {
       const double d = node->valuedouble;
       // Integers only: a provider's numeric code (Adyen errorCode 704,

@@ -130,15 +130,19 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
     throw Error(Errc::mismatch, "order " + row.order_id + " already has its own idempotency key; nothing sent");
 
   const int64_t now = clock_.unix_ms();
-  auto run_it = [&] {
-    d.kind = Decision::run;
-    d.row = row;
-    d.resumed = true;
-    return d;
-  };
   auto answer = [&](PaymentResult r) {
     d.kind = Decision::answer;
     d.result = std::move(r);
+    return d;
+  };
+  auto run_it = [&] {
+    // A resumed run must end before the provider may forget its key, with
+    // room for at least one attempt; otherwise only a query may settle it.
+    if (row.key_expires_at - now < config_.retry.min_attempt_ms) return answer(expire(row));
+    d.kind = Decision::run;
+    d.row = row;
+    d.row.lease_until = now + adm.lease_ms;  // the claim just made
+    d.resumed = true;
     return d;
   };
   d.kind = Decision::reread;
@@ -157,7 +161,6 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
     case PaymentState::in_flight:
       if (row.lease_until < now) {
         if (!ledger_.claim(row.order_id, owner_, now, now + adm.lease_ms)) return d;  // someone else did: re-read
-        if (now >= row.key_expires_at) return answer(expire(row));
         return run_it();
       }
       if (clock_.now_ms() >= wait_until) return answer(from_ledger(row, "another worker holds this payment"));
@@ -202,6 +205,14 @@ SubmitRequest PaymentFlow::resume_request(const SubmitRequest& req, const Paymen
   r.prior_may_have_processed =
       resumed && (row.state == PaymentState::in_flight || row.delivery == "maybe_processed" || row.delivery == "delivered");
   r.before_retry = nullptr;
+  // The run ends in time to settle within its lease (a payment may wait in
+  // the concurrent engine's queue after its claim) and before the provider
+  // may forget its key: an attempt after that could charge a second time.
+  const int64_t now = clock_.unix_ms();
+  int64_t left = req.deadline_ms > 0 ? std::min(req.deadline_ms, config_.retry.deadline_ms) : config_.retry.deadline_ms;
+  if (row.lease_until > 0) left = std::min(left, row.lease_until - config_.lease_margin_ms - now);
+  if (row.key_expires_at < kForever) left = std::min(left, row.key_expires_at - now);
+  r.deadline_ms = std::max<int64_t>(left, 1);  // 1: no time for an attempt; 0 would mean the config's
   return r;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <utility>
 
 namespace payretry {
@@ -124,6 +125,46 @@ void find_card_numbers(std::string_view text, std::vector<Range>& out) {
 
 }  // namespace
 
+std::string utf8_clean(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size() && static_cast<unsigned char>(text[i]) < 0x80) ++i;
+  if (i == text.size()) return std::string(text);
+  std::string out(text.substr(0, i));
+  out.reserve(text.size() + 8);
+  while (i < text.size()) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1, cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2, cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3, cp = c & 0x07;
+    }
+    bool ok = n > 0 && i + n < text.size();
+    for (size_t k = 1; ok && k <= n; ++k) {
+      const unsigned char d = static_cast<unsigned char>(text[i + k]);
+      ok = (d & 0xC0) == 0x80;
+      cp = (cp << 6) | (d & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+    ok = ok && !(n == 2 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) && !(n == 3 && (cp < 0x10000 || cp > 0x10FFFF));
+    if (ok) {
+      out.append(text.substr(i, n + 1));
+      i += n + 1;
+    } else {
+      out.append("\xEF\xBF\xBD");
+      ++i;
+    }
+  }
+  return out;
+}
+
 bool luhn_valid(std::string_view digits) {
   int sum = 0;
   bool dbl = false;
@@ -149,7 +190,7 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   find_field_values(text, lower, hide);
   find_card_numbers(text, hide);
-  if (hide.empty()) return std::string(text);
+  if (hide.empty()) return utf8_clean(text);
 
   std::sort(hide.begin(), hide.end());
   std::string out;
@@ -167,7 +208,7 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
     at = std::max(at, e);
   }
   out.append(text.substr(at));
-  return out;
+  return utf8_clean(out);
 }
 
 }  // namespace payretry

@@ -13,8 +13,14 @@ namespace payretry {
 //    password, api_key, ...) in JSON ("cvc": "123") or form/header style
 //    (cvc=123, Authorization: Bearer x) replaced,
 //  - Luhn-valid runs of 13-19 digits (optionally grouped by single spaces or
-//    dashes) replaced.
+//    dashes) replaced,
+// and is UTF-8 (see utf8_clean).
 std::string redact(std::string_view text, const std::vector<std::string>& secrets = {});
+
+// `text` with every byte that is not part of a well-formed UTF-8 sequence
+// replaced by U+FFFD. Results, logs and the ledger are JSON, which must be
+// UTF-8, while a provider's (or a proxy's) bytes may be anything.
+std::string utf8_clean(std::string_view text);
 
 // True when `digits` (only 0-9) passes the Luhn check.
 bool luhn_valid(std::string_view digits);

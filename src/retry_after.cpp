@@ -1,5 +1,7 @@
 #include "retry_after.hpp"
 
+#include <strings.h>
+
 #include <cstring>
 
 namespace payretry {
@@ -130,6 +132,15 @@ std::optional<int64_t> parse_retry_after_ms(std::string_view value, int64_t now_
   const int64_t delta = *when * 1000 - now_unix_ms;
   if (delta <= 0) return 0;  // a date in the past means "now"
   return delta < kRetryAfterSaturateMs ? delta : kRetryAfterSaturateMs;
+}
+
+std::optional<int64_t> response_retry_after_ms(const HttpResponse& response, int64_t now_unix_ms) {
+  std::optional<int64_t> longest;
+  for (const auto& [name, value] : response.headers) {
+    if (name.size() != 11 || strncasecmp(name.data(), "Retry-After", 11) != 0) continue;
+    if (auto ms = parse_retry_after_ms(value, now_unix_ms); ms && (!longest || *ms > *longest)) longest = ms;
+  }
+  return longest;
 }
 
 }  // namespace payretry
