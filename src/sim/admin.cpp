@@ -78,6 +78,8 @@ std::string config_json(const Config& cfg) {
   append_int(out, cfg.retry_after_s);
   out += R"(,"refuse_ms":)";
   append_int(out, cfg.refuse_ms);
+  out += R"(,"latency_ms":)";
+  append_int(out, cfg.latency_ms);
   out += R"(,"key_header":)";
   append_json_string(out, cfg.effective_key_header());
   out += R"(,"auth":)";
@@ -111,6 +113,9 @@ bool apply_config_patch(const Config& base, std::string_view json, Config* out, 
       else append_join(bad, name);
     } else if (name == "refuse_ms") {
       if (get_int(item, 0, 3600 * 1000, &v)) cfg.refuse_ms = static_cast<int>(v);
+      else append_join(bad, name);
+    } else if (name == "latency_ms") {
+      if (get_int(item, 0, 3600 * 1000, &v)) cfg.latency_ms = static_cast<int>(v);
       else append_join(bad, name);
     } else if (name == "profile") {
       const Profile* p = cJSON_IsString(item) ? find_profile(item->valuestring) : nullptr;

@@ -10,6 +10,7 @@
 #include <exception>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "server.hpp"
 
@@ -30,16 +31,33 @@ const char kUsage[] =
     "  --fault NAME=P      probability of a fault, repeatable; the rest is 'none'\n"
     "                      names: refuse reset_before lost_response slow 429 429_date\n"
     "                             502 503 500 decline malformed\n"
+    "  --mix realistic     the fault mix of `payretry demo` (lost_response 5%, reset_before\n"
+    "                      3%, slow 2%, 429 3%, 503 5%, 500 3%, malformed 2%, decline 3%);\n"
+    "                      a later --fault overrides one of its entries\n"
+    "  --latency-ms N      answer every create and lookup N ms after it arrived (default 0)\n"
     "  --slow-ms N         how long 'slow' holds a request (default 2000)\n"
     "  --retry-after-s N   Retry-After sent with 429 (default 1)\n"
     "  --refuse-ms N       how long 'refuse' keeps the listeners closed (default 100)\n"
     "  --api-key K         require 'Authorization: Bearer K'\n"
     "  --key-header H      idempotency key header (default: the profile's, e.g.\n"
     "                      Idempotency-Key for stripe)\n"
+    "  --host ADDR         listen address; loopback only (default 127.0.0.1)\n"
+    "  --list              print the profiles and fault names, then exit\n"
     "  --help              this text\n"
     "\n"
     "Prints 'listening on 127.0.0.1:<port>' once ready. Admin endpoints under /__admin/:\n"
-    "truth, stats, config, script, outage, reset, health.\n";
+    "truth, stats, config, script, outage, reset, health (docs/simulator.md).\n"
+    "\n"
+    "Examples:\n"
+    "  payretry-sim --port 8080 --seed 7 --mix realistic\n"
+    "  payretry-sim --profile checkout_com --fault 500=0.1 --latency-ms 150\n"
+    "  curl -s localhost:8080/__admin/truth\n";
+
+// The mix `payretry demo` runs: common production failures, at rates that
+// make every retry path show up in a few hundred payments.
+const std::pair<const char*, double> kRealisticMix[] = {
+    {"lost_response", 0.05}, {"reset_before", 0.03}, {"slow", 0.02},      {"429", 0.03},
+    {"503", 0.05},           {"500", 0.03},          {"malformed", 0.02}, {"decline", 0.03}};
 
 [[noreturn]] void usage_error(const std::string& msg) {
   std::fprintf(stderr, "payretry-sim: %s\n(try --help)\n", msg.c_str());
@@ -62,6 +80,14 @@ int main(int argc, char** argv) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
       std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (arg == "--list") {
+      std::fputs("profiles:", stdout);
+      for (const std::string& p : payretry_sim::profiles()) std::printf(" %s", p.c_str());
+      std::fputs("\nfaults:", stdout);
+      for (const std::string& f : payretry_sim::fault_names()) std::printf(" %s", f.c_str());
+      std::fputs("\n", stdout);
       return 0;
     }
     std::string value;
@@ -91,6 +117,12 @@ int main(int argc, char** argv) {
       const double prob = std::strtod(p.c_str(), &end);
       if (p.empty() || *end) usage_error("bad probability in --fault " + value);
       opt.faults[value.substr(0, e)] = prob;
+    } else if (arg == "--mix") {
+      if (value != "realistic") usage_error("--mix knows only 'realistic', got " + value);
+      // Explicit --fault flags win, whichever side of --mix they are on.
+      for (const auto& [name, p] : kRealisticMix) opt.faults.emplace(name, p);
+    } else if (arg == "--latency-ms") {
+      opt.latency_ms = static_cast<int>(parse_int(arg, value, 0, 3600 * 1000));
     } else if (arg == "--slow-ms") {
       opt.slow_ms = static_cast<int>(parse_int(arg, value, 0, 3600 * 1000));
     } else if (arg == "--retry-after-s") {

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "faults.hpp"
+#include "form_body.hpp"
 #include "http_conn.hpp"
 #include "state.hpp"
 
@@ -619,6 +620,12 @@ Route route(const Profile& p, std::string_view method, std::string_view path, st
   // The Stripe profile keeps its exact routes: POST /v1/payments, GET /v1/payments[/{id}].
   if (p.id == ProfileId::stripe) {
     if (post && path == "/v1/payments") return Route::create;
+    // What stripe-python and stripe-go call: the form-encoded PaymentIntent create.
+    if (post && path == "/v1/payment_intents") return Route::create_form;
+    if (get && starts_with(path, "/v1/payment_intents/")) return Route::lookup;
+    if (path == "/v1/payment_intents" || starts_with(path, "/v1/payment_intents/")) {
+      return Route::method_not_allowed;
+    }
     const bool ours = path == "/v1/payments" || starts_with(path, "/v1/payments/");
     if (get && ours) return Route::lookup;
     return ours ? Route::method_not_allowed : Route::no_route;
@@ -669,6 +676,21 @@ Route route(const Profile& p, std::string_view method, std::string_view path, st
 namespace {
 
 void lookup_stripe(const State& state, std::string_view path, std::string_view query, Reply& out) {
+  std::string pi;
+  if (one_segment(path, "/v1/payment_intents/", &pi)) {
+    uint64_t number = 0;
+    State::PaymentCopy c;
+    const auto r = pi.size() > 3 && pi.compare(0, 3, "pi_") == 0
+                       ? std::from_chars(pi.data() + 3, pi.data() + pi.size(), number)
+                       : std::from_chars_result{pi.data(), std::errc::invalid_argument};
+    if (r.ec == std::errc() && r.ptr == pi.data() + pi.size() && state.payment_by_number(number, &c)) {
+      out.status = 200;
+      format_payment_intent(out.body, c.number, c.order_id, c.amount, c.currency);
+    } else {
+      set_canned(out, stripe_profile().no_route);
+    }
+    return;
+  }
   if (path == "/v1/payments") {
     std::string order;
     if (query_param(query, "order_id", &order) && !order.empty()) {

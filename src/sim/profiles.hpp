@@ -110,7 +110,8 @@ struct ProfileFields {
 enum class ParseOutcome { ok, invalid, missing_key };
 ParseOutcome parse_profile_payment(const Profile& p, std::string_view body, ProfileFields* out);
 
-enum class Route { create, lookup, method_not_allowed, no_route };
+// create_form: Stripe's form-encoded POST /v1/payment_intents (the Stripe profile only).
+enum class Route { create, create_form, lookup, method_not_allowed, no_route };
 Route route(const Profile& p, std::string_view method, std::string_view path, std::string_view query,
             std::string_view body);
 // Answers a Route::lookup request (authorization already checked).

@@ -185,6 +185,11 @@ class Worker final : public AdminHooks {
     bool reopen = false;
     bool close = false;
     std::unique_ptr<Held> held;
+    // Options::latency_ms: the answer was decided on arrival and goes out when the timer
+    // fires: `framed` is the complete response, or `rst` resets the connection instead.
+    bool delayed = false;
+    bool rst = false;
+    std::string framed;
   };
   struct TimerLater {
     bool operator()(const Timer& a, const Timer& b) const {
@@ -214,6 +219,9 @@ class Worker final : public AdminHooks {
   void reset_conn(Conn* c);
   void error_and_close(Conn* c, int status);
   void append_reply(Conn* c, const Reply& r, bool close);
+  void frame_reply(std::string& out, const Reply& r, bool close);
+  // With a latency configured: holds the connection and sends reply_ (or an RST) later.
+  Next answer_later(Conn* c, bool close, bool rst);
   void refresh_config();
   void sync_outage();
   void reopen_listener();
@@ -416,6 +424,24 @@ void Worker::error_and_close(Conn* c, int status) {
 }
 
 void Worker::append_reply(Conn* c, const Reply& r, bool close) {
+  frame_reply(c->out, r, close);
+  if (close) c->close_after = true;
+}
+
+Worker::Next Worker::answer_later(Conn* c, bool close, bool rst) {
+  c->held = true;  // no pipelined request overtakes this one
+  Timer t;
+  t.when = now_ns() + static_cast<int64_t>(cfg_.latency_ms) * 1000000;
+  t.conn_key = key_of(*c);
+  t.close = close;
+  t.delayed = true;
+  t.rst = rst;
+  if (!rst) frame_reply(t.framed, reply_, close);
+  add_timer(std::move(t));
+  return Next::stop;
+}
+
+void Worker::frame_reply(std::string& out, const Reply& r, bool close) {
   extra_.clear();
   if (r.retry_after_s >= 0) {
     extra_.append("Retry-After: ");
@@ -429,8 +455,7 @@ void Worker::append_reply(Conn* c, const Reply& r, bool close) {
   if (r.replayed) extra_.append("Idempotent-Replayed: true\r\n");
   if (r.transient) extra_.append("transient-error: true\r\n");
   if (!r.headers.empty()) extra_.append(r.headers);
-  append_response(c->out, r.status, r.body, extra_, srv_.next_request_id.fetch_add(1), close);
-  if (close) c->close_after = true;
+  append_response(out, r.status, r.body, extra_, srv_.next_request_id.fetch_add(1), close);
 }
 
 Worker::Next Worker::handle_request(Conn* c, const Request& req) {
@@ -456,8 +481,12 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
   }
 
   const Profile& prof = *cfg_.profile;
+  BodyFormat format = BodyFormat::json;
   switch (route(prof, req.method, path, req.query, req.body)) {
     case Route::create:
+      break;
+    case Route::create_form:
+      format = BodyFormat::form;
       break;
     case Route::lookup:
       if (!srv_.state.authorized(cfg_, cfg_.api_key.empty() ? std::string_view{}
@@ -466,6 +495,7 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
       } else {
         lookup(prof, srv_.state, req.method, path, req.query, req.body, reply_);
       }
+      if (cfg_.latency_ms > 0) return answer_later(c, close, false);
       append_reply(c, reply_, close);
       return Next::more;
     case Route::method_not_allowed:
@@ -495,11 +525,13 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
   std::string_view auth;
   if (!cfg_.api_key.empty()) auth = req.header("Authorization");
   std::unique_ptr<Held> held;
-  switch (srv_.state.post_payment(cfg_, auth, has_key, key, req.body, reply_, &held)) {
+  switch (srv_.state.post_payment(cfg_, auth, has_key, key, req.body, reply_, &held, format)) {
     case Disposition::respond:
+      if (cfg_.latency_ms > 0) return answer_later(c, close, false);
       append_reply(c, reply_, close);
       return Next::more;
     case Disposition::reset:
+      if (cfg_.latency_ms > 0) return answer_later(c, close, true);
       reset_conn(c);
       return Next::gone;
     case Disposition::refuse: {
@@ -513,7 +545,7 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
     case Disposition::hold: {
       c->held = true;
       Timer t;
-      t.when = now_ns() + static_cast<int64_t>(cfg_.slow_ms) * 1000000;
+      t.when = now_ns() + static_cast<int64_t>(cfg_.slow_ms + cfg_.latency_ms) * 1000000;
       t.conn_key = key_of(*c);
       t.close = close;
       t.held = std::move(held);
@@ -702,6 +734,19 @@ void Worker::run_timers() {
       reopen_listener();
       continue;
     }
+    if (t.delayed) {
+      Conn* c = find(t.conn_key);
+      if (!c) continue;  // the client went away; the provider's work is done regardless
+      if (t.rst) {
+        reset_conn(c);
+        continue;
+      }
+      c->held = false;
+      c->out.append(t.framed);
+      if (t.close || c->read_eof) c->close_after = true;
+      service(c);
+      continue;
+    }
     refresh_config();
     // The provider finishes the work even when the client has gone: that is the point.
     const bool ok = srv_.state.finish_held(*t.held, reply_);
@@ -734,6 +779,10 @@ Config config_from(const Options& o) {
   cfg.slow_ms = o.slow_ms;
   cfg.retry_after_s = o.retry_after_s;
   cfg.refuse_ms = o.refuse_ms;
+  if (o.latency_ms < 0 || o.latency_ms > 3600 * 1000) {
+    throw std::invalid_argument("latency_ms must be between 0 and 3600000");
+  }
+  cfg.latency_ms = o.latency_ms;
   const Profile* profile = find_profile(o.profile);
   if (!profile) throw std::invalid_argument("unknown profile: " + o.profile);
   cfg.profile = profile;
@@ -880,6 +929,12 @@ void Server::set_profile(const std::string& name) {
   if (!profile) throw std::invalid_argument("unknown profile: " + name);
   Config c = impl_->state.config();
   c.profile = profile;
+  impl_->state.set_config(std::move(c));
+}
+void Server::set_latency_ms(int ms) {
+  if (ms < 0 || ms > 3600 * 1000) throw std::invalid_argument("latency_ms must be between 0 and 3600000");
+  Config c = impl_->state.config();
+  c.latency_ms = ms;
   impl_->state.set_config(std::move(c));
 }
 void Server::set_retry_after_s(int s) {

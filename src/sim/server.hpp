@@ -20,6 +20,10 @@ struct Options {
   int slow_ms = 2000;
   int retry_after_s = 1;
   int refuse_ms = 100;
+  // Every payment create and lookup is answered this long after it arrived, like a provider
+  // that takes 100 ms-2 s; event-loop timers, no sleeping thread. 0: at once. Also settable
+  // with POST /__admin/config {"latency_ms": N}.
+  int latency_ms = 0;
   // The provider it plays: stripe (default), checkout_com, paypal, square, wechatpay_v3, adyen,
   // mollie, alipay. Identity, replay semantics, error shapes and lookups follow the provider;
   // faults, scripts, the truth and charges are the same for all.
@@ -70,6 +74,7 @@ class Server {
   void set_slow_ms(int ms);
   void set_refuse_ms(int ms);
   void set_retry_after_s(int s);
+  void set_latency_ms(int ms);
   // Switches the provider it plays (keys and charges are kept; reset() for a clean start).
   // Throws std::invalid_argument on an unknown name.
   void set_profile(const std::string& name);

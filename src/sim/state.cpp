@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "form_body.hpp"
 #include "http_conn.hpp"
 #include "json_lite.hpp"
 #include "profiles.hpp"
@@ -17,6 +18,7 @@ constexpr std::string_view kMissing =
 struct ParsedPayment {
   PaymentFields fields;   // views into the body (or its own buffers): the Stripe fast path
   ProfileFields general;  // the other profiles
+  FormPayment form;       // Stripe's form-encoded /v1/payment_intents
   std::string_view order_id;
   std::string_view currency = "usd";
   int64_t amount = 0;
@@ -196,7 +198,7 @@ Disposition State::post_fault(const Profile& prof, Fault f, Reply& out) {
 
 Disposition State::post_payment(const Config& cfg, std::string_view authorization, bool has_key,
                                 std::string_view key, std::string_view body, Reply& out,
-                                std::unique_ptr<Held>* held) {
+                                std::unique_ptr<Held>* held, BodyFormat format) {
   out.clear();
   requests_.fetch_add(1, std::memory_order_relaxed);
   const Profile& prof = *cfg.profile;
@@ -205,7 +207,17 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
     return Disposition::respond;
   }
   ParsedPayment p;
-  if (prof.id == ProfileId::stripe) {
+  if (format == BodyFormat::form) {
+    // Only the Stripe profile routes here. The identity is metadata[order_id]; the fingerprint
+    // below is still the raw body.
+    if (!parse_form_payment(body, &p.form)) {
+      set_canned(out, prof.invalid);
+      return Disposition::respond;
+    }
+    p.order_id = p.form.order_id;
+    if (!p.form.currency.empty()) p.currency = p.form.currency;
+    p.amount = p.form.amount;
+  } else if (prof.id == ProfileId::stripe) {
     if (!parse_payment(body, &p)) {
       set_canned(out, prof.invalid);
       return Disposition::respond;
@@ -242,6 +254,7 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
     h->currency.assign(p.currency);
     h->amount = p.amount;
     h->epoch = epoch;
+    h->format = format;
     *held = std::move(h);
     return Disposition::hold;
   };
@@ -265,7 +278,7 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
     fault_counts_[static_cast<std::size_t>(f)].fetch_add(1, std::memory_order_relaxed);
     if (is_pre_fault(f)) return pre(f);
     if (f == Fault::slow) return make_held(false);
-    process_fresh(prof, f, false, {}, p.order_id, p.amount, p.currency, out);
+    process_fresh(prof, f, false, {}, p.order_id, p.amount, p.currency, out, format);
     return post_fault(prof, f, out);
   }
 
@@ -328,7 +341,8 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
       break;
   }
   if (f == Fault::slow) return make_held(false);
-  const uint64_t number = process_fresh(prof, f, true, key, p.order_id, p.amount, p.currency, out);
+  const uint64_t number =
+      process_fresh(prof, f, true, key, p.order_id, p.amount, p.currency, out, format);
   settle(prof, f, key, out, number, epoch);
   return post_fault(prof, f, out);
 }
@@ -340,14 +354,15 @@ bool State::finish_held(const Held& h, Reply& out) {
   if (h.has_key && prof.echo_key) append_echo(out, h.key);
   if (h.replay) return replay_into(prof, h.key, out);
   const uint64_t number =
-      process_fresh(prof, Fault::none, h.has_key, h.key, h.order_id, h.amount, h.currency, out);
+      process_fresh(prof, Fault::none, h.has_key, h.key, h.order_id, h.amount, h.currency, out,
+                    h.format);
   if (h.has_key) settle(prof, Fault::none, h.key, out, number, h.epoch);
   return true;
 }
 
 uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::string_view key,
                               std::string_view order_id, int64_t amount, std::string_view currency,
-                              Reply& out) {
+                              Reply& out, BodyFormat format) {
   if (f == Fault::decline) {
     declines_.fetch_add(1, std::memory_order_relaxed);
     PaymentView v{0, order_id, amount, currency};
@@ -362,7 +377,11 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
   const uint64_t number = create_charge(order_id, has_key ? key : std::string_view{}, amount, currency);
   out.status = prof.created_status;
   out.body.clear();
-  prof.format_created(out.body, PaymentView{number, order_id, amount, currency});
+  if (format == BodyFormat::form) {
+    format_payment_intent(out.body, number, order_id, amount, currency);
+  } else {
+    prof.format_created(out.body, PaymentView{number, order_id, amount, currency});
+  }
   return number;
 }
 

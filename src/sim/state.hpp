@@ -27,6 +27,9 @@ struct Config {
   int slow_ms = 2000;
   int retry_after_s = 1;
   int refuse_ms = 100;
+  // Every create and lookup is answered this long after it arrived (a provider that takes
+  // 100 ms-2 s), from the event loop's timers: benchmarks measure what a client adds on top.
+  int latency_ms = 0;
   std::string key_header;  // empty: the profile's header
   std::string api_key;     // empty: no auth required
   const Profile* profile = &stripe_profile();
@@ -63,6 +66,10 @@ enum class Disposition {
   hold,     // keep the request for slow_ms, then finish_held()
 };
 
+// How a create request carries its fields: JSON (/v1/payments and the other profiles) or
+// Stripe's form encoding (/v1/payment_intents, what stripe-python and stripe-go send).
+enum class BodyFormat : uint8_t { json, form };
+
 // A request held by the `slow` fault: owns copies of everything it needs, because the
 // client's connection (and its buffer) may be gone by the time it is finished.
 struct Held {
@@ -74,6 +81,7 @@ struct Held {
   std::string currency;
   int64_t amount = 0;
   uint64_t epoch = 0;
+  BodyFormat format = BodyFormat::json;
 };
 
 struct Stats {
@@ -151,7 +159,7 @@ class State {
   // POST /v1/payments. `key` is the idempotency key header value (has_key false when absent).
   Disposition post_payment(const Config& cfg, std::string_view authorization, bool has_key,
                            std::string_view key, std::string_view body, Reply& out,
-                           std::unique_ptr<Held>* held);
+                           std::unique_ptr<Held>* held, BodyFormat format = BodyFormat::json);
   // Completes a request held by `slow`. False when a reset happened meanwhile: drop it.
   bool finish_held(const Held& h, Reply& out);
 
@@ -236,7 +244,7 @@ class State {
   bool pop_script(std::string_view order_id, bool has_key, std::string_view key, Fault* out);
   uint64_t process_fresh(const Profile& prof, Fault f, bool has_key, std::string_view key,
                          std::string_view order_id, int64_t amount, std::string_view currency,
-                         Reply& out);
+                         Reply& out, BodyFormat format);
   // After processing a claimed key: store the outcome, or (profiles that cache only 2xx)
   // release the claim so the next request with the key runs the payment again.
   void settle(const Profile& prof, Fault f, std::string_view key, const Reply& r, uint64_t charge,

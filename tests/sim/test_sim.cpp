@@ -272,6 +272,85 @@ TEST_F(Sim, lookups_by_id_and_by_order) {
   EXPECT_EQ(cJSON_GetArraySize(empty.at("data")), 0);
 }
 
+// ---- The Stripe-shaped form endpoint (what stripe-python and stripe-go call) ----------------
+
+std::vector<std::string> form_headers(const std::string& key) {
+  std::vector<std::string> h{"Content-Type: application/x-www-form-urlencoded"};
+  if (!key.empty()) h.push_back("Idempotency-Key: " + key);
+  return h;
+}
+
+TEST_F(Sim, form_encoded_payment_intent_is_charged_once_per_key_and_looked_up_by_its_id) {
+  const std::string body = "amount=1000&currency=usd&metadata%5Border_id%5D=form-1";
+  Conn c(port_);
+  Response first = c.request("POST", "/v1/payment_intents", body, form_headers("kf1"));
+  ASSERT_EQ(first.status, 200) << first.body;
+  Json j(first.body);
+  const std::string id = j.str("id");
+  EXPECT_EQ(id.rfind("pi_", 0), 0u) << id;
+  EXPECT_EQ(j.str("metadata.order_id"), "form-1");
+  Response again = c.request("POST", "/v1/payment_intents", body, form_headers("kf1"));
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.body, first.body);
+  EXPECT_EQ(again.header("idempotent-replayed"), "true");
+  EXPECT_EQ(sim_->total_charges(), 1);
+  EXPECT_EQ(sim_->charges_for("form-1"), 1);
+  // The same key with other parameters, as on the JSON endpoint.
+  Response other = c.request("POST", "/v1/payment_intents", "amount=2000&currency=usd&metadata%5Border_id%5D=form-1",
+                             form_headers("kf1"));
+  EXPECT_EQ(other.status, 422);
+  Response looked = c.request("GET", "/v1/payment_intents/" + id);
+  EXPECT_EQ(looked.status, 200);
+  EXPECT_EQ(Json(looked.body).str("id"), id);
+  EXPECT_EQ(c.request("GET", "/v1/payment_intents/pi_999999").status, 404);
+  EXPECT_EQ(c.request("GET", "/v1/payment_intents/nonsense").status, 404);
+}
+
+TEST_F(Sim, malformed_form_bodies_are_400_and_charge_nothing) {
+  Conn c(port_);
+  for (const std::string& bad : {std::string("amount=1000&currency=usd"),                       // no order
+                                 std::string("amount=-5&metadata%5Border_id%5D=x"),             // bad amount
+                                 std::string("amount=1000&metadata%5Border_id%5D=%zz"),         // bad escape
+                                 std::string(R"({"order_id":"json","amount":1000})")}) {        // JSON here
+    Response r = c.request("POST", "/v1/payment_intents", bad, form_headers("kb-" + std::to_string(bad.size())));
+    EXPECT_EQ(r.status, 400) << bad << " -> " << r.body;
+  }
+  EXPECT_EQ(c.request("DELETE", "/v1/payment_intents/pi_1").status, 405);
+  EXPECT_EQ(sim_->total_charges(), 0);
+}
+
+class WithLatency : public Sim {
+ protected:
+  Options options() override {
+    Options o = fast_options();
+    o.latency_ms = 300;
+    return o;
+  }
+};
+
+TEST_F(WithLatency, every_answer_waits_its_latency_without_holding_up_other_connections) {
+  // Eight payments on eight connections at once: each answered after the
+  // latency, all together (timers, not a sleeping worker thread).
+  const auto t0 = Clock::now();
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 8; ++i)
+    threads.emplace_back([&, i] {
+      if (post(port_, "lat-" + std::to_string(i), "kl-" + std::to_string(i)).status == 200) ++ok;
+    });
+  for (auto& t : threads) t.join();
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+  EXPECT_EQ(ok.load(), 8);
+  EXPECT_GE(ms, 300);           // a floor: the latency is honoured
+  EXPECT_LT(ms, 8 * 300);       // not serialised behind each other (a correctness bound, not a timing target)
+  EXPECT_EQ(sim_->total_charges(), 8);
+  // Reconfigured at run time through the admin endpoint, and reported by it.
+  Response now = admin_post(port_, "/__admin/config", R"({"latency_ms":0})");
+  EXPECT_EQ(now.status, 200);
+  EXPECT_EQ(Json(now.body).num("latency_ms"), 0);
+  EXPECT_EQ(admin_post(port_, "/__admin/config", R"({"latency_ms":-1})").status, 400);
+}
+
 class WithApiKey : public Sim {
  protected:
   Options options() override {

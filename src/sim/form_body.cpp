@@ -1,0 +1,89 @@
+#include "form_body.hpp"
+
+#include <charconv>
+
+#include "http_conn.hpp"
+
+namespace payretry_sim {
+
+namespace {
+
+int hex(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+bool form_decode(std::string_view in, std::string* out) {
+  out->clear();
+  out->reserve(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const char c = in[i];
+    if (c == '+') {
+      out->push_back(' ');
+    } else if (c == '%') {
+      if (i + 2 >= in.size()) return false;
+      const int hi = hex(in[i + 1]);
+      const int lo = hex(in[i + 2]);
+      if (hi < 0 || lo < 0) return false;
+      out->push_back(static_cast<char>(hi * 16 + lo));
+      i += 2;
+    } else {
+      out->push_back(c);
+    }
+  }
+  return true;
+}
+
+bool parse_form_payment(std::string_view body, FormPayment* out) {
+  bool have_amount = false, have_order = false, have_currency = false;
+  std::string name, value;
+  while (!body.empty()) {
+    const std::size_t amp = body.find('&');
+    const std::string_view pair = body.substr(0, amp);
+    body = amp == std::string_view::npos ? std::string_view{} : body.substr(amp + 1);
+    if (pair.empty()) continue;
+    const std::size_t eq = pair.find('=');
+    if (!form_decode(pair.substr(0, eq), &name)) return false;
+    if (!form_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), &value)) {
+      return false;
+    }
+    if (name == "amount" && !have_amount) {
+      int64_t v = 0;
+      const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (r.ec != std::errc() || r.ptr != value.data() + value.size() || v <= 0) return false;
+      out->amount = v;
+      have_amount = true;
+    } else if (name == "currency" && !have_currency) {
+      out->currency = value;
+      have_currency = true;
+    } else if (name == "metadata[order_id]" && !have_order) {
+      if (value.empty() || value.find('\0') != std::string::npos) return false;
+      out->order_id = value;
+      have_order = true;
+    }
+  }
+  return have_amount && have_order;
+}
+
+void format_payment_intent(std::string& out, uint64_t number, std::string_view order_id,
+                           int64_t amount, std::string_view currency) {
+  out.append(R"({"id":"pi_)");
+  append_int(out, static_cast<unsigned long long>(number));
+  out.append(R"(","object":"payment_intent","amount":)");
+  append_int(out, static_cast<long long>(amount));
+  out.append(R"(,"amount_received":)");
+  append_int(out, static_cast<long long>(amount));
+  out.append(R"(,"currency":)");
+  append_json_string(out, currency);
+  out.append(R"(,"latest_charge":"pay_)");
+  append_int(out, static_cast<unsigned long long>(number));
+  out.append(R"(","livemode":false,"metadata":{"order_id":)");
+  append_json_string(out, order_id);
+  out.append(R"(},"status":"succeeded"})");
+}
+
+}  // namespace payretry_sim

@@ -1,0 +1,33 @@
+// The Stripe-shaped, form-encoded payment request that stripe-python and stripe-go send:
+//   POST /v1/payment_intents
+//   Content-Type: application/x-www-form-urlencoded
+//   amount=1000&currency=usd&metadata[order_id]=o-1   (brackets usually percent-encoded)
+// The order identity is metadata[order_id]; the fingerprint stays the raw body bytes, as on the
+// JSON path, so the same key with other parameters is still a 422.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace payretry_sim {
+
+struct FormPayment {
+  std::string order_id;  // metadata[order_id], decoded
+  std::string currency;  // decoded; empty when absent
+  int64_t amount = 0;
+};
+
+// Decodes application/x-www-form-urlencoded text: '+' is a space, %XX a byte. False on a
+// malformed escape.
+bool form_decode(std::string_view in, std::string* out);
+
+// Parses the fields above (first occurrence wins). False when the body is malformed, the amount
+// is not a positive integer, or metadata[order_id] is missing or empty.
+bool parse_form_payment(std::string_view body, FormPayment* out);
+
+// Stripe's PaymentIntent object for a charge "pay_<number>": id "pi_<number>".
+void format_payment_intent(std::string& out, uint64_t number, std::string_view order_id,
+                           int64_t amount, std::string_view currency);
+
+}  // namespace payretry_sim
