@@ -1,0 +1,103 @@
+// The transport limit: raw libcurl multi posting the same JSON bodies with the same
+// Idempotency-Key header as payretry, K transfers in flight on one thread, keep-alive
+// connections reused, no retries, no ledger. Whatever payretry adds is measured against this.
+#include <curl/curl.h>
+
+#include <memory>
+
+#include "bench_common.hpp"
+
+namespace {
+
+struct Transfer {
+  CURL* easy = nullptr;
+  curl_slist* headers = nullptr;
+  std::string body;
+  std::string response;
+  long index = -1;
+  bench::Clock::time_point started;
+};
+
+size_t on_data(char* p, size_t size, size_t n, void* user) {
+  static_cast<Transfer*>(user)->response.append(p, size * n);
+  return size * n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bench::Args a = bench::parse_args(argc, argv, "");
+  curl_global_init(CURL_GLOBAL_DEFAULT);
+  CURLM* multi = curl_multi_init();
+  curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, a.inflight + 16);
+  const std::string url = a.url + "/v1/payments";
+
+  std::vector<Transfer> slots(static_cast<std::size_t>(std::min(a.inflight, a.payments)));
+  std::vector<double> lat(static_cast<std::size_t>(a.payments), 0.0);
+  std::map<std::string, long> outcomes;
+  long next = 0, done = 0;
+
+  auto start_one = [&](Transfer& t) {
+    const long i = next++;
+    const std::string order = a.prefix + std::to_string(i);
+    t.index = i;
+    t.body = bench::body_for(order);
+    t.response.clear();
+    if (!t.easy) {
+      t.easy = curl_easy_init();
+      curl_easy_setopt(t.easy, CURLOPT_URL, url.c_str());
+      curl_easy_setopt(t.easy, CURLOPT_WRITEFUNCTION, on_data);
+      curl_easy_setopt(t.easy, CURLOPT_WRITEDATA, &t);
+      curl_easy_setopt(t.easy, CURLOPT_PRIVATE, &t);
+      curl_easy_setopt(t.easy, CURLOPT_NOSIGNAL, 1L);
+      curl_easy_setopt(t.easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
+      curl_easy_setopt(t.easy, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
+      curl_easy_setopt(t.easy, CURLOPT_TIMEOUT_MS, 10000L);
+    }
+    curl_slist_free_all(t.headers);
+    t.headers = curl_slist_append(nullptr, "Content-Type: application/json");
+    t.headers = curl_slist_append(t.headers, ("Idempotency-Key: key-" + order).c_str());
+    t.headers = curl_slist_append(t.headers, "Expect:");
+    curl_easy_setopt(t.easy, CURLOPT_HTTPHEADER, t.headers);
+    curl_easy_setopt(t.easy, CURLOPT_POSTFIELDS, t.body.data());
+    curl_easy_setopt(t.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t.body.size()));
+    t.started = bench::Clock::now();
+    curl_multi_add_handle(multi, t.easy);
+  };
+
+  const double cpu0 = bench::cpu_seconds();
+  const auto t0 = bench::Clock::now();
+  for (auto& t : slots) start_one(t);
+  while (done < a.payments) {
+    int running = 0;
+    curl_multi_perform(multi, &running);
+    int left = 0;
+    while (CURLMsg* m = curl_multi_info_read(multi, &left)) {
+      if (m->msg != CURLMSG_DONE) continue;
+      Transfer* t = nullptr;
+      curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, reinterpret_cast<char**>(&t));
+      long status = 0;
+      curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
+      const CURLcode rc = m->data.result;
+      curl_multi_remove_handle(multi, m->easy_handle);
+      lat[static_cast<std::size_t>(t->index)] = bench::ms_between(t->started, bench::Clock::now());
+      if (rc != CURLE_OK) ++outcomes["transport_error"];
+      else if (status == 200) ++outcomes["succeeded"];
+      else if (status == 402) ++outcomes["failed"];
+      else ++outcomes["http_" + std::to_string(status)];
+      ++done;
+      if (next < a.payments) start_one(*t);
+    }
+    if (done < a.payments) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+  }
+  const double seconds = bench::ms_between(t0, bench::Clock::now()) / 1000.0;
+  const double cpu = bench::cpu_seconds() - cpu0;
+  for (auto& t : slots) {
+    if (t.easy) curl_easy_cleanup(t.easy);
+    curl_slist_free_all(t.headers);
+  }
+  curl_multi_cleanup(multi);
+  bench::print_result("curl-multi (raw)", "-", "multi", a, seconds, cpu, std::move(lat), outcomes);
+  curl_global_cleanup();
+  return 0;
+}
