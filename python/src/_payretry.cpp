@@ -79,14 +79,29 @@ void log_line(int level, std::string_view line) noexcept {
   }
 }
 
+// Frees a C client without the GIL, whoever drops the last reference: a
+// running call returning after close(), close() itself, or the garbage
+// collector. Freeing waits for the payments on the client's engine thread,
+// and their answers need the GIL to reach Python.
+struct FreeWithoutGil {
+  void operator()(pay::client* c) const {
+    if (!interpreter_gone() && PyGILState_Check()) {
+      py::gil_scoped_release nogil;
+      delete c;
+    } else {
+      delete c;
+    }
+  }
+};
+
 class NativeClient {
  public:
   NativeClient(const std::string& config_json, bool with_log) {
     py::gil_scoped_release nogil;  // opening the ledger may do disk or network I/O
     if (with_log)
-      c_ = std::make_shared<pay::client>(config_json, pay::log_callback(&log_line));
+      c_ = std::shared_ptr<pay::client>(new pay::client(config_json, pay::log_callback(&log_line)), FreeWithoutGil{});
     else
-      c_ = std::make_shared<pay::client>(config_json);
+      c_ = std::shared_ptr<pay::client>(new pay::client(config_json), FreeWithoutGil{});
   }
 
   pay::result submit(const std::string& order_id, const py::bytes& body,
@@ -235,35 +250,19 @@ class NativeClient {
     return text(s);
   }
 
-  // Drops our reference; the C client is freed when the last running call
-  // (if any) returns. Idempotent.
+  // Drops our reference; the C client is freed (without the GIL, see
+  // FreeWithoutGil) when the last running call, if any, returns. Idempotent.
   void close() {
     std::shared_ptr<pay::client> old;
     {
       std::lock_guard<std::mutex> lock(mu_);
       old.swap(c_);
     }
-    py::gil_scoped_release nogil;  // freeing closes the ledger's connections
-    old.reset();
   }
 
   bool closed() {
     std::lock_guard<std::mutex> lock(mu_);
     return !c_;
-  }
-
-  // A client dropped without close() may still have payments on its engine
-  // thread; freeing it waits for them, and their answers need the GIL.
-  ~NativeClient() {
-    std::shared_ptr<pay::client> old;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      old.swap(c_);
-    }
-    if (old && !interpreter_gone() && PyGILState_Check()) {
-      py::gil_scoped_release nogil;
-      old.reset();
-    }
   }
 
  private:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Any, List, Union
+from typing import Any, Dict, List, Union
 
 import pytest
 
@@ -117,3 +117,35 @@ def test_a_client_dropped_with_payments_in_flight_finishes_them(held_sim: Sim) -
     asyncio.run(main())
     assert all(isinstance(a, payretry.Result) and a.outcome is payretry.Outcome.SUCCEEDED for a in answers), answers
     assert all(held_sim.charges(f"drop-{i}") == 1 for i in range(5))
+
+
+def test_a_blocking_submit_that_outlives_close_frees_the_client_without_deadlock(held_sim: Sim) -> None:
+    # close() leaves the running submit holding the last reference to the C
+    # client. When that submit returns it frees the client, which waits for
+    # the async payments still on the engine; their answers need the GIL, so
+    # the free must not hold it (it did once: a deadlock, not a failure).
+    c = payretry.Client(calm(held_sim))
+    out: Dict[str, payretry.Result] = {}
+
+    def blocking() -> None:
+        out["sync"] = c.submit("cl-sync", body("cl-sync"))
+
+    async def main() -> List[payretry.Result]:
+        t = threading.Thread(target=blocking)
+        t.start()
+        await asyncio.sleep(0.1)  # the blocking submit is held by the provider
+        tasks = [asyncio.ensure_future(c.submit_async(f"cl-{i}", body(f"cl-{i}"))) for i in range(3)]
+        await asyncio.sleep(0.05)  # the async payments are on the engine, held too
+        c.close()
+        assert c.closed
+        # The blocking submit returns first and frees the client while the
+        # async payments are still held; join without blocking the loop.
+        await asyncio.get_running_loop().run_in_executor(None, t.join, 30)
+        assert not t.is_alive()
+        return list(await asyncio.wait_for(asyncio.gather(*tasks), 30))
+
+    rs = asyncio.run(main())
+    assert out["sync"].outcome is payretry.Outcome.SUCCEEDED
+    assert [r.outcome for r in rs] == [payretry.Outcome.SUCCEEDED] * 3
+    assert all(held_sim.charges(f"cl-{i}") == 1 for i in range(3))
+    assert held_sim.charges("cl-sync") == 1
