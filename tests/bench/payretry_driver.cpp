@@ -125,9 +125,12 @@ int main(int argc, char** argv) {
       argc, argv, " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async] [--rss-every N]");
   if (a.mode != "thread" && a.mode != "async") bench::usage(argv[0], " [--mode thread|async]");
 
+  // Every client in the benchmark gets a keep-alive pool as large as its in-flight level; the
+  // engine's default pool (max_connections 256 per host) would otherwise cap 1,000 in flight
+  // at 256 requests at a time.
   const std::string config = "{\"provider\":\"stripe\",\"create_path\":\"/v1/payments\",\"base_url\":\"" +
-                             bench::json_escape(a.url) +
-                             "\",\"ledger\":\"" + bench::json_escape(a.ledger) + "\"}";
+                             bench::json_escape(a.url) + "\",\"ledger\":\"" + bench::json_escape(a.ledger) +
+                             "\",\"max_connections\":" + std::to_string(std::max(1L, a.inflight)) + "}";
   Shared s;
   s.args = &a;
   s.lat.assign(static_cast<std::size_t>(a.payments), 0.0);
