@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 #include <mutex>
+#include <unordered_map>
 
 #include "fingerprint.hpp"
 
@@ -82,6 +83,50 @@ struct StmtFinalizer {
   throw LedgerError("ledger (sqlite): " + what + ": " + why);
 }
 
+// Prepared statements kept for reuse, one per SQL text. Preparing costs more
+// than running most of ours, and the concurrent engine runs the same few
+// statements for every payment, all on one connection. Not thread-safe: used
+// under the ledger's mutex. Destroy before the connection.
+class StmtCache {
+ public:
+  explicit StmtCache(sqlite3* db = nullptr) : db_(db) {}
+  ~StmtCache() {
+    for (auto& [sql, st] : idle_) sqlite3_finalize(st);
+  }
+  StmtCache(const StmtCache&) = delete;
+  StmtCache& operator=(const StmtCache&) = delete;
+  void attach(sqlite3* db) { db_ = db; }
+  sqlite3* db() const { return db_; }
+  // A statement for `sql`, the caller's until give_back: an idle one if any
+  // (a statement in use is never handed out twice), else a new one.
+  sqlite3_stmt* take(const std::string& sql) {
+    auto it = idle_.find(sql);
+    if (it != idle_.end()) {
+      sqlite3_stmt* st = it->second;
+      idle_.erase(it);
+      return st;
+    }
+    sqlite3_stmt* st = nullptr;
+    const int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &st,
+                                      nullptr);
+    if (rc != SQLITE_OK) fail(db_, rc, "prepare");
+    return st;
+  }
+  void give_back(const std::string& sql, sqlite3_stmt* st) noexcept {
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    try {
+      if (idle_.emplace(sql, st).second) return;
+    } catch (...) {
+    }
+    sqlite3_finalize(st);  // one of its kind is idle already, or no memory to keep it
+  }
+
+ private:
+  sqlite3* db_;
+  std::unordered_map<std::string, sqlite3_stmt*> idle_;
+};
+
 class Stmt {
  public:
   Stmt(sqlite3* db, const std::string& sql) : db_(db) {
@@ -90,6 +135,15 @@ class Stmt {
     if (rc != SQLITE_OK) fail(db, rc, "prepare");
     s_.reset(s);
   }
+  // From the cache, and back to it when done.
+  Stmt(StmtCache& cache, const std::string& sql) : db_(cache.db()), cache_(&cache), sql_(sql) {
+    s_.reset(cache.take(sql));
+  }
+  ~Stmt() {
+    if (cache_ && s_) cache_->give_back(sql_, s_.release());
+  }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
   Stmt& bind(int i, const std::string& v) {
     check(sqlite3_bind_text(s_.get(), i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
     return *this;
@@ -122,6 +176,8 @@ class Stmt {
     if (rc != SQLITE_OK) fail(db_, rc, "bind");
   }
   sqlite3* db_;
+  StmtCache* cache_ = nullptr;
+  std::string sql_;
   std::unique_ptr<sqlite3_stmt, StmtFinalizer> s_;
   int last_rc_ = 0;
 };
@@ -154,6 +210,7 @@ class SqliteLedger final : public Ledger {
                                    nullptr);
     db_.reset(raw);
     if (rc != SQLITE_OK) fail(raw, rc, "open " + path);
+    stmts_.attach(raw);
     sqlite3_extended_result_codes(db(), 1);
     sqlite3_busy_timeout(db(), kBusyTimeoutMs);
     // WAL lets readers work beside the writer; FULL makes every commit
@@ -179,7 +236,7 @@ class SqliteLedger final : public Ledger {
   bool claim(const std::string& order_id, const std::string& owner, int64_t now, int64_t lease_until) override {
     std::lock_guard<std::mutex> lock(mu_);
     Tx tx(*this);
-    Stmt s(db(), "UPDATE payments SET state='IN_FLIGHT', lease_owner=?2, lease_until=?3, updated_at=?4 "
+    Stmt s(stmts_, "UPDATE payments SET state='IN_FLIGHT', lease_owner=?2, lease_until=?3, updated_at=?4 "
                  "WHERE order_id=?1 AND (state IN ('PENDING','UNKNOWN') OR (state='IN_FLIGHT' AND lease_until < ?4))");
     s.bind(1, order_id).bind(2, owner).bind(3, lease_until).bind(4, now);
     s.step();
@@ -227,13 +284,12 @@ class SqliteLedger final : public Ledger {
       }
       try {
         Tx& tx = *begun;
-        int sp = 0;
         auto guarded = [&](auto&& op) {
-          const std::string name = "e" + std::to_string(sp++);
-          exec(("SAVEPOINT " + name).c_str(), "savepoint");
+          // One entry at a time, so one savepoint name serves them all.
+          Stmt(stmts_, "SAVEPOINT entry").step();
           bool ok = op();
-          if (!ok) exec(("ROLLBACK TO " + name).c_str(), "roll back to savepoint");
-          exec(("RELEASE " + name).c_str(), "release savepoint");
+          if (!ok) Stmt(stmts_, "ROLLBACK TO entry").step();
+          Stmt(stmts_, "RELEASE entry").step();
           return ok;
         };
         std::vector<CreateOutcome> creates(b.creates.size());
@@ -278,7 +334,7 @@ class SqliteLedger final : public Ledger {
 
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     std::lock_guard<std::mutex> lock(mu_);
-    Stmt s(db(), "SELECT number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, "
+    Stmt s(stmts_, "SELECT number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, "
                  "provider_request_id, replayed FROM attempts WHERE order_id=?1 ORDER BY number");
     s.bind(1, order_id);
     std::vector<AttemptEntry> out;
@@ -301,7 +357,7 @@ class SqliteLedger final : public Ledger {
 
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
     std::lock_guard<std::mutex> lock(mu_);
-    Stmt s(db(), std::string("SELECT ") + kRowColumns +
+    Stmt s(stmts_, std::string("SELECT ") + kRowColumns +
                      " FROM payments WHERE (?1 = '' OR state = ?1) AND (?2 <= 0 OR updated_at < ?2) "
                      "ORDER BY updated_at, order_id LIMIT ?3");
     s.bind(1, std::string(state ? state_name(*state) : "")).bind(2, updated_before).bind(3, static_cast<int64_t>(limit));
@@ -357,7 +413,7 @@ class SqliteLedger final : public Ledger {
     exec("CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)", "create ledger_meta");
     int version = 0;
     {
-      Stmt s(db(), "SELECT value FROM ledger_meta WHERE key='schema_version'");
+      Stmt s(stmts_, "SELECT value FROM ledger_meta WHERE key='schema_version'");
       if (s.step()) {
         const std::string v = s.text(0);
         if (v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 6)
@@ -382,13 +438,13 @@ class SqliteLedger final : public Ledger {
 
   std::string stored_secret() {
     std::lock_guard<std::mutex> lock(mu_);
-    Stmt s(db(), "SELECT value FROM ledger_meta WHERE key='secret'");
+    Stmt s(stmts_, "SELECT value FROM ledger_meta WHERE key='secret'");
     if (!s.step()) throw LedgerError("ledger (sqlite): the ledger has no secret");
     return s.text(0);
   }
 
   std::optional<PaymentRow> get_locked(const std::string& order_id) {
-    Stmt s(db(), std::string("SELECT ") + kRowColumns + " FROM payments WHERE order_id=?1");
+    Stmt s(stmts_, std::string("SELECT ") + kRowColumns + " FROM payments WHERE order_id=?1");
     s.bind(1, order_id);
     if (!s.step()) return std::nullopt;
     return read_row(s);
@@ -401,7 +457,7 @@ class SqliteLedger final : public Ledger {
       return out;
     }
     try {
-      Stmt ins(db(), "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
+      Stmt ins(stmts_, "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
                      "key_expires_at, updated_at) VALUES (?1, ?2, ?3, 'PENDING', ?4, ?5, ?4)");
       ins.bind(1, p.order_id).bind(2, p.idempotency_key).bind(3, p.fingerprint).bind(4, now).bind(5, p.key_expires_at);
       ins.step();
@@ -411,7 +467,7 @@ class SqliteLedger final : public Ledger {
       out.row.order_id = p.order_id;
       return out;
     }
-    Stmt claim(db(), "UPDATE payments SET state='IN_FLIGHT', lease_owner=?2, lease_until=?3, updated_at=?4 "
+    Stmt claim(stmts_, "UPDATE payments SET state='IN_FLIGHT', lease_owner=?2, lease_until=?3, updated_at=?4 "
                      "WHERE order_id=?1 AND state='PENDING'");
     claim.bind(1, p.order_id).bind(2, owner).bind(3, lease_until).bind(4, now);
     claim.step();
@@ -424,7 +480,7 @@ class SqliteLedger final : public Ledger {
   bool settle_in_tx(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
                     const Settlement& st, int64_t now) {
     if (last && !fence_and_store(order_id, owner, *last)) return false;
-    Stmt s(db(), "UPDATE payments SET state=?3, delivery=?4, detail=?5, provider_payment_id=?6, provider_status=?7, "
+    Stmt s(stmts_, "UPDATE payments SET state=?3, delivery=?4, detail=?5, provider_payment_id=?6, provider_status=?7, "
                  "http_status=?8, lease_owner='', lease_until=0, updated_at=MAX(updated_at, ?9) "
                  "WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
     s.bind(1, order_id).bind(2, owner).bind(3, std::string(state_name(st.state))).bind(4, st.delivery)
@@ -435,12 +491,12 @@ class SqliteLedger final : public Ledger {
   }
 
   bool fence_and_store(const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
-    Stmt f(db(), "UPDATE payments SET attempts=MAX(attempts, ?3), updated_at=MAX(updated_at, ?4) "
+    Stmt f(stmts_, "UPDATE payments SET attempts=MAX(attempts, ?3), updated_at=MAX(updated_at, ?4) "
                  "WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
     f.bind(1, order_id).bind(2, owner).bind(3, static_cast<int64_t>(a.number)).bind(4, a.ended_at);
     f.step();
     if (sqlite3_changes(db()) != 1) return false;
-    Stmt s(db(), "INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
+    Stmt s(stmts_, "INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
                  "reason, delay_ms, provider_request_id, replayed) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11) "
                  "ON CONFLICT(order_id, number) DO UPDATE SET started_at=excluded.started_at, "
                  "ended_at=excluded.ended_at, http_status=excluded.http_status, "
@@ -456,6 +512,7 @@ class SqliteLedger final : public Ledger {
 
   std::mutex mu_;
   std::unique_ptr<sqlite3, DbCloser> db_;
+  StmtCache stmts_;  // after db_: finalized before the connection closes
   std::string secret_;
 };
 
