@@ -6,17 +6,6 @@
 
 namespace payretry_sim {
 
-namespace {
-
-int hex(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
-
 bool form_decode(std::string_view in, std::string* out) {
   out->clear();
   out->reserve(in.size());
@@ -26,8 +15,8 @@ bool form_decode(std::string_view in, std::string* out) {
       out->push_back(' ');
     } else if (c == '%') {
       if (i + 2 >= in.size()) return false;
-      const int hi = hex(in[i + 1]);
-      const int lo = hex(in[i + 2]);
+      const int hi = hexval(in[i + 1]);
+      const int lo = hexval(in[i + 2]);
       if (hi < 0 || lo < 0) return false;
       out->push_back(static_cast<char>(hi * 16 + lo));
       i += 2;

@@ -61,6 +61,9 @@ bool iequals(std::string_view a, std::string_view b);
 std::string_view reason_phrase(int status);
 
 // Extracts and percent-decodes the value of `name` from a query string.
+// The value of one hex digit, or -1.
+int hexval(char c);
+
 bool query_param(std::string_view query, std::string_view name, std::string* out);
 
 // "Sun, 06 Nov 1994 08:49:37 GMT" for a Unix time.

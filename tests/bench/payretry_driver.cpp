@@ -90,24 +90,24 @@ void on_done(int rc, pay_result* r, const char* message, void* payload) {
   s.lat[static_cast<std::size_t>(i)] =
       bench::ms_between(s.started[static_cast<std::size_t>(i)], bench::Clock::now());
   account(s, i, rc, r, message);
-  const long next = s.next.fetch_add(1);
-  if (next < s.args->payments) start_async(s, next);
+  start_async(s, s.next.fetch_add(1));
 }
 
 void start_async(Shared& s, long i) {
-  const std::string order = s.args->prefix + std::to_string(i);
-  const std::string body = bench::body_for(order);
-  const std::string key = "key-" + order;
-  pay_submit_options opts = PAY_SUBMIT_OPTIONS_INIT;
-  opts.idempotency_key = key.c_str();
-  s.started[static_cast<std::size_t>(i)] = bench::Clock::now();
-  auto* slot = new std::pair<Shared*, long>(&s, i);
-  const int rc = pay_submit_async(s.client, order.c_str(), body.data(), body.size(), &opts, on_done, slot);
-  if (rc != PAY_OK) {  // not taken: account for it here, and keep the window full
+  // A payment the engine does not take is accounted for here, and the next
+  // one started in its place, so the window stays full.
+  for (; i < s.args->payments; i = s.next.fetch_add(1)) {
+    const std::string order = s.args->prefix + std::to_string(i);
+    const std::string body = bench::body_for(order);
+    const std::string key = "key-" + order;
+    pay_submit_options opts = PAY_SUBMIT_OPTIONS_INIT;
+    opts.idempotency_key = key.c_str();
+    s.started[static_cast<std::size_t>(i)] = bench::Clock::now();
+    auto* slot = new std::pair<Shared*, long>(&s, i);
+    const int rc = pay_submit_async(s.client, order.c_str(), body.data(), body.size(), &opts, on_done, slot);
+    if (rc == PAY_OK) return;
     delete slot;
     account(s, i, rc, nullptr, pay_error_last()->message);
-    const long next = s.next.fetch_add(1);
-    if (next < s.args->payments) start_async(s, next);
   }
 }
 

@@ -8,30 +8,18 @@
 namespace payretry::dst {
 namespace {
 
-std::string imf_fixdate(int64_t unix_secs) {
+// The three HTTP-date forms a hostile Retry-After may take.
+std::string http_date(int64_t unix_secs, const char* format) {
   const std::time_t t = static_cast<std::time_t>(unix_secs);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[64];
-  std::strftime(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+  std::strftime(buf, sizeof buf, format, &tm);
   return buf;
 }
-std::string rfc850(int64_t unix_secs) {
-  const std::time_t t = static_cast<std::time_t>(unix_secs);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%A, %d-%b-%y %H:%M:%S GMT", &tm);
-  return buf;
-}
-std::string asctime_date(int64_t unix_secs) {
-  const std::time_t t = static_cast<std::time_t>(unix_secs);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%a %b %e %H:%M:%S %Y", &tm);
-  return buf;
-}
+std::string imf_fixdate(int64_t unix_secs) { return http_date(unix_secs, "%a, %d %b %Y %H:%M:%S GMT"); }
+std::string rfc850(int64_t unix_secs) { return http_date(unix_secs, "%A, %d-%b-%y %H:%M:%S GMT"); }
+std::string asctime_date(int64_t unix_secs) { return http_date(unix_secs, "%a %b %e %H:%M:%S %Y"); }
 
 std::string order_of(std::string_view body) {
   cJSON* j = cJSON_ParseWithLength(body.data(), body.size());
