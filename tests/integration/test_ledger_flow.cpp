@@ -9,7 +9,10 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <mutex>
 #include <thread>
+#include <vector>
 
 #include "sim_fixture.hpp"
 
@@ -188,6 +191,61 @@ TEST_F(LedgerFlow, KeyIsCommittedBeforeTheFirstByteIsSent) {
   auto r = submit(c.get(), "l-first");
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED);
   EXPECT_EQ(probe.state_seen, "IN_FLIGHT");
+}
+
+TEST_F(LedgerFlow, GroupCommitStillCommitsEveryKeyBeforeItsFirstByte) {
+  // The concurrent engine commits the rows of many payments in one
+  // transaction; the hook, right before each send, must find that payment's
+  // row and key already durable, from another connection.
+  struct Probe {
+    std::string db;
+    std::mutex mu;
+    std::map<std::string, std::string> state_seen;  // order -> state at its first send
+  } probe;
+  probe.db = db_;
+  pay_client_options o;
+  pay_client_options_init(&o, PAY_CLIENT_OPTIONS_VERSION);
+  o.hook_payload = &probe;
+  o.request_hook = [](pay_headers*, const pay_attempt_info* info, void* p) -> int {
+    auto* pr = static_cast<Probe*>(p);
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(pr->db.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt* s = nullptr;
+    sqlite3_prepare_v2(db, "SELECT state, idempotency_key FROM payments WHERE order_id=?1", -1, &s, nullptr);
+    sqlite3_bind_text(s, 1, info->order_id, -1, SQLITE_TRANSIENT);
+    std::string seen = "absent";
+    if (sqlite3_step(s) == SQLITE_ROW)
+      seen = std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, 1))) == info->idempotency_key
+                 ? reinterpret_cast<const char*>(sqlite3_column_text(s, 0))
+                 : "other key";
+    sqlite3_finalize(s);
+    sqlite3_close(db);
+    std::lock_guard<std::mutex> lock(pr->mu);
+    pr->state_seen.emplace(info->order_id, seen);  // the first send only
+    return 0;
+  };
+  pay_client* raw = nullptr;
+  ASSERT_EQ(pay_client_new(&raw, ledger_config().c_str(), &o), PAY_OK) << pay_error_last()->message;
+  ClientPtr c(raw);
+  constexpr size_t kPayments = 60;
+  std::vector<std::string> orders, bodies;
+  for (size_t i = 0; i < kPayments; ++i) {
+    orders.push_back("l-group-" + std::to_string(i));
+    bodies.push_back(R"({"order_id":")" + orders.back() + R"(","amount":500,"currency":"eur"})");
+  }
+  std::vector<pay_batch_item> items(kPayments);
+  for (size_t i = 0; i < kPayments; ++i) {
+    items[i].order_id = orders[i].c_str();
+    items[i].body = bodies[i].data();
+    items[i].body_len = bodies[i].size();
+  }
+  ASSERT_EQ(pay_submit_batch(items.data(), kPayments, c.get(), nullptr), PAY_OK);
+  for (auto& it : items) {
+    EXPECT_EQ(pay_result_outcome(it.result), PAY_OUTCOME_SUCCEEDED);
+    pay_result_free(it.result);
+  }
+  ASSERT_EQ(probe.state_seen.size(), kPayments);
+  for (const auto& [order, state] : probe.state_seen) EXPECT_EQ(state, "IN_FLIGHT") << order;
 }
 
 TEST_F(LedgerFlow, LedgerFileNeverHoldsCardDataTokensOrBodies) {
