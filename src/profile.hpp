@@ -58,6 +58,26 @@ struct Identity {
   std::string charset;  // extra allowed characters besides [A-Za-z0-9]; empty = any visible ASCII
 };
 
+// What the provider does with a second request under a key (or reference) it
+// has already seen. This decides whether re-sending a payment that may have
+// been processed can charge it twice.
+enum class ReplayKind {
+  none,           // not documented: a re-send may run the payment again
+  success_only,   // only 2xx answers are stored (Checkout.com): after an error
+                  // that followed processing, a re-send runs the payment again
+  all_answers,    // every answer once processing began, errors included (Stripe)
+  current_state,  // the current state of the earlier request (PayPal)
+  reference,      // the merchant reference is permanent; a duplicate is refused,
+                  // never charged (WeChat Pay, Alipay)
+};
+const char* replay_kind_name(ReplayKind k);
+std::optional<ReplayKind> parse_replay_kind(std::string_view s);
+// True when a same-key re-send can never run the payment a second time,
+// whatever the earlier attempts observed (while the key is retained).
+inline bool resend_always_safe(ReplayKind k) {
+  return k == ReplayKind::all_answers || k == ReplayKind::current_state || k == ReplayKind::reference;
+}
+
 // How to ask the provider what really happened (DESIGN §5 "lookup").
 struct Lookup {
   // "order_id": GET by merchant reference; "provider_id": GET by the
@@ -75,6 +95,12 @@ struct Lookup {
   // Request body template for a POST lookup ({order_id} {provider_id} {key});
   // empty = no body (Alipay's alipay.trade.query takes its reference in one).
   std::string body;
+  // For a lookup by order_id: where the create body carries the reference
+  // the lookup searches by ("$.reference"). Submit writes it (when absent and
+  // top-level) or checks it equals the order id, so that "not found" means
+  // what it says. Empty: the request carries no such reference, and "not
+  // found" is never proof that no payment exists.
+  std::string reference_path;
 };
 
 struct Profile {
@@ -84,9 +110,10 @@ struct Profile {
   std::string create_path;
   // How long the provider honours a key; nullopt = forever (a reference).
   std::optional<int64_t> retention_ms = int64_t(24) * 3600 * 1000;
-  // Whether a same-key retry after a 5xx replays it (false: Checkout.com
-  // caches only 2xx, so a retry would run the payment again).
-  bool replays_server_errors = true;
+  // What a same-key re-send gets (see ReplayKind). Reconcile and resumed
+  // submits re-send a possibly processed payment only when this makes it
+  // safe, or when every earlier observation was one the profile retries.
+  ReplayKind replay = ReplayKind::none;
   std::string replay_header = "Idempotent-Replayed";
   std::vector<std::string> request_id_headers = {"Request-Id", "X-Request-Id"};
   std::string id_path = "$.id";          // provider payment id in a create response

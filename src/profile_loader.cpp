@@ -51,6 +51,24 @@ std::optional<Verdict> parse_verdict(std::string_view s) {
   return std::nullopt;
 }
 
+const char* replay_kind_name(ReplayKind k) {
+  switch (k) {
+    case ReplayKind::none: return "none";
+    case ReplayKind::success_only: return "success_only";
+    case ReplayKind::all_answers: return "all_answers";
+    case ReplayKind::current_state: return "current_state";
+    case ReplayKind::reference: return "reference";
+  }
+  return "?";
+}
+
+std::optional<ReplayKind> parse_replay_kind(std::string_view s) {
+  for (ReplayKind k : {ReplayKind::none, ReplayKind::success_only, ReplayKind::all_answers, ReplayKind::current_state,
+                       ReplayKind::reference})
+    if (s == replay_kind_name(k)) return k;
+  return std::nullopt;
+}
+
 namespace {
 
 constexpr const char* kVerdicts = "success, retry, retry_after_backoff, query, fail, mismatch, in_progress";
@@ -315,7 +333,8 @@ void check_identity(const Identity& id, const std::string& path) {
 
 void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
   object_at(v, path);
-  check_members(v, path, {"by", "method", "path", "body", "status_path", "id_path", "status_map", "not_found"});
+  check_members(v, path,
+                {"by", "method", "path", "body", "status_path", "id_path", "status_map", "not_found", "reference_path"});
   if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(v, "by")) {
     lk.by = string_at(b, member(path, "by"));
     if (lk.by != "order_id" && lk.by != "provider_id" && lk.by != "replay" && lk.by != "none")
@@ -359,6 +378,12 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
   // {} clears an inherited matcher.
   if (const cJSON* nf = cJSON_GetObjectItemCaseSensitive(v, "not_found"))
     lk.not_found = matcher_at(nf, member(path, "not_found"), false, true);
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "reference_path")) {
+    const std::string rp = member(path, "reference_path");
+    lk.reference_path = json_path_at(r, rp, true);
+    if (!lk.reference_path.empty() && lk.reference_path.find('*') != std::string::npos)
+      fail(rp, "must name one place in the body, without a wildcard");
+  }
 }
 
 void check_lookup(const Lookup& lk, const std::string& path) {
@@ -369,6 +394,8 @@ void check_lookup(const Lookup& lk, const std::string& path) {
   if (lk.by != "none" && lk.by != "replay" && lk.path.empty()) fail(pp, "lookup by " + lk.by + " needs a path");
   if (lk.by == "provider_id" && lk.path.find("{provider_id}") == std::string::npos)
     fail(pp, "lookup by provider_id needs a path with {provider_id}, e.g. /v1/payments/{provider_id}");
+  if (!lk.reference_path.empty() && lk.by != "order_id")
+    fail(member(path, "reference_path"), "only a lookup by order_id searches by a reference");
 }
 
 bool valid_name(const std::string& s) {
@@ -395,7 +422,8 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
   object_at(v, P);
   check_members(v, P,
                 {"name", "extends", "sources", "notes", "identity", "create_path", "retention_ms",
-                 "replays_server_errors", "replay_header", "request_id_headers", "response", "classify", "lookup"});
+                 "replays_server_errors", "replay", "replay_header", "request_id_headers", "response", "classify",
+                 "lookup"});
 
   Profile p;
   const cJSON* ext = cJSON_GetObjectItemCaseSensitive(v, "extends");
@@ -441,8 +469,15 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
     if (cJSON_IsNull(r)) p.retention_ms.reset();
     else p.retention_ms = int_at(r, member(P, "retention_ms"), 1, int64_t(1) << 53);
   }
-  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "replays_server_errors"))
-    p.replays_server_errors = bool_at(r, member(P, "replays_server_errors"));
+  if (cJSON_GetObjectItemCaseSensitive(v, "replays_server_errors"))
+    fail(member(P, "replays_server_errors"),
+         "was replaced by \"replay\": none, success_only, all_answers, current_state or reference");
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "replay")) {
+    const std::string rp = member(P, "replay");
+    const auto kind = parse_replay_kind(string_at(r, rp));
+    if (!kind) fail(rp, "must be none, success_only, all_answers, current_state or reference");
+    p.replay = *kind;
+  }
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "replay_header"))
     p.replay_header = header_at(r, member(P, "replay_header"), true);
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "request_id_headers")) {

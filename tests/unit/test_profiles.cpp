@@ -187,12 +187,12 @@ TEST(Profiles, stripe_keeps_the_core_behaviour) {
   EXPECT_EQ(s.identity.max_length, 255u);
   EXPECT_EQ(s.create_path, "/v1/payment_intents");
   EXPECT_EQ(s.retention_ms, int64_t(86400000));
-  EXPECT_TRUE(s.replays_server_errors);
+  EXPECT_EQ(s.replay, ReplayKind::all_answers);
   EXPECT_EQ(s.request_id_headers, Strings{"Request-Id"});
   EXPECT_EQ(s.lookup.by, "replay");
   const auto& r = s.classify;
   const std::pair<std::string, std::string> yes{"Stripe-Should-Retry", "true"}, no{"Stripe-Should-Retry", "false"};
-  ASSERT_GE(r.size(), 7u);
+  ASSERT_GE(r.size(), 9u);
   for (size_t i = 0; i < 3; ++i) {
     EXPECT_EQ(r[i].when.headers, (std::vector<std::pair<std::string, std::string>>{yes})) << i;
     EXPECT_EQ(r[i].verdict, Verdict::retry) << i;
@@ -203,13 +203,21 @@ TEST(Profiles, stripe_keeps_the_core_behaviour) {
   EXPECT_EQ(r[3].when.status, k5xx);
   EXPECT_EQ(r[3].when.headers, (std::vector<std::pair<std::string, std::string>>{no}));
   EXPECT_EQ(r[3].verdict, Verdict::query);
-  EXPECT_EQ(r[4].when.status, (std::vector<std::pair<int, int>>{{409, 409}}));
-  EXPECT_EQ(r[4].verdict, Verdict::retry_after_backoff);
-  EXPECT_EQ(r[5].verdict, Verdict::mismatch);
-  EXPECT_EQ(r[5].when.code_path, "$.error.type");
-  EXPECT_EQ(r[6].when.status, k5xx);
-  EXPECT_TRUE(r[6].when.headers.empty());
-  EXPECT_EQ(r[6].verdict, Verdict::retry) << "Stripe replays a 500 under the same key (St1)";
+  // Stripe-Should-Retry: false outranks the generic retry of 409 and 429.
+  EXPECT_EQ(r[4].when.status, (std::vector<std::pair<int, int>>{{429, 429}}));
+  EXPECT_EQ(r[4].when.headers, (std::vector<std::pair<std::string, std::string>>{no}));
+  EXPECT_EQ(r[4].verdict, Verdict::query);
+  EXPECT_EQ(r[4].processed, std::optional<bool>(false));
+  EXPECT_EQ(r[5].when.status, (std::vector<std::pair<int, int>>{{409, 409}}));
+  EXPECT_EQ(r[5].when.headers, (std::vector<std::pair<std::string, std::string>>{no}));
+  EXPECT_EQ(r[5].verdict, Verdict::query);
+  EXPECT_EQ(r[6].when.status, (std::vector<std::pair<int, int>>{{409, 409}}));
+  EXPECT_EQ(r[6].verdict, Verdict::retry_after_backoff);
+  EXPECT_EQ(r[7].verdict, Verdict::mismatch);
+  EXPECT_EQ(r[7].when.code_path, "$.error.type");
+  EXPECT_EQ(r[8].when.status, k5xx);
+  EXPECT_TRUE(r[8].when.headers.empty());
+  EXPECT_EQ(r[8].verdict, Verdict::retry) << "Stripe replays a 500 under the same key (St1)";
 }
 
 struct Facts {
@@ -219,7 +227,7 @@ struct Facts {
   size_t min_len, max_len;
   const char* charset;
   std::optional<int64_t> retention_ms;
-  bool replays_server_errors;
+  ReplayKind replay;
   const char* lookup_by;
   const char* lookup_path;
 };
@@ -228,19 +236,19 @@ constexpr int64_t kHour = 3600 * 1000;
 
 TEST(Profiles, each_provider_matches_the_research) {
   const Facts facts[] = {
-      {"stripe", IdentityMode::header, "Idempotency-Key", 1, 255, "", 24 * kHour, true, "replay", ""},
-      {"adyen", IdentityMode::header, "idempotency-key", 1, 64, "", 7 * 24 * kHour, false, "none", ""},
-      {"paypal", IdentityMode::header, "PayPal-Request-Id", 1, 108, "", 6 * kHour, true, "provider_id",
+      {"stripe", IdentityMode::header, "Idempotency-Key", 1, 255, "", 24 * kHour, ReplayKind::all_answers, "replay", ""},
+      {"adyen", IdentityMode::header, "idempotency-key", 1, 64, "", 7 * 24 * kHour, ReplayKind::none, "none", ""},
+      {"paypal", IdentityMode::header, "PayPal-Request-Id", 1, 108, "", 6 * kHour, ReplayKind::current_state, "provider_id",
        "/v2/checkout/orders/{provider_id}"},
-      {"square", IdentityMode::body, "$.idempotency_key", 1, 45, "", 24 * kHour, false, "provider_id",
+      {"square", IdentityMode::body, "$.idempotency_key", 1, 45, "", 24 * kHour, ReplayKind::success_only, "provider_id",
        "/v2/payments/{provider_id}"},
-      {"checkout_com", IdentityMode::header, "Cko-Idempotency-Key", 1, 255, "", 24 * kHour, false, "order_id",
+      {"checkout_com", IdentityMode::header, "Cko-Idempotency-Key", 1, 255, "", 24 * kHour, ReplayKind::success_only, "order_id",
        "/payments?reference={order_id}"},
-      {"mollie", IdentityMode::header, "Idempotency-Key", 1, 255, "", 24 * kHour, false, "provider_id",
+      {"mollie", IdentityMode::header, "Idempotency-Key", 1, 255, "", 24 * kHour, ReplayKind::all_answers, "provider_id",
        "/v2/payments/{provider_id}"},
-      {"wechatpay_v3", IdentityMode::reference, "$.out_trade_no", 6, 32, "_-|*", std::nullopt, true, "order_id",
+      {"wechatpay_v3", IdentityMode::reference, "$.out_trade_no", 6, 32, "_-|*", std::nullopt, ReplayKind::reference, "order_id",
        "/v3/pay/transactions/out-trade-no/{order_id}"},
-      {"alipay", IdentityMode::reference, "$.biz_content.out_trade_no", 1, 64, "_", std::nullopt, true, "order_id",
+      {"alipay", IdentityMode::reference, "$.biz_content.out_trade_no", 1, 64, "_", std::nullopt, ReplayKind::reference, "order_id",
        "/gateway.do?method=alipay.trade.query"},
   };
   for (const Facts& f : facts) {
@@ -251,7 +259,7 @@ TEST(Profiles, each_provider_matches_the_research) {
     EXPECT_EQ(p.identity.max_length, f.max_len) << f.name;
     EXPECT_EQ(p.identity.charset, f.charset) << f.name;
     EXPECT_EQ(p.retention_ms, f.retention_ms) << f.name;
-    EXPECT_EQ(p.replays_server_errors, f.replays_server_errors) << f.name;
+    EXPECT_EQ(p.replay, f.replay) << f.name;
     EXPECT_EQ(p.lookup.by, f.lookup_by) << f.name;
     if (*f.lookup_path) {
       EXPECT_EQ(p.lookup.path, f.lookup_path) << f.name;
@@ -371,7 +379,7 @@ TEST(Profiles, an_inline_profile_extending_stripe_overrides_create_path_and_look
   EXPECT_EQ(p.notes.size(), s.notes.size() + 1);
   // The rest is stripe's.
   EXPECT_EQ(p.retention_ms, s.retention_ms);
-  EXPECT_TRUE(p.replays_server_errors);
+  EXPECT_EQ(p.replay, ReplayKind::all_answers);
   EXPECT_EQ(p.request_id_headers, s.request_id_headers);
 }
 
@@ -506,7 +514,12 @@ TEST(ProfileErrors, lookup_and_scalars_are_checked) {
   EXPECT_ERROR_AT(R"({"name": "x", "lookup": {"body": "{\"id\":\"{payment}\"}"}})", "profile.lookup.body");
   EXPECT_ERROR_AT(R"({"name": "x", "retention_ms": -1})", "profile.retention_ms");
   EXPECT_ERROR_AT(R"({"name": "x", "retention_ms": "24h"})", "profile.retention_ms");
-  EXPECT_ERROR_AT(R"({"name": "x", "replays_server_errors": 1})", "profile.replays_server_errors");
+  EXPECT_ERROR_AT(R"({"name": "x", "replays_server_errors": true})", "profile.replays_server_errors");
+  EXPECT_ERROR_AT(R"({"name": "x", "replay": "sometimes"})", "profile.replay");
+  EXPECT_ERROR_AT(R"({"name": "x", "lookup": {"by": "provider_id", "path": "/p/{provider_id}", "reference_path": "$.ref"}})",
+                  "profile.lookup.reference_path");
+  EXPECT_ERROR_AT(R"({"name": "x", "lookup": {"by": "order_id", "path": "/p?r={order_id}", "reference_path": "$.refs[*]"}})",
+                  "profile.lookup.reference_path");
   EXPECT_ERROR_AT(R"({"name": "x", "create_path": "v1/pay"})", "profile.create_path");
   EXPECT_ERROR_AT(R"({"name": "x", "request_id_headers": ["Request Id"]})", "profile.request_id_headers[0]");
   EXPECT_ERROR_AT(R"({"name": "x", "sources": ["St1", ""]})", "profile.sources[1]");
@@ -587,7 +600,10 @@ TEST(ProfileVerdicts, adyen_square_paypal_mollie_stripe_specifics) {
   verdict_is("adyen", http(500), Verdict::query, "500 may be a malformed request (Ad2)");
   verdict_is("square", http(400, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"IDEMPOTENCY_KEY_REUSED"}]})"),
              Verdict::mismatch, "IDEMPOTENCY_KEY_REUSED");
-  verdict_is("square", http(500), Verdict::retry_after_backoff, "500");
+  // Square documents a replay of the first successful answer only (Sq1):
+  // a 500 that followed a charge may not be replayed, so it is queried.
+  verdict_is("square", http(500), Verdict::query, "500 (replay success_only)");
+  verdict_is("square", http(503), Verdict::retry, "503 (a gateway error, before processing)");
   verdict_is("paypal", http(422, R"({"details":[{"issue":"ORDER_COMPLETION_IN_PROGRESS"}]})"), Verdict::retry_after_backoff,
              "ORDER_COMPLETION_IN_PROGRESS");
   verdict_is("paypal", http(422, R"({"details":[{"issue":"DUPLICATE_INVOICE_ID"}]})"), Verdict::query, "DUPLICATE_INVOICE_ID");
@@ -596,6 +612,17 @@ TEST(ProfileVerdicts, adyen_square_paypal_mollie_stripe_specifics) {
   verdict_is("mollie", http(400), Verdict::fail, "a bare 400");
   verdict_is("stripe", http(404, R"({"error":{"type":"idempotency_error"}})"), Verdict::mismatch, "404 idempotency_error");
   verdict_is("stripe", http(500, "{}", {{"Stripe-Should-Retry", "false"}}), Verdict::query, "500 should-retry false");
+  verdict_is("stripe", http(409, "{}", {{"Stripe-Should-Retry", "false"}}), Verdict::query, "409 should-retry false");
+  verdict_is("stripe", http(429, "{}", {{"Stripe-Should-Retry", "false"}}), Verdict::query, "429 should-retry false");
+  verdict_is("stripe", http(409, "{}"), Verdict::retry_after_backoff, "409 without the header");
+  verdict_is("stripe", http(429, "{}"), Verdict::retry, "429 without the header");
+  // Alipay answers HTTP 200 whatever happened: only code 10000 is success.
+  verdict_is("alipay", http(200, R"({"alipay_trade_pay_response":{"code":"10000","trade_no":"t"}})"), Verdict::success,
+             "10000");
+  verdict_is("alipay", http(200, R"({"alipay_trade_pay_response":{"code":"40003","msg":"?"}})"), Verdict::query,
+             "an unlisted code");
+  verdict_is("alipay", http(200, R"({"alipay_trade_pay_response":{"msg":"no code"}})"), Verdict::query, "no code at all");
+  verdict_is("alipay", http(200, R"({"something_else":1})"), Verdict::query, "no response member");
 }
 
 // ---- the JSON path dialect -----------------------------------------------
