@@ -9,16 +9,21 @@
 namespace payretry {
 namespace {
 
-// The transport classes a rule can name, for one failed attempt.
+// The transport classes a rule can name, for one failed attempt. A failure
+// after the request may have been written is a timeout or, whatever libcurl
+// called it (a reset, an HTTP/2 stream closed uncleanly, a weird reply, an
+// answer too large to read, a blocked replay), connection_lost: so a
+// profile's rule for those two classes catches every such failure, and none
+// falls through to a more permissive rule behind it.
 bool transport_matches(const std::string& want, const TransportResult& t, bool malformed_2xx) {
   if (want == "malformed_2xx") return malformed_2xx;
   if (t.failure == TransportFailure::none) return false;
   if (want == "any_failure") return true;
+  const bool timed_out = t.failure == TransportFailure::timeout || t.failure == TransportFailure::connect_timeout;
   if (want == "not_sent") return !t.request_written && t.failure != TransportFailure::tls_verify;
   if (want == "tls_verify") return t.failure == TransportFailure::tls_verify;
-  if (want == "timeout") return t.failure == TransportFailure::timeout || t.failure == TransportFailure::connect_timeout;
-  if (want == "connection_lost")
-    return t.failure == TransportFailure::connection_lost || t.failure == TransportFailure::replay_blocked;
+  if (want == "timeout") return timed_out;
+  if (want == "connection_lost") return t.request_written && !timed_out && t.failure != TransportFailure::tls_verify;
   return false;
 }
 

@@ -42,11 +42,24 @@ size_t on_header(char* data, size_t size, size_t nmemb, void* user) {
 // the provider may already hold the first copy, and our attempt log would lie
 // about how many requests were sent. We refuse it; the engine then decides,
 // as a visible attempt, whether to retry with the same key.
+//
+// The first call is also the last moment before a byte of the request
+// leaves: the payment's deadline and lease are checked here, not when the
+// transfer was queued (a concurrent engine may have spent seconds on other
+// payments, or waited for a free connection, in between).
 int on_prereq(void* user, char*, char*, int, int) {
   auto* ex = static_cast<CurlTransfer*>(user);
   if (++ex->prereq_calls > 1) {
     ex->replay_blocked = true;
     return CURL_PREREQFUNC_ABORT;
+  }
+  if (ex->may_start) {
+    try {
+      ex->refused = ex->may_start();
+    } catch (...) {
+      ex->refused = "the send check failed";
+    }
+    if (!ex->refused.empty()) return CURL_PREREQFUNC_ABORT;
   }
   return CURL_PREREQFUNC_OK;
 }
@@ -67,6 +80,8 @@ void CurlTransfer::prepare(CURL* h, const HttpRequest& req, const CurlOptions& o
   too_large = false;
   prereq_calls = 0;
   replay_blocked = false;
+  may_start = req.may_start;
+  refused.clear();
   errbuf_[0] = 0;
   headers_.reset();
   auto add_header = [&](const std::string& line) {
@@ -125,6 +140,8 @@ TransportResult CurlTransfer::finish(CURL* h, CURLcode rc) {
   // can have been written. After one, only a send that wrote zero bytes is
   // proof of non-delivery; everything else may have reached the provider.
   out.request_written = request_size > 0 || (prereq_calls > 0 && rc != CURLE_SEND_ERROR);
+  // Refused at the gate: the request was never handed to the socket.
+  if (!refused.empty() && !replay_blocked) out.request_written = false;
 
   switch (rc) {
     case CURLE_OK:
@@ -153,7 +170,9 @@ TransportResult CurlTransfer::finish(CURL* h, CURLcode rc) {
       out.failure = prereq_calls == 0 ? TransportFailure::connect_timeout : TransportFailure::timeout;
       break;
     case CURLE_ABORTED_BY_CALLBACK:
-      out.failure = replay_blocked ? TransportFailure::replay_blocked : TransportFailure::other;
+      out.failure = replay_blocked          ? TransportFailure::replay_blocked
+                    : !refused.empty()      ? TransportFailure::not_started
+                                            : TransportFailure::other;
       break;
     case CURLE_WRITE_ERROR:
       out.failure = too_large ? TransportFailure::response_too_large : TransportFailure::other;
@@ -162,13 +181,18 @@ TransportResult CurlTransfer::finish(CURL* h, CURLcode rc) {
     case CURLE_RECV_ERROR:
     case CURLE_GOT_NOTHING:
     case CURLE_PARTIAL_FILE:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+    case CURLE_WEIRD_SERVER_REPLY:
       out.failure = TransportFailure::connection_lost;
       break;
     default:
       out.failure = TransportFailure::other;
       break;
   }
-  if (rc != CURLE_OK) {
+  if (out.failure == TransportFailure::not_started) {
+    out.error_text = refused;
+  } else if (rc != CURLE_OK) {
     out.error_text = std::string(curl_easy_strerror(rc));
     if (errbuf_[0]) out.error_text += std::string(": ") + errbuf_;
   }

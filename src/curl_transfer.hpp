@@ -7,6 +7,7 @@
 #include <curl/curl.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,8 @@ class CurlTransfer {
   bool too_large = false;
   int prereq_calls = 0;
   bool replay_blocked = false;
+  std::function<std::string()> may_start;  // the request's gate, asked in the first prereq call
+  std::string refused;                     // why may_start said no
 
  private:
   struct SlistDeleter {

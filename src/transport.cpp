@@ -15,6 +15,7 @@ const char* transport_failure_name(TransportFailure f) {
     case TransportFailure::timeout: return "timeout";
     case TransportFailure::connection_lost: return "connection_lost";
     case TransportFailure::replay_blocked: return "reused_connection_died";
+    case TransportFailure::not_started: return "not_started";
     case TransportFailure::response_too_large: return "response_too_large";
     case TransportFailure::other: return "transport_error";
   }

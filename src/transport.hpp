@@ -2,6 +2,7 @@
 // of payments, keys or ledgers (DESIGN §9).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -18,6 +19,11 @@ struct HttpRequest {
   std::string_view body;          // borrowed: the same bytes on every attempt
   int64_t connect_timeout_ms = 0;
   int64_t timeout_ms = 0;         // whole attempt, connect included
+  // Asked once the connection is ready, immediately before the first byte
+  // of the request is written; a non-empty answer (why not) stops the
+  // transfer with nothing sent (TransportFailure::not_started). The payment's
+  // deadline and lease are checked here, whatever the thread did meanwhile.
+  std::function<std::string()> may_start;
 };
 
 // Why no usable response came back. The split that matters for payments is
@@ -32,6 +38,7 @@ enum class TransportFailure {
   timeout,            // timed out after the request was (maybe) written
   connection_lost,    // reset / EOF / send or receive error
   replay_blocked,     // libcurl wanted to silently re-send on a new connection; we stopped it
+  not_started,        // may_start said no (deadline or lease over): nothing sent
   response_too_large,
   other,
 };

@@ -58,6 +58,22 @@ TEST(Classify, ResetOrEofAfterWriteRetriesAndMayHaveProcessed) {
   both(test::transport_failure(TransportFailure::other, true, 5, "x"), Verdict::retry, true, "other");
 }
 
+// Hole 6: an HTTP/2 stream reset, a weird reply, an answer too large to
+// read or any other failure after the request may have been written is
+// "connection_lost" for a profile's rule, so checkout_com's "look up first"
+// catches it instead of generic's plain retry behind it.
+TEST(Classify, EveryFailureAfterTheWriteMeetsTheProfilesConnectionLostRule) {
+  const Profile ck = *builtin_profile("checkout_com");
+  for (TransportFailure f : {TransportFailure::connection_lost, TransportFailure::replay_blocked,
+                             TransportFailure::response_too_large, TransportFailure::other})
+    expect(ck, test::transport_failure(f, true, 5, "stream not closed cleanly"), Verdict::query, true,
+           transport_failure_name(f));
+  expect(ck, test::timeout_after_write(), Verdict::query, true, "timeout after write");
+  // Nothing written: a plain retry, whatever libcurl called it.
+  for (TransportFailure f : {TransportFailure::other, TransportFailure::connection_lost, TransportFailure::not_started})
+    expect(ck, test::transport_failure(f, false, 5, "x"), Verdict::retry, false, transport_failure_name(f));
+}
+
 TEST(Classify, TransportFailureFollowsWhetherAnythingWasWritten) {
   // Without proof of non-delivery, assume it may have been processed.
   both(test::transport_failure(TransportFailure::connect, true, 5, "x"), Verdict::retry, true, "connect, written");
