@@ -49,7 +49,7 @@ PaymentRow with_settlement(PaymentRow row, const Settlement& s) {
 void Ledger::apply(LedgerBatch& b) {
   for (auto& c : b.creates) {
     try {
-      CreateOutcome o = create_and_claim(c.proposed, b.owner, c.now, c.lease_until);
+      CreateOutcome o = create_and_claim(c.proposed, c.owner, c.now, c.lease_until);
       c.out.row = std::move(o.row);
       c.out.created = o.created;
       c.out.key_taken = o.key_taken;
@@ -59,14 +59,14 @@ void Ledger::apply(LedgerBatch& b) {
   }
   for (auto& r : b.records) {
     try {
-      r.ok = record_attempt(r.order_id, b.owner, r.attempt);
+      r.ok = record_attempt(r.order_id, r.owner, r.attempt);
     } catch (const std::exception& e) {
       r.error = e.what();
     }
   }
   for (auto& s : b.settles) {
     try {
-      s.ok = settle(s.order_id, b.owner, s.last ? &*s.last : nullptr, s.settlement, s.now);
+      s.ok = settle(s.order_id, s.owner, s.last ? &*s.last : nullptr, s.settlement, s.now);
     } catch (const std::exception& e) {
       s.error = e.what();
     }

@@ -44,8 +44,13 @@ struct PaymentRow {
   int64_t updated_at = 0;
 };
 
+// One entry of a payment's history: a send of the payment request, or a
+// status lookup at the provider. Whether the payment may have been processed
+// is read from these entries, never from a column that a later write can
+// overwrite.
 struct AttemptEntry {
   int number = 0;
+  std::string kind = "send";        // "send" | "lookup"
   int64_t started_at = 0;
   int64_t ended_at = 0;
   int http_status = 0;
@@ -55,6 +60,9 @@ struct AttemptEntry {
   int64_t delay_ms = -1;
   std::string provider_request_id;
   bool replayed = false;
+  // send: whether the provider may have acted on it. nullopt for entries
+  // written before this was recorded: read as "may have".
+  std::optional<bool> processed;
 };
 
 // The end of one run of attempts.
@@ -83,9 +91,11 @@ class LedgerError : public std::runtime_error {
 // concurrent engine gathers what its payments need written during one turn of
 // its loop and hands them over at once. Each entry has its own answer; one
 // entry's failure never fails another. Nothing of an entry may be sent
-// before apply() has returned with it done and without error.
+// before apply() has returned with it done and without error. Each entry
+// carries the fencing token of its own claim (`owner`).
 struct LedgerBatch {
   struct Create {
+    std::string owner;
     PaymentRow proposed;
     int64_t now = 0;
     int64_t lease_until = 0;
@@ -98,12 +108,14 @@ struct LedgerBatch {
     std::string error;  // a LedgerError's message; empty: done
   };
   struct Record {
+    std::string owner;
     std::string order_id;
     AttemptEntry attempt;
     bool ok = false;    // out: false when the lease was lost
     std::string error;
   };
   struct Settle {
+    std::string owner;
     std::string order_id;
     std::optional<AttemptEntry> last;
     Settlement settlement;
@@ -111,7 +123,6 @@ struct LedgerBatch {
     bool ok = false;
     std::string error;
   };
-  std::string owner;  // every entry is written for this lease owner
   std::vector<Create> creates;
   std::vector<Record> records;
   std::vector<Settle> settles;
@@ -145,7 +156,10 @@ class Ledger {
                                          int64_t now, int64_t lease_until) = 0;
 
   // Takes the lease on an existing row: only from PENDING, from UNKNOWN, or
-  // from IN_FLIGHT whose lease ended before `now`. True when taken.
+  // from IN_FLIGHT whose lease ended before `now`. True when taken. `owner`
+  // is a fencing token new for every claim (never reused by another claim,
+  // even of the same client), so that every later write of this run is
+  // refused once another claim took the row.
   virtual bool claim(const std::string& order_id, const std::string& owner, int64_t now, int64_t lease_until) = 0;
 
   // Appends an attempt, fenced by the lease. False when `owner` no longer

@@ -125,9 +125,13 @@ class MemoryLedger final : public Ledger {
     return &it->second;
   }
   void store_attempt(PaymentRow& r, const AttemptEntry& a) {
+    // Never overwritten: only the claim's holder writes, numbering after
+    // the row's count, so a clash is a bug that must not pass silently.
+    if (!attempts_[r.order_id].emplace(a.number, a).second)
+      throw LedgerError("ledger (memory): entry " + std::to_string(a.number) + " of order " + r.order_id +
+                        " is already recorded; entries are never overwritten");
     r.attempts = std::max(r.attempts, a.number);
     r.updated_at = std::max(r.updated_at, a.ended_at);
-    attempts_[r.order_id][a.number] = a;
   }
 
   std::mutex mu_;

@@ -16,7 +16,7 @@
 namespace payretry {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 // Connections one ledger opens at most; more threads wait for a free one.
 constexpr size_t kMaxConnections = 8;
 // pg_advisory_xact_lock key ("payretry" in ASCII) that serialises schema
@@ -59,6 +59,12 @@ CREATE TABLE attempts (
   provider_request_id TEXT NOT NULL,
   replayed BOOLEAN NOT NULL,
   PRIMARY KEY (order_id, number));
+)sql",
+    // 2: lookups join the history, and each send says whether the provider
+    // may have acted on it (NULL for older entries: read as "may have").
+    R"sql(
+ALTER TABLE attempts ADD COLUMN kind TEXT NOT NULL DEFAULT 'send';
+ALTER TABLE attempts ADD COLUMN processed BOOLEAN;
 )sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");
@@ -229,7 +235,7 @@ std::optional<PaymentRow> get_row(PGconn* c, const std::string& order_id) {
 std::vector<AttemptEntry> get_attempts(PGconn* c, const std::string& order_id) {
   ResultPtr r = exec(c,
                      "SELECT number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, "
-                     "provider_request_id, replayed FROM attempts WHERE order_id = $1 ORDER BY number",
+                     "provider_request_id, replayed, kind, processed FROM attempts WHERE order_id = $1 ORDER BY number",
                      Params().add(order_id));
   std::vector<AttemptEntry> out;
   for (int i = 0; i < PQntuples(r.get()); ++i) {
@@ -244,6 +250,8 @@ std::vector<AttemptEntry> get_attempts(PGconn* c, const std::string& order_id) {
     a.delay_ms = as_int(r.get(), i, 7);
     a.provider_request_id = as_text(r.get(), i, 8);
     a.replayed = as_text(r.get(), i, 9) == "t";
+    a.kind = as_text(r.get(), i, 10);
+    if (!PQgetisnull(r.get(), i, 11)) a.processed = as_text(r.get(), i, 11) == "t";
     out.push_back(std::move(a));
   }
   return out;
@@ -305,23 +313,44 @@ Params attempt_params(const std::string& order_id, const AttemptEntry& a) {
   Params p;
   p.add(order_id).add(a.number).add(a.started_at).add(a.ended_at).add(a.http_status).add(clean_text(a.transport_error))
       .add(clean_text(a.verdict)).add(clean_text(a.reason)).add(a.delay_ms).add(clean_text(a.provider_request_id))
-      .add(a.replayed);
+      .add(a.replayed).add(clean_text(a.kind));
+  if (a.processed) p.add(*a.processed);
+  else p.add_null();
   return p;
 }
 
-const char* const kUpsertAttempt =
+// Never overwrites an entry: a rerun of the same write (after a connection
+// lost during COMMIT) finds its own entry, anything else is a clash.
+const char* const kInsertAttempt =
     "INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, reason, "
-    "delay_ms, provider_request_id, replayed) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) "
-    "ON CONFLICT (order_id, number) DO UPDATE SET started_at = EXCLUDED.started_at, ended_at = EXCLUDED.ended_at, "
-    "http_status = EXCLUDED.http_status, transport_error = EXCLUDED.transport_error, verdict = EXCLUDED.verdict, "
-    "reason = EXCLUDED.reason, delay_ms = EXCLUDED.delay_ms, provider_request_id = EXCLUDED.provider_request_id, "
-    "replayed = EXCLUDED.replayed";
+    "delay_ms, provider_request_id, replayed, kind, processed) "
+    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
+    "ON CONFLICT (order_id, number) DO NOTHING RETURNING number";
 
 bool same_attempt(const AttemptEntry& a, const AttemptEntry& b) {
   return a.number == b.number && a.started_at == b.started_at && a.ended_at == b.ended_at &&
          a.http_status == b.http_status && a.transport_error == b.transport_error && a.verdict == b.verdict &&
          a.reason == b.reason && a.delay_ms == b.delay_ms && a.provider_request_id == b.provider_request_id &&
-         a.replayed == b.replayed;
+         a.replayed == b.replayed && a.kind == b.kind && a.processed == b.processed;
+}
+
+AttemptEntry cleaned(AttemptEntry a) {
+  a.transport_error = clean_text(a.transport_error);
+  a.verdict = clean_text(a.verdict);
+  a.reason = clean_text(a.reason);
+  a.provider_request_id = clean_text(a.provider_request_id);
+  a.kind = clean_text(a.kind);
+  return a;
+}
+
+void insert_attempt(PGconn* c, const std::string& order_id, const AttemptEntry& a) {
+  ResultPtr r = exec(c, kInsertAttempt, attempt_params(order_id, a));
+  if (PQntuples(r.get()) == 1) return;
+  const AttemptEntry want = cleaned(a);
+  for (const AttemptEntry& have : get_attempts(c, order_id))
+    if (have.number == a.number && same_attempt(have, want)) return;
+  throw PgFailure{"", "entry " + std::to_string(a.number) + " of order " + order_id +
+                          " is already recorded; entries are never overwritten"};
 }
 
 // Where the ledger lives, for messages: host:port/dbname, never the password.
@@ -469,11 +498,7 @@ class PostgresLedger final : public Ledger {
           row->provider_status != provider_status || row->http_status != s.http_status)
         return std::nullopt;
       if (last) {
-        AttemptEntry want = *last;
-        want.transport_error = clean_text(want.transport_error);
-        want.verdict = clean_text(want.verdict);
-        want.reason = clean_text(want.reason);
-        want.provider_request_id = clean_text(want.provider_request_id);
+        const AttemptEntry want = cleaned(*last);
         bool found = false;
         for (const AttemptEntry& a : get_attempts(c, order_id)) found = found || same_attempt(a, want);
         if (!found) return std::nullopt;
@@ -494,15 +519,19 @@ class PostgresLedger final : public Ledger {
   void apply(LedgerBatch& b) override {
     if (b.empty()) return;
     try {
-      check_identifier("lease owner", b.owner);
       for (const auto& c : b.creates) {
+        check_identifier("lease owner", c.owner);
         check_identifier("order id", c.proposed.order_id);
         check_identifier("idempotency key", c.proposed.idempotency_key);
         check_identifier("fingerprint", c.proposed.fingerprint);
       }
-      for (const auto& r : b.records) check_identifier("order id", r.order_id);
+      for (const auto& r : b.records) {
+        check_identifier("order id", r.order_id);
+        check_identifier("lease owner", r.owner);
+      }
       for (const auto& s : b.settles) {
         check_identifier("order id", s.order_id);
+        check_identifier("lease owner", s.owner);
         const PaymentState st = s.settlement.state;
         if (st != PaymentState::succeeded && st != PaymentState::failed && st != PaymentState::unknown)
           throw LedgerError("ledger (postgresql): settle: bad settlement state");
@@ -525,16 +554,16 @@ class PostgresLedger final : public Ledger {
         for (const auto& e : b.creates) {
           CreateOutcome out;
           guarded([&] {
-            out = create_in_tx(c, e.proposed, b.owner, e.now, e.lease_until);
+            out = create_in_tx(c, e.proposed, e.owner, e.now, e.lease_until);
             return true;
           });
           a.creates.push_back(std::move(out));
         }
         for (const auto& e : b.records)
-          a.records.push_back(guarded([&] { return record_in_tx(c, e.order_id, b.owner, e.attempt); }));
+          a.records.push_back(guarded([&] { return record_in_tx(c, e.order_id, e.owner, e.attempt); }));
         for (const auto& e : b.settles)
           a.settles.push_back(guarded([&] {
-            return settle_in_tx(c, e.order_id, b.owner, e.last ? &*e.last : nullptr, e.settlement, e.now);
+            return settle_in_tx(c, e.order_id, e.owner, e.last ? &*e.last : nullptr, e.settlement, e.now);
           }));
         tx.commit();
         return a;
@@ -795,7 +824,7 @@ class PostgresLedger final : public Ledger {
                        "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT'",
                        Params().add(order_id).add(owner).add(a.number).add(a.ended_at));
     if (!changed_one(f)) return false;
-    exec(c, kUpsertAttempt, attempt_params(order_id, a));
+    insert_attempt(c, order_id, a);
     return true;
   }
 
@@ -813,7 +842,7 @@ class PostgresLedger final : public Ledger {
                            .add(s.http_status).add(now).add(last ? last->number : 0)
                            .add(last ? last->ended_at : int64_t{0}));
     if (!changed_one(f)) return false;
-    if (last) exec(c, kUpsertAttempt, attempt_params(order_id, *last));
+    if (last) insert_attempt(c, order_id, *last);
     return true;
   }
 

@@ -13,7 +13,7 @@
 namespace payretry {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 constexpr int kBusyTimeoutMs = 5000;
 
 // Each step brings the schema from version i to i+1; never edit a shipped
@@ -51,6 +51,12 @@ CREATE TABLE attempts (
   provider_request_id TEXT NOT NULL,
   replayed INTEGER NOT NULL,
   PRIMARY KEY (order_id, number));
+)sql",
+    // 2: lookups join the history, and each send says whether the provider
+    // may have acted on it (NULL for older entries: read as "may have").
+    R"sql(
+ALTER TABLE attempts ADD COLUMN kind TEXT NOT NULL DEFAULT 'send';
+ALTER TABLE attempts ADD COLUMN processed INTEGER;
 )sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");
@@ -152,6 +158,10 @@ class Stmt {
     check(sqlite3_bind_int64(s_.get(), i, v));
     return *this;
   }
+  Stmt& bind(int i, std::optional<bool> v) {
+    check(v ? sqlite3_bind_int64(s_.get(), i, *v ? 1 : 0) : sqlite3_bind_null(s_.get(), i));
+    return *this;
+  }
   // True while a row is available.
   bool step() {
     const int rc = sqlite3_step(s_.get());
@@ -166,6 +176,7 @@ class Stmt {
     return t ? reinterpret_cast<const char*>(t) : "";
   }
   int64_t integer(int i) const { return sqlite3_column_int64(s_.get(), i); }
+  bool null(int i) const { return sqlite3_column_type(s_.get(), i) == SQLITE_NULL; }
 
   struct Constraint : LedgerError {
     Constraint() : LedgerError("ledger (sqlite): constraint violated") {}
@@ -297,15 +308,15 @@ class SqliteLedger final : public Ledger {
         for (size_t i = 0; i < b.creates.size(); ++i) {
           const auto& c = b.creates[i];
           guarded([&] {
-            creates[i] = create_in_tx(c.proposed, b.owner, c.now, c.lease_until);
+            creates[i] = create_in_tx(c.proposed, c.owner, c.now, c.lease_until);
             return true;
           });
         }
         for (size_t i = 0; i < b.records.size(); ++i)
-          records[i] = guarded([&] { return fence_and_store(b.records[i].order_id, b.owner, b.records[i].attempt); });
+          records[i] = guarded([&] { return fence_and_store(b.records[i].order_id, b.records[i].owner, b.records[i].attempt); });
         for (size_t i = 0; i < b.settles.size(); ++i) {
           const auto& st = b.settles[i];
-          settles[i] = guarded([&] { return settle_in_tx(st.order_id, b.owner, st.last ? &*st.last : nullptr,
+          settles[i] = guarded([&] { return settle_in_tx(st.order_id, st.owner, st.last ? &*st.last : nullptr,
                                                           st.settlement, st.now); });
         }
         tx.commit();
@@ -335,7 +346,7 @@ class SqliteLedger final : public Ledger {
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     std::lock_guard<std::mutex> lock(mu_);
     Stmt s(stmts_, "SELECT number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, "
-                 "provider_request_id, replayed FROM attempts WHERE order_id=?1 ORDER BY number");
+                 "provider_request_id, replayed, kind, processed FROM attempts WHERE order_id=?1 ORDER BY number");
     s.bind(1, order_id);
     std::vector<AttemptEntry> out;
     while (s.step()) {
@@ -350,6 +361,8 @@ class SqliteLedger final : public Ledger {
       a.delay_ms = s.integer(7);
       a.provider_request_id = s.text(8);
       a.replayed = s.integer(9) != 0;
+      a.kind = s.text(10);
+      if (!s.null(11)) a.processed = s.integer(11) != 0;
       out.push_back(std::move(a));
     }
     return out;
@@ -496,17 +509,22 @@ class SqliteLedger final : public Ledger {
     f.bind(1, order_id).bind(2, owner).bind(3, static_cast<int64_t>(a.number)).bind(4, a.ended_at);
     f.step();
     if (sqlite3_changes(db()) != 1) return false;
+    // A plain insert: an entry is never overwritten. Only the holder of the
+    // claim writes (fenced above), and it numbers its entries after the
+    // row's count, so a clash is a bug that must not pass silently.
     Stmt s(stmts_, "INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
-                 "reason, delay_ms, provider_request_id, replayed) VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11) "
-                 "ON CONFLICT(order_id, number) DO UPDATE SET started_at=excluded.started_at, "
-                 "ended_at=excluded.ended_at, http_status=excluded.http_status, "
-                 "transport_error=excluded.transport_error, verdict=excluded.verdict, reason=excluded.reason, "
-                 "delay_ms=excluded.delay_ms, provider_request_id=excluded.provider_request_id, "
-                 "replayed=excluded.replayed");
+                 "reason, delay_ms, provider_request_id, replayed, kind, processed) "
+                 "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
     s.bind(1, order_id).bind(2, static_cast<int64_t>(a.number)).bind(3, a.started_at).bind(4, a.ended_at)
         .bind(5, static_cast<int64_t>(a.http_status)).bind(6, a.transport_error).bind(7, a.verdict).bind(8, a.reason)
-        .bind(9, a.delay_ms).bind(10, a.provider_request_id).bind(11, static_cast<int64_t>(a.replayed ? 1 : 0));
-    s.step();
+        .bind(9, a.delay_ms).bind(10, a.provider_request_id).bind(11, static_cast<int64_t>(a.replayed ? 1 : 0))
+        .bind(12, a.kind).bind(13, a.processed);
+    try {
+      s.step();
+    } catch (const Stmt::Constraint&) {
+      throw LedgerError("ledger (sqlite): entry " + std::to_string(a.number) + " of order " + order_id +
+                        " is already recorded; entries are never overwritten");
+    }
     return true;
   }
 

@@ -58,6 +58,10 @@ AttemptEntry attempt(int number, int64_t started) {
   a.delay_ms = 250 * number;
   a.provider_request_id = "req_" + std::to_string(number);
   a.replayed = number % 2 == 0;
+  // All three ways an entry can say whether it may have been processed.
+  if (number % 3 == 1) a.processed = true;
+  if (number % 3 == 2) a.processed = false;
+  if (number == 5) a.kind = "lookup";
   return a;
 }
 
@@ -72,6 +76,8 @@ void expect_same_attempt(const AttemptEntry& want, const AttemptEntry& got) {
   EXPECT_EQ(want.delay_ms, got.delay_ms);
   EXPECT_EQ(want.provider_request_id, got.provider_request_id);
   EXPECT_EQ(want.replayed, got.replayed);
+  EXPECT_EQ(want.kind, got.kind);
+  EXPECT_EQ(want.processed, got.processed);
 }
 
 void expect_same_row(const PaymentRow& want, const PaymentRow& got) {
@@ -437,10 +443,11 @@ TEST_P(LedgerConformance, ABatchGivesEachEntryTheAnswerOfItsSingleCallAndOneLost
   ASSERT_TRUE(l->create_and_claim(proposal("held-by-b"), "worker-b", kNow, kNow + kLease).created);
   ASSERT_TRUE(l->create_and_claim(proposal("exists"), "worker-b", kNow, kNow + kLease).created);
 
+  // Each entry carries its own claim's fencing token.
   LedgerBatch b;
-  b.owner = "worker-a";
   auto create = [&](const std::string& order, const std::string& key) {
     LedgerBatch::Create c;
+    c.owner = "worker-a";
     c.proposed = proposal(order, key);
     c.now = kNow + 1;
     c.lease_until = kNow + 1 + kLease;
@@ -450,9 +457,10 @@ TEST_P(LedgerConformance, ABatchGivesEachEntryTheAnswerOfItsSingleCallAndOneLost
   create("exists", "");
   create("new-2", "key-held-by-b");  // the key of another order
   create("new-3", "");
-  b.records.push_back({"held-by-a", attempt(1, kNow + 2), false, {}});
-  b.records.push_back({"held-by-b", attempt(1, kNow + 2), false, {}});  // not ours: fenced out
+  b.records.push_back({"worker-a", "held-by-a", attempt(1, kNow + 2), false, {}});
+  b.records.push_back({"worker-a", "held-by-b", attempt(1, kNow + 2), false, {}});  // not ours: fenced out
   LedgerBatch::Settle mine, theirs;
+  mine.owner = "worker-a";
   mine.order_id = "held-by-a";
   mine.last = attempt(2, kNow + 3);
   mine.settlement.state = PaymentState::succeeded;
@@ -495,12 +503,11 @@ TEST_P(LedgerConformance, ABatchGivesEachEntryTheAnswerOfItsSingleCallAndOneLost
 TEST_P(LedgerConformance, AnEmptyBatchAndOneOfOnlySettlesAreFine) {
   auto l = open();
   LedgerBatch empty;
-  empty.owner = "w";
   l->apply(empty);
   ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "w", kNow, kNow + kLease).created);
   LedgerBatch b;
-  b.owner = "w";
   LedgerBatch::Settle s;
+  s.owner = "w";
   s.order_id = "o-1";
   s.settlement.state = PaymentState::unknown;
   s.settlement.delivery = "maybe_processed";
@@ -567,7 +574,7 @@ TEST_P(LedgerConformance, SettleWithoutALastAttemptKeepsTheRecordedAttempts) {
   EXPECT_EQ(l->attempts("o-1").size(), 2u);
 }
 
-TEST_P(LedgerConformance, AttemptsComeBackOrderedByNumberAndARepeatedNumberIsReplaced) {
+TEST_P(LedgerConformance, AttemptsComeBackOrderedByNumberAndARepeatedNumberIsRefusedNeverOverwritten) {
   auto l = open();
   ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
   for (int n : {3, 1, 2}) ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(n, kNow + 100 * n)));
@@ -578,11 +585,13 @@ TEST_P(LedgerConformance, AttemptsComeBackOrderedByNumberAndARepeatedNumberIsRep
   again.delay_ms = -1;
   again.provider_request_id = "";
   again.replayed = true;
-  ASSERT_TRUE(l->record_attempt("o-1", "worker-a", again));
+  // History is never rewritten: a second entry under a number already taken
+  // is a bug somewhere, and fails loudly instead of hiding the first.
+  EXPECT_THROW(l->record_attempt("o-1", "worker-a", again), LedgerError);
   auto as = l->attempts("o-1");
   ASSERT_EQ(as.size(), 3u);
   expect_same_attempt(attempt(1, kNow + 100), as[0]);
-  expect_same_attempt(again, as[1]);
+  expect_same_attempt(attempt(2, kNow + 200), as[1]);
   expect_same_attempt(attempt(3, kNow + 300), as[2]);
   auto row = l->get("o-1");
   EXPECT_EQ(row->attempts, 3) << "the count is the highest number, not the number of writes";
@@ -737,12 +746,36 @@ TEST_P(DurableLedger, ASchemaVersionNewerThanTheCodeIsRefusedAndLeftAlone) {
   } catch (const LedgerError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("999"), std::string::npos) << m;
-    EXPECT_NE(m.find("(1)"), std::string::npos) << "names the version the code knows: " << m;
+    EXPECT_NE(m.find("(2)"), std::string::npos) << "names the version the code knows: " << m;
   }
   // Refusing touched nothing.
-  store_->exec_raw("UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'");
+  store_->exec_raw("UPDATE ledger_meta SET value = '2' WHERE key = 'schema_version'");
   auto l = open();
   EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
+}
+
+// A ledger written by schema 1 (before entries said whether they may have
+// been processed, and before lookups joined them) opens under schema 2: its
+// sends read as "may have been processed", which is the safe reading.
+TEST_P(DurableLedger, ASchemaOneLedgerMigratesAndItsOldSendsReadAsPossiblyProcessed) {
+  {
+    auto l = open();
+    ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  }
+  store_->exec_raw("DELETE FROM attempts");
+  store_->exec_raw("ALTER TABLE attempts DROP COLUMN kind");
+  store_->exec_raw("ALTER TABLE attempts DROP COLUMN processed");
+  store_->exec_raw("UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'");
+  store_->exec_raw("INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, "
+                   "verdict, reason, delay_ms, provider_request_id, replayed) "
+                   "VALUES ('o-1', 1, 1, 2, 0, 'timeout', 'retry', 'timeout', 100, '', false)");
+  auto l = open();
+  const auto as = l->attempts("o-1");
+  ASSERT_EQ(as.size(), 1u);
+  EXPECT_EQ(as[0].kind, "send");
+  EXPECT_FALSE(as[0].processed.has_value());
+  ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(2, kNow + 10)));
+  EXPECT_EQ(l->attempts("o-1").size(), 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, DurableLedger, ::testing::Values(Kind::sqlite, Kind::postgres), param_name);
