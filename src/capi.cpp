@@ -223,7 +223,7 @@ int pay_client_new(pay_client** out, const char* config_json, const pay_client_o
       hook = [cb, payload](const payretry::AttemptView& v, payretry::Headers& extra) -> std::string {
         pay_headers h{&extra, &v.key_header};
         pay_attempt_info info;
-        info.method = "POST";
+        info.method = v.method;
         info.url = v.url.c_str();
         info.path = v.path.c_str();
         info.order_id = v.order_id.c_str();

@@ -60,10 +60,10 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
                "tls.verify is false: provider certificates are not checked; never do this in production");
   if (config_.base_url.rfind("http://", 0) == 0 && !loopback_url(config_.base_url))
     log_->note(kLogWarn, "config_warning", "base_url uses plain http to a host that is not loopback");
+  // Lookups are signed like creates: the same hook runs for both.
   engine_ = std::make_unique<Engine>(
       config_, profile_,
-      EngineDeps{*transport_, system_clock(), system_sleeper(), *jitter_, keys_, *log_, *budget_, stats_},
-      std::move(hook));
+      EngineDeps{*transport_, system_clock(), system_sleeper(), *jitter_, keys_, *log_, *budget_, stats_}, hook);
   ledger_ = open_ledger(config_.ledger_url, config_.ledger_secret);
   if (config_.ledger_url == "memory:")
     log_->note(kLogInfo, "config_note", "no ledger configured: payments are guarded in this process only");
@@ -71,7 +71,7 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   flow_ = std::make_unique<PaymentFlow>(*engine_, *ledger_, config_, system_clock(), system_sleeper(), keys_, stats_,
                                         *log_, owner);
   settler_ = std::make_unique<Settler>(*ledger_, *transport_, profile_, config_, system_clock(), system_sleeper(),
-                                       *jitter_, *log_, stats_, *flow_, owner);
+                                       *jitter_, *log_, stats_, *flow_, std::move(hook));
 }
 
 MultiEngine& Client::multi() {

@@ -89,10 +89,24 @@ void Engine::validate(const SubmitRequest& r) const {
     if (!j || !cJSON_IsObject(j.get()))
       throw Error(Errc::invalid, "body must be a JSON object: profile " + profile_.name + " carries the key inside it");
   }
+  if (const std::string& ref = profile_.lookup.reference_path; !ref.empty()) {
+    // The lookup searches by this reference: a payment made under another
+    // one would read as "not found", and could be sent a second time.
+    JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
+    if (!j || !cJSON_IsObject(j.get()))
+      throw Error(Errc::invalid, "body must be a JSON object: profile " + profile_.name + " looks payments up by " + ref);
+    const auto found = json_path_strings(j.get(), ref);
+    if (!found.empty() && found.front() != r.order_id)
+      throw Error(Errc::invalid, "body " + ref + " must equal the order id: profile " + profile_.name +
+                                     " looks payments up by it");
+    if (found.empty() && top_level_member(ref).find_first_of(".[") != std::string::npos)
+      throw Error(Errc::invalid, "body must carry the order id at " + ref + ": profile " + profile_.name +
+                                     " looks payments up by it");
+  }
   if (!r.path.empty())
     if (std::string e = check_path(r.path); !e.empty()) throw Error(Errc::invalid, e);
   if (r.deadline_ms < 0) throw Error(Errc::invalid, "deadline_ms is negative");
-  if (r.deadline_ms > 0 && r.deadline_ms < config_.retry.min_attempt_ms)
+  if (r.deadline_ms > 0 && r.deadline_ms < config_.retry.min_attempt_ms && !r.deadline_from_ledger)
     throw Error(Errc::invalid, "deadline_ms is below retry.min_attempt_ms");
 }
 
@@ -153,7 +167,7 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
   for (AttemptRun::Step s = run.begin();;) {
     switch (s.kind) {
       case AttemptRun::Kind::send: s = run.sent(d_.transport.post(*s.request)); break;
-      case AttemptRun::Kind::record: s = run.recorded(!req.before_retry || req.before_retry(*s.attempt)); break;
+      case AttemptRun::Kind::record: s = run.recorded(req.before_retry ? req.before_retry(*s.attempt) : Recorded{}); break;
       case AttemptRun::Kind::sleep:
         d_.sleeper.sleep_ms(s.delay_ms);
         s = run.woke();
@@ -181,12 +195,23 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
       body_ = keyed_body_;
     }
   }
+  // Likewise the reference a lookup searches by (validate() checked that a
+  // present one equals the order id, and that an absent one is top-level).
+  if (const std::string& ref = profile.lookup.reference_path; !ref.empty()) {
+    JsonPtr j(cJSON_ParseWithLength(body_.data(), body_.size()));
+    if (json_path_strings(j.get(), ref).empty()) {
+      std::string with_ref = body_with_key(body_, top_level_member(ref), r_.order_id);
+      keyed_body_ = std::move(with_ref);
+      body_ = keyed_body_;
+    }
+  }
   path_ = e_.path_for(req);
   url_ = e_.config_.base_url + path_;
   headers_ = e_.base_headers(r_.idempotency_key);
   started_ = e_.d_.clock.now_ms();
   const int64_t budget_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy_.deadline_ms) : policy_.deadline_ms;
   deadline_ = started_ + budget_ms;
+  lease_until_ = req.lease_until_unix;
   // Over all attempts so far, this run's and those of earlier runs.
   may_have_processed_ = req.prior_may_have_processed;
   first_ = std::max(1u, req.first_attempt);
@@ -226,6 +251,8 @@ AttemptRun::Step AttemptRun::woke() {
 AttemptRun::Step AttemptRun::attempt() {
   Clock& clock = e_.d_.clock;
   if (deadline_ - clock.now_ms() < policy_.min_attempt_ms) return finish(Outcome::unknown, "deadline");
+  if (lease_until_ > 0 && clock.unix_ms() >= lease_until_)
+    return finish(Outcome::unknown, "lease_ended: another worker may hold this payment now");
 
   a_ = AttemptRecord{};
   a_.number = n_;
@@ -234,7 +261,7 @@ AttemptRun::Step AttemptRun::attempt() {
   if (e_.hook_) {
     const Profile& profile = e_.profile_;
     const std::string key_header = profile.identity.mode == IdentityMode::header ? profile.identity.name : "";
-    const AttemptView view{url_, path_, r_.order_id, r_.idempotency_key, key_header, body_, n_, a_.started_unix_ms};
+    const AttemptView view{url_, path_, r_.order_id, r_.idempotency_key, key_header, body_, n_, a_.started_unix_ms, "POST"};
     std::string why = e_.hook_(view, extra);
     if (!why.empty()) {
       // Nothing of this payment can have reached the provider: a failed
@@ -255,6 +282,14 @@ AttemptRun::Step AttemptRun::attempt() {
   // The last attempt's timeout shrinks to what is left of the deadline.
   http_.timeout_ms = std::min(policy_.attempt_timeout_ms, left);
   http_.connect_timeout_ms = std::min(policy_.connect_timeout_ms, http_.timeout_ms);
+  // The last word before the first byte leaves: the transport asks this once
+  // the connection is ready, however long the request waited for it.
+  http_.may_start = [this]() -> std::string {
+    Clock& c = e_.d_.clock;
+    if (c.now_ms() >= deadline_) return "the payment's deadline passed before the request could be sent";
+    if (lease_until_ > 0 && c.unix_ms() >= lease_until_) return "the payment's lease ended before the request could be sent";
+    return {};
+  };
   e_.d_.stats.on_attempt();
   Step s;
   s.kind = Kind::send;
@@ -364,9 +399,17 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   return s;
 }
 
-AttemptRun::Step AttemptRun::recorded(bool still_owner) {
+AttemptRun::Step AttemptRun::recorded(const Recorded& how) {
   // Another worker took the payment over: it alone may send now.
-  if (!still_owner) return finish(Outcome::in_progress, "lease lost to another worker");
+  if (how.kind == Recorded::lease_lost) return finish(Outcome::in_progress, "lease lost to another worker");
+  if (how.kind == Recorded::store_failed) {
+    // An attempt went out and the ledger cannot hold it: stop here and say
+    // so. The payment may exist; the caller must not read this as "nothing
+    // was sent", and the row (still IN_FLIGHT) resumes once its lease ends.
+    r_.ledger_error = redact(how.why, e_.secrets_);
+    return finish(Outcome::unknown, "the ledger could not record attempt " + std::to_string(a_.number) +
+                                        "; this result is not durably recorded");
+  }
   e_.d_.stats.on_retry(retry_reason_);
   Step s;
   s.kind = Kind::sleep;

@@ -19,6 +19,12 @@
 
 namespace payretry {
 
+// How a driver's attempt to make an attempt durable went.
+struct Recorded {
+  enum Kind { ok, lease_lost, store_failed } kind = ok;
+  std::string why;  // store_failed: the store's error
+};
+
 struct SubmitRequest {
   std::string order_id;
   std::string_view body;        // borrowed for the call; sent as is on every attempt
@@ -28,10 +34,18 @@ struct SubmitRequest {
   // Resuming a payment an earlier run (or a crashed worker) started.
   unsigned first_attempt = 1;
   bool prior_may_have_processed = false;
+  // Set by the ledger flow, not by callers: the deadline it computed from
+  // the lease and the key's expiry. It may leave no time for an attempt,
+  // which then ends the run UNKNOWN instead of failing the call (an earlier
+  // run may have charged).
+  bool deadline_from_ledger = false;
+  // Unix ms the run's lease ends (0: no lease). No byte leaves after it.
+  int64_t lease_until_unix = 0;
   // Called with each attempt that will be retried, before the backoff sleep
-  // (the ledger records it). Returning false stops the run: this worker no
-  // longer owns the payment.
-  std::function<bool(const AttemptRecord&)> before_retry;
+  // (the ledger records it). lease_lost stops the run: this worker no
+  // longer owns the payment. store_failed ends it UNKNOWN, flagged as not
+  // durably recorded (an attempt was sent). Unset: always ok.
+  std::function<Recorded(const AttemptRecord&)> before_retry;
 };
 
 // What a request hook sees of one attempt.
@@ -44,6 +58,7 @@ struct AttemptView {
   std::string_view body;
   unsigned attempt;
   int64_t unix_ms;
+  const char* method = "POST";  // "GET" or "POST" for a lookup
 };
 
 // Returns an empty string to send, else why not. Headers it adds go out with
@@ -106,6 +121,8 @@ class Engine {
 // `record` asks the driver to make the attempt durable before the backoff
 // (SubmitRequest::before_retry in the threaded form); `done` means result()
 // is final. begin(), sent() and woke() throw Error for a failed call.
+// Every request carries a may_start gate that refuses the send once the
+// deadline or the lease is over, checked by the transport at the last moment.
 class AttemptRun {
  public:
   enum class Kind { send, record, sleep, done };
@@ -123,7 +140,7 @@ class AttemptRun {
 
   Step begin();
   Step sent(const TransportResult& t);
-  Step recorded(bool still_owner);
+  Step recorded(const Recorded& how);
   Step woke();
   PaymentResult& result() { return r_; }
   const std::string& order_id() const { return r_.order_id; }
@@ -146,6 +163,7 @@ class AttemptRun {
   std::string retry_reason_;
   int64_t started_ = 0;
   int64_t deadline_ = 0;
+  int64_t lease_until_ = 0;  // unix ms; 0: none
   unsigned first_ = 1;
   unsigned n_ = 1;
   bool may_have_processed_ = false;

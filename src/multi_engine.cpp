@@ -128,6 +128,7 @@ void MultiEngine::start(std::unique_ptr<Job> job) {
     p->wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
     const int64_t now = clock_.unix_ms();
     LedgerBatch::Create c;
+    c.owner = p->admission.fence;
     c.proposed = p->admission.proposed;
     c.now = now;
     c.lease_until = now + p->admission.lease_ms;
@@ -148,7 +149,6 @@ void MultiEngine::start(std::unique_ptr<Job> job) {
 void MultiEngine::flush() {
   while (!batch_.empty()) {
     LedgerBatch b;
-    b.owner = flow_.owner();
     std::swap(b.creates, batch_.creates);
     std::swap(b.records, batch_.records);
     std::swap(b.settles, batch_.settles);
@@ -169,14 +169,14 @@ void MultiEngine::flush() {
     for (size_t i = 0; i < records.size(); ++i) {
       Payment* p = records[i];
       const auto& r = b.records[i];
-      // As in the threaded path: a store that cannot record fails the call;
-      // the row stays IN_FLIGHT under its lease and resumes later.
-      if (!r.error.empty()) {
-        complete(p, std::make_exception_ptr(LedgerError(r.error)), {});
-        continue;
-      }
+      // As in the threaded path: an attempt went out and the store cannot
+      // record it: the run ends UNKNOWN, flagged as not durably recorded.
+      // The row stays IN_FLIGHT under its lease and is taken over later.
+      Recorded how;
+      if (!r.error.empty()) how = Recorded{Recorded::store_failed, r.error};
+      else if (!r.ok) how = Recorded{Recorded::lease_lost, {}};
       try {
-        step(p, p->run->recorded(r.ok));
+        step(p, p->run->recorded(how));
       } catch (...) {
         fail_run(p, std::current_exception());
       }
@@ -185,7 +185,9 @@ void MultiEngine::flush() {
       Payment* p = settles[i];
       const auto& s = b.settles[i];
       if (!s.error.empty()) {
-        complete(p, std::make_exception_ptr(LedgerError(s.error)), {});
+        // The run is over and may have sent: its result stands, flagged.
+        if (!p->error) flow_.mark_unrecorded(p->result, s.error);
+        complete(p, p->error, std::move(p->result));
         continue;
       }
       if (!s.ok)
@@ -214,7 +216,7 @@ void MultiEngine::decide(Payment* p, const PaymentRow& first_row, bool created) 
     for (;;) {
       PaymentFlow::Decision d = flow_.decide(p->admission, row, created, p->wait_until);
       switch (d.kind) {
-        case PaymentFlow::Decision::run: return start_run(p, d.row, d.resumed);
+        case PaymentFlow::Decision::run: return start_run(p, d);
         case PaymentFlow::Decision::answer: return complete(p, nullptr, std::move(d.result));
         case PaymentFlow::Decision::wait: return add_timer(clock_.now_ms() + d.wait_ms, p, true);
         case PaymentFlow::Decision::reread: break;
@@ -229,9 +231,9 @@ void MultiEngine::decide(Payment* p, const PaymentRow& first_row, bool created) 
   }
 }
 
-void MultiEngine::start_run(Payment* p, const PaymentRow& row, bool resumed) {
-  p->row = row;
-  p->run_request = flow_.resume_request(p->request, row, resumed);
+void MultiEngine::start_run(Payment* p, const PaymentFlow::Decision& d) {
+  p->row = d.row;
+  p->run_request = flow_.resume_request(p->request, d);
   try {
     p->run = std::make_unique<AttemptRun>(engine_, p->run_request);
     step(p, p->run->begin());
@@ -265,6 +267,7 @@ void MultiEngine::step(Payment* p, AttemptRun::Step s) {
     }
     case AttemptRun::Kind::record: {
       LedgerBatch::Record r;
+      r.owner = p->row.lease_owner;
       r.order_id = p->row.order_id;
       r.attempt = PaymentFlow::entry_of_attempt(*s.attempt);
       batch_.records.push_back(std::move(r));
@@ -277,6 +280,7 @@ void MultiEngine::step(Payment* p, AttemptRun::Step s) {
       // Lease lost: the new owner settles; this run only reports.
       if (result.outcome == Outcome::in_progress) return complete(p, nullptr, std::move(result));
       LedgerBatch::Settle st;
+      st.owner = p->row.lease_owner;
       st.order_id = p->row.order_id;
       if (!result.attempts.empty()) st.last = PaymentFlow::entry_of_attempt(result.attempts.back());
       st.settlement = PaymentFlow::settlement_of_result(result);
@@ -303,6 +307,7 @@ void MultiEngine::fail_run(Payment* p, std::exception_ptr e) {
     s.detail = "internal error while running the payment";
   }
   LedgerBatch::Settle st;
+  st.owner = p->row.lease_owner;
   st.order_id = p->row.order_id;
   st.settlement = s;
   st.now = clock_.unix_ms();

@@ -67,7 +67,7 @@ class MultiEngine {
   void flush();
   void on_created(Payment* p, const LedgerBatch::Create& c);
   void decide(Payment* p, const PaymentRow& row, bool created);
-  void start_run(Payment* p, const PaymentRow& row, bool resumed);
+  void start_run(Payment* p, const PaymentFlow::Decision& d);
   void step(Payment* p, AttemptRun::Step s);
   void fail_run(Payment* p, std::exception_ptr e);
   void complete(Payment* p, std::exception_ptr e, PaymentResult r);

@@ -4,6 +4,7 @@
 
 #include "error.hpp"
 #include "fingerprint.hpp"
+#include "history.hpp"
 #include "redact.hpp"
 
 namespace payretry {
@@ -12,6 +13,8 @@ namespace {
 AttemptEntry entry_of(const AttemptRecord& a) {
   AttemptEntry e;
   e.number = static_cast<int>(a.number);
+  e.kind = "send";
+  e.processed = a.may_have_processed;
   e.started_at = a.started_unix_ms;
   e.ended_at = a.started_unix_ms + a.elapsed_ms;
   e.http_status = a.http_status;
@@ -44,6 +47,12 @@ Settlement settlement_of(const PaymentResult& r) {
 }
 
 constexpr int64_t kPollMs = 50;
+// Marks the tokens of claims that never send (lookups, settling back).
+constexpr std::string_view kNoSendSuffix = "/lookup";
+
+bool claim_may_send(std::string_view token) {
+  return !(token.size() >= kNoSendSuffix.size() && token.substr(token.size() - kNoSendSuffix.size()) == kNoSendSuffix);
+}
 // A merchant reference (WeChat Pay, Alipay) never expires.
 constexpr int64_t kForever = int64_t(1) << 62;
 
@@ -82,11 +91,46 @@ PaymentResult PaymentFlow::from_ledger(const PaymentRow& row, const std::string&
 // was in flight) for a query to settle, and leaves the IN_FLIGHT state that
 // would otherwise report IN_PROGRESS forever.
 PaymentResult PaymentFlow::expire(const PaymentRow& row) {
+  return release(row, Delivery::maybe_processed, "idempotency key expired: settle this payment by query");
+}
+
+// Settles a claimed row back to UNKNOWN without sending, saying why.
+PaymentResult PaymentFlow::release(const PaymentRow& row, Delivery delivery, const std::string& why) {
   Settlement s = settlement_of(row);
-  s.delivery = "maybe_processed";
-  s.detail = "idempotency key expired: settle this payment by query";
-  ledger_.settle(row.order_id, owner_, nullptr, s, clock_.unix_ms());
-  return from_ledger(with_settlement(row, s), s.detail);
+  s.state = PaymentState::unknown;
+  s.delivery = delivery_name(delivery);
+  s.detail = redact(why, config_.secrets());
+  ledger_.settle(row.order_id, row.lease_owner, nullptr, s, clock_.unix_ms());
+  PaymentRow after = with_settlement(row, s);
+  after.lease_owner.clear();
+  after.lease_until = 0;
+  return from_ledger(after, s.detail);
+}
+
+std::string PaymentFlow::new_fence(bool sends) {
+  return owner_ + "#" + std::to_string(++claims_) + (sends ? "" : std::string(kNoSendSuffix));
+}
+
+std::optional<PaymentRow> PaymentFlow::claim(const PaymentRow& row, int64_t lease_ms, bool sends) {
+  const int64_t now = clock_.unix_ms();
+  const std::string fence = new_fence(sends);
+  if (!ledger_.claim(row.order_id, fence, now, now + lease_ms)) return std::nullopt;
+  PaymentRow claimed = row;
+  claimed.state = PaymentState::in_flight;
+  claimed.lease_owner = fence;
+  claimed.lease_until = now + lease_ms;
+  // A run died holding the payment (its lease ran out). Its last send, if it
+  // made one, was never recorded: write it down as possibly processed with
+  // an unknown answer before anything else, so that the history (and every
+  // later decision) knows it.
+  if (row.state == PaymentState::in_flight && claim_may_send(row.lease_owner)) {
+    const AttemptEntry lost = unrecorded_send(row.attempts + 1, row.lease_until);
+    if (!ledger_.record_attempt(row.order_id, fence, lost)) return std::nullopt;  // taken again meanwhile
+    claimed.attempts = lost.number;
+    log_.note(kLogWarn, "run_abandoned",
+              "payment " + row.order_id + ": a run ended holding it; its last send may have been processed");
+  }
+  return claimed;
 }
 
 PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
@@ -96,6 +140,7 @@ PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
   const int64_t deadline_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy.deadline_ms) : policy.deadline_ms;
   Admission a;
   a.lease_ms = deadline_ms + config_.lease_margin_ms;
+  a.fence = new_fence(true);
   const int64_t now = clock_.unix_ms();
   PaymentRow& proposed = a.proposed;
   proposed.order_id = req.order_id;
@@ -135,14 +180,20 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
     d.result = std::move(r);
     return d;
   };
-  auto run_it = [&] {
+  // Claims the row, then reads its whole history under the claim (no other
+  // run can add to it now): resume only when that is safe.
+  auto claim_and_run = [&] {
+    const std::optional<PaymentRow> claimed = claim(row, adm.lease_ms, true);
+    if (!claimed) return d;  // someone else took it: re-read
     // A resumed run must end before the provider may forget its key, with
     // room for at least one attempt; otherwise only a query may settle it.
-    if (row.key_expires_at - now < config_.retry.min_attempt_ms) return answer(expire(row));
+    if (claimed->key_expires_at - clock_.unix_ms() < config_.retry.min_attempt_ms) return answer(expire(*claimed));
+    const HistoryReading h = read_history(engine_.profile(), ledger_.attempts(row.order_id));
+    if (!h.resend_safe) return answer(release(*claimed, Delivery::maybe_processed, h.why + "; " + settle_hint()));
     d.kind = Decision::run;
-    d.row = row;
-    d.row.lease_until = now + adm.lease_ms;  // the claim just made
+    d.row = *claimed;
     d.resumed = true;
+    d.prior_may_have_processed = h.may_have_processed;
     return d;
   };
   d.kind = Decision::reread;
@@ -154,15 +205,11 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
       // Past the provider's retention a same-key retry could create a
       // second payment: only a query may settle it now.
       if (now >= row.key_expires_at) return answer(from_ledger(row, "idempotency key expired: settle this payment by query"));
-      [[fallthrough]];
+      return claim_and_run();
     case PaymentState::pending:
-      if (ledger_.claim(row.order_id, owner_, now, now + adm.lease_ms)) return run_it();
-      return d;
+      return claim_and_run();
     case PaymentState::in_flight:
-      if (row.lease_until < now) {
-        if (!ledger_.claim(row.order_id, owner_, now, now + adm.lease_ms)) return d;  // someone else did: re-read
-        return run_it();
-      }
+      if (row.lease_until < now) return claim_and_run();
       if (clock_.now_ms() >= wait_until) return answer(from_ledger(row, "another worker holds this payment"));
       d.kind = Decision::wait;
       d.wait_ms = std::min<int64_t>(kPollMs, wait_until - clock_.now_ms());
@@ -174,7 +221,7 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
 PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   const Admission adm = admit(req);
   const int64_t now = clock_.unix_ms();
-  const Ledger::CreateOutcome created = ledger_.create_and_claim(adm.proposed, owner_, now, now + adm.lease_ms);
+  const Ledger::CreateOutcome created = ledger_.create_and_claim(adm.proposed, adm.fence, now, now + adm.lease_ms);
   if (created.key_taken)
     throw Error(Errc::mismatch, "idempotency key " + adm.proposed.idempotency_key + " already belongs to another order");
 
@@ -184,7 +231,7 @@ PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   for (;;) {
     Decision d = decide(adm, row, fresh, wait_until);
     switch (d.kind) {
-      case Decision::run: return run(req, d.row, d.resumed);
+      case Decision::run: return run(req, d);
       case Decision::answer: return std::move(d.result);
       case Decision::wait: sleeper_.sleep_ms(d.wait_ms); break;
       case Decision::reread: break;
@@ -196,14 +243,14 @@ PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   }
 }
 
-SubmitRequest PaymentFlow::resume_request(const SubmitRequest& req, const PaymentRow& row, bool resumed) const {
+SubmitRequest PaymentFlow::resume_request(const SubmitRequest& req, const Decision& d) const {
+  const PaymentRow& row = d.row;
   SubmitRequest r = req;
   r.idempotency_key = row.idempotency_key;
   r.first_attempt = static_cast<unsigned>(row.attempts) + 1;
-  // A worker that died while IN_FLIGHT may have sent without recording it;
-  // an earlier run that saw a possibly processed attempt said so.
-  r.prior_may_have_processed =
-      resumed && (row.state == PaymentState::in_flight || row.delivery == "maybe_processed" || row.delivery == "delivered");
+  // Read from the history: a final 4xx after an earlier send that may have
+  // been processed is no proof that nothing was charged.
+  r.prior_may_have_processed = d.resumed && d.prior_may_have_processed;
   r.before_retry = nullptr;
   // The run ends in time to settle within its lease (a payment may wait in
   // the concurrent engine's queue after its claim) and before the provider
@@ -213,6 +260,10 @@ SubmitRequest PaymentFlow::resume_request(const SubmitRequest& req, const Paymen
   if (row.lease_until > 0) left = std::min(left, row.lease_until - config_.lease_margin_ms - now);
   if (row.key_expires_at < kForever) left = std::min(left, row.key_expires_at - now);
   r.deadline_ms = std::max<int64_t>(left, 1);  // 1: no time for an attempt; 0 would mean the config's
+  // Too little time left is an UNKNOWN result, not a failed call: an earlier
+  // run may have charged.
+  r.deadline_from_ledger = true;
+  r.lease_until_unix = row.lease_until;
   return r;
 }
 
@@ -230,23 +281,50 @@ Settlement PaymentFlow::failed_call(const PaymentRow& row, const SubmitRequest& 
 Settlement PaymentFlow::settlement_of_result(const PaymentResult& r) { return settlement_of(r); }
 AttemptEntry PaymentFlow::entry_of_attempt(const AttemptRecord& a) { return entry_of(a); }
 
-PaymentResult PaymentFlow::run(const SubmitRequest& req, const PaymentRow& row, bool resumed) {
-  SubmitRequest r = resume_request(req, row, resumed);
-  r.before_retry = [this, &row](const AttemptRecord& a) { return ledger_.record_attempt(row.order_id, owner_, entry_of(a)); };
+PaymentResult PaymentFlow::run(const SubmitRequest& req, const Decision& d) {
+  const PaymentRow& row = d.row;
+  const std::string& fence = row.lease_owner;
+  SubmitRequest r = resume_request(req, d);
+  r.before_retry = [this, &row, &fence](const AttemptRecord& a) -> Recorded {
+    try {
+      return ledger_.record_attempt(row.order_id, fence, entry_of(a)) ? Recorded{} : Recorded{Recorded::lease_lost, {}};
+    } catch (const LedgerError& e) {
+      return Recorded{Recorded::store_failed, e.what()};
+    }
+  };
 
   PaymentResult result;
   try {
     result = engine_.submit(r);
   } catch (const Error& e) {
-    ledger_.settle(row.order_id, owner_, nullptr, failed_call(row, r, e), clock_.unix_ms());
+    ledger_.settle(row.order_id, fence, nullptr, failed_call(row, r, e), clock_.unix_ms());
     throw;
   }
   if (result.outcome == Outcome::in_progress) return result;  // lease lost: the new owner settles
   const AttemptEntry last = result.attempts.empty() ? AttemptEntry{} : entry_of(result.attempts.back());
-  if (!ledger_.settle(row.order_id, owner_, result.attempts.empty() ? nullptr : &last, settlement_of(result),
-                      clock_.unix_ms()))
-    log_.note(kLogWarn, "lease_lost", "payment " + row.order_id + " was taken over before it could be settled");
+  try {
+    if (!ledger_.settle(row.order_id, fence, result.attempts.empty() ? nullptr : &last, settlement_of(result),
+                        clock_.unix_ms()))
+      log_.note(kLogWarn, "lease_lost", "payment " + row.order_id + " was taken over before it could be settled");
+  } catch (const LedgerError& e) {
+    // The request went out: the caller gets what the provider said, marked
+    // as not durably recorded, never an error that reads as "not sent".
+    mark_unrecorded(result, e.what());
+  }
   return result;
+}
+
+void PaymentFlow::mark_unrecorded(PaymentResult& r, const std::string& why) const {
+  if (r.ledger_error.empty()) r.ledger_error = redact(why, config_.secrets());
+  log_.note(kLogError, "ledger_failed",
+            "payment " + r.order_id + ": " + r.ledger_error + "; the result (" + outcome_name(r.outcome) +
+                ") is not durably recorded");
+}
+
+std::string PaymentFlow::settle_hint() const {
+  const std::string& by = engine_.profile().lookup.by;
+  return by == "order_id" || by == "provider_id" ? "never re-sent: settle it by a lookup (query), a webhook or by hand"
+                                                 : "never re-sent: settle it by a webhook or by hand";
 }
 
 }  // namespace payretry

@@ -3,6 +3,8 @@
 // an order returns its stored outcome, resumes it with the same key and
 // bytes, or reports that another worker holds it (DESIGN §4).
 #pragma once
+#include <atomic>
+#include <optional>
 #include <string>
 
 #include "attempt_log.hpp"
@@ -22,7 +24,9 @@ class PaymentFlow {
               Stats& stats, AttemptLog& log, std::string owner);
 
   // Throws Error (nothing sent, or a mismatch) and LedgerError (the store
-  // failed: nothing is sent without a committed record).
+  // failed before anything was sent: nothing is sent without a committed
+  // record). Once a request may have left, a store failure comes back as a
+  // result with ledger_error set, never as an exception.
   PaymentResult submit(const SubmitRequest& request);
   // The outcome the ledger holds for `row`, as a result; nothing is sent.
   PaymentResult stored_result(const PaymentRow& row, const std::string& why) { return from_ledger(row, why); }
@@ -36,24 +40,45 @@ class PaymentFlow {
     PaymentRow proposed;
     std::string own_key;  // the key the caller or the body fixed; empty: generated
     int64_t lease_ms = 0; // how long a claim lasts
+    std::string fence;    // the fencing token of the claim that creates the row
   };
   Admission admit(const SubmitRequest& request);
   // What to do with the order's row as create_and_claim (or a re-read) left
-  // it. May claim the row (one commit). Throws Error on a mismatch.
+  // it. May claim the row, and then reads its history: a payment that may
+  // have been processed resumes only when a same-key re-send cannot charge
+  // it twice (history.hpp); otherwise it is answered UNKNOWN with what would
+  // settle it. Throws Error on a mismatch.
   struct Decision {
     enum Kind { run, answer, reread, wait } kind = answer;
-    PaymentRow row;          // run: the claimed row
+    PaymentRow row;          // run: the claimed row (lease_owner: this claim's token)
     bool resumed = false;    // run: an earlier run or worker started it
+    bool prior_may_have_processed = false;  // run: from the history
     PaymentResult result;    // answer
     int64_t wait_ms = 0;     // wait: then re-read the row
   };
   Decision decide(const Admission& admission, const PaymentRow& row, bool created, int64_t wait_until_mono);
-  // The request that runs (or resumes) `row`: its key, attempt numbers and
-  // what earlier runs may have sent. before_retry is left to the caller.
-  SubmitRequest resume_request(const SubmitRequest& request, const PaymentRow& row, bool resumed) const;
+  // The request that runs (or resumes) the claimed row: its key, attempt
+  // numbers, what earlier runs may have sent, and a deadline inside its
+  // lease and its key's life. before_retry is left to the caller.
+  SubmitRequest resume_request(const SubmitRequest& request, const Decision& run) const;
+
+  // A new fencing token: every claim gets its own, so that a stale run of
+  // this very client is fenced off like another worker's. `sends` is false
+  // for claims that only look up or settle (a takeover of such a claim knows
+  // no request can be unrecorded).
+  std::string new_fence(bool sends);
+  // Claims `row` (UNKNOWN or PENDING, or IN_FLIGHT with an expired lease)
+  // with a fresh token. Taking over a sending run's expired lease first
+  // records that run's possible last send (history.hpp). nullopt: someone
+  // else holds it. Throws LedgerError.
+  std::optional<PaymentRow> claim(const PaymentRow& row, int64_t lease_ms, bool sends);
   // The settlement that leaves a row resumable after a failed call.
   Settlement failed_call(const PaymentRow& row, const SubmitRequest& resumed_request, const Error& e) const;
   // The settlement of a finished run, and the attempt that goes with it.
+  // What would settle a payment that must never be re-sent, in words.
+  std::string settle_hint() const;
+  // Marks a result whose request went out but whose ledger write failed.
+  void mark_unrecorded(PaymentResult& r, const std::string& why) const;
   static Settlement settlement_of_result(const PaymentResult& r);
   static AttemptEntry entry_of_attempt(const AttemptRecord& a);
   const std::string& owner() const { return owner_; }
@@ -62,7 +87,8 @@ class PaymentFlow {
  private:
   PaymentResult from_ledger(const PaymentRow& row, const std::string& why);
   PaymentResult expire(const PaymentRow& claimed);
-  PaymentResult run(const SubmitRequest& request, const PaymentRow& row, bool resumed);
+  PaymentResult release(const PaymentRow& claimed, Delivery delivery, const std::string& why);
+  PaymentResult run(const SubmitRequest& request, const Decision& d);
 
   Engine& engine_;
   Ledger& ledger_;
@@ -74,6 +100,7 @@ class PaymentFlow {
   AttemptLog& log_;
   const std::string owner_;
   const std::string secret_;
+  std::atomic<uint64_t> claims_{0};
 };
 
 }  // namespace payretry

@@ -42,6 +42,8 @@ std::string PaymentResult::to_json() const {
   json_add(r, "elapsed_ms", elapsed_ms);
   json_add_bool(r, "from_ledger", from_ledger);
   json_add_bool(r, "queried", queried);
+  json_add_bool(r, "recorded", ledger_error.empty());
+  json_add_or_null(r, "ledger_error", ledger_error);
   cJSON* list = cJSON_AddArrayToObject(r, "attempts");
   if (!list) throw std::bad_alloc();
   for (const AttemptRecord& a : attempts) {

@@ -43,6 +43,11 @@ struct PaymentResult {
   bool from_ledger = false;
   // True when a status lookup at the provider (pay_query) decided it.
   bool queried = false;
+  // Empty when the ledger holds this result. Otherwise the store's error:
+  // something was sent, so this is a result, not a failed call, but a
+  // restart will not find it (the row stays IN_FLIGHT or UNKNOWN and is
+  // resumed or reconciled once its lease ends).
+  std::string ledger_error;
   std::vector<AttemptRecord> attempts;
 
   // The stable JSON view (without the body).

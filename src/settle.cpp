@@ -11,6 +11,7 @@
 #include "json_path.hpp"
 #include "json_util.hpp"
 #include "redact.hpp"
+#include "retry_after.hpp"
 
 namespace payretry {
 namespace {
@@ -62,73 +63,94 @@ struct Settler::Answer {
 };
 
 Settler::Settler(Ledger& ledger, Transport& transport, const Profile& profile, const Config& config, Clock& clock,
-                 Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow,
-                 std::string owner)
+                 Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow, RequestHook hook)
     : ledger_(ledger), transport_(transport), profile_(profile), config_(config), clock_(clock), sleeper_(sleeper),
-      jitter_(jitter), log_(log), stats_(stats), flow_(flow), owner_(std::move(owner)) {}
+      jitter_(jitter), log_(log), stats_(stats), flow_(flow), hook_(std::move(hook)) {}
+
+bool Settler::can_look_up(const PaymentRow& row) const {
+  const std::string& by = profile_.lookup.by;
+  return by == "order_id" || (by == "provider_id" && !row.provider_payment_id.empty());
+}
 
 Settler::Answer Settler::look_up(const PaymentRow& row) {
   const Lookup& lk = profile_.lookup;
   const RetryPolicy& policy = config_.retry;
-  HttpRequest h;
-  h.method = lk.method;
-  h.url = config_.base_url + fill(lk.path, row, false);
-  h.headers = {{"Accept", "application/json"}, {"User-Agent", "payretry/" PAYRETRY_VERSION_STRING}};
+  const std::string path = fill(lk.path, row, false);
+  const std::string url = config_.base_url + path;
   const std::string body = lk.body.empty() ? "" : fill(lk.body, row, true);
-  if (!body.empty()) {
-    h.body = body;
-    h.headers.emplace_back("Content-Type", "application/json");
-  }
-  h.headers.insert(h.headers.end(), config_.auth_headers.begin(), config_.auth_headers.end());
-  h.headers.insert(h.headers.end(), config_.extra_headers.begin(), config_.extra_headers.end());
+  Headers base = {{"Accept", "application/json"}, {"User-Agent", "payretry/" PAYRETRY_VERSION_STRING}};
+  if (!body.empty()) base.emplace_back("Content-Type", "application/json");
+  base.insert(base.end(), config_.auth_headers.begin(), config_.auth_headers.end());
+  base.insert(base.end(), config_.extra_headers.begin(), config_.extra_headers.end());
+  const std::string key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
   const int64_t deadline = clock_.now_ms() + policy.deadline_ms;
+  const int64_t lease_until = row.lease_until;
   Answer a;
   // A lookup is a read: retrying it is always safe, but it gets the same
-  // bounds as a payment (attempts, deadline, backoff).
+  // bounds as a payment (attempts, deadline, backoff, Retry-After), the
+  // same request hook (providers that sign creates sign lookups too), and
+  // no byte of it leaves after the deadline or the claim's lease.
   for (int n = 1; n <= policy.max_attempts; ++n) {
     const int64_t left = deadline - clock_.now_ms();
     if (left < policy.min_attempt_ms) break;
-    h.timeout_ms = std::min(policy.attempt_timeout_ms, left);
+    HttpRequest h;
+    h.method = lk.method;
+    h.url = url;
+    h.headers = base;
+    h.body = body;
+    if (hook_) {
+      Headers extra;
+      const AttemptView view{url, path, row.order_id, row.idempotency_key, key_header, body,
+                             static_cast<unsigned>(n), clock_.unix_ms(), lk.method.c_str()};
+      const std::string refused = hook_(view, extra);
+      if (!refused.empty()) {
+        a.kind = Answer::failed;
+        a.why = "request hook: " + refused;
+        return a;
+      }
+      h.headers.insert(h.headers.end(), extra.begin(), extra.end());
+    }
+    h.timeout_ms = std::min(policy.attempt_timeout_ms, deadline - clock_.now_ms());
     h.connect_timeout_ms = std::min(policy.connect_timeout_ms, h.timeout_ms);
+    h.may_start = [this, deadline, lease_until]() -> std::string {
+      if (clock_.now_ms() >= deadline) return "the lookup's deadline passed";
+      if (lease_until > 0 && clock_.unix_ms() >= lease_until) return "the lookup's lease ended";
+      return {};
+    };
+    if (h.timeout_ms < policy.min_attempt_ms) break;
     const TransportResult t = transport_.post(h);
+    int64_t floor_ms = 0;
     if (t.failure == TransportFailure::none) {
       a.http_status = t.response.status;
-      JsonPtr answer(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
+      // "Not found" only from the profile's own signal: a bare 404 (a wrong
+      // path, a proxy) or an answer without a status proves nothing.
       if (!lk.not_found.empty() && rule_matches(lk.not_found, t)) {
         a.kind = Answer::not_found;
         return a;
       }
       const int s = t.response.status;
+      JsonPtr answer(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
       if (s >= 200 && s < 300 && answer) {
         const auto status = json_path_strings(answer.get(), lk.status_path);
         if (status.empty()) {
-          // An empty search result means "no such payment" only for a
-          // profile that has no explicit not-found signal; otherwise (Alipay
-          // answers 200 with errors inside) it is an answer we cannot read.
-          if (lk.not_found.empty()) {
-            a.kind = Answer::not_found;
-          } else {
-            a.why = "the lookup answer holds no status";
-          }
+          a.why = "the lookup answer holds no status";
           return a;
         }
         a.kind = Answer::found;
-        a.provider_status = status.front();
+        a.provider_status = utf8_clean(status.front());
         const auto id = json_path_strings(answer.get(), lk.id_path);
-        if (!id.empty()) a.provider_id = id.front();
-        return a;
-      }
-      if (s == 404 && lk.not_found.empty()) {
-        a.kind = Answer::not_found;
+        if (!id.empty()) a.provider_id = utf8_clean(id.front());
         return a;
       }
       a.why = "lookup answered HTTP " + std::to_string(s);
-      if (!(s == 408 || s == 425 || s == 429 || s >= 500) && !(s >= 200 && s < 300)) return a;
+      if (!(s == 408 || s == 425 || s == 429 || s >= 500)) return a;
+      if (auto wait = response_retry_after_ms(t.response, clock_.unix_ms())) floor_ms = std::min(*wait, policy.retry_after_max_ms);
     } else {
       a.why = std::string("lookup failed: ") + transport_failure_name(t.failure);
     }
     if (n < policy.max_attempts) {
-      const int64_t delay = backoff_delay_ms(static_cast<unsigned>(n - 1), policy.backoff_base_ms, policy.backoff_cap_ms, jitter_);
+      const int64_t delay = std::max(floor_ms, backoff_delay_ms(static_cast<unsigned>(n - 1), policy.backoff_base_ms,
+                                                                policy.backoff_cap_ms, jitter_));
       if (clock_.now_ms() + delay + policy.min_attempt_ms > deadline) break;
       sleeper_.sleep_ms(delay);
     }
@@ -137,13 +159,74 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
 }
 
 PaymentResult Settler::unchanged(const PaymentRow& row, const std::string& why) {
-  PaymentResult r = flow_.stored_result(row, why);
-  return r;
+  return flow_.stored_result(row, redact(why, config_.secrets()));
 }
 
-PaymentResult Settler::settle_from(const PaymentRow& row, const Answer& a) {
-  Settlement s = settlement_of(row);
+// A row that stays UNKNOWN with why. One a dead run left IN_FLIGHT is taken
+// over (which records its possible last send) and settled UNKNOWN, so that
+// it no longer reads as held by anyone.
+PaymentResult Settler::settle_unknown(const PaymentRow& row, const std::string& why) {
+  if (row.state != PaymentState::in_flight) return unchanged(row, why);
+  const std::optional<PaymentRow> claimed =
+      flow_.claim(row, config_.retry.deadline_ms + config_.lease_margin_ms, false);
+  if (!claimed) return flow_.stored_result(row, "another worker holds this payment");
+  Settlement s = settlement_of(*claimed);
+  s.state = PaymentState::unknown;
+  s.delivery = "maybe_processed";
+  s.detail = redact(why, config_.secrets());
+  ledger_.settle(row.order_id, claimed->lease_owner, nullptr, s, clock_.unix_ms());
+  PaymentRow after = with_settlement(*claimed, s);
+  after.lease_owner.clear();
+  after.lease_until = 0;
+  return flow_.stored_result(after, s.detail);
+}
+
+AttemptEntry Settler::lookup_entry(const PaymentRow& claimed, const Answer& a, const HistoryReading& h,
+                                   int64_t now) const {
+  AttemptEntry e;
+  e.number = claimed.attempts + 1;
+  e.kind = "lookup";
+  e.started_at = now;
+  e.ended_at = now;
+  e.http_status = a.http_status;
+  e.processed = false;  // a read acts on nothing
+  switch (a.kind) {
+    case Answer::found:
+      e.verdict = kLookupFound;
+      e.reason = a.provider_status;
+      break;
+    case Answer::not_found: {
+      // "Not found" proves that no payment exists only when the lookup
+      // searched by the reference every request carried (submit enforces
+      // it) and the provider's read lag has passed since the last moment a
+      // send may have left (a dead run's lease end included).
+      const bool by_carried_reference =
+          profile_.lookup.by == "order_id" &&
+          (!profile_.lookup.reference_path.empty() || profile_.identity.mode == IdentityMode::reference);
+      const bool lag_passed = !h.may_have_processed || now - h.last_possible_send >= config_.not_found_grace_ms;
+      e.verdict = by_carried_reference && lag_passed ? kLookupAbsent : kLookupNotFound;
+      e.reason = !by_carried_reference ? "the lookup does not search by a reference the request carried"
+                 : !lag_passed          ? "within the provider's read-lag grace period"
+                                        : "no payment exists";
+      break;
+    }
+    case Answer::failed:
+      e.verdict = kLookupFailed;
+      e.reason = a.why;
+      break;
+  }
+  e.reason = redact(e.reason, config_.secrets());
+  return e;
+}
+
+PaymentResult Settler::settle_from(const PaymentRow& claimed, const Answer& a) {
   const int64_t now = clock_.unix_ms();
+  const HistoryReading before = read_history(profile_, ledger_.attempts(claimed.order_id));
+  const AttemptEntry entry = lookup_entry(claimed, a, before, now);
+  const std::string maybe = before.may_have_processed ? "maybe_processed" : "not_sent";
+  Settlement s = settlement_of(claimed);
+  s.state = PaymentState::unknown;
+  s.delivery = maybe;
   switch (a.kind) {
     case Answer::found: {
       s.provider_status = a.provider_status;
@@ -156,19 +239,17 @@ PaymentResult Settler::settle_from(const PaymentRow& row, const Answer& a) {
         s.delivery = "delivered";
         s.detail = "settled by query: the provider reports " + a.provider_status;
       } else {
-        s.delivery = "maybe_processed";
+        s.delivery = "maybe_processed";  // the provider has it
         s.detail = "the provider reports " + a.provider_status + "; query again later";
       }
       break;
     }
     case Answer::not_found:
-      // Providers read from replicas: a payment made a moment ago may not be
-      // visible yet. Only after the grace period is "not found" proof.
-      if (now - row.updated_at >= config_.not_found_grace_ms) {
+      if (entry.verdict == kLookupAbsent) {
         s.delivery = "not_sent";
         s.detail = "the provider has no such payment: a same-key re-send is safe";
       } else {
-        s.detail = "not found yet; within the provider's read-lag grace period";
+        s.detail = "not found, which proves nothing yet: " + entry.reason;
       }
       break;
     case Answer::failed:
@@ -176,11 +257,22 @@ PaymentResult Settler::settle_from(const PaymentRow& row, const Answer& a) {
       break;
   }
   s.detail = redact(s.detail, config_.secrets());
-  ledger_.settle(row.order_id, owner_, nullptr, s, now);
-  const PaymentRow after = with_settlement(row, s);
+  s.provider_status = redact(s.provider_status, config_.secrets());
+  s.provider_payment_id = redact(s.provider_payment_id, config_.secrets());
+  std::string ledger_error;
+  try {
+    if (!ledger_.settle(claimed.order_id, claimed.lease_owner, &entry, s, now))
+      log_.note(kLogWarn, "lease_lost", "payment " + claimed.order_id + " was taken over before the lookup was recorded");
+  } catch (const LedgerError& e) {
+    ledger_error = e.what();
+  }
+  PaymentRow after = with_settlement(claimed, s);
+  after.lease_owner.clear();
+  after.lease_until = 0;
   PaymentResult r = flow_.stored_result(after, s.detail);
   r.from_ledger = false;
   r.queried = true;
+  if (!ledger_error.empty()) flow_.mark_unrecorded(r, ledger_error);
   return r;
 }
 
@@ -196,19 +288,54 @@ PaymentResult Settler::query(const std::string& order_id) {
   if (lk.by == "none") return unchanged(row, "provider " + profile_.name + " offers no status lookup");
   if (lk.by == "replay")
     return unchanged(row, "provider " + profile_.name + "'s only lookup is a same-key re-send: reconcile with the body");
-  if (lk.by == "provider_id" && row.provider_payment_id.empty())
+  if (!can_look_up(row))
     return unchanged(row, "no provider payment id is known, and provider " + profile_.name + " looks up by id only");
-  if (!ledger_.claim(order_id, owner_, now, now + config_.retry.deadline_ms + config_.lease_margin_ms))
-    return flow_.stored_result(row, "another worker holds this payment");
+  const std::optional<PaymentRow> claimed =
+      flow_.claim(row, config_.retry.deadline_ms + config_.lease_margin_ms, false);
+  if (!claimed) return flow_.stored_result(row, "another worker holds this payment");
   Answer a;
   try {
-    a = look_up(row);
+    a = look_up(*claimed);
   } catch (...) {
-    const Settlement back = settlement_of(row);  // the lookup failed: release the row as it was
-    ledger_.settle(order_id, owner_, nullptr, back, clock_.unix_ms());
+    // The lookup failed in a way that is no answer (out of memory): release
+    // the row as it was, the taken-over run's possible send recorded.
+    ledger_.settle(order_id, claimed->lease_owner, nullptr, settlement_of(*claimed), clock_.unix_ms());
     throw;
   }
-  return settle_from(row, a);
+  return settle_from(*claimed, a);
+}
+
+PaymentResult Settler::reconcile_one(const PaymentRow& first, const ReconcileOptions& o) {
+  PaymentRow row = first;
+  if (can_look_up(row)) {
+    PaymentResult res = query(row.order_id);
+    if (res.outcome != Outcome::unknown) return res;
+    // Still unknown. A lookup that proved "no payment" makes a re-send safe;
+    // read the row and its history again to see.
+    const auto again = ledger_.get(row.order_id);
+    if (!again) throw LedgerError("ledger: payment " + row.order_id + " disappeared");
+    row = *again;
+    if (row.state != PaymentState::unknown) return flow_.stored_result(row, {});
+  }
+  std::vector<AttemptEntry> history = ledger_.attempts(row.order_id);
+  // A dead run's possible last send is recorded when its row is taken over;
+  // until then, count it here.
+  if (row.state == PaymentState::in_flight) history.push_back(unrecorded_send(row.attempts + 1, row.lease_until));
+  const HistoryReading h = read_history(profile_, history);
+  if (clock_.unix_ms() >= row.key_expires_at)
+    return settle_unknown(row, "idempotency key expired and provider " + profile_.name +
+                                   " cannot be asked about this payment: settle it by a webhook or by hand");
+  if (!h.resend_safe) return settle_unknown(row, h.why + "; " + flow_.settle_hint());
+  std::optional<std::string> body = o.body_for ? o.body_for(row.order_id) : std::nullopt;
+  if (!body)
+    return settle_unknown(row, "settling needs a same-key re-send, and the application gave no body for this order");
+  SubmitRequest req;
+  req.order_id = row.order_id;
+  req.body = *body;
+  req.idempotency_key = row.idempotency_key;
+  // Checks the fingerprint, claims the row, re-reads the history under the
+  // claim, and resumes with the stored key only if that is still safe.
+  return flow_.submit(req);
 }
 
 ReconcileReport Settler::reconcile(const ReconcileOptions& o) {
@@ -218,34 +345,10 @@ ReconcileReport Settler::reconcile(const ReconcileOptions& o) {
   std::vector<PaymentRow> rows = ledger_.list(PaymentState::unknown, before, o.limit);
   for (const PaymentRow& r : ledger_.list(PaymentState::in_flight, before, o.limit))
     if (r.lease_until < now) rows.push_back(r);  // abandoned by a dead worker
-  const bool can_query = profile_.lookup.by == "order_id" || profile_.lookup.by == "provider_id";
   for (const PaymentRow& row : rows) {
     ++report.examined;
     try {
-      const bool key_valid = clock_.unix_ms() < row.key_expires_at;
-      PaymentResult res;
-      bool resend = false;
-      if (can_query && !(profile_.lookup.by == "provider_id" && row.provider_payment_id.empty())) {
-        res = query(row.order_id);
-        // The provider has no such payment: finish it with the same key.
-        resend = res.outcome == Outcome::unknown && res.delivery == Delivery::not_sent && key_valid;
-      } else {
-        resend = key_valid;
-        if (!key_valid) res = unchanged(row, "key expired and provider " + profile_.name + " offers no lookup by reference");
-      }
-      if (resend) {
-        std::optional<std::string> body = o.body_for ? o.body_for(row.order_id) : std::nullopt;
-        if (!body) {
-          res = unchanged(row, "settling needs a same-key re-send, and the application gave no body for this order");
-        } else {
-          SubmitRequest req;
-          req.order_id = row.order_id;
-          req.body = *body;
-          req.idempotency_key = row.idempotency_key;
-          res = flow_.submit(req);  // checks the fingerprint, resumes with the stored key
-        }
-      }
-      report.results.push_back(std::move(res));
+      report.results.push_back(reconcile_one(row, o));
     } catch (const std::exception& e) {
       report.errors.emplace_back(row.order_id, redact(e.what(), config_.secrets()));
     }

@@ -11,6 +11,8 @@
 #include "attempt_log.hpp"
 #include "clock.hpp"
 #include "config.hpp"
+#include "engine.hpp"
+#include "history.hpp"
 #include "ledger.hpp"
 #include "payment_flow.hpp"
 #include "profile.hpp"
@@ -38,17 +40,25 @@ struct ReconcileReport {
 class Settler {
  public:
   Settler(Ledger& ledger, Transport& transport, const Profile& profile, const Config& config, Clock& clock,
-          Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow, std::string owner);
+          Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow, RequestHook hook);
 
-  // Throws Error(Errc::invalid) for an order the ledger does not know.
+  // Throws Error(Errc::not_found) for an order the ledger does not know.
   PaymentResult query(const std::string& order_id);
+  // Settles every UNKNOWN payment and every one a dead run left IN_FLIGHT:
+  // by lookup where the profile has one, and by a same-key re-send only
+  // where the history says it cannot charge twice (history.hpp), or a lookup
+  // proved that no payment exists.
   ReconcileReport reconcile(const ReconcileOptions& options);
 
  private:
   struct Answer;  // what the lookup found
+  bool can_look_up(const PaymentRow& row) const;
   Answer look_up(const PaymentRow& row);
-  PaymentResult settle_from(const PaymentRow& row, const Answer& a);
+  AttemptEntry lookup_entry(const PaymentRow& claimed, const Answer& a, const HistoryReading& h, int64_t now) const;
+  PaymentResult settle_from(const PaymentRow& claimed, const Answer& a);
   PaymentResult unchanged(const PaymentRow& row, const std::string& why);
+  PaymentResult settle_unknown(const PaymentRow& row, const std::string& why);
+  PaymentResult reconcile_one(const PaymentRow& row, const ReconcileOptions& o);
 
   Ledger& ledger_;
   Transport& transport_;
@@ -60,7 +70,7 @@ class Settler {
   AttemptLog& log_;
   Stats& stats_;
   PaymentFlow& flow_;
-  const std::string owner_;
+  RequestHook hook_;
 };
 
 }  // namespace payretry

@@ -33,9 +33,12 @@ typedef void (*pay_log_cb)(int level, const char *line, void *payload);
 /* ---- Per-attempt request hook -------------------------------------------- */
 
 /* What is about to be sent. Valid only during the hook. Fields may be
- * appended in later versions; never reordered. */
+ * appended in later versions; never reordered. The hook runs for every
+ * attempt of a payment and for every status lookup (pay_query,
+ * pay_reconcile), so that a provider which signs its requests gets signed
+ * lookups too. */
 typedef struct pay_attempt_info {
-  const char *method;           /* "POST" */
+  const char *method;           /* "POST" for a payment; "GET" or "POST" for a lookup */
   const char *url;              /* full URL */
   const char *path;             /* path part, e.g. "/v1/payments" */
   const char *order_id;
@@ -54,9 +57,10 @@ typedef struct pay_headers pay_headers;
  * Returns 0, or PAY_EINVALID (nothing added). Only valid inside the hook. */
 PAY_API int pay_headers_add(pay_headers *headers, const char *name, const char *value);
 
-/* Called before every attempt. Return 0 to send; any other value stops the
- * submission: pay_submit then returns PAY_EHOOK if nothing had been sent yet,
- * or an UNKNOWN result if an earlier attempt may have been processed. */
+/* Called before every attempt and every lookup. Return 0 to send; any other
+ * value stops the submission: pay_submit then returns PAY_EHOOK if nothing
+ * had been sent yet, or an UNKNOWN result if an earlier attempt may have
+ * been processed. A lookup it stops leaves the payment as it was. */
 typedef int (*pay_request_hook)(pay_headers *headers, const pay_attempt_info *info,
                                 void *payload);
 

@@ -520,9 +520,12 @@ std::vector<uint64_t> State::charge_numbers(std::string_view order_id) const {
 
 void State::list_payments(std::string_view order_id, Reply& out) const {
   out.clear();
-  out.body.assign(R"({"object":"list","data":[)");
+  // total_count says "none" in a way a lookup's not_found matcher can read
+  // (an empty array has no value to match).
+  const std::vector<uint64_t> numbers = charge_numbers(order_id);
+  out.body.assign(R"({"object":"list","total_count":)" + std::to_string(numbers.size()) + R"(,"data":[)");
   bool first = true;
-  for (uint64_t n : charge_numbers(order_id)) {
+  for (uint64_t n : numbers) {
     charge_log_.with(n, [&](const StoredCharge& c) {
       if (!first) out.body.push_back(',');
       first = false;

@@ -15,11 +15,14 @@
 namespace payretry_test {
 namespace {
 
-// The simulator's own lookup: GET /v1/payments?order_id=X -> {"data":[...]}.
+// The simulator's own lookup: GET /v1/payments?order_id=X ->
+// {"total_count":N,"data":[...]}. It searches by the body's order_id, which
+// every request carries (reference_path), so "none" can prove no payment.
 const char* kLookupProfile =
     R"({"extends":"stripe","name":"sim","lookup":{"by":"order_id","method":"GET",)"
     R"("path":"/v1/payments?order_id={order_id}","status_path":"$.data[0].status","id_path":"$.data[0].id",)"
-    R"("status_map":{"succeeded":"SUCCEEDED"}}})";
+    R"("status_map":{"succeeded":"SUCCEEDED"},"reference_path":"$.order_id",)"
+    R"("not_found":{"status":200,"code_path":"$.total_count","codes":["0"]}}})";
 
 class Settle : public SimTest {
  protected:
