@@ -1,6 +1,7 @@
 // The C face (include/payretry/*.h) over the C++ engine. Every entry point
 // catches every exception: nothing unwinds across the ABI.
 #include <strings.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -35,6 +36,10 @@ static_assert(PAY_OUTCOME_SUCCEEDED == static_cast<int>(payretry::Outcome::succe
 
 struct pay_client {
   std::unique_ptr<payretry::Client> impl;
+  // The process that made it. After fork() the child has none of its
+  // threads (the concurrent engine's is gone) and shares its SQLite and
+  // PostgreSQL connections with the parent: every call refuses at once.
+  pid_t pid = getpid();
 };
 
 struct pay_result {
@@ -243,7 +248,24 @@ int pay_client_new(pay_client** out, const char* config_json, const pay_client_o
   });
 }
 
-void pay_client_free(pay_client* client) { delete client; }
+namespace {
+// PAY_EINVALID for a client made by another process (the parent of a fork).
+int foreign(const pay_client* c) {
+  if (c->pid == getpid()) return PAY_OK;
+  return set_error(PAY_EINVALID, "this client was created by process " + std::to_string(c->pid) +
+                                     " before fork(); create a new client in this process");
+}
+}  // namespace
+
+void pay_client_free(pay_client* client) {
+  if (client && client->pid != getpid()) {
+    // A forked child: the parent's engine thread does not exist here, and its
+    // connections are the parent's. Destroying the client would wait for that
+    // thread forever or close what the parent still uses: leave it to exit.
+    (void)client->impl.release();
+  }
+  delete client;
+}
 
 int pay_submit(pay_result** out, pay_client* client, const char* order_id, const void* body, size_t body_len,
                const pay_submit_options* opts) {
@@ -251,6 +273,7 @@ int pay_submit(pay_result** out, pay_client* client, const char* order_id, const
   return guarded([&]() -> int {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (const int rc = foreign(client)) return rc;
     if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
     if (!body) return set_error(PAY_EINVALID, "body is NULL");
     if (opts && opts->version != PAY_SUBMIT_OPTIONS_VERSION)
@@ -327,6 +350,7 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
   return guarded([&]() -> int {
     if (!items && count > 0) return set_error(PAY_EINVALID, "items is NULL");
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (const int rc = foreign(client)) return rc;
     if (opts && opts->version != PAY_BATCH_OPTIONS_VERSION)
       return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_batch_options");
     if (count > 0 && client->impl->multi().on_engine_thread())
@@ -461,6 +485,7 @@ int pay_submit_async(pay_client* client, const char* order_id, const void* body,
                      const pay_submit_options* opts, pay_done_cb done, void* payload) {
   return guarded([&]() -> int {
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (const int rc = foreign(client)) return rc;
     if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
     if (!body) return set_error(PAY_EINVALID, "body is NULL");
     if (!done) return set_error(PAY_EINVALID, "done is NULL");
@@ -503,6 +528,7 @@ int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id
   return guarded([&]() -> int {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (const int rc = foreign(client)) return rc;
     if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
     if (!body) return set_error(PAY_EINVALID, "body is NULL");
     if (opts && opts->version != PAY_SUBMIT_OPTIONS_VERSION)
@@ -634,6 +660,7 @@ int pay_client_stats(pay_buf* out, const pay_client* client) {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     *out = pay_buf{nullptr, 0};
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (const int rc = foreign(client)) return rc;
     return fill_buf(out, client->impl->stats_json());
   });
 }
@@ -643,6 +670,7 @@ int pay_query(pay_result** out, pay_client* client, const char* order_id) {
   return guarded([&]() -> int {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (!client || !order_id) return set_error(PAY_EINVALID, "client or order_id is NULL");
+    if (const int rc = foreign(client)) return rc;
     auto res = std::make_unique<pay_result>();
     res->r = client->impl->query(order_id);
     res->json = res->r.to_json();
@@ -673,6 +701,7 @@ int pay_reconcile(pay_buf* out, pay_client* client, const pay_reconcile_options*
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     *out = pay_buf{nullptr, 0};
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (const int rc = foreign(client)) return rc;
     if (opts && opts->version != PAY_RECONCILE_OPTIONS_VERSION)
       return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_reconcile_options");
     payretry::ReconcileOptions o;
@@ -696,6 +725,7 @@ int pay_ledger_get(pay_buf* out, pay_client* client, const char* order_id) {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     *out = pay_buf{nullptr, 0};
     if (!client || !order_id) return set_error(PAY_EINVALID, "client or order_id is NULL");
+    if (const int rc = foreign(client)) return rc;
     payretry::Ledger& l = client->impl->ledger();
     const auto row = l.get(order_id);
     if (!row) return set_error(PAY_ENOTFOUND, "no payment for this order id in the ledger");
@@ -709,6 +739,7 @@ int pay_ledger_list(pay_buf* out, pay_client* client, const char* state, int64_t
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     *out = pay_buf{nullptr, 0};
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (const int rc = foreign(client)) return rc;
     std::optional<payretry::PaymentState> st;
     if (state) {
       st = payretry::parse_state(state);

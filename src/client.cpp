@@ -41,6 +41,9 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
     throw ConfigError(std::string("provider: ") + e.what());
   }
   if (!config_.key_retention_ms && profile_.retention_ms) config_.key_retention_ms = profile_.retention_ms;
+  if (config_.merchant_id.empty() && (profile_.lookup.path.find("{merchant_id}") != std::string::npos ||
+                                      profile_.lookup.body.find("{merchant_id}") != std::string::npos))
+    throw ConfigError("merchant_id: is required: provider " + profile_.name + "'s lookup names {merchant_id}");
   const std::string key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
   for (const auto& [name, value] : config_.extra_headers)
     if (std::string e = check_not_reserved(name, key_header); !e.empty()) throw ConfigError("headers." + name + ": " + e);
@@ -50,6 +53,7 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
                                       : std::make_unique<JitterRandom>();
   curl_.verify_tls = config_.tls_verify;
   curl_.ca_file = config_.ca_file;
+  curl_.proxy = config_.proxy;
   transport_ = std::make_unique<CurlTransport>(curl_);
   curl_.http2 = true;  // the concurrent engine multiplexes where the provider offers HTTP/2
   log_ = std::make_unique<AttemptLog>(std::move(sink), config_.log_path, config_.log_level, config_.secrets(),
@@ -64,9 +68,10 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   engine_ = std::make_unique<Engine>(
       config_, profile_,
       EngineDeps{*transport_, system_clock(), system_sleeper(), *jitter_, keys_, *log_, *budget_, stats_}, hook);
-  ledger_ = open_ledger(config_.ledger_url, config_.ledger_secret);
+  ledger_ = open_ledger(config_.ledger_url, config_.ledger_secret, config_.ledger_timeout_ms);
   if (config_.ledger_url == "memory:")
-    log_->note(kLogInfo, "config_note", "no ledger configured: payments are guarded in this process only");
+    log_->note(kLogWarn, "config_warning",
+               "ledger is memory: idempotency keys live in this process only and are lost when it ends");
   const std::string owner = owner_id();
   flow_ = std::make_unique<PaymentFlow>(*engine_, *ledger_, config_, system_clock(), system_sleeper(), keys_, stats_,
                                         *log_, owner);

@@ -169,7 +169,7 @@ void check_ledger_url(const std::string& url) {
   fail("ledger", "must be memory:, sqlite:///abs/path.db or postgresql://...");
 }
 
-// "ledger": "sqlite:///..."  or  {"url": "...", "secret": "...", "lease_margin_ms": N}
+// "ledger": "sqlite:///..."  or  {"url": "...", "secret": "...", "lease_margin_ms": N, "timeout_ms": N}
 void parse_ledger(const cJSON* l, Config& c) {
   if (cJSON_IsString(l)) {
     c.ledger_url = string(l, "ledger");
@@ -177,7 +177,7 @@ void parse_ledger(const cJSON* l, Config& c) {
     return;
   }
   if (!cJSON_IsObject(l)) fail("ledger", "must be a URL string or an object");
-  only_keys(l, "ledger.", {"url", "secret", "lease_margin_ms"});
+  only_keys(l, "ledger.", {"url", "secret", "lease_margin_ms", "timeout_ms"});
   const cJSON* url = member(l, "url");
   if (!url) fail("ledger.url", "is required");
   c.ledger_url = string(url, "ledger.url");
@@ -187,6 +187,21 @@ void parse_ledger(const cJSON* l, Config& c) {
     if (c.ledger_secret.size() < 16) fail("ledger.secret", "must be at least 16 characters");
   }
   if (auto v = member(l, "lease_margin_ms")) c.lease_margin_ms = integer(v, "ledger.lease_margin_ms", 0, kDay);
+  if (auto v = member(l, "timeout_ms")) c.ledger_timeout_ms = integer(v, "ledger.timeout_ms", 50, 600000);
+}
+
+// An HTTP(S) or SOCKS proxy URL. Without one, proxy environment variables
+// are ignored: a payment (card data, credentials) leaves only through a
+// proxy the config names.
+void parse_proxy(const cJSON* v, Config& c) {
+  if (cJSON_IsNull(v)) return;
+  c.proxy = string(v, "proxy");
+  static const char* const schemes[] = {"http://", "https://", "socks5://", "socks5h://"};
+  bool ok = false;
+  for (const char* s : schemes) ok = ok || c.proxy.rfind(s, 0) == 0;
+  if (!ok) fail("proxy", "must be an http://, https://, socks5:// or socks5h:// URL");
+  for (unsigned char ch : c.proxy)
+    if (ch <= 0x20 || ch >= 0x7F) fail("proxy", "contains a space, control or non-ASCII byte");
 }
 
 }  // namespace
@@ -198,11 +213,23 @@ std::vector<std::string> Config::secrets() const {
     if (v.rfind("Bearer ", 0) == 0) out.push_back(v.substr(7));
   }
   if (!ledger_secret.empty()) out.push_back(ledger_secret);
-  // A database URL may carry a password (user:pass@host or password=...).
-  if (const size_t at = ledger_url.find('@'); at != std::string::npos) {
-    const size_t scheme = ledger_url.find("://");
-    const size_t colon = ledger_url.find(':', scheme + 3);
-    if (colon != std::string::npos && colon < at) out.push_back(ledger_url.substr(colon + 1, at - colon - 1));
+  // A database URL may carry a password (user:pass@host). A password may
+  // hold a raw '@' itself: the host starts after the last '@' before the
+  // path, so everything between the first ':' and that '@' is the password.
+  if (const size_t scheme = ledger_url.find("://"); scheme != std::string::npos) {
+    const size_t path = ledger_url.find('/', scheme + 3);
+    const size_t at = ledger_url.rfind('@', path == std::string::npos ? std::string::npos : path);
+    if (at != std::string::npos && at > scheme) {
+      const size_t colon = ledger_url.find(':', scheme + 3);
+      if (colon != std::string::npos && colon < at) out.push_back(ledger_url.substr(colon + 1, at - colon - 1));
+    }
+  }
+  // The same for a proxy's credentials.
+  if (const size_t scheme = proxy.find("://"); scheme != std::string::npos) {
+    const size_t at = proxy.rfind('@');
+    const size_t colon = proxy.find(':', scheme + 3);
+    if (at != std::string::npos && colon != std::string::npos && colon < at)
+      out.push_back(proxy.substr(colon + 1, at - colon - 1));
   }
   return out;
 }
@@ -222,7 +249,7 @@ Config parse_config(std::string_view json) {
   const cJSON* r = root.get();
   only_keys(r, "", {"provider", "base_url", "create_path", "auth", "headers", "retry", "budget", "tls", "log",
                     "max_body_bytes", "ledger", "in_progress_wait_ms", "key_retention_ms", "not_found_grace_ms",
-                    "max_connections"});
+                    "max_connections", "proxy", "merchant_id"});
   Config c;
   if (auto v = member(r, "provider")) parse_provider(v, c);
   const cJSON* base = member(r, "base_url");
@@ -240,7 +267,19 @@ Config parse_config(std::string_view json) {
   if (auto v = member(r, "budget")) parse_budget(v, c.budget);
   if (auto v = member(r, "tls")) parse_tls(v, c);
   if (auto v = member(r, "log")) parse_log(v, c);
-  if (auto v = member(r, "ledger")) parse_ledger(v, c);
+  // No default: a service that forgets the key would keep every idempotency
+  // key in memory, lose them on restart, and mint a new key for an order
+  // that may already be charged.
+  const cJSON* ledger = member(r, "ledger");
+  if (!ledger)
+    fail("ledger", "is required: name where idempotency keys are kept (sqlite:///abs/path.db or postgresql://...), "
+                   "or write \"memory:\" to keep them in this process only (they are lost when it ends)");
+  parse_ledger(ledger, c);
+  if (auto v = member(r, "proxy")) parse_proxy(v, c);
+  if (auto v = member(r, "merchant_id")) {
+    c.merchant_id = string(v, "merchant_id");
+    if (c.merchant_id.empty() || c.merchant_id.size() > 128) fail("merchant_id", "must be 1-128 characters");
+  }
   if (auto v = member(r, "in_progress_wait_ms")) c.in_progress_wait_ms = integer(v, "in_progress_wait_ms", 0, kDay);
   if (auto v = member(r, "key_retention_ms")) c.key_retention_ms = integer(v, "key_retention_ms", 1000, 400 * kDay);
   if (auto v = member(r, "not_found_grace_ms")) c.not_found_grace_ms = integer(v, "not_found_grace_ms", 0, 30 * kDay);

@@ -49,10 +49,11 @@ struct Config {
   std::string log_path;
   int log_level = 20;
   size_t max_body_bytes = 1u << 20;
-  // Ledger (DESIGN §4). No ledger configured means the in-memory one: the
-  // state machine still guards one process, but nothing survives it.
+  // Ledger (DESIGN §4). Required in the JSON: "memory:" keeps keys in this
+  // process only, and must be written out to be had.
   std::string ledger_url = "memory:";
   std::string ledger_secret;            // empty: the ledger's own
+  int64_t ledger_timeout_ms = 5000;     // bound on every wait for the store (lock, pool, statement)
   int64_t in_progress_wait_ms = 0;
   int64_t lease_margin_ms = 30000;      // lease = deadline + this
   // How long the provider honours a key; unset: the profile's.
@@ -63,6 +64,12 @@ struct Config {
   // Connections the concurrent engine keeps to the provider's host; more
   // payments in flight wait for a free one (or share one over HTTP/2).
   int64_t max_connections = 256;
+  // The only proxy requests may take; empty: none, whatever the
+  // environment's http_proxy / https_proxy say.
+  std::string proxy;
+  // The merchant's id at the provider, for lookup templates ({merchant_id}:
+  // WeChat Pay's mchid).
+  std::string merchant_id;
 
   // Every credential the config holds, for redaction.
   std::vector<std::string> secrets() const;

@@ -22,6 +22,10 @@ struct CurlOptions {
   // HTTP/2 over TLS when the server offers it (ALPN), so that many payments
   // share one connection; cleartext stays HTTP/1.1.
   bool http2 = false;
+  // The only proxy to use; empty: none, and the environment's proxy
+  // variables are ignored (they would carry card data and credentials to a
+  // host the config never named).
+  std::string proxy;
 };
 
 class CurlTransfer {

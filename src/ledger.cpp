@@ -73,14 +73,14 @@ void Ledger::apply(LedgerBatch& b) {
   }
 }
 
-std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret) {
+std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret, int64_t timeout_ms) {
   if (url == "memory:") return open_memory_ledger(secret);
   if (url.rfind("sqlite://", 0) == 0) {
     const std::string path = url.substr(9);
     if (path.empty() || path[0] != '/') throw LedgerError("ledger: sqlite URL needs an absolute path: sqlite:///abs/path.db");
-    return open_sqlite_ledger(path, secret);
+    return open_sqlite_ledger(path, secret, timeout_ms);
   }
-  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) return open_postgres_ledger(url, secret);
+  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) return open_postgres_ledger(url, secret, timeout_ms);
   throw LedgerError("ledger: unknown URL scheme; use memory:, sqlite:///abs/path.db or postgresql://...");
 }
 

@@ -180,7 +180,9 @@ class Ledger {
 
 // Opens the ledger named by `url`: "memory:", "sqlite:///abs/path.db",
 // "postgresql://..." (or "postgres://..."). `secret` overrides the stored
-// per-ledger secret when not empty. Throws LedgerError.
-std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret);
+// per-ledger secret when not empty. `timeout_ms` bounds every wait for the
+// store (a lock, a pooled connection, a statement); past it the call fails
+// with a LedgerError. Throws LedgerError.
+std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret, int64_t timeout_ms = 5000);
 
 }  // namespace payretry

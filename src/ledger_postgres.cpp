@@ -946,7 +946,8 @@ std::string redact_conninfo(std::string_view text, std::string_view password) {
   return s;
 }
 
-std::unique_ptr<Ledger> open_postgres_ledger(const std::string& conninfo_url, const std::string& secret_override) {
+std::unique_ptr<Ledger> open_postgres_ledger(const std::string& conninfo_url, const std::string& secret_override,
+                                             int64_t /*timeout_ms*/) {
   return std::make_unique<PostgresLedger>(conninfo_url, secret_override);
 }
 

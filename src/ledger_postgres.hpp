@@ -16,7 +16,8 @@ namespace payretry {
 // or a key=value conninfo string. `secret_override`, when not empty, keys
 // fingerprints instead of the secret stored in the database (and is not
 // stored). Throws LedgerError; no message ever holds the password.
-std::unique_ptr<Ledger> open_postgres_ledger(const std::string& conninfo_url, const std::string& secret_override);
+std::unique_ptr<Ledger> open_postgres_ledger(const std::string& conninfo_url, const std::string& secret_override,
+                                             int64_t timeout_ms = 5000);
 
 // `text` with passwords of connection strings masked: "user:pass@" in URIs,
 // "password=..." in conninfo strings and URI queries, and every occurrence

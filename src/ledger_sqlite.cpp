@@ -14,7 +14,6 @@ namespace payretry {
 namespace {
 
 constexpr int kSchemaVersion = 2;
-constexpr int kBusyTimeoutMs = 5000;
 
 // Each step brings the schema from version i to i+1; never edit a shipped
 // step, append a new one.
@@ -215,7 +214,8 @@ PaymentRow read_row(const Stmt& s) {
 
 class SqliteLedger final : public Ledger {
  public:
-  SqliteLedger(const std::string& path, const std::string& secret_override) {
+  SqliteLedger(const std::string& path, const std::string& secret_override, int64_t timeout_ms)
+      : busy_timeout_ms_(static_cast<int>(timeout_ms)) {
     sqlite3* raw = nullptr;
     const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                                    nullptr);
@@ -223,7 +223,7 @@ class SqliteLedger final : public Ledger {
     if (rc != SQLITE_OK) fail(raw, rc, "open " + path);
     stmts_.attach(raw);
     sqlite3_extended_result_codes(db(), 1);
-    sqlite3_busy_timeout(db(), kBusyTimeoutMs);
+    sqlite3_busy_timeout(db(), busy_timeout_ms_);
     // WAL lets readers work beside the writer; FULL makes every commit
     // durable before pay_submit sends a byte (the key must survive a crash).
     set_wal_mode();
@@ -411,7 +411,7 @@ class SqliteLedger final : public Ledger {
   // busy handler, while another process is doing the same; retry for as
   // long as the busy timeout would have waited.
   void set_wal_mode() {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms_);
     for (;;) {
       const int rc = sqlite3_exec(db(), "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
       if (rc == SQLITE_OK) return;
@@ -528,6 +528,8 @@ class SqliteLedger final : public Ledger {
     return true;
   }
 
+  // How long a write waits for another process's lock before it fails.
+  const int busy_timeout_ms_;
   std::mutex mu_;
   std::unique_ptr<sqlite3, DbCloser> db_;
   StmtCache stmts_;  // after db_: finalized before the connection closes
@@ -536,8 +538,9 @@ class SqliteLedger final : public Ledger {
 
 }  // namespace
 
-std::unique_ptr<Ledger> open_sqlite_ledger(const std::string& path, const std::string& secret_override) {
-  return std::make_unique<SqliteLedger>(path, secret_override);
+std::unique_ptr<Ledger> open_sqlite_ledger(const std::string& path, const std::string& secret_override,
+                                           int64_t timeout_ms) {
+  return std::make_unique<SqliteLedger>(path, secret_override, timeout_ms);
 }
 
 }  // namespace payretry

@@ -7,5 +7,6 @@
 #include "ledger.hpp"
 
 namespace payretry {
-std::unique_ptr<Ledger> open_sqlite_ledger(const std::string& path, const std::string& secret_override);
+std::unique_ptr<Ledger> open_sqlite_ledger(const std::string& path, const std::string& secret_override,
+                                           int64_t timeout_ms = 5000);
 }

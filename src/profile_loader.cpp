@@ -73,7 +73,7 @@ namespace {
 
 constexpr const char* kVerdicts = "success, retry, retry_after_backoff, query, fail, mismatch, in_progress";
 constexpr const char* kTransports = "not_sent, timeout, connection_lost, tls_verify, malformed_2xx, any_failure";
-constexpr const char* kPlaceholders = "{order_id}, {provider_id}, {key}";
+constexpr const char* kPlaceholders = "{order_id}, {provider_id}, {key}, {merchant_id}";
 
 using BaseLookup = std::function<const Profile*(std::string_view name)>;
 
@@ -177,7 +177,7 @@ void check_placeholders(const std::string& tmpl, const std::string& path) {
     if (end == at + 1 || end >= tmpl.size() || tmpl[end] != '}' || std::isdigit(static_cast<unsigned char>(tmpl[at + 1])))
       continue;
     const std::string name = tmpl.substr(at, end - at + 1);
-    if (name != "{order_id}" && name != "{provider_id}" && name != "{key}")
+    if (name != "{order_id}" && name != "{provider_id}" && name != "{key}" && name != "{merchant_id}")
       fail(path, "unknown placeholder " + name + " (known: " + kPlaceholders + ")");
   }
 }

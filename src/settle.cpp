@@ -38,11 +38,13 @@ std::string json_escape(const std::string& s) {
   return quoted.substr(1, quoted.size() - 2);
 }
 
-// Fills {order_id}, {provider_id} and {key} in a lookup path (URL-encoded)
-// or body template (JSON-escaped).
-std::string fill(std::string text, const PaymentRow& row, bool for_json) {
-  const std::pair<const char*, const std::string*> vars[] = {
-      {"{order_id}", &row.order_id}, {"{provider_id}", &row.provider_payment_id}, {"{key}", &row.idempotency_key}};
+// Fills {order_id}, {provider_id}, {key} and {merchant_id} in a lookup path
+// (URL-encoded) or body template (JSON-escaped).
+std::string fill(std::string text, const PaymentRow& row, const Config& config, bool for_json) {
+  const std::pair<const char*, const std::string*> vars[] = {{"{order_id}", &row.order_id},
+                                                             {"{provider_id}", &row.provider_payment_id},
+                                                             {"{key}", &row.idempotency_key},
+                                                             {"{merchant_id}", &config.merchant_id}};
   std::string& path = text;
   for (const auto& [name, value] : vars) {
     const std::string token(name), encoded = for_json ? json_escape(*value) : url_encode(*value);
@@ -75,9 +77,9 @@ bool Settler::can_look_up(const PaymentRow& row) const {
 Settler::Answer Settler::look_up(const PaymentRow& row) {
   const Lookup& lk = profile_.lookup;
   const RetryPolicy& policy = config_.retry;
-  const std::string path = fill(lk.path, row, false);
+  const std::string path = fill(lk.path, row, config_, false);
   const std::string url = config_.base_url + path;
-  const std::string body = lk.body.empty() ? "" : fill(lk.body, row, true);
+  const std::string body = lk.body.empty() ? "" : fill(lk.body, row, config_, true);
   Headers base = {{"Accept", "application/json"}, {"User-Agent", "payretry/" PAYRETRY_VERSION_STRING}};
   if (!body.empty()) base.emplace_back("Content-Type", "application/json");
   base.insert(base.end(), config_.auth_headers.begin(), config_.auth_headers.end());

@@ -247,7 +247,7 @@ TEST(Profiles, each_provider_matches_the_research) {
       {"mollie", IdentityMode::header, "Idempotency-Key", 1, 255, "", 24 * kHour, ReplayKind::all_answers, "provider_id",
        "/v2/payments/{provider_id}"},
       {"wechatpay_v3", IdentityMode::reference, "$.out_trade_no", 6, 32, "_-|*", std::nullopt, ReplayKind::reference, "order_id",
-       "/v3/pay/transactions/out-trade-no/{order_id}"},
+       "/v3/pay/transactions/out-trade-no/{order_id}?mchid={merchant_id}"},
       {"alipay", IdentityMode::reference, "$.biz_content.out_trade_no", 1, 64, "_", std::nullopt, ReplayKind::reference, "order_id",
        "/gateway.do?method=alipay.trade.query"},
   };
