@@ -18,13 +18,17 @@ namespace payretry {
 namespace {
 
 // Reads the provider's payment id and status word from a response body.
-void read_provider_fields(const Profile& p, const std::string& body, PaymentResult& r) {
+// What a provider echoes may hold anything (a card number as an "id", a
+// token): redacted like every other string that reaches a result, a log or
+// the ledger.
+void read_provider_fields(const Profile& p, const std::string& body, PaymentResult& r,
+                          const std::vector<std::string>& secrets) {
   JsonPtr j(cJSON_ParseWithLength(body.data(), body.size()));
   if (!j) return;
   const auto id = json_path_strings(j.get(), p.id_path);
   const auto status = json_path_strings(j.get(), p.status_path);
-  if (!id.empty()) r.provider_payment_id = id.front();
-  if (!status.empty()) r.provider_status = status.front();
+  if (!id.empty()) r.provider_payment_id = redact(id.front(), secrets);
+  if (!status.empty()) r.provider_status = redact(status.front(), secrets);
 }
 
 // True when the response says it replays an earlier answer to this key. A
@@ -316,7 +320,7 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   r_.body.clear();
   if (t.failure == TransportFailure::none) {
     // Provider bytes end up in JSON (results, the ledger, logs): UTF-8 only.
-    a_.provider_request_id = utf8_clean(first_header(t.response, profile.request_id_headers));
+    a_.provider_request_id = redact(first_header(t.response, profile.request_id_headers), e_.secrets_);
     if (!profile.replay_header.empty()) a_.replayed = says_replayed(t.response, profile.replay_header);
     r_.http_status = t.response.status;
     r_.body = t.response.body;
@@ -327,7 +331,7 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   switch (c.verdict) {
     case Verdict::success:
       record_attempt();
-      read_provider_fields(profile, r_.body, r_);
+      read_provider_fields(profile, r_.body, r_, e_.secrets_);
       e_.d_.budget.on_success();
       return finish(Outcome::succeeded, {});
     case Verdict::fail: {

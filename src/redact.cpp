@@ -30,6 +30,12 @@ bool takes_rest_of_line(std::string_view name) {
 
 bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
 
+// Card security codes are also written as prose: "cvc 737", "CVV: 123".
+bool security_code_field(std::string_view name) {
+  return name == "cvc" || name == "cvv" || name == "cvc2" || name == "cvv2" || name == "csc" ||
+         name == "security_code" || name == "securitycode";
+}
+
 void find_field_values(std::string_view text, std::string_view lower, std::vector<Range>& out) {
   for (const char* field : kSensitiveFields) {
     const std::string_view name(field);
@@ -44,6 +50,13 @@ void find_field_values(std::string_view text, std::string_view lower, std::vecto
       // Inside a JSON string the quote may arrive escaped: \"cvc\":\"123\"
       if (i + 1 < text.size() && text[i] == '\\' && text[i + 1] == '"') i += 2;
       while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+      if (i > pos && i < text.size() && security_code_field(name) && std::isdigit(static_cast<unsigned char>(text[i]))) {
+        // "cvc 737": a name, a space, then the 3-4 digits themselves.
+        size_t e = i;
+        while (e < text.size() && std::isdigit(static_cast<unsigned char>(text[e]))) ++e;
+        if (e - i >= 3 && e - i <= 4) out.emplace_back(i, e);
+        continue;
+      }
       if (i >= text.size() || (text[i] != ':' && text[i] != '=')) continue;
       ++i;
       while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
