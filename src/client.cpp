@@ -81,8 +81,8 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
 
 MultiEngine& Client::multi() {
   std::call_once(multi_once_, [this] {
-    multi_ = std::make_unique<MultiEngine>(*engine_, *flow_, config_, system_clock(), *log_, stats_, curl_,
-                                           static_cast<long>(config_.max_connections));
+    multi_transport_ = std::make_unique<CurlMultiTransport>(curl_, static_cast<long>(config_.max_connections));
+    multi_ = std::make_unique<MultiEngine>(*engine_, *flow_, config_, system_clock(), *log_, stats_, *multi_transport_);
   });
   return *multi_;
 }

@@ -17,6 +17,7 @@
 #include "random.hpp"
 #include "stats.hpp"
 #include "transport_curl.hpp"
+#include "transport_curl_multi.hpp"
 
 namespace payretry {
 
@@ -49,6 +50,7 @@ class Client {
   std::unique_ptr<Settler> settler_;
   std::once_flag multi_once_;
   CurlOptions curl_;
+  std::unique_ptr<CurlMultiTransport> multi_transport_;
   // Last: destroyed first, so it drains while everything it uses is alive.
   std::unique_ptr<MultiEngine> multi_;
 };

@@ -16,8 +16,6 @@ struct MultiEngine::Payment {
   PaymentRow row;                 // the claimed row, once running
   SubmitRequest run_request;      // the resumed form of `request`
   std::unique_ptr<AttemptRun> run;
-  CURL* easy = nullptr;
-  CurlTransfer transfer;
   // What to hand to `done` once the settling commit is through.
   std::exception_ptr error;
   PaymentResult result;
@@ -32,23 +30,9 @@ struct MultiEngine::Timer {
 };
 
 MultiEngine::MultiEngine(Engine& engine, PaymentFlow& flow, const Config& config, Clock& clock, AttemptLog& log,
-                         Stats& stats, CurlOptions curl, long max_connections)
-    : engine_(engine),
-      flow_(flow),
-      config_(config),
-      clock_(clock),
-      log_(log),
-      stats_(stats),
-      curl_options_(std::move(curl)) {
-  curl_global_init_once();
-  multi_ = curl_multi_init();
-  if (!multi_) throw std::bad_alloc();
-  // A bounded pool per host: beyond it, transfers wait in libcurl's queue
-  // for a free connection instead of opening a handshake per payment.
-  curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, max_connections);
-  curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, max_connections);
-  curl_multi_setopt(multi_, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
-  thread_ = std::thread([this] { loop(); });
+                         Stats& stats, AsyncTransport& transport, bool own_thread)
+    : engine_(engine), flow_(flow), config_(config), clock_(clock), log_(log), stats_(stats), transport_(transport) {
+  if (own_thread) thread_ = std::thread([this] { loop(); });
 }
 
 MultiEngine::~MultiEngine() {
@@ -56,10 +40,11 @@ MultiEngine::~MultiEngine() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
-  curl_multi_wakeup(multi_);
-  thread_.join();
-  for (CURL* h : idle_easy_) curl_easy_cleanup(h);
-  curl_multi_cleanup(multi_);
+  transport_.wakeup();
+  if (thread_.joinable()) thread_.join();
+  else
+    while (turn()) {
+    }
 }
 
 void MultiEngine::enqueue(std::vector<std::unique_ptr<Job>> jobs) {
@@ -71,35 +56,36 @@ void MultiEngine::enqueue(std::vector<std::unique_ptr<Job>> jobs) {
     queue_.reserve(queue_.size() + jobs.size());
     for (auto& j : jobs) queue_.push_back(std::move(j));
   }
-  curl_multi_wakeup(multi_);
+  transport_.wakeup();
 }
 
 void MultiEngine::loop() {
-  for (;;) {
-    std::vector<std::unique_ptr<Job>> jobs;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      jobs.swap(queue_);
-      if (stop_ && jobs.empty() && active_ == 0) return;
-    }
-    for (auto& j : jobs) start(std::move(j));
-    run_due_timers();
-    flush();
-    int running = 0;
-    curl_multi_perform(multi_, &running);
-    read_transfers();
-    // Writes gathered above go out in the next turn's flush, without waiting.
-    curl_multi_poll(multi_, nullptr, 0, static_cast<int>(poll_timeout_ms()), nullptr);
+  while (turn()) {
   }
 }
 
-long MultiEngine::poll_timeout_ms() {
+bool MultiEngine::turn() {
+  std::vector<std::unique_ptr<Job>> jobs;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    jobs.swap(queue_);
+    if (stop_ && jobs.empty() && active_ == 0) return false;
+  }
+  for (auto& j : jobs) start(std::move(j));
+  run_due_timers();
+  flush();
+  read_transfers();
+  // Writes gathered above go out in the next turn's flush, without waiting.
+  transport_.wait(poll_timeout_ms());
+  return true;
+}
+
+int64_t MultiEngine::poll_timeout_ms() {
   if (!batch_.empty()) return 0;
-  long wait = 1000;
-  long curl_wait = -1;
-  curl_multi_timeout(multi_, &curl_wait);
-  if (curl_wait >= 0) wait = std::min(wait, curl_wait);
-  if (!timers_.empty()) wait = std::min<long>(wait, std::max<int64_t>(0, timers_.front().due - clock_.now_ms()));
+  int64_t wait = 1000;
+  const int64_t transport_wait = transport_.next_timeout_ms();
+  if (transport_wait >= 0) wait = std::min(wait, transport_wait);
+  if (!timers_.empty()) wait = std::min<int64_t>(wait, std::max<int64_t>(0, timers_.front().due - clock_.now_ms()));
   return wait;
 }
 
@@ -244,27 +230,10 @@ void MultiEngine::start_run(Payment* p, const PaymentFlow::Decision& d) {
 
 void MultiEngine::step(Payment* p, AttemptRun::Step s) {
   switch (s.kind) {
-    case AttemptRun::Kind::send: {
-      p->easy = acquire_easy();
-      try {
-        p->transfer.prepare(p->easy, *s.request, curl_options_);
-      } catch (...) {
-        release_easy(p->easy);  // nothing was handed to libcurl
-        p->easy = nullptr;
-        throw;
-      }
-      curl_easy_setopt(p->easy, CURLOPT_PRIVATE, p);
-      if (curl_multi_add_handle(multi_, p->easy) != CURLM_OK) {
-        // Nothing was handed to libcurl, so nothing was sent.
-        TransportResult t;
-        t.failure = TransportFailure::other;
-        t.error_text = "curl_multi_add_handle failed";
-        release_easy(p->easy);
-        p->easy = nullptr;
-        return step(p, p->run->sent(t));
-      }
+    case AttemptRun::Kind::send:
+      // The request lives in the AttemptRun until sent() is called.
+      transport_.start(*s.request, p);
       return;
-    }
     case AttemptRun::Kind::record: {
       LedgerBatch::Record r;
       r.owner = p->row.lease_owner;
@@ -359,58 +328,18 @@ void MultiEngine::run_due_timers() {
 }
 
 void MultiEngine::read_transfers() {
-  int left = 0;
-  while (CURLMsg* m = curl_multi_info_read(multi_, &left)) {
-    if (m->msg != CURLMSG_DONE) continue;
-    CURL* h = m->easy_handle;
-    const CURLcode rc = m->data.result;
-    Payment* p = nullptr;
-    curl_easy_getinfo(h, CURLINFO_PRIVATE, reinterpret_cast<char**>(&p));
-    curl_multi_remove_handle(multi_, h);
-    long connects = 0;
-    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
-    stats_.on_connections(connects);
-    TransportResult t;
+  done_.clear();
+  transport_.perform(done_);
+  for (AsyncTransport::Done& d : done_) {
+    Payment* p = static_cast<Payment*>(d.tag);
+    stats_.on_connections(d.connections_opened);
     try {
-      t = p->transfer.finish(h, rc);
-    } catch (...) {
-      // The response could not be read (out of memory): the request went
-      // out, so the provider may have acted on it.
-      t = TransportResult{};
-      t.failure = TransportFailure::other;
-      t.request_written = true;
-      t.error_text = "could not read the response";
-    }
-    release_easy(h);
-    p->easy = nullptr;
-    try {
-      step(p, p->run->sent(t));
+      step(p, p->run->sent(d.result));
     } catch (...) {
       fail_run(p, std::current_exception());
     }
   }
-}
-
-CURL* MultiEngine::acquire_easy() {
-  if (!idle_easy_.empty()) {
-    CURL* h = idle_easy_.back();
-    idle_easy_.pop_back();
-    return h;
-  }
-  CURL* h = curl_easy_init();
-  if (!h) throw std::bad_alloc();
-  return h;
-}
-
-// An idle handle keeps no pointer into a finished payment (its headers,
-// body, PRIVATE): reset before it waits for the next one.
-void MultiEngine::release_easy(CURL* h) {
-  curl_easy_reset(h);
-  try {
-    idle_easy_.push_back(h);
-  } catch (...) {
-    curl_easy_cleanup(h);
-  }
+  done_.clear();
 }
 
 }  // namespace payretry

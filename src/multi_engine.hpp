@@ -1,14 +1,14 @@
 // The concurrent engine: many payments in flight on one thread. Each payment
 // is the same AttemptRun and the same ledger decisions as pay_submit's
-// threaded path; what differs is who waits. Requests go through libcurl's
-// multi interface (one connection pool, keep-alive, HTTP/2 multiplexing over
-// TLS where offered), backoffs are timers, and the ledger writes that many
-// payments need during one turn of the loop are applied together as one
-// LedgerBatch: one transaction and one flush (group commit). A payment's
-// first byte still leaves only after the commit that created its row.
+// threaded path; what differs is who waits. Requests go through an
+// AsyncTransport (libcurl's multi interface in production: one connection
+// pool, keep-alive, HTTP/2 multiplexing over TLS where offered), backoffs are
+// timers, and the ledger writes that many payments need during one turn of
+// the loop are applied together as one LedgerBatch: one transaction and one
+// flush (group commit). A payment's first byte still leaves only after the
+// commit that created its row, and never after its deadline or its lease
+// (the request's may_start gate, asked by the transport at the last moment).
 #pragma once
-#include <curl/curl.h>
-
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -19,10 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include "async_transport.hpp"
 #include "attempt_log.hpp"
 #include "clock.hpp"
 #include "config.hpp"
-#include "curl_transfer.hpp"
 #include "engine.hpp"
 #include "payment_flow.hpp"
 #include "stats.hpp"
@@ -43,8 +43,11 @@ class MultiEngine {
     std::function<void(std::exception_ptr, PaymentResult)> done;
   };
 
+  // With `own_thread`, a thread runs turn() until the engine is destroyed.
+  // Without, the caller drives it (the deterministic simulation does, under
+  // its fake clock and transport).
   MultiEngine(Engine& engine, PaymentFlow& flow, const Config& config, Clock& clock, AttemptLog& log,
-              Stats& stats, CurlOptions curl, long max_connections);
+              Stats& stats, AsyncTransport& transport, bool own_thread = true);
   // Stops taking jobs and waits for every accepted one to finish (each is
   // bounded by its deadline).
   ~MultiEngine();
@@ -57,6 +60,13 @@ class MultiEngine {
   // payment would wait for the thread that must answer it.
   bool on_engine_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
   std::thread::id thread_id() const { return thread_.get_id(); }
+
+  // One turn of the loop: takes queued jobs, runs due timers, applies the
+  // ledger batch, moves transfers, then waits for the transport at most
+  // until the next thing due. False once stopped with nothing left.
+  bool turn();
+  // Payments accepted and not yet answered.
+  size_t active() const { return active_; }
 
  private:
   struct Payment;
@@ -74,9 +84,7 @@ class MultiEngine {
   void add_timer(int64_t due, Payment* p, bool reread);
   void run_due_timers();
   void read_transfers();
-  long poll_timeout_ms();
-  CURL* acquire_easy();
-  void release_easy(CURL* h);
+  int64_t poll_timeout_ms();
 
   Engine& engine_;
   PaymentFlow& flow_;
@@ -84,20 +92,19 @@ class MultiEngine {
   Clock& clock_;
   AttemptLog& log_;
   Stats& stats_;
-  const CurlOptions curl_options_;
+  AsyncTransport& transport_;
 
   std::mutex mu_;
   std::vector<std::unique_ptr<Job>> queue_;
   bool stop_ = false;
 
   // Engine-thread state below.
-  CURLM* multi_ = nullptr;
-  std::vector<CURL*> idle_easy_;
   std::vector<Timer> timers_;  // a min-heap on due time
   uint64_t timer_seq_ = 0;
   size_t active_ = 0;
   LedgerBatch batch_;
   std::vector<Payment*> create_of_, record_of_, settle_of_;
+  std::vector<AsyncTransport::Done> done_;
   std::thread thread_;
 };
 
