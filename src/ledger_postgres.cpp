@@ -1,13 +1,19 @@
 #include "ledger_postgres.hpp"
 
 #include <libpq-fe.h>
+#include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -16,16 +22,24 @@
 namespace payretry {
 namespace {
 
+using Steady = std::chrono::steady_clock;
+
 constexpr int kSchemaVersion = 2;
-// Connections one ledger opens at most; more threads wait for a free one.
+// Connections one ledger opens at most; more threads wait for a free one
+// (at most the ledger timeout).
 constexpr size_t kMaxConnections = 8;
 // pg_advisory_xact_lock key ("payretry" in ASCII) that serialises schema
 // migrations, so that processes opening a fresh database at once do not race.
 constexpr const char* kMigrationLockKey = "8097887137224225401";
+// A pooled connection's clock offset is measured again when it is older than this.
+constexpr auto kRemeasureEvery = std::chrono::seconds(30);
+// Two clocks whose measured offset is within the measurement's own
+// uncertainty plus this much are taken as agreeing.
+constexpr int64_t kClockSlackMs = 10;
 
-// Each step brings the schema from version i to i+1, in one transaction;
-// never edit a shipped step, append a new one. Same meaning as the SQLite
-// schema in ledger_sqlite.cpp.
+// The server's clock, in Unix ms, as SQL.
+#define PAYRETRY_SERVER_NOW_MS "(extract(epoch from clock_timestamp()) * 1000)::bigint"
+
 const char* const kMigrations[] = {
     R"sql(
 CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -75,23 +89,55 @@ static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one
 
 const char* const kGetRow = "SELECT " PAYRETRY_ROW_COLUMNS " FROM payments WHERE order_id = $1";
 
-struct ConnCloser {
-  void operator()(PGconn* c) const { PQfinish(c); }
-};
+// What ledger_meta keeps of the fingerprint secret: an HMAC of a fixed
+// label keyed by it (the same in every backend), never the secret itself
+// when it was given by the application.
+std::string secret_check(const std::string& secret) {
+  return request_fingerprint(secret, "payretry-ledger-secret-check", "v1", "");
+}
+const char* const kSecretMismatch =
+    "ledger: the secret differs from the one this ledger's fingerprints were made with; every client of one ledger "
+    "must use the same ledger.secret";
+
 struct ResultClearer {
   void operator()(PGresult* r) const { PQclear(r); }
 };
-using ConnPtr = std::unique_ptr<PGconn, ConnCloser>;
 using ResultPtr = std::unique_ptr<PGresult, ResultClearer>;
 
+// Closes a connection without ever waiting for the server: in non-blocking
+// mode PQfinish's goodbye message is dropped when the socket cannot take it.
+void close_conn(PGconn* c) {
+  if (!c) return;
+  PQsetnonblocking(c, 1);
+  PQfinish(c);
+}
+struct ConnCloser {
+  void operator()(PGconn* c) const { close_conn(c); }
+};
+using ConnPtr = std::unique_ptr<PGconn, ConnCloser>;
+
 // A failed statement, before it becomes a LedgerError. `broken`: the
-// connection is gone. `maybe_committed`: it broke while a write was being
-// committed, so whether the write took effect is unknown.
+// connection is unusable (lost, or abandoned after a timeout). `timed_out`:
+// no answer came within the call's time. `sent`: the whole request left
+// this process (only then can it have taken effect). `maybe_committed`: a
+// COMMIT was sent and no answer came, so whether the transaction `txid`
+// took effect is unknown.
 struct PgFailure {
   std::string sqlstate;
   std::string message;
   bool broken = false;
+  bool timed_out = false;
+  bool sent = false;
   bool maybe_committed = false;
+  std::string txid;
+};
+
+// A failure of the store as a whole (unreachable, stalled, connection
+// lost), as opposed to one statement's: retrying other work at once is
+// pointless.
+class Unavailable : public LedgerError {
+ public:
+  using LedgerError::LedgerError;
 };
 
 // Text parameters of one statement (all parameters are sent as text and
@@ -134,40 +180,142 @@ std::string one_line(std::string s) {
   return out;
 }
 
-[[noreturn]] void throw_failure(PGconn* c, const PGresult* r) {
+int64_t ms_left(Steady::time_point end) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(end - Steady::now()).count();
+}
+
+// ---- one connection in use, with the time its caller has -------------------
+
+// A borrowed connection as the statements of one call see it.
+struct Session {
+  PGconn* c = nullptr;
+  Steady::time_point deadline;  // no wait of this session goes past it
+  int64_t timeout_ms = 0;       // for messages
+  int64_t offset = 0;           // server clock minus client clock, ms (this connection's)
+  bool dead = false;            // abandoned (timed out) or lost: closed, never pooled again
+  std::string txid;             // the open transaction's id
+};
+
+// Waits until `c`'s socket can be read (and, with `write`, written), at most
+// until `deadline`. False when the deadline came first.
+bool wait_socket(PGconn* c, bool write, Steady::time_point deadline) {
+  const int fd = PQsocket(c);
+  if (fd < 0) return true;  // libpq reports the lost connection itself
+  for (;;) {
+    const int64_t left = ms_left(deadline);
+    if (left <= 0) return false;
+    pollfd p{fd, static_cast<short>(POLLIN | (write ? POLLOUT : 0)), 0};
+    const int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, INT_MAX)));
+    if (r > 0) return true;
+    if (r < 0 && errno != EINTR) return true;  // let libpq find out what is wrong
+  }
+}
+
+PgFailure lost(Session& s, bool sent) {
   PgFailure f;
-  f.broken = PQstatus(c) == CONNECTION_BAD;
+  f.broken = true;
+  f.sent = sent;
+  f.message = one_line(PQerrorMessage(s.c));
+  if (f.message.empty()) f.message = "the connection to the server was lost";
+  s.dead = true;
+  return f;
+}
+
+PgFailure timed_out(Session& s, bool sent) {
+  PgFailure f;
+  f.broken = f.timed_out = true;
+  f.sent = sent;
+  f.message = "no answer within " + std::to_string(s.timeout_ms) + " ms";
+  s.dead = true;  // a late answer would belong to the abandoned request
+  return f;
+}
+
+// Sends one request with `send` (a PQsend* call) and collects its results,
+// never waiting past the session's deadline: the server may be paused,
+// partitioned away or waiting for a standby, and enforces no timeout of its
+// own then. On expiry the connection is abandoned (closed by its owner,
+// which cancels the request server-side as soon as the server notices).
+template <class Send>
+std::vector<ResultPtr> roundtrip(Session& s, Send&& send) {
+  if (s.dead) throw lost(s, false);
+  if (!send()) throw lost(s, false);
+  for (;;) {
+    const int f = PQflush(s.c);
+    if (f == 0) break;
+    if (f < 0) throw lost(s, false);
+    if (!wait_socket(s.c, true, s.deadline)) throw timed_out(s, false);
+    if (!PQconsumeInput(s.c)) throw lost(s, false);
+  }
+  std::vector<ResultPtr> out;
+  for (;;) {
+    while (!PQisBusy(s.c)) {
+      PGresult* r = PQgetResult(s.c);
+      if (!r) {
+        if (PQstatus(s.c) == CONNECTION_BAD) s.dead = true;
+        return out;
+      }
+      out.emplace_back(r);
+    }
+    if (!wait_socket(s.c, false, s.deadline)) throw timed_out(s, true);
+    if (!PQconsumeInput(s.c)) throw lost(s, true);
+  }
+}
+
+[[noreturn]] void throw_failure(Session& s, const PGresult* r) {
+  PgFailure f;
+  f.sent = true;
+  f.broken = s.dead || PQstatus(s.c) == CONNECTION_BAD;
+  if (f.broken) s.dead = true;
   if (r) {
-    if (const char* s = PQresultErrorField(r, PG_DIAG_SQLSTATE)) f.sqlstate = s;
+    if (const char* v = PQresultErrorField(r, PG_DIAG_SQLSTATE)) f.sqlstate = v;
     if (const char* m = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY)) f.message = m;
   }
-  if (f.message.empty()) f.message = PQerrorMessage(c);
+  if (f.message.empty()) f.message = PQerrorMessage(s.c);
   f.message = one_line(f.message);
+  if (f.message.empty()) f.message = "the connection to the server was lost";
   throw f;
 }
 
-ResultPtr exec(PGconn* c, const char* sql, const Params& p = Params()) {
-  const std::vector<const char*> values = p.pointers();
-  ResultPtr r(PQexecParams(c, sql, p.size(), nullptr, values.empty() ? nullptr : values.data(), nullptr, nullptr, 0));
-  const ExecStatusType st = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) throw_failure(c, r.get());
-  return r;
+void check_results(Session& s, const std::vector<ResultPtr>& rs) {
+  if (rs.empty()) throw_failure(s, nullptr);
+  for (const ResultPtr& r : rs) {
+    const ExecStatusType st = PQresultStatus(r.get());
+    if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) throw_failure(s, r.get());
+  }
 }
 
-// Several statements without parameters: migration scripts (constants).
-void exec_script(PGconn* c, const char* sql) {
-  ResultPtr r(PQexec(c, sql));
-  const ExecStatusType st = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
-  if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK) throw_failure(c, r.get());
+ResultPtr exec(Session& s, const char* sql, const Params& p = Params()) {
+  const std::vector<const char*> values = p.pointers();
+  std::vector<ResultPtr> rs = roundtrip(s, [&] {
+    return PQsendQueryParams(s.c, sql, p.size(), nullptr, values.empty() ? nullptr : values.data(), nullptr, nullptr,
+                             0) == 1;
+  });
+  check_results(s, rs);
+  return std::move(rs.back());
+}
+
+// Several statements without parameters in one message (constants: the
+// migration scripts, BEGIN with the transaction's id); the last result.
+ResultPtr exec_script(Session& s, const char* sql) {
+  std::vector<ResultPtr> rs = roundtrip(s, [&] { return PQsendQuery(s.c, sql) == 1; });
+  check_results(s, rs);
+  return std::move(rs.back());
 }
 
 bool changed_one(const ResultPtr& r) { return std::string(PQcmdTuples(r.get())) == "1"; }
 
-// One transaction; rolled back unless committed.
+std::string as_text(const PGresult* r, int row, int col) {
+  return std::string(PQgetvalue(r, row, col), static_cast<size_t>(PQgetlength(r, row, col)));
+}
+
+// One transaction; rolled back unless committed. Its id is read with BEGIN
+// (same round trip), so that after a COMMIT without an answer another
+// connection can ask the server whether it took effect (txid_status).
 class Tx {
  public:
-  explicit Tx(PGconn* c) : c_(c) {
-    exec(c_, "BEGIN");
+  explicit Tx(Session& s) : s_(s) {
+    ResultPtr r = exec_script(s_, "BEGIN; SELECT txid_current()");
+    s_.txid = PQntuples(r.get()) == 1 ? as_text(r.get(), 0, 0) : "";
     open_ = true;
   }
   Tx(const Tx&) = delete;
@@ -175,18 +323,27 @@ class Tx {
   void commit() {
     open_ = false;
     try {
-      exec(c_, "COMMIT");
+      exec(s_, "COMMIT");
     } catch (PgFailure& f) {
-      f.maybe_committed = f.broken;
+      // Sent, and then the connection was lost or no answer came: the
+      // server may have committed. An error answer means it did not.
+      f.maybe_committed = f.sent && f.broken;
+      f.txid = s_.txid;
       throw;
     }
   }
   ~Tx() {
-    if (open_ && PQstatus(c_) == CONNECTION_OK) ResultPtr(PQexec(c_, "ROLLBACK"));
+    if (open_ && !s_.dead) {
+      try {
+        exec(s_, "ROLLBACK");  // bounded by the session's deadline like every statement
+      } catch (...) {
+        s_.dead = true;  // closing the connection rolls back too
+      }
+    }
   }
 
  private:
-  PGconn* c_;
+  Session& s_;
   bool open_ = false;
 };
 
@@ -195,22 +352,28 @@ int64_t as_int(const PGresult* r, int row, int col) {
   char* end = nullptr;
   errno = 0;
   const long long x = std::strtoll(v, &end, 10);
-  if (errno != 0 || end == v || *end != '\0')
-    throw PgFailure{"", std::string("unexpected value in column ") + PQfname(r, col)};
+  if (errno != 0 || end == v || *end != '\0') {
+    PgFailure f;
+    f.message = std::string("unexpected value in column ") + PQfname(r, col);
+    throw f;
+  }
   return x;
 }
 
-std::string as_text(const PGresult* r, int row, int col) {
-  return std::string(PQgetvalue(r, row, col), static_cast<size_t>(PQgetlength(r, row, col)));
+PgFailure bad_data(std::string message) {
+  PgFailure f;
+  f.message = std::move(message);
+  return f;
 }
 
+// A row as stored: lease_until on the SERVER's clock.
 PaymentRow read_row(const PGresult* r, int i) {
   PaymentRow p;
   p.order_id = as_text(r, i, 0);
   p.idempotency_key = as_text(r, i, 1);
   p.fingerprint = as_text(r, i, 2);
   const auto state = parse_state(as_text(r, i, 3));
-  if (!state) throw PgFailure{"", "payment " + p.order_id + " has an unknown state '" + as_text(r, i, 3) + "'"};
+  if (!state) throw bad_data("payment " + p.order_id + " has an unknown state '" + as_text(r, i, 3) + "'");
   p.state = *state;
   p.delivery = as_text(r, i, 4);
   p.detail = as_text(r, i, 5);
@@ -226,14 +389,22 @@ PaymentRow read_row(const PGresult* r, int i) {
   return p;
 }
 
-std::optional<PaymentRow> get_row(PGconn* c, const std::string& order_id) {
-  ResultPtr r = exec(c, kGetRow, Params().add(order_id));
-  if (PQntuples(r.get()) == 0) return std::nullopt;
-  return read_row(r.get(), 0);
+// Lease ends are stored and compared on the server's clock; callers get
+// them on their own clock. 0 (no lease) stays 0.
+int64_t to_server(const Session& s, int64_t client_ms) { return client_ms + s.offset; }
+PaymentRow to_client(const Session& s, PaymentRow r) {
+  if (r.lease_until != 0) r.lease_until -= s.offset;
+  return r;
 }
 
-std::vector<AttemptEntry> get_attempts(PGconn* c, const std::string& order_id) {
-  ResultPtr r = exec(c,
+std::optional<PaymentRow> get_row(Session& s, const std::string& order_id) {
+  ResultPtr r = exec(s, kGetRow, Params().add(order_id));
+  if (PQntuples(r.get()) == 0) return std::nullopt;
+  return to_client(s, read_row(r.get(), 0));
+}
+
+std::vector<AttemptEntry> get_attempts(Session& s, const std::string& order_id) {
+  ResultPtr r = exec(s,
                      "SELECT number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, "
                      "provider_request_id, replayed, kind, processed FROM attempts WHERE order_id = $1 ORDER BY number",
                      Params().add(order_id));
@@ -343,14 +514,97 @@ AttemptEntry cleaned(AttemptEntry a) {
   return a;
 }
 
-void insert_attempt(PGconn* c, const std::string& order_id, const AttemptEntry& a) {
+void insert_attempt(Session& c, const std::string& order_id, const AttemptEntry& a) {
   ResultPtr r = exec(c, kInsertAttempt, attempt_params(order_id, a));
   if (PQntuples(r.get()) == 1) return;
   const AttemptEntry want = cleaned(a);
   for (const AttemptEntry& have : get_attempts(c, order_id))
     if (have.number == a.number && same_attempt(have, want)) return;
-  throw PgFailure{"", "entry " + std::to_string(a.number) + " of order " + order_id +
-                          " is already recorded; entries are never overwritten"};
+  throw bad_data("entry " + std::to_string(a.number) + " of order " + order_id +
+                 " is already recorded; entries are never overwritten");
+}
+
+// ---- the connection URL ---------------------------------------------------
+
+bool is_uri(const std::string& u) { return u.rfind("postgresql://", 0) == 0 || u.rfind("postgres://", 0) == 0; }
+
+// host[:port][,host[:port]]... with numeric ports, as libpq reads an authority.
+bool plain_hostlist(const std::string& a) {
+  if (a.find('@') != std::string::npos) return false;
+  if (a.find('[') != std::string::npos) return true;  // IPv6 literals: left to libpq
+  size_t at = 0;
+  while (at <= a.size()) {
+    size_t end = a.find(',', at);
+    if (end == std::string::npos) end = a.size();
+    const std::string piece = a.substr(at, end - at);
+    if (const size_t colon = piece.find(':'); colon != std::string::npos)
+      if (piece.find_first_not_of("0123456789", colon + 1) != std::string::npos) return false;
+    at = end + 1;
+  }
+  return true;
+}
+
+std::string pct_encode(const std::string& s) {
+  static const char digits[] = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : s) {
+    if (c == '@' || c == '/' || c == '?' || c == '#') {
+      out.push_back('%');
+      out.push_back(digits[c >> 4]);
+      out.push_back(digits[c & 0xF]);
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+// A URI whose password (or user name) holds a raw '@' or '/', as people
+// write them, made into what libpq reads as meant. libpq ends the user info
+// at the FIRST '@' (and sees none when a '/' comes first), so
+// "postgresql://app:p@ss@db/pay" would connect to host "ss@db" and put
+// "ss" in its messages. When libpq's reading cannot be right (its host
+// holds an '@' or a non-numeric port, or its database name a '/'), the user
+// info ends instead at the LAST '@' (before any '?') that a plain host list
+// follows, and is percent-encoded. `raw_password` gets the password as
+// written, for redaction.
+std::string normalize_url(const std::string& url, std::string& raw_password) {
+  if (!is_uri(url)) return url;
+  const size_t scheme_end = url.find("://") + 3;
+  const std::string rest = url.substr(scheme_end);
+  auto host_part = [&](size_t from) {
+    const size_t end = rest.find_first_of("/?", from);
+    return rest.substr(from, end == std::string::npos ? std::string::npos : end - from);
+  };
+  const size_t first_at = rest.find('@'), first_slash = rest.find('/');
+  const bool has_info = first_at != std::string::npos && first_at < first_slash;
+  const size_t host_from = has_info ? first_at + 1 : 0;
+  const size_t host_end = rest.find_first_of("/?", host_from);
+  bool broken = !plain_hostlist(host_part(host_from));
+  if (host_end != std::string::npos && rest[host_end] == '/') {
+    const size_t q = rest.find('?', host_end);
+    const std::string path = rest.substr(host_end + 1, q == std::string::npos ? std::string::npos : q - host_end - 1);
+    if (path.find('/') != std::string::npos) broken = true;
+  }
+  size_t at = has_info ? first_at : std::string::npos;
+  if (broken) {
+    const size_t q = rest.find('?');
+    at = std::string::npos;
+    for (size_t i = q == std::string::npos ? rest.size() : q; i-- > 0;)
+      if (rest[i] == '@' && plain_hostlist(host_part(i + 1))) {
+        at = i;
+        break;
+      }
+  }
+  if (at == std::string::npos) return url;
+  const std::string info = rest.substr(0, at);
+  const size_t colon = info.find(':');
+  if (colon != std::string::npos) raw_password = info.substr(colon + 1);
+  if (!broken) return url;
+  const std::string user = info.substr(0, colon);
+  std::string fixed = url.substr(0, scheme_end) + pct_encode(user);
+  if (colon != std::string::npos) fixed += ":" + pct_encode(raw_password);
+  return fixed + rest.substr(at);
 }
 
 // Where the ledger lives, for messages: host:port/dbname, never the password.
@@ -385,16 +639,55 @@ Target describe_target(const std::string& url) {
   return t;
 }
 
+// One pooled connection and what was measured on it.
+struct Conn {
+  ConnPtr pg;
+  int64_t offset = 0;  // server clock minus client clock, ms
+  Steady::time_point measured;
+};
+
+int64_t system_unix_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// ---- the ledger -------------------------------------------------------------
+//
+// Time bound. Every wait of a call (for a pooled connection, for a
+// connection to be made, for each statement's answer, COMMIT's included) is
+// bounded on this side with poll(): a paused or partitioned server enforces
+// no statement_timeout. One call (each method below, `apply` and opening
+// included) returns or throws within 2 x timeout_ms, plus the few
+// milliseconds it takes to close abandoned sockets:
+//   - the first try shares ONE timeout_ms: waiting for the pool, connecting,
+//     every statement, and one reconnect-and-rerun after a connection found
+//     broken (never after a timeout: a stalled server would stall it again);
+//   - only when a COMMIT was sent and no answer came (the write may or may
+//     not have taken effect) does the check get a second timeout_ms of its
+//     own, never past 2 x timeout_ms from the start: on another connection it
+//     asks the server for the transaction's fate (txid_status), answers
+//     from the write when it committed, and makes the write again when it
+//     was rolled back. Otherwise the call fails saying the outcome is unknown.
+// A group commit (`apply`) falls back to one entry at a time only within the
+// same 2 x timeout_ms. Name lookups of the host (getaddrinfo) are the one
+// wait not bounded here: use an IP address or a local resolver.
 class PostgresLedger final : public Ledger {
  public:
-  PostgresLedger(std::string url, const std::string& secret_override) : url_(std::move(url)) {
+  PostgresLedger(const std::string& url, const std::string& secret_override, int64_t timeout_ms,
+                 std::function<int64_t()> client_clock)
+      : timeout_ms_(std::max<int64_t>(timeout_ms, 1)),
+        client_clock_(client_clock ? std::move(client_clock) : std::function<int64_t()>(system_unix_ms)) {
+    std::string raw_password;
+    url_ = normalize_url(url, raw_password);
     const Target t = describe_target(url_);
-    password_ = t.password;
-    where_ = redact_conninfo(t.where, password_);
-    check_url();
-    migrate();
-    const std::string stored = stored_secret();
-    secret_ = secret_override.empty() ? stored : secret_override;
+    for (const std::string& p : {t.password, raw_password, pct_encode(raw_password)})
+      if (!p.empty() && std::find(passwords_.begin(), passwords_.end(), p) == passwords_.end()) passwords_.push_back(p);
+    where_ = redact(t.where);
+    check_url(url);
+    secret_ = run("open", [&](Session& s) {
+      migrate(s);
+      return load_secret(s, secret_override);
+    });
   }
 
   ~PostgresLedger() override = default;
@@ -403,121 +696,60 @@ class PostgresLedger final : public Ledger {
 
   CreateOutcome create_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {
-    check_identifier("order id", p.order_id);
-    check_identifier("idempotency key", p.idempotency_key);
-    check_identifier("fingerprint", p.fingerprint);
-    check_identifier("lease owner", owner);
-    auto body = [&](PGconn* c) {
-      Tx tx(c);
-      CreateOutcome out = create_in_tx(c, p, owner, now, lease_until);
-      tx.commit();
-      return out;
-    };
-    // After a connection lost during COMMIT: the row is ours exactly when it
-    // carries this call's owner, lease, creation time and key.
-    auto verify = [&](PGconn* c) -> std::optional<CreateOutcome> {
-      auto row = get_row(c, p.order_id);
-      if (row && row->state == PaymentState::in_flight && row->lease_owner == owner &&
-          row->lease_until == lease_until && row->created_at == now && row->idempotency_key == p.idempotency_key &&
-          row->fingerprint == p.fingerprint) {
-        CreateOutcome out;
-        out.row = *row;
-        out.created = true;
-        return out;
-      }
-      return std::nullopt;
-    };
-    return run("create_and_claim", body, verify);
+    return do_create(p, owner, now, lease_until, budget());
   }
 
   bool claim(const std::string& order_id, const std::string& owner, int64_t now, int64_t lease_until) override {
     check_identifier("order id", order_id);
     check_identifier("lease owner", owner);
-    auto body = [&](PGconn* c) {
-      // One statement, so its own transaction. Under READ COMMITTED a
-      // competing UPDATE waits for the row lock and then re-checks this
-      // WHERE against the winner's row, so exactly one claimant wins.
-      try {
-        ResultPtr r = exec(c,
-                           "UPDATE payments SET state = 'IN_FLIGHT', lease_owner = $2, lease_until = $3, "
-                           "updated_at = $4 WHERE order_id = $1 AND (state IN ('PENDING', 'UNKNOWN') OR "
-                           "(state = 'IN_FLIGHT' AND lease_until < $4))",
-                           Params().add(order_id).add(owner).add(lease_until).add(now));
-        return changed_one(r);
-      } catch (PgFailure& f) {
-        f.maybe_committed = f.broken;
-        throw;
-      }
-    };
-    auto verify = [&](PGconn* c) -> std::optional<bool> {
-      auto row = get_row(c, order_id);
-      if (row && row->state == PaymentState::in_flight && row->lease_owner == owner && row->lease_until == lease_until)
-        return true;
-      return std::nullopt;
-    };
-    return run("claim", body, verify);
+    std::optional<bool> staged;
+    return run(
+        "claim",
+        [&](Session& s) {
+          staged.reset();
+          Tx tx(s);
+          // Under READ COMMITTED a competing UPDATE waits for the row lock
+          // and then re-checks this WHERE against the winner's row, so
+          // exactly one claimant wins. A lease has ended when it ended on the
+          // SERVER's clock: the caller's `now` is translated by this
+          // connection's measured offset, and never counts for later than
+          // the server's own clock says (a client clock that jumped ahead
+          // since it was measured steals nothing).
+          ResultPtr r = exec(s,
+                             "UPDATE payments SET state = 'IN_FLIGHT', lease_owner = $2, lease_until = $3, "
+                             "updated_at = $4 WHERE order_id = $1 AND (state IN ('PENDING', 'UNKNOWN') OR "
+                             "(state = 'IN_FLIGHT' AND lease_until < LEAST($5::bigint, " PAYRETRY_SERVER_NOW_MS ")))",
+                             Params().add(order_id).add(owner).add(to_server(s, lease_until)).add(now)
+                                 .add(to_server(s, now)));
+          if (!changed_one(r)) return false;  // nothing written; rolled back
+          staged = true;
+          tx.commit();
+          return true;
+        },
+        &staged);
   }
 
   bool record_attempt(const std::string& order_id, const std::string& owner, const AttemptEntry& a) override {
-    check_identifier("order id", order_id);
-    check_identifier("lease owner", owner);
-    auto body = [&](PGconn* c) {
-      Tx tx(c);
-      if (!record_in_tx(c, order_id, owner, a)) return false;
-      tx.commit();
-      return true;
-    };
-    // Writing the same attempt twice is harmless, so after a connection lost
-    // during COMMIT a plain rerun tells the outcome.
-    return run("record_attempt", body);
+    return do_record(order_id, owner, a, budget());
   }
 
   bool settle(const std::string& order_id, const std::string& owner, const AttemptEntry* last, const Settlement& s,
               int64_t now) override {
-    check_identifier("order id", order_id);
-    check_identifier("lease owner", owner);
-    if (s.state != PaymentState::succeeded && s.state != PaymentState::failed && s.state != PaymentState::unknown)
-      throw LedgerError(std::string("ledger (postgresql): settle: a settlement's state must be SUCCEEDED, FAILED or "
-                                    "UNKNOWN, not ") +
-                        state_name(s.state));
-    const std::string delivery = clean_text(s.delivery), detail = clean_text(s.detail),
-                      provider_payment_id = clean_text(s.provider_payment_id),
-                      provider_status = clean_text(s.provider_status);
-    auto body = [&](PGconn* c) {
-      Tx tx(c);
-      if (!settle_in_tx(c, order_id, owner, last, s, now)) return false;
-      tx.commit();
-      return true;
-    };
-    // After a connection lost during COMMIT: settled exactly when the row
-    // shows this settlement with the lease released (and the last attempt).
-    auto verify = [&](PGconn* c) -> std::optional<bool> {
-      auto row = get_row(c, order_id);
-      if (!row || row->state != s.state || !row->lease_owner.empty() || row->delivery != delivery ||
-          row->detail != detail || row->provider_payment_id != provider_payment_id ||
-          row->provider_status != provider_status || row->http_status != s.http_status)
-        return std::nullopt;
-      if (last) {
-        const AttemptEntry want = cleaned(*last);
-        bool found = false;
-        for (const AttemptEntry& a : get_attempts(c, order_id)) found = found || same_attempt(a, want);
-        if (!found) return std::nullopt;
-      }
-      return true;
-    };
-    return run("settle", body, verify);
+    return do_settle(order_id, owner, last, s, now, budget());
   }
 
   // Group commit: every entry in one transaction on one connection, so one
   // WAL flush makes all of them durable. Each entry runs in its own
-  // savepoint, so an entry that loses its lease rolls back alone. If the
-  // transaction fails as a whole, the entries are retried one call each,
-  // with that call's own checks and answers. (A connection lost during the
-  // batch's COMMIT reruns the batch: rows it did create then read as held by
-  // this owner, so their payments report IN_PROGRESS instead of sending;
-  // nothing is sent twice and nothing is lost.)
+  // savepoint, so an entry that loses its lease rolls back alone. When the
+  // store is unavailable (stalled, unreachable, connection lost) every entry
+  // gets that error at once; when the transaction failed for one entry's
+  // sake, the entries are retried one call each, with that call's own
+  // checks and answers, within the same time bound. A COMMIT without an
+  // answer is resolved like any other (txid_status): the answers stand when
+  // it committed, the batch is made again when it did not.
   void apply(LedgerBatch& b) override {
     if (b.empty()) return;
+    const Budget bud = budget();
     try {
       for (const auto& c : b.creates) {
         check_identifier("lease owner", c.owner);
@@ -532,66 +764,82 @@ class PostgresLedger final : public Ledger {
       for (const auto& s : b.settles) {
         check_identifier("order id", s.order_id);
         check_identifier("lease owner", s.owner);
-        const PaymentState st = s.settlement.state;
-        if (st != PaymentState::succeeded && st != PaymentState::failed && st != PaymentState::unknown)
-          throw LedgerError("ledger (postgresql): settle: bad settlement state");
+        check_settlement(s.settlement);
       }
-      struct Answers {
-        std::vector<CreateOutcome> creates;
-        std::vector<char> records, settles;
-      };
-      Answers got = run("apply", [&](PGconn* c) {
-        Answers a;
-        Tx tx(c);
-        int sp = 0;
-        auto guarded = [&](auto&& op) {
-          const std::string name = "e" + std::to_string(sp++);
-          exec(c, ("SAVEPOINT " + name).c_str());
-          const bool ok = op();
-          exec(c, ((ok ? "RELEASE SAVEPOINT " : "ROLLBACK TO SAVEPOINT ") + name).c_str());
-          return ok;
-        };
-        for (const auto& e : b.creates) {
-          CreateOutcome out;
-          guarded([&] {
-            out = create_in_tx(c, e.proposed, e.owner, e.now, e.lease_until);
-            return true;
-          });
-          a.creates.push_back(std::move(out));
-        }
-        for (const auto& e : b.records)
-          a.records.push_back(guarded([&] { return record_in_tx(c, e.order_id, e.owner, e.attempt); }));
-        for (const auto& e : b.settles)
-          a.settles.push_back(guarded([&] {
-            return settle_in_tx(c, e.order_id, e.owner, e.last ? &*e.last : nullptr, e.settlement, e.now);
-          }));
-        tx.commit();
-        return a;
-      });
-      for (size_t i = 0; i < b.creates.size(); ++i) {
-        b.creates[i].out.row = std::move(got.creates[i].row);
-        b.creates[i].out.created = got.creates[i].created;
-        b.creates[i].out.key_taken = got.creates[i].key_taken;
-      }
-      for (size_t i = 0; i < b.records.size(); ++i) b.records[i].ok = got.records[i] != 0;
-      for (size_t i = 0; i < b.settles.size(); ++i) b.settles[i].ok = got.settles[i] != 0;
     } catch (const LedgerError&) {
-      Ledger::apply(b);
+      one_by_one(b, bud);
+      return;
     }
+    struct Answers {
+      std::vector<CreateOutcome> creates;
+      std::vector<char> records, settles;
+    };
+    std::optional<Answers> staged;
+    Answers got;
+    try {
+      got = run(
+          "apply",
+          [&](Session& s) {
+            staged.reset();
+            Answers a;
+            Tx tx(s);
+            int sp = 0;
+            auto guarded = [&](auto&& op) {
+              const std::string name = "e" + std::to_string(sp++);
+              exec(s, ("SAVEPOINT " + name).c_str());
+              const bool ok = op();
+              exec(s, ((ok ? "RELEASE SAVEPOINT " : "ROLLBACK TO SAVEPOINT ") + name).c_str());
+              return ok;
+            };
+            for (const auto& e : b.creates) {
+              CreateOutcome out;
+              guarded([&] {
+                out = create_in_tx(s, e.proposed, e.owner, e.now, e.lease_until);
+                return true;
+              });
+              a.creates.push_back(std::move(out));
+            }
+            for (const auto& e : b.records)
+              a.records.push_back(guarded([&] { return record_in_tx(s, e.order_id, e.owner, e.attempt); }));
+            for (const auto& e : b.settles)
+              a.settles.push_back(guarded([&] {
+                return settle_in_tx(s, e.order_id, e.owner, e.last ? &*e.last : nullptr, e.settlement, e.now);
+              }));
+            staged = a;
+            tx.commit();
+            return a;
+          },
+          &staged, bud);
+    } catch (const Unavailable& e) {
+      for (auto& c : b.creates) c.error = e.what();
+      for (auto& r : b.records) r.error = e.what();
+      for (auto& s : b.settles) s.error = e.what();
+      return;
+    } catch (const LedgerError&) {
+      one_by_one(b, bud);
+      return;
+    }
+    for (size_t i = 0; i < b.creates.size(); ++i) {
+      b.creates[i].out.row = std::move(got.creates[i].row);
+      b.creates[i].out.created = got.creates[i].created;
+      b.creates[i].out.key_taken = got.creates[i].key_taken;
+    }
+    for (size_t i = 0; i < b.records.size(); ++i) b.records[i].ok = got.records[i] != 0;
+    for (size_t i = 0; i < b.settles.size(); ++i) b.settles[i].ok = got.settles[i] != 0;
   }
 
   std::optional<PaymentRow> get(const std::string& order_id) override {
     check_identifier("order id", order_id);
-    return run("get", [&](PGconn* c) { return get_row(c, order_id); });
+    return run("get", [&](Session& s) { return get_row(s, order_id); });
   }
 
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     check_identifier("order id", order_id);
-    return run("attempts", [&](PGconn* c) { return get_attempts(c, order_id); });
+    return run("attempts", [&](Session& s) { return get_attempts(s, order_id); });
   }
 
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
-    return run("list", [&](PGconn* c) {
+    return run("list", [&](Session& s) {
       Params p;
       if (state) p.add(std::string(state_name(*state)));
       else p.add_null();
@@ -600,26 +848,151 @@ class PostgresLedger final : public Ledger {
       else p.add_null();  // LIMIT NULL: no limit
       // COLLATE "C": byte order, as in the other backends, whatever the
       // database's collation.
-      ResultPtr r = exec(c,
+      ResultPtr r = exec(s,
                          "SELECT " PAYRETRY_ROW_COLUMNS " FROM payments "
                          "WHERE ($1::text IS NULL OR state = $1::text) "
                          "AND ($2::bigint <= 0 OR updated_at < $2::bigint) "
                          "ORDER BY updated_at, order_id COLLATE \"C\" LIMIT $3::bigint",
                          p);
       std::vector<PaymentRow> out;
-      for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(read_row(r.get(), i));
+      for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(to_client(s, read_row(r.get(), i)));
       return out;
     });
   }
 
  private:
-  // ---- errors ---------------------------------------------------------
+  // ---- the single writes, within a given time -------------------------
 
-  LedgerError error(const std::string& op, const std::string& why) const {
-    return LedgerError(redact_conninfo("ledger (postgresql " + where_ + "): " + op + ": " + why, password_));
+  struct Budget {
+    Steady::time_point first;  // the first try: pool, connect, statements, one reconnect
+    Steady::time_point last;   // the check of a write whose COMMIT got no answer
+  };
+
+  Budget budget(std::optional<Steady::time_point> cap = std::nullopt) const {
+    const auto now = Steady::now();
+    const auto t = std::chrono::milliseconds(timeout_ms_);
+    Budget b{now + t, now + 2 * t};
+    if (cap) {
+      b.first = std::min(b.first, *cap);
+      b.last = std::min(b.last, *cap);
+    }
+    return b;
   }
 
-  LedgerError error(const std::string& op, const PgFailure& f) const {
+  static void check_settlement(const Settlement& s) {
+    if (s.state != PaymentState::succeeded && s.state != PaymentState::failed && s.state != PaymentState::unknown)
+      throw LedgerError(std::string("ledger (postgresql): settle: a settlement's state must be SUCCEEDED, FAILED or "
+                                    "UNKNOWN, not ") +
+                        state_name(s.state));
+  }
+
+  CreateOutcome do_create(const PaymentRow& p, const std::string& owner, int64_t now, int64_t lease_until,
+                          const Budget& b) {
+    check_identifier("order id", p.order_id);
+    check_identifier("idempotency key", p.idempotency_key);
+    check_identifier("fingerprint", p.fingerprint);
+    check_identifier("lease owner", owner);
+    std::optional<CreateOutcome> staged;
+    return run(
+        "create_and_claim",
+        [&](Session& s) {
+          staged.reset();
+          Tx tx(s);
+          CreateOutcome out = create_in_tx(s, p, owner, now, lease_until);
+          staged = out;
+          tx.commit();
+          return out;
+        },
+        &staged, b);
+  }
+
+  bool do_record(const std::string& order_id, const std::string& owner, const AttemptEntry& a, const Budget& b) {
+    check_identifier("order id", order_id);
+    check_identifier("lease owner", owner);
+    std::optional<bool> staged;
+    return run(
+        "record_attempt",
+        [&](Session& s) {
+          staged.reset();
+          Tx tx(s);
+          if (!record_in_tx(s, order_id, owner, a)) return false;
+          staged = true;
+          tx.commit();
+          return true;
+        },
+        &staged, b);
+  }
+
+  bool do_settle(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
+                 const Settlement& st, int64_t now, const Budget& b) {
+    check_identifier("order id", order_id);
+    check_identifier("lease owner", owner);
+    check_settlement(st);
+    std::optional<bool> staged;
+    return run(
+        "settle",
+        [&](Session& s) {
+          staged.reset();
+          Tx tx(s);
+          if (!settle_in_tx(s, order_id, owner, last, st, now)) return false;
+          staged = true;
+          tx.commit();
+          return true;
+        },
+        &staged, b);
+  }
+
+  // The entries of a batch one call each, every call within what is left of
+  // the batch's bound; entries past it fail without being tried.
+  void one_by_one(LedgerBatch& b, const Budget& bud) {
+    auto each = [&](std::string& error, auto&& call) {
+      if (Steady::now() >= bud.last) {
+        error = message("apply", "no time was left for this entry within the ledger timeout (" +
+                                     std::to_string(timeout_ms_) + " ms)");
+        return;
+      }
+      try {
+        call(budget(bud.last));
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+    };
+    for (auto& c : b.creates)
+      each(c.error, [&](const Budget& t) {
+        CreateOutcome o = do_create(c.proposed, c.owner, c.now, c.lease_until, t);
+        c.out.row = std::move(o.row);
+        c.out.created = o.created;
+        c.out.key_taken = o.key_taken;
+      });
+    for (auto& r : b.records)
+      each(r.error, [&](const Budget& t) { r.ok = do_record(r.order_id, r.owner, r.attempt, t); });
+    for (auto& s : b.settles)
+      each(s.error, [&](const Budget& t) {
+        s.ok = do_settle(s.order_id, s.owner, s.last ? &*s.last : nullptr, s.settlement, s.now, t);
+      });
+  }
+
+  // ---- errors ---------------------------------------------------------
+
+  std::string redact(const std::string& text) const {
+    std::string s = text;
+    for (const std::string& p : passwords_) s = redact_conninfo(s, p);
+    return redact_conninfo(s);
+  }
+
+  std::string message(const std::string& op, const std::string& why) const {
+    return redact("ledger (postgresql " + where_ + "): " + op + ": " + why);
+  }
+
+  LedgerError error(const std::string& op, const std::string& why) const { return LedgerError(message(op, why)); }
+
+  [[noreturn]] void unavailable(const std::string& op, const std::string& why) const {
+    throw Unavailable(message(op, why));
+  }
+
+  std::string describe(const PgFailure& f) const {
+    if (f.timed_out)
+      return f.message + "; the server is stalled, paused or unreachable (the connection was abandoned, never reused)";
     const std::string& s = f.sqlstate;
     std::string why;
     auto starts = [&](const char* prefix) { return s.rfind(prefix, 0) == 0; };
@@ -628,18 +1001,24 @@ class PostgresLedger final : public Ledger {
     else if (starts("53")) why = "the database server is out of resources";
     else if (s == "57P01" || s == "57P02") why = "the server is shutting down or restarting";
     else if (s == "57P03") why = "the server is starting up or shutting down and refuses connections";
+    else if (s == "57014") why = "the server cancelled the statement (statement_timeout)";
     else if (s == "55P03") why = "a lock stayed held by another session beyond lock_timeout";
     else if (starts("23")) why = "a constraint of the ledger schema was violated (unexpected)";
     else if (s == "42P01") why = "the ledger tables are missing";
     else if (starts("08") || f.broken) why = "lost the connection to the server";
     std::string msg = why.empty() ? f.message : why + ": " + f.message;
     if (!s.empty()) msg += " [SQLSTATE " + s + "]";
-    return error(op, msg);
+    return msg;
+  }
+
+  [[noreturn]] void raise(const std::string& op, const PgFailure& f) const {
+    if (f.broken || f.timed_out) unavailable(op, describe(f));
+    throw error(op, describe(f));
   }
 
   // ---- connections ----------------------------------------------------
 
-  void check_url() const {
+  void check_url(const std::string& original) const {
     char* err = nullptr;
     PQconninfoOption* opts = PQconninfoParse(url_.c_str(), &err);
     if (opts) {
@@ -650,163 +1029,309 @@ class PostgresLedger final : public Ledger {
     PQfreemem(err);
     // libpq quotes fragments of the URL it could not parse; a password may
     // be among them, so they are only shown when the URL holds none.
-    if (redact_conninfo(url_) != url_) why = "details withheld because the URL holds a password";
-    throw LedgerError("ledger (postgresql): the connection URL cannot be parsed: " + why);
+    if (!passwords_.empty() || redact_conninfo(original) != original)
+      why = "details withheld because the URL holds a password";
+    throw LedgerError("ledger (postgresql): the connection URL cannot be parsed: " + redact(why));
   }
 
-  // Session settings every connection needs before its first write.
-  static void setup_session(PGconn* c) {
-    // A commit must be on disk before pay_submit sends a byte, whatever the
-    // server's default; a row locked by a stuck peer must not hang a worker
-    // forever (unless the URL chose its own lock_timeout).
-    exec(c,
-         "SELECT set_config('synchronous_commit', 'on', false), "
-         "CASE WHEN current_setting('lock_timeout') = '0' THEN set_config('lock_timeout', '10s', false) END");
+  // Session settings every connection needs before its first write, and
+  // the first measure of the server's clock. A commit must be on disk
+  // before pay_submit sends a byte, whatever the server's default. The
+  // server's own timeouts are a second line behind the client-side bound
+  // (they free the server of a statement whose client gave up), never
+  // longer than a setting the URL or the role chose.
+  static constexpr const char* kSetupSql =
+      "WITH s AS (SELECT name, setting::bigint AS v FROM pg_catalog.pg_settings "
+      "           WHERE name IN ('statement_timeout', 'lock_timeout', 'idle_in_transaction_session_timeout')) "
+      "SELECT set_config('synchronous_commit', 'on', false), "
+      "set_config('statement_timeout', (SELECT CASE WHEN v = 0 OR v > $1::bigint THEN $1::bigint ELSE v END "
+      "  FROM s WHERE name = 'statement_timeout')::text, false), "
+      "set_config('lock_timeout', (SELECT CASE WHEN v = 0 OR v > $1::bigint THEN $1::bigint ELSE v END "
+      "  FROM s WHERE name = 'lock_timeout')::text, false), "
+      "set_config('idle_in_transaction_session_timeout', (SELECT CASE WHEN v = 0 OR v > $2::bigint THEN $2::bigint "
+      "  ELSE v END FROM s WHERE name = 'idle_in_transaction_session_timeout')::text, false), " PAYRETRY_SERVER_NOW_MS;
+
+  // Takes one reading of the server's clock between two of the client's.
+  // The offset snaps to the ledger's current one while the two agree within
+  // their uncertainties, so that the connections (and calls) of one ledger
+  // to one server share one value; it starts at 0, so that clocks in sync
+  // (within the measurement's precision) translate nothing.
+  void note_offset(Conn& conn, int64_t t0, int64_t server_ms, int64_t t1) {
+    const int64_t m = server_ms - t0 / 2 - t1 / 2;
+    const int64_t u = std::llabs(t1 - t0) / 2 + 1 + kClockSlackMs;
+    std::lock_guard<std::mutex> lock(clock_mu_);
+    if (std::llabs(m - canon_offset_) > u + canon_uncertainty_) {
+      canon_offset_ = m;
+      canon_uncertainty_ = u;
+    }
+    conn.offset = canon_offset_;
+    conn.measured = Steady::now();
   }
 
-  ConnPtr connect(const std::string& op) {
+  void setup_session(Session& s, Conn& conn) {
+    const int64_t t0 = client_clock_();
+    ResultPtr r = exec(s, kSetupSql, Params().add(timeout_ms_).add(std::max<int64_t>(2 * timeout_ms_, 1000)));
+    const int64_t t1 = client_clock_();
+    note_offset(conn, t0, as_int(r.get(), 0, 4), t1);
+    s.offset = conn.offset;
+  }
+
+  void remeasure(Session& s, Conn& conn) {
+    const int64_t t0 = client_clock_();
+    ResultPtr r = exec(s, "SELECT " PAYRETRY_SERVER_NOW_MS);
+    const int64_t t1 = client_clock_();
+    note_offset(conn, t0, as_int(r.get(), 0, 0), t1);
+    s.offset = conn.offset;
+  }
+
+  Session session_of(Conn& c, Steady::time_point deadline) const {
+    Session s;
+    s.c = c.pg.get();
+    s.deadline = deadline;
+    s.timeout_ms = timeout_ms_;
+    s.offset = c.offset;
+    return s;
+  }
+
+  // Connects without blocking (PQconnectStartParams/PQconnectPoll), never
+  // waiting past `deadline`; libpq's own connect_timeout (whole seconds) is
+  // set too, for what it governs.
+  std::unique_ptr<Conn> connect(const std::string& op, Steady::time_point deadline) {
+    const int64_t secs = (timeout_ms_ + 999) / 1000;
+    const std::string connect_timeout = std::to_string(std::max<int64_t>(2, secs));
+    const std::string idle = std::to_string(std::max<int64_t>(1, secs));
+    const std::string interval = std::to_string(std::max<int64_t>(1, secs / 3));
+    const std::string user_timeout = std::to_string(timeout_ms_);
     // Defaults first: whatever the URL says overrides them, except the
     // client encoding, which the byte handling here relies on.
-    const char* keys[] = {"connect_timeout", "keepalives_idle", "keepalives_interval", "keepalives_count",
-                          "fallback_application_name", "dbname", "client_encoding", nullptr};
-    const char* values[] = {"10", "30", "10", "3", "payretry", url_.c_str(), "UTF8", nullptr};
-    ConnPtr c(PQconnectdbParams(keys, values, 1));
-    if (!c) throw error(op, "cannot connect: out of memory");
-    if (PQstatus(c.get()) != CONNECTION_OK) throw error(op, "cannot connect: " + one_line(PQerrorMessage(c.get())));
+    const char* keys[] = {"connect_timeout", "keepalives", "keepalives_idle", "keepalives_interval",
+                          "keepalives_count", "tcp_user_timeout", "fallback_application_name", "dbname",
+                          "client_encoding", nullptr};
+    const char* values[] = {connect_timeout.c_str(), "1", idle.c_str(), interval.c_str(), "3",
+                            user_timeout.c_str(), "payretry", url_.c_str(), "UTF8", nullptr};
+    auto conn = std::make_unique<Conn>();
+    conn->pg.reset(PQconnectStartParams(keys, values, 1));
+    PGconn* c = conn->pg.get();
+    if (!c) unavailable(op, "cannot connect: out of memory");
+    if (PQstatus(c) == CONNECTION_BAD) unavailable(op, "cannot connect: " + one_line(PQerrorMessage(c)));
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    while (st != PGRES_POLLING_OK) {
+      if (st == PGRES_POLLING_FAILED) unavailable(op, "cannot connect: " + one_line(PQerrorMessage(c)));
+      const int fd = PQsocket(c);
+      bool ready = fd < 0;
+      while (!ready) {
+        const int64_t left = ms_left(deadline);
+        if (left <= 0) break;
+        pollfd p{fd, static_cast<short>(st == PGRES_POLLING_READING ? POLLIN : POLLOUT), 0};
+        const int r = poll(&p, 1, static_cast<int>(std::min<int64_t>(left, INT_MAX)));
+        ready = r > 0 || (r < 0 && errno != EINTR);
+      }
+      if (!ready)
+        unavailable(op, "cannot connect: no answer within " + std::to_string(timeout_ms_) +
+                            " ms; the server is stalled, paused or unreachable");
+      st = PQconnectPoll(c);
+    }
+    PQsetnonblocking(c, 1);
     // A library does not write to stderr: server NOTICEs are dropped.
-    PQsetNoticeProcessor(c.get(), [](void*, const char*) {}, nullptr);
+    PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);
+    Session s = session_of(*conn, deadline);
     try {
-      setup_session(c.get());
+      setup_session(s, *conn);
     } catch (const PgFailure& f) {
-      throw error(op + ": session setup", f);
+      if (f.broken || f.timed_out) unavailable(op + ": session setup", describe(f));
+      throw error(op + ": session setup", describe(f));
     }
-    return c;
-  }
-
-  // PQreset on a broken connection; false (with the reason) when the server
-  // is still unreachable.
-  bool reset(PGconn* c, std::string& why) {
-    PQreset(c);
-    if (PQstatus(c) != CONNECTION_OK) {
-      why = one_line(PQerrorMessage(c));
-      return false;
-    }
-    try {
-      setup_session(c);
-    } catch (const PgFailure& f) {
-      why = f.message;
-      return false;
-    }
-    return true;
+    return conn;
   }
 
   // A few connections shared by the threads of this process; grown on
-  // demand up to kMaxConnections.
-  ConnPtr acquire(const std::string& op) {
+  // demand up to kMaxConnections. Waiting for one ends at `deadline`.
+  std::unique_ptr<Conn> acquire(const std::string& op, Steady::time_point deadline) {
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return !idle_.empty() || open_ < kMaxConnections; });
+    if (!cv_.wait_until(lock, deadline, [&] { return !idle_.empty() || open_ < kMaxConnections; }))
+      unavailable(op, "no connection of the pool (" + std::to_string(kMaxConnections) + ") became free within " +
+                          std::to_string(timeout_ms_) + " ms: every one is busy with a call the server has not answered");
     if (!idle_.empty()) {
-      ConnPtr c = std::move(idle_.back());
+      std::unique_ptr<Conn> c = std::move(idle_.back());
       idle_.pop_back();
-      return c;
+      lock.unlock();
+      if (Steady::now() - c->measured < kRemeasureEvery) return c;
+      Session s = session_of(*c, deadline);
+      try {
+        remeasure(s, *c);
+        return c;
+      } catch (const PgFailure& f) {
+        c.reset();  // lost while idle (a restarted server): replaced below, in its slot
+        if (f.timed_out) {
+          release_slot();
+          raise(op, f);
+        }
+      }
+    } else {
+      ++open_;
+      lock.unlock();
     }
-    ++open_;
-    lock.unlock();
     try {
-      return connect(op);
+      return connect(op, deadline);
     } catch (...) {
-      lock.lock();
-      --open_;
-      cv_.notify_one();
+      release_slot();
       throw;
     }
   }
 
-  void release(ConnPtr c) {
-    // A connection that broke, or that is left inside a transaction, is not
-    // worth keeping (it closes on return): the next caller opens a fresh one.
-    const bool clean = PQstatus(c.get()) == CONNECTION_OK && PQtransactionStatus(c.get()) == PQTRANS_IDLE;
+  void release_slot() {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (clean) idle_.push_back(std::move(c));
-      else --open_;
+      --open_;
     }
     cv_.notify_one();
   }
 
-  class Borrowed {
+  void release(std::unique_ptr<Conn> c, bool dead) {
+    // A connection that broke, timed out, or is left inside a transaction
+    // is closed (never handed to another call): the next caller opens a
+    // fresh one.
+    const bool clean = !dead && PQstatus(c->pg.get()) == CONNECTION_OK &&
+                       PQtransactionStatus(c->pg.get()) == PQTRANS_IDLE;
+    if (!clean) {
+      c.reset();
+      release_slot();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      idle_.push_back(std::move(c));
+    }
+    cv_.notify_one();
+  }
+
+  class Borrow {
    public:
-    Borrowed(PostgresLedger& l, ConnPtr c) : l_(l), c_(std::move(c)) {}
-    ~Borrowed() { l_.release(std::move(c_)); }
-    Borrowed(const Borrowed&) = delete;
-    Borrowed& operator=(const Borrowed&) = delete;
-    PGconn* get() const { return c_.get(); }
+    Borrow(PostgresLedger& l, const std::string& op, Steady::time_point deadline)
+        : l_(l), c_(l.acquire(op, deadline)), s_(l.session_of(*c_, deadline)) {}
+    ~Borrow() { l_.release(std::move(c_), s_.dead); }
+    Borrow(const Borrow&) = delete;
+    Borrow& operator=(const Borrow&) = delete;
+    Session& session() { return s_; }
 
    private:
     PostgresLedger& l_;
-    ConnPtr c_;
+    std::unique_ptr<Conn> c_;
+    Session s_;
   };
 
-  // Runs `body` on a pooled connection. When the connection turns out to be
-  // broken (a restarted server, a dropped socket), reconnects once and runs
-  // it again; when it broke while a write was committing, `verify` first
-  // tells whether that write took effect (its answer then stands).
-  template <class Body, class Verify>
-  auto run(const std::string& op, Body&& body, Verify&& verify) -> decltype(body(nullptr)) {
-    Borrowed conn(*this, acquire(op));
-    bool reconnected = false, check_first = false;
+  // Runs `body` on a pooled connection within `b` (see the time bound
+  // above). A connection found broken is replaced and `body` run again,
+  // once. When a COMMIT got no answer, `resolve` finds out what happened;
+  // `staged` is the answer `body` had when it sent that COMMIT.
+  template <class Body, class T = std::invoke_result_t<Body&, Session&>>
+  T run(const std::string& op, Body&& body, const std::optional<T>* staged = nullptr,
+        std::optional<Budget> given = std::nullopt) {
+    const Budget b = given ? *given : budget();
+    bool retried = false;
     for (;;) {
-      try {
-        if (check_first) {
-          check_first = false;
-          if (auto known = verify(conn.get())) return *known;
+      PgFailure unknown;
+      {
+        Borrow conn(*this, op, b.first);
+        try {
+          return body(conn.session());
+        } catch (const PgFailure& f) {
+          if (!f.maybe_committed) {
+            if (f.broken && !f.timed_out && !retried && Steady::now() < b.first) {
+              retried = true;
+              continue;
+            }
+            raise(op, f);
+          }
+          unknown = f;
         }
-        return body(conn.get());
-      } catch (const PgFailure& f) {
-        if (!f.broken || reconnected) throw error(op, f);
-        reconnected = true;
-        std::string why;
-        if (!reset(conn.get(), why))
-          throw error(op, "lost the connection to the server and could not reconnect: " + why);
-        check_first = f.maybe_committed;
-      }
+      }  // the connection is closed here
+      return resolve(op, unknown, body, staged, b);
     }
   }
 
-  template <class Body>
-  auto run(const std::string& op, Body&& body) -> decltype(body(nullptr)) {
-    using T = decltype(body(nullptr));
-    return run(op, std::forward<Body>(body), [](PGconn*) -> std::optional<T> { return std::nullopt; });
+  static std::string txid_status(Session& s, const std::string& txid) {
+    ResultPtr r = exec(s, "SELECT txid_status($1::bigint)", Params().add(txid));
+    return PQntuples(r.get()) == 1 && !PQgetisnull(r.get(), 0, 0) ? as_text(r.get(), 0, 0) : "";
+  }
+
+  // A COMMIT was sent and no answer came. On another connection, within a
+  // second timeout_ms (never past b.last): ask the server what became of
+  // the transaction; committed -> the answer `body` had; rolled back -> run
+  // `body` again; still in progress (a synchronous standby gone: the server
+  // waits for it) or unknowable -> fail, saying the outcome is unknown.
+  template <class Body, class T>
+  T resolve(const std::string& op, const PgFailure& f, Body& body, const std::optional<T>* staged, const Budget& b) {
+    const std::string what = f.timed_out ? "COMMIT got no answer within " + std::to_string(timeout_ms_) + " ms"
+                                         : "the connection was lost during COMMIT (" + f.message + ")";
+    const auto end = std::min(Steady::now() + std::chrono::milliseconds(timeout_ms_), b.last);
+    std::string step = "checking whether it took effect";
+    std::string status;
+    try {
+      Borrow conn(*this, op, end);
+      Session& s = conn.session();
+      for (;;) {
+        status = f.txid.empty() ? "" : txid_status(s, f.txid);
+        if (status != "in progress" || ms_left(end) <= 25) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+      if (status == "committed" && staged && *staged) return **staged;
+      if (status == "committed" || status == "aborted") {
+        // Rolled back: nothing was written, so the write is made again.
+        // (Committed without a staged answer: a body that is safe to rerun,
+        // like opening, reads what it wrote.)
+        step = "making it again (it had not taken effect)";
+        return body(s);
+      }
+    } catch (const Unavailable& e) {
+      unavailable(op, what + ", and " + step + " failed: " + strip(e.what()) +
+                          "; whether the write took effect is unknown");
+    } catch (const PgFailure& g) {
+      unavailable(op, what + ", and " + step + " failed: " + describe(g) + "; whether the write took effect is unknown");
+    }
+    if (status == "in progress")
+      unavailable(op, what + "; the transaction is still in progress on the server (waiting for a synchronous standby?), "
+                             "so whether the write takes effect is unknown");
+    unavailable(op, what + "; whether the write took effect cannot be told");
+  }
+
+  // A nested message without its "ledger (postgresql ...): op: " prefix.
+  std::string strip(const std::string& m) const {
+    const std::string head = "ledger (postgresql " + where_ + "): ";
+    std::string s = m.rfind(head, 0) == 0 ? m.substr(head.size()) : m;
+    if (const size_t colon = s.find(": "); colon != std::string::npos && colon < 40) s = s.substr(colon + 2);
+    return s;
   }
 
   // ---- the statements of one write, inside a caller's transaction ------
 
-  CreateOutcome create_in_tx(PGconn* c, const PaymentRow& p, const std::string& owner, int64_t now,
+  CreateOutcome create_in_tx(Session& s, const PaymentRow& p, const std::string& owner, int64_t now,
                              int64_t lease_until) {
     CreateOutcome out;
     // ON CONFLICT without a target: an existing order and a key held by
     // another order both insert nothing, without aborting the transaction.
-    ResultPtr ins = exec(c,
+    ResultPtr ins = exec(s,
                          "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
                          "key_expires_at, updated_at) VALUES ($1, $2, $3, 'PENDING', $4, $5, $4) "
                          "ON CONFLICT DO NOTHING RETURNING order_id",
                          Params().add(p.order_id).add(p.idempotency_key).add(p.fingerprint).add(now)
                              .add(p.key_expires_at));
     if (PQntuples(ins.get()) == 1) {
-      // PENDING -> IN_FLIGHT in the same commit: nobody ever sees the row unclaimed.
-      ResultPtr claimed = exec(c,
+      // PENDING -> IN_FLIGHT in the same commit: nobody ever sees the row
+      // unclaimed. The lease end is stored on the server's clock.
+      ResultPtr claimed = exec(s,
                                "UPDATE payments SET state = 'IN_FLIGHT', lease_owner = $2, lease_until = $3, "
                                "updated_at = $4 WHERE order_id = $1 AND state = 'PENDING' "
                                "RETURNING " PAYRETRY_ROW_COLUMNS,
-                               Params().add(p.order_id).add(owner).add(lease_until).add(now));
-      if (PQntuples(claimed.get()) != 1) throw PgFailure{"", "the new row could not be claimed"};
-      out.row = read_row(claimed.get(), 0);
+                               Params().add(p.order_id).add(owner).add(to_server(s, lease_until)).add(now));
+      if (PQntuples(claimed.get()) != 1) throw bad_data("the new row could not be claimed");
+      out.row = to_client(s, read_row(claimed.get(), 0));
       out.created = true;
       return out;
     }
     // The order exists (return it unclaimed: the caller decides), or it
     // does not and the key is another order's.
-    if (auto row = get_row(c, p.order_id)) {
+    if (auto row = get_row(s, p.order_id)) {
       out.row = *row;
     } else {
       out.key_taken = true;
@@ -816,53 +1341,53 @@ class PostgresLedger final : public Ledger {
   }
 
   // False when `owner` does not hold the lease; the caller then rolls back.
-  bool record_in_tx(PGconn* c, const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
+  bool record_in_tx(Session& s, const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
     // Fenced: only the lease holder of an IN_FLIGHT payment writes.
-    ResultPtr f = exec(c,
+    ResultPtr f = exec(s,
                        "UPDATE payments SET attempts = GREATEST(attempts, $3::integer), "
                        "updated_at = GREATEST(updated_at, $4::bigint) "
                        "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT'",
                        Params().add(order_id).add(owner).add(a.number).add(a.ended_at));
     if (!changed_one(f)) return false;
-    insert_attempt(c, order_id, a);
+    insert_attempt(s, order_id, a);
     return true;
   }
 
-  bool settle_in_tx(PGconn* c, const std::string& order_id, const std::string& owner, const AttemptEntry* last,
-                    const Settlement& s, int64_t now) {
-    ResultPtr f = exec(c,
+  bool settle_in_tx(Session& s, const std::string& order_id, const std::string& owner, const AttemptEntry* last,
+                    const Settlement& st, int64_t now) {
+    ResultPtr f = exec(s,
                        "UPDATE payments SET state = $3, delivery = $4, detail = $5, provider_payment_id = $6, "
                        "provider_status = $7, http_status = $8, lease_owner = '', lease_until = 0, "
                        "attempts = GREATEST(attempts, $10::integer), "
                        "updated_at = GREATEST(updated_at, $9::bigint, $11::bigint) "
                        "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT'",
-                       Params().add(order_id).add(owner).add(std::string(state_name(s.state)))
-                           .add(clean_text(s.delivery)).add(clean_text(s.detail))
-                           .add(clean_text(s.provider_payment_id)).add(clean_text(s.provider_status))
-                           .add(s.http_status).add(now).add(last ? last->number : 0)
+                       Params().add(order_id).add(owner).add(std::string(state_name(st.state)))
+                           .add(clean_text(st.delivery)).add(clean_text(st.detail))
+                           .add(clean_text(st.provider_payment_id)).add(clean_text(st.provider_status))
+                           .add(st.http_status).add(now).add(last ? last->number : 0)
                            .add(last ? last->ended_at : int64_t{0}));
     if (!changed_one(f)) return false;
-    if (last) insert_attempt(c, order_id, *last);
+    if (last) insert_attempt(s, order_id, *last);
     return true;
   }
 
   // ---- schema and secret ----------------------------------------------
 
-  static std::optional<int> read_version(PGconn* c) {
+  static std::optional<int> read_version(Session& s) {
     // pg_class itself, not to_regclass(): a name lookup may answer from this
     // session's catalog cache, which does not yet know the table another
     // process created while this one waited for the migration lock.
-    ResultPtr t = exec(c,
+    ResultPtr t = exec(s,
                        "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
                        "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = 'ledger_meta')");
     if (as_text(t.get(), 0, 0) != "t") return std::nullopt;
-    ResultPtr r = exec(c, "SELECT value FROM ledger_meta WHERE key = 'schema_version'");
+    ResultPtr r = exec(s, "SELECT value FROM ledger_meta WHERE key = 'schema_version'");
     if (PQntuples(r.get()) == 0) return std::nullopt;
     const std::string v = as_text(r.get(), 0, 0);
     char* end = nullptr;
     const long n = std::strtol(v.c_str(), &end, 10);
     if (v.empty() || *end != '\0' || n < 0 || n > 1000000)
-      throw PgFailure{"", "ledger_meta holds a malformed schema_version '" + v + "'"};
+      throw bad_data("ledger_meta holds a malformed schema_version '" + v + "'");
     return static_cast<int>(n);
   }
 
@@ -872,61 +1397,78 @@ class PostgresLedger final : public Ledger {
                              "); upgrade payretry");
   }
 
-  void migrate() {
-    run("open", [&](PGconn* c) {
-      // The common case reads only, so a ledger can be opened (and read)
-      // where writes are refused.
-      std::optional<int> version = read_version(c);
-      if (version && *version > kSchemaVersion) throw too_new(*version);
-      while (!version || *version < kSchemaVersion) {
-        Tx tx(c);
-        exec(c, "SELECT pg_advisory_xact_lock($1::bigint)", Params().add(kMigrationLockKey));
-        version = read_version(c);  // another process may have migrated meanwhile
-        const int from = version.value_or(0);
-        if (from > kSchemaVersion) throw too_new(from);
-        if (from == kSchemaVersion) {
-          tx.commit();
-          break;
-        }
-        exec_script(c, kMigrations[from]);
-        exec(c,
-             "INSERT INTO ledger_meta (key, value) VALUES ('schema_version', $1) "
-             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-             Params().add(std::to_string(from + 1)));
+  void migrate(Session& s) {
+    // The common case reads only, so a ledger can be opened (and read)
+    // where writes are refused.
+    std::optional<int> version = read_version(s);
+    if (version && *version > kSchemaVersion) throw too_new(*version);
+    while (!version || *version < kSchemaVersion) {
+      Tx tx(s);
+      exec(s, "SELECT pg_advisory_xact_lock($1::bigint)", Params().add(kMigrationLockKey));
+      version = read_version(s);  // another process may have migrated meanwhile
+      const int from = version.value_or(0);
+      if (from > kSchemaVersion) throw too_new(from);
+      if (from == kSchemaVersion) {
         tx.commit();
-        version = from + 1;
+        break;
       }
-      return true;
-    });
+      exec_script(s, kMigrations[from]);
+      exec(s,
+           "INSERT INTO ledger_meta (key, value) VALUES ('schema_version', $1) "
+           "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+           Params().add(std::to_string(from + 1)));
+      tx.commit();
+      version = from + 1;
+    }
   }
 
-  std::string stored_secret() {
-    const std::string fresh = new_ledger_secret();
-    return run("open", [&](PGconn* c) {
-      // Created once, by whichever process gets there first; every process
-      // then reads the same one.
-      ResultPtr r = exec(c, "SELECT value FROM ledger_meta WHERE key = 'secret'");
-      if (PQntuples(r.get()) == 0) {
-        exec(c, "INSERT INTO ledger_meta (key, value) VALUES ('secret', $1) ON CONFLICT (key) DO NOTHING",
-             Params().add(fresh));
-        r = exec(c, "SELECT value FROM ledger_meta WHERE key = 'secret'");
+  // The effective fingerprint secret: the override, else the stored one
+  // (created once, by whichever process gets there first). ledger_meta also
+  // keeps a check value of the effective secret, written by the first open
+  // (or the first after this check existed): a client whose secret differs
+  // would compute other fingerprints for the same requests, and is refused.
+  std::string load_secret(Session& s, const std::string& secret_override) {
+    ResultPtr r = exec(s, "SELECT value FROM ledger_meta WHERE key = 'secret'");
+    if (PQntuples(r.get()) == 0) {
+      exec(s, "INSERT INTO ledger_meta (key, value) VALUES ('secret', $1) ON CONFLICT (key) DO NOTHING",
+           Params().add(new_ledger_secret()));
+      r = exec(s, "SELECT value FROM ledger_meta WHERE key = 'secret'");
+    }
+    const std::string stored = PQntuples(r.get()) == 1 ? as_text(r.get(), 0, 0) : "";
+    if (stored.size() != 64 || stored.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+      throw error("open", "the ledger's stored secret is missing or malformed");
+    const std::string effective = secret_override.empty() ? stored : secret_override;
+    const std::string check = secret_check(effective);
+    ResultPtr c = exec(s, "SELECT value FROM ledger_meta WHERE key = 'secret_check'");
+    if (PQntuples(c.get()) == 0) {
+      try {
+        exec(s, "INSERT INTO ledger_meta (key, value) VALUES ('secret_check', $1) ON CONFLICT (key) DO NOTHING",
+             Params().add(check));
+      } catch (const PgFailure& f) {
+        if (f.sqlstate == "25006") return effective;  // read-only: the first writable open records it
+        throw;
       }
-      const std::string s = PQntuples(r.get()) == 1 ? as_text(r.get(), 0, 0) : "";
-      if (s.size() != 64 || s.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-        throw error("open", "the ledger's stored secret is missing or malformed");
-      return s;
-    });
+      c = exec(s, "SELECT value FROM ledger_meta WHERE key = 'secret_check'");
+    }
+    if (PQntuples(c.get()) == 1 && as_text(c.get(), 0, 0) != check) throw LedgerError(kSecretMismatch);
+    return effective;
   }
 
+  const int64_t timeout_ms_;
+  const std::function<int64_t()> client_clock_;
   std::string url_;
-  std::string password_;
+  std::vector<std::string> passwords_;  // every form of the password, for redaction
   std::string where_;
   std::string secret_;
 
   std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<ConnPtr> idle_;
-  size_t open_ = 0;  // connections in idle_ plus those borrowed
+  std::vector<std::unique_ptr<Conn>> idle_;
+  size_t open_ = 0;  // connections in idle_ plus those borrowed (or being made)
+
+  std::mutex clock_mu_;
+  int64_t canon_offset_ = 0;       // server clock minus client clock, ms
+  int64_t canon_uncertainty_ = 0;  // of the measurement that set it
 };
 
 }  // namespace
@@ -937,8 +1479,9 @@ std::string redact_conninfo(std::string_view text, std::string_view password) {
     for (size_t at = s.find(password); at != std::string::npos; at = s.find(password, at + 3))
       s.replace(at, password.size(), "***");
   }
-  // URI userinfo: scheme://user:secret@host
-  static const std::regex userinfo(R"(([A-Za-z][A-Za-z0-9+.\-]*://[^:/?#@\s]*):[^@\s]*@)");
+  // URI userinfo: scheme://user:secret@host, up to the LAST '@' of the
+  // token (a password may hold a raw '@' or '/').
+  static const std::regex userinfo(R"(([A-Za-z][A-Za-z0-9+.\-]*://[^:/?#@\s]*):[^\s]*@)");
   s = std::regex_replace(s, userinfo, "$1:***@");
   // password=... in conninfo strings ('quoted' or bare) and URI queries.
   static const std::regex keyval(R"((password\s*=\s*)((?:'(?:[^'\\]|\\.)*')+|[^\s&'"]*))", std::regex::icase);
@@ -947,8 +1490,14 @@ std::string redact_conninfo(std::string_view text, std::string_view password) {
 }
 
 std::unique_ptr<Ledger> open_postgres_ledger(const std::string& conninfo_url, const std::string& secret_override,
-                                             int64_t /*timeout_ms*/) {
-  return std::make_unique<PostgresLedger>(conninfo_url, secret_override);
+                                             int64_t timeout_ms) {
+  return std::make_unique<PostgresLedger>(conninfo_url, secret_override, timeout_ms, nullptr);
+}
+
+std::unique_ptr<Ledger> open_postgres_ledger_with_clock(const std::string& conninfo_url,
+                                                        const std::string& secret_override, int64_t timeout_ms,
+                                                        std::function<int64_t()> client_clock) {
+  return std::make_unique<PostgresLedger>(conninfo_url, secret_override, timeout_ms, std::move(client_clock));
 }
 
 }  // namespace payretry

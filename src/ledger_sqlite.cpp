@@ -231,6 +231,7 @@ class SqliteLedger final : public Ledger {
     exec("PRAGMA foreign_keys=ON", "enable foreign keys");
     migrate();
     secret_ = secret_override.empty() ? stored_secret() : secret_override;
+    check_secret(secret_);
   }
 
   std::string secret() override { return secret_; }
@@ -447,6 +448,39 @@ class SqliteLedger final : public Ledger {
     sec.bind(1, new_ledger_secret());
     sec.step();
     tx.commit();
+  }
+
+  // ledger_meta keeps a check value of the effective fingerprint secret (an
+  // HMAC of a fixed label keyed by it, the same in every backend), written
+  // by the first open, or the first since the check exists: a client with
+  // another secret would compute other fingerprints for the same requests,
+  // and would take every retry for a different payment. It is refused.
+  void check_secret(const std::string& effective) {
+    static const char* const mismatch =
+        "ledger: the secret differs from the one this ledger's fingerprints were made with; every client of one "
+        "ledger must use the same ledger.secret";
+    const std::string check = request_fingerprint(effective, "payretry-ledger-secret-check", "v1", "");
+    std::lock_guard<std::mutex> lock(mu_);
+    {
+      Stmt s(db(), "SELECT value FROM ledger_meta WHERE key='secret_check'");
+      if (s.step()) {
+        if (s.text(0) != check) throw LedgerError(mismatch);
+        return;
+      }
+    }
+    Tx tx(*this);
+    {
+      Stmt ins(db(), "INSERT INTO ledger_meta (key, value) VALUES ('secret_check', ?1) ON CONFLICT(key) DO NOTHING");
+      ins.bind(1, check);
+      ins.step();
+    }
+    bool same = false;
+    {
+      Stmt again(db(), "SELECT value FROM ledger_meta WHERE key='secret_check'");
+      same = again.step() && again.text(0) == check;
+    }
+    tx.commit();
+    if (!same) throw LedgerError(mismatch);
   }
 
   std::string stored_secret() {

@@ -184,6 +184,24 @@ class ScratchStore {
     }
   }
 
+  // The first column of the first row of `sql` ("" when none), read
+  // straight from the store.
+  std::string query_raw(const std::string& sql) const {
+    if (kind_ == Kind::postgres) return PgSession(url_).exec(sql);
+    if (kind_ != Kind::sqlite) throw std::logic_error("memory: has no SQL");
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+    std::unique_ptr<sqlite3, int (*)(sqlite3*)> guard(db, sqlite3_close);
+    sqlite3_stmt* st = nullptr;
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
+    if (rc != SQLITE_OK) throw std::runtime_error("test: sqlite: " + sql + ": " + sqlite3_errmsg(db));
+    std::string out;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    return out;
+  }
+
  private:
   Kind kind_;
   std::string url_, dir_, path_, schema_;

@@ -649,13 +649,17 @@ TEST_P(LedgerConformance, ListFiltersByStateAndAgeOldestFirstUpToTheLimit) {
 
 // ---- the secret ------------------------------------------------------------------
 
-TEST_P(LedgerConformance, SecretIs64HexCharsAndTheOverrideWins) {
+TEST_P(LedgerConformance, SecretIs64HexChars) {
   auto l = open();
   const std::string s = l->secret();
   EXPECT_TRUE(is_hex64(s)) << s;
   EXPECT_EQ(s, l->secret());
+}
+
+TEST_P(LedgerConformance, TheOverrideWins) {
   auto o = open("application-given-secret");
   EXPECT_EQ(o->secret(), "application-given-secret");
+  EXPECT_EQ(open("application-given-secret")->secret(), "application-given-secret");
 }
 
 // ---- threads ----------------------------------------------------------------
@@ -704,13 +708,62 @@ TEST_P(DurableLedger, ReopeningKeepsRowsAttemptsAndTheSecret) {
 }
 
 TEST_P(DurableLedger, TheSecretIsCreatedOnceAndAnOverrideIsNotStored) {
-  const std::string stored = open()->secret();
-  ASSERT_TRUE(is_hex64(stored));
-  EXPECT_EQ(open("override-1")->secret(), "override-1");
-  EXPECT_EQ(open()->secret(), stored);
-  auto a = open();
-  auto b = open();
+  // Opened first with an override: the stored secret is still made (and
+  // is not the override), but fingerprints are keyed by the override.
+  EXPECT_EQ(open("override-1-abcdefgh")->secret(), "override-1-abcdefgh");
+  const std::string stored = store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'secret'");
+  EXPECT_TRUE(is_hex64(stored)) << stored;
+  EXPECT_EQ(open("override-1-abcdefgh")->secret(), "override-1-abcdefgh");
+  auto a = open("override-1-abcdefgh");
+  auto b = open("override-1-abcdefgh");
   EXPECT_EQ(a->secret(), b->secret());
+}
+
+// ---- one secret per ledger -------------------------------------------------------
+
+const char* const kSecretMismatch =
+    "ledger: the secret differs from the one this ledger's fingerprints were made with; every client of one ledger "
+    "must use the same ledger.secret";
+
+void expect_secret_mismatch(const std::function<void()>& open_it) {
+  try {
+    open_it();
+    ADD_FAILURE() << "a client with another secret opened the ledger";
+  } catch (const LedgerError& e) {
+    EXPECT_EQ(std::string(e.what()), kSecretMismatch);
+  }
+}
+
+TEST_P(DurableLedger, AClientWithAnotherSecretIsRefusedOnOpenNotTakenForAnotherPayment) {
+  const std::string stored = open()->secret();
+  const std::string check = store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'secret_check'");
+  EXPECT_TRUE(is_hex64(check)) << "a check value is stored with the ledger: " << check;
+  EXPECT_NE(check, stored) << "the check is not the secret";
+  expect_secret_mismatch([&] { open("another-secret-of-another-client"); });
+  // The stored secret itself, given as an override, is the same secret.
+  EXPECT_EQ(open(stored)->secret(), stored);
+  EXPECT_EQ(open()->secret(), stored);
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'secret_check'"), check);
+}
+
+TEST_P(DurableLedger, AnOverrideGivenFirstBindsTheLedgerToIt) {
+  EXPECT_EQ(open("the-application-secret-1234")->secret(), "the-application-secret-1234");
+  EXPECT_EQ(open("the-application-secret-1234")->secret(), "the-application-secret-1234");
+  expect_secret_mismatch([&] { open(); });  // the stored random one is another secret
+  expect_secret_mismatch([&] { open("the-application-secret-12345"); });
+}
+
+TEST_P(DurableLedger, ALedgerMadeBeforeTheCheckGetsItOnItsFirstOpen) {
+  {
+    auto l = open();
+    ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  }
+  store_->exec_raw("DELETE FROM ledger_meta WHERE key = 'secret_check'");
+  EXPECT_EQ(store_->query_raw("SELECT count(*) FROM ledger_meta WHERE key = 'secret_check'"), "0");
+  auto l = open();
+  EXPECT_EQ(store_->query_raw("SELECT count(*) FROM ledger_meta WHERE key = 'secret_check'"), "1");
+  EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
+  expect_secret_mismatch([&] { open("a-secret-that-came-later-9876"); });
 }
 
 TEST_P(DurableLedger, ProcessesOpeningAFreshStoreAtOnceAllGetTheSameSecret) {
@@ -944,6 +997,142 @@ TEST(PostgresLedger, ServerStoppedMidRunGivesAClearErrorWithoutThePasswordThenTh
   EXPECT_TRUE(l->create_and_claim(proposal("o-2"), "worker-a", kNow, kNow + kLease).created);
   EXPECT_EQ(l->attempts("o-1").size(), 2u);
   EXPECT_FALSE(l->get("o-3").has_value());
+}
+
+// ---- a password holding '@' or '/' ---------------------------------------------
+
+// A port nothing listens on: connections to it are refused at once.
+struct RefusingPort {
+  RefusingPort() {
+    s = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(s, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    socklen_t len = sizeof a;
+    getsockname(s, reinterpret_cast<sockaddr*>(&a), &len);
+    port = std::to_string(ntohs(a.sin_port));
+  }
+  ~RefusingPort() { close(s); }
+  int s = -1;
+  std::string port;
+};
+
+TEST(PostgresLedger, APasswordHoldingARawAtSignOrSlashNeverShowsInAMessage) {
+  RefusingPort p;
+  struct Case {
+    std::string url;
+    std::vector<std::string> fragments;  // none may appear
+  };
+  const std::vector<Case> cases = {
+      {"postgresql://app:p@ss@127.0.0.1:" + p.port + "/pay", {"p@ss", "ss@"}},
+      {"postgresql://app:Pw@d0nt@l3ak@127.0.0.1:" + p.port + "/pay", {"d0nt", "l3ak"}},
+      {"postgresql://app:Pw%40d0nt%40l3ak@127.0.0.1:" + p.port + "/pay", {"d0nt", "l3ak", "%40"}},
+      {"postgresql://app:Pw/d0nt@l3ak@127.0.0.1:" + p.port + "/pay", {"d0nt", "l3ak"}},
+      {"postgres://app:Pw?d0nt#l3ak@127.0.0.1:" + p.port + "/pay?sslmode=disable", {"d0nt", "l3ak"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.url);
+    try {
+      open_ledger(c.url, "");
+      ADD_FAILURE() << "connected to nothing";
+    } catch (const LedgerError& e) {
+      const std::string m = e.what();
+      for (const std::string& f : c.fragments) EXPECT_EQ(m.find(f), std::string::npos) << "leaked " << f << ": " << m;
+      // The host is read after the LAST '@': the message names the right server.
+      EXPECT_NE(m.find("127.0.0.1:" + p.port + "/pay"), std::string::npos) << m;
+      EXPECT_NE(m.find("cannot connect"), std::string::npos) << m;
+    }
+  }
+  EXPECT_EQ(redact_conninfo("postgresql://app:p@ss@db:5432/pay"), "postgresql://app:***@db:5432/pay");
+}
+
+TEST_F(PostgresShared, APasswordHoldingARawAtSignConnectsToTheHostAfterTheLastAt) {
+  // Trust authentication ignores the password: this shows the URL is read
+  // as meant (host after the last '@'), not that the password is checked.
+  const std::string& u = store_->url();
+  if (u.rfind("postgres", 0) != 0 || u.find('@') == std::string::npos || u.find("://") == std::string::npos)
+    GTEST_SKIP() << "needs a postgresql://user@host URL";
+  const size_t at = u.find('@');
+  auto l = open_ledger(u.substr(0, at) + ":p@ss/w@rd" + u.substr(at), "");
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
+}
+
+// ---- leases on the server's clock ----------------------------------------------------
+
+int64_t real_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+constexpr int64_t kMinutes5 = 5 * 60 * 1000;
+
+// A client whose wall clock is `skew_ms` off, and the ledger it opened.
+struct SkewedClient {
+  SkewedClient(const std::string& url, int64_t skew_ms)
+      : skew(skew_ms), ledger(open_postgres_ledger_with_clock(url, "", 5000, [skew_ms] { return real_now_ms() + skew_ms; })) {}
+  int64_t now() const { return real_now_ms() + skew; }
+  int64_t skew;
+  std::unique_ptr<Ledger> ledger;
+};
+
+int64_t server_now_ms(const ScratchStore& st) {
+  return std::stoll(st.query_raw("SELECT (extract(epoch from clock_timestamp()) * 1000)::bigint"));
+}
+
+TEST_F(PostgresShared, ALiveLeaseIsNotTakenOverByAClientWhoseClockIsAhead) {
+  SkewedClient behind(store_->url(), -kMinutes5), ahead(store_->url(), +kMinutes5);
+  const int64_t t = behind.now();
+  ASSERT_TRUE(behind.ledger->create_and_claim(proposal("o-1"), "behind", t, t + 30'000).created);
+  // By its own clock the lease ended minutes ago; by the server's it has
+  // 30 s left.
+  const int64_t n = ahead.now();
+  EXPECT_GT(n, t + 30'000);
+  EXPECT_FALSE(ahead.ledger->claim("o-1", "ahead", n, n + 30'000)) << "stole a live lease";
+  EXPECT_EQ(ahead.ledger->get("o-1")->lease_owner, "behind");
+  // A caller passing a `now` ahead of the clock its ledger measured (no
+  // skewed clock injected) steals nothing either: the server's clock caps it.
+  auto plain = open_ledger(store_->url(), "");
+  const int64_t future = real_now_ms() + kMinutes5;
+  EXPECT_FALSE(plain->claim("o-1", "plain", future, future + 30'000));
+  EXPECT_EQ(plain->get("o-1")->lease_owner, "behind");
+}
+
+TEST_F(PostgresShared, AnExpiredLeaseIsTakenOverByAClientWhoseClockIsBehind) {
+  SkewedClient ahead(store_->url(), +kMinutes5), behind(store_->url(), -kMinutes5);
+  const int64_t t = ahead.now();
+  ASSERT_TRUE(ahead.ledger->create_and_claim(proposal("o-1"), "ahead", t, t + 800).created);
+  const int64_t early = behind.now();
+  EXPECT_FALSE(behind.ledger->claim("o-1", "behind", early, early + 30'000)) << "took a live lease";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  // By its own clock the lease ends minutes from now; by the server's it
+  // has ended.
+  const int64_t n = behind.now();
+  EXPECT_LT(n, t + 800);
+  EXPECT_TRUE(behind.ledger->claim("o-1", "behind", n, n + 30'000)) << "an expired lease stayed held";
+  EXPECT_EQ(behind.ledger->get("o-1")->lease_owner, "behind");
+}
+
+TEST_F(PostgresShared, EveryClientSeesALeaseEndOnItsOwnClockAsTheServerDoes) {
+  SkewedClient behind(store_->url(), -kMinutes5), ahead(store_->url(), +kMinutes5);
+  const int64_t t = behind.now();
+  const auto created = behind.ledger->create_and_claim(proposal("o-1"), "behind", t, t + 20'000);
+  ASSERT_TRUE(created.created);
+  EXPECT_EQ(created.row.lease_until, t + 20'000) << "the claimant gets its own lease end back";
+  // Stored on the server's clock: the server gives the lease the time the
+  // client asked for, not 5 minutes less.
+  const int64_t stored = std::stoll(store_->query_raw("SELECT lease_until FROM payments WHERE order_id = 'o-1'"));
+  const int64_t left_on_server = stored - server_now_ms(*store_);
+  EXPECT_GT(left_on_server, 20'000 - 1'000);
+  EXPECT_LE(left_on_server, 20'000 + 100);
+  // Each reader gets the lease end on its own clock.
+  const int64_t b = behind.ledger->get("o-1")->lease_until - behind.now();
+  const int64_t a = ahead.ledger->get("o-1")->lease_until - ahead.now();
+  EXPECT_NEAR(static_cast<double>(b), 20'000.0, 1'000.0);
+  EXPECT_NEAR(static_cast<double>(a), 20'000.0, 1'000.0);
+  for (const auto& r : ahead.ledger->list(PaymentState::in_flight, 0, 10))
+    EXPECT_NEAR(static_cast<double>(r.lease_until - ahead.now()), 20'000.0, 1'000.0);
 }
 
 }  // namespace
