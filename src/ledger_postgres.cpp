@@ -480,23 +480,16 @@ void check_identifier(const char* what, const std::string& v) {
     throw LedgerError(std::string("ledger (postgresql): the ") + what + " contains a NUL byte");
 }
 
-Params attempt_params(const std::string& order_id, const AttemptEntry& a) {
-  Params p;
-  p.add(order_id).add(a.number).add(a.started_at).add(a.ended_at).add(a.http_status).add(clean_text(a.transport_error))
-      .add(clean_text(a.verdict)).add(clean_text(a.reason)).add(a.delay_ms).add(clean_text(a.provider_request_id))
-      .add(a.replayed).add(clean_text(a.kind));
+// An entry's fields after its number, as the $-parameters of the write
+// statements below: started_at, ended_at, http_status, transport_error,
+// verdict, reason, delay_ms, provider_request_id, replayed, kind, processed.
+void add_attempt_fields(Params& p, const AttemptEntry& a) {
+  p.add(a.started_at).add(a.ended_at).add(a.http_status).add(clean_text(a.transport_error)).add(clean_text(a.verdict))
+      .add(clean_text(a.reason)).add(a.delay_ms).add(clean_text(a.provider_request_id)).add(a.replayed)
+      .add(clean_text(a.kind));
   if (a.processed) p.add(*a.processed);
   else p.add_null();
-  return p;
 }
-
-// Never overwrites an entry: a rerun of the same write (after a connection
-// lost during COMMIT) finds its own entry, anything else is a clash.
-const char* const kInsertAttempt =
-    "INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, reason, "
-    "delay_ms, provider_request_id, replayed, kind, processed) "
-    "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) "
-    "ON CONFLICT (order_id, number) DO NOTHING RETURNING number";
 
 bool same_attempt(const AttemptEntry& a, const AttemptEntry& b) {
   return a.number == b.number && a.started_at == b.started_at && a.ended_at == b.ended_at &&
@@ -514,14 +507,127 @@ AttemptEntry cleaned(AttemptEntry a) {
   return a;
 }
 
-void insert_attempt(Session& c, const std::string& order_id, const AttemptEntry& a) {
-  ResultPtr r = exec(c, kInsertAttempt, attempt_params(order_id, a));
-  if (PQntuples(r.get()) == 1) return;
+// ---- the writes, one statement each ------------------------------------------
+//
+// Each write is ONE statement that never fails for a lost lease or an
+// existing row, so that a group commit sends all of its entries in one
+// round trip (pipeline mode) without savepoints: the time a batch takes
+// does not grow with its size times the network's latency.
+
+// Inserts the row already claimed (nobody ever sees it unclaimed), or
+// returns the order's row as it stands (created = false). No row: the key
+// belongs to another order, or another transaction committed this order
+// after the statement's snapshot: finish_create looks again.
+const char* const kCreate =
+    "WITH ins AS (INSERT INTO payments (order_id, idempotency_key, fingerprint, state, lease_owner, lease_until, "
+    "created_at, key_expires_at, updated_at) "
+    "VALUES ($1, $2, $3, 'IN_FLIGHT', $6, $7::bigint, $4::bigint, $5::bigint, $4::bigint) "
+    "ON CONFLICT DO NOTHING RETURNING " PAYRETRY_ROW_COLUMNS ") "
+    "SELECT " PAYRETRY_ROW_COLUMNS ", true FROM ins UNION ALL "
+    "SELECT " PAYRETRY_ROW_COLUMNS ", false FROM payments WHERE order_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)";
+
+// Fenced (only the lease holder of an IN_FLIGHT payment writes), and the
+// entry appended, never overwritten: ON CONFLICT leaves an existing entry
+// alone and the caller compares it (a rerun finds its own entry; anything
+// else is a clash). Answers (rows fenced in, entries inserted).
+const char* const kRecord =
+    "WITH f AS (UPDATE payments SET attempts = GREATEST(attempts, $3::integer), "
+    "updated_at = GREATEST(updated_at, $4::bigint) "
+    "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT' RETURNING order_id), "
+    "ins AS (INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
+    "reason, delay_ms, provider_request_id, replayed, kind, processed) "
+    "SELECT order_id, $3::integer, $5::bigint, $6::bigint, $7::integer, $8::text, $9::text, $10::text, $11::bigint, "
+    "$12::text, $13::boolean, $14::text, $15::boolean FROM f "
+    "ON CONFLICT (order_id, number) DO NOTHING RETURNING number) "
+    "SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM ins)";
+
+// The settlement, releasing the lease, and the last entry ($23: whether
+// there is one), fenced and appended like kRecord.
+const char* const kSettle =
+    "WITH f AS (UPDATE payments SET state = $3, delivery = $4, detail = $5, provider_payment_id = $6, "
+    "provider_status = $7, http_status = $8::integer, lease_owner = '', lease_until = 0, "
+    "attempts = GREATEST(attempts, $10::integer), updated_at = GREATEST(updated_at, $9::bigint, $11::bigint) "
+    "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT' RETURNING order_id), "
+    "ins AS (INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
+    "reason, delay_ms, provider_request_id, replayed, kind, processed) "
+    "SELECT order_id, $10::integer, $12::bigint, $13::bigint, $14::integer, $15::text, $16::text, $17::text, "
+    "$18::bigint, $19::text, $20::boolean, $21::text, $22::boolean FROM f WHERE $23::boolean "
+    "ON CONFLICT (order_id, number) DO NOTHING RETURNING number) "
+    "SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM ins)";
+
+// An entry number already taken: fine when it holds this very entry (a
+// rerun), a clash otherwise (the transaction then fails as a whole).
+void check_same_entry(Session& s, const std::string& order_id, const AttemptEntry& a) {
   const AttemptEntry want = cleaned(a);
-  for (const AttemptEntry& have : get_attempts(c, order_id))
+  for (const AttemptEntry& have : get_attempts(s, order_id))
     if (have.number == a.number && same_attempt(have, want)) return;
   throw bad_data("entry " + std::to_string(a.number) + " of order " + order_id +
                  " is already recorded; entries are never overwritten");
+}
+
+// What kRecord / kSettle answered: false when the lease was not held.
+bool fenced_write_done(Session& s, const PGresult* r, const std::string& order_id, const AttemptEntry* entry) {
+  if (PQntuples(r) != 1 || as_int(r, 0, 0) == 0) return false;
+  if (entry && as_int(r, 0, 1) == 0) check_same_entry(s, order_id, *entry);
+  return true;
+}
+
+// ---- pipelines --------------------------------------------------------------
+
+struct Query {
+  const char* sql;
+  Params params;
+};
+
+// The next result of a pipeline, waiting at most until the deadline.
+ResultPtr next_result(Session& s) {
+  for (;;) {
+    if (!PQisBusy(s.c)) return ResultPtr(PQgetResult(s.c));
+    if (!wait_socket(s.c, false, s.deadline)) throw timed_out(s, true);
+    if (!PQconsumeInput(s.c)) throw lost(s, true);
+  }
+}
+
+// Sends every query at once and reads their answers: one round trip,
+// however many. The first failure is thrown (the transaction is then
+// aborted, and the later queries were skipped by the server).
+std::vector<ResultPtr> exec_pipeline(Session& s, const std::vector<Query>& qs) {
+  std::vector<ResultPtr> out;
+#ifdef LIBPQ_HAS_PIPELINING
+  if (qs.size() > 1) {
+    if (s.dead || PQenterPipelineMode(s.c) != 1) throw lost(s, false);
+    for (const Query& q : qs) {
+      const std::vector<const char*> values = q.params.pointers();
+      if (PQsendQueryParams(s.c, q.sql, q.params.size(), nullptr, values.empty() ? nullptr : values.data(), nullptr,
+                            nullptr, 0) != 1)
+        throw lost(s, false);
+    }
+    if (PQpipelineSync(s.c) != 1) throw lost(s, false);
+    for (;;) {
+      const int f = PQflush(s.c);
+      if (f == 0) break;
+      if (f < 0) throw lost(s, false);
+      if (!wait_socket(s.c, true, s.deadline)) throw timed_out(s, false);
+      if (!PQconsumeInput(s.c)) throw lost(s, false);
+    }
+    std::optional<size_t> failed;
+    for (size_t i = 0; i < qs.size(); ++i) {
+      ResultPtr r = next_result(s);
+      if (!r) throw lost(s, true);
+      const ExecStatusType st = PQresultStatus(r.get());
+      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && !failed) failed = i;
+      out.push_back(std::move(r));
+      if (next_result(s)) throw lost(s, true);  // one result per query, then NULL
+    }
+    ResultPtr sync = next_result(s);
+    if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC || PQexitPipelineMode(s.c) != 1)
+      throw lost(s, true);
+    if (failed) throw_failure(s, out[*failed].get());
+    return out;
+  }
+#endif
+  for (const Query& q : qs) out.push_back(exec(s, q.sql, q.params));
+  return out;
 }
 
 // ---- the connection URL ---------------------------------------------------
@@ -739,8 +845,9 @@ class PostgresLedger final : public Ledger {
   }
 
   // Group commit: every entry in one transaction on one connection, so one
-  // WAL flush makes all of them durable. Each entry runs in its own
-  // savepoint, so an entry that loses its lease rolls back alone. When the
+  // WAL flush makes all of them durable, and all of them sent in one round
+  // trip (each entry is one statement that writes nothing when its lease
+  // is lost, so none needs a savepoint). When the
   // store is unavailable (stalled, unreachable, connection lost) every entry
   // gets that error at once; when the transaction failed for one entry's
   // sake, the entries are retried one call each, with that call's own
@@ -783,28 +890,18 @@ class PostgresLedger final : public Ledger {
             staged.reset();
             Answers a;
             Tx tx(s);
-            int sp = 0;
-            auto guarded = [&](auto&& op) {
-              const std::string name = "e" + std::to_string(sp++);
-              exec(s, ("SAVEPOINT " + name).c_str());
-              const bool ok = op();
-              exec(s, ((ok ? "RELEASE SAVEPOINT " : "ROLLBACK TO SAVEPOINT ") + name).c_str());
-              return ok;
-            };
-            for (const auto& e : b.creates) {
-              CreateOutcome out;
-              guarded([&] {
-                out = create_in_tx(s, e.proposed, e.owner, e.now, e.lease_until);
-                return true;
-              });
-              a.creates.push_back(std::move(out));
-            }
-            for (const auto& e : b.records)
-              a.records.push_back(guarded([&] { return record_in_tx(s, e.order_id, e.owner, e.attempt); }));
+            std::vector<Query> qs;
+            for (const auto& e : b.creates) qs.push_back(create_query(s, e.proposed, e.owner, e.now, e.lease_until));
+            for (const auto& e : b.records) qs.push_back(record_query(e.order_id, e.owner, e.attempt));
             for (const auto& e : b.settles)
-              a.settles.push_back(guarded([&] {
-                return settle_in_tx(s, e.order_id, e.owner, e.last ? &*e.last : nullptr, e.settlement, e.now);
-              }));
+              qs.push_back(settle_query(e.order_id, e.owner, e.last ? &*e.last : nullptr, e.settlement, e.now));
+            const std::vector<ResultPtr> rs = exec_pipeline(s, qs);
+            size_t k = 0;
+            for (const auto& e : b.creates) a.creates.push_back(create_done(s, rs[k++].get(), e.proposed.order_id));
+            for (const auto& e : b.records)
+              a.records.push_back(fenced_write_done(s, rs[k++].get(), e.order_id, &e.attempt));
+            for (const auto& e : b.settles)
+              a.settles.push_back(fenced_write_done(s, rs[k++].get(), e.order_id, e.last ? &*e.last : nullptr));
             staged = a;
             tx.commit();
             return a;
@@ -898,7 +995,9 @@ class PostgresLedger final : public Ledger {
         [&](Session& s) {
           staged.reset();
           Tx tx(s);
-          CreateOutcome out = create_in_tx(s, p, owner, now, lease_until);
+          const Query q = create_query(s, p, owner, now, lease_until);
+          ResultPtr r = exec(s, q.sql, q.params);
+          CreateOutcome out = create_done(s, r.get(), p.order_id);
           staged = out;
           tx.commit();
           return out;
@@ -915,7 +1014,9 @@ class PostgresLedger final : public Ledger {
         [&](Session& s) {
           staged.reset();
           Tx tx(s);
-          if (!record_in_tx(s, order_id, owner, a)) return false;
+          const Query q = record_query(order_id, owner, a);
+          ResultPtr r = exec(s, q.sql, q.params);
+          if (!fenced_write_done(s, r.get(), order_id, &a)) return false;  // nothing written
           staged = true;
           tx.commit();
           return true;
@@ -934,7 +1035,9 @@ class PostgresLedger final : public Ledger {
         [&](Session& s) {
           staged.reset();
           Tx tx(s);
-          if (!settle_in_tx(s, order_id, owner, last, st, now)) return false;
+          const Query q = settle_query(order_id, owner, last, st, now);
+          ResultPtr r = exec(s, q.sql, q.params);
+          if (!fenced_write_done(s, r.get(), order_id, last)) return false;  // nothing written
           staged = true;
           tx.commit();
           return true;
@@ -1305,70 +1408,47 @@ class PostgresLedger final : public Ledger {
 
   // ---- the statements of one write, inside a caller's transaction ------
 
-  CreateOutcome create_in_tx(Session& s, const PaymentRow& p, const std::string& owner, int64_t now,
-                             int64_t lease_until) {
+  Query create_query(const Session& s, const PaymentRow& p, const std::string& owner, int64_t now,
+                     int64_t lease_until) const {
+    // The lease end is stored on the server's clock.
+    return Query{kCreate, Params().add(p.order_id).add(p.idempotency_key).add(p.fingerprint).add(now)
+                              .add(p.key_expires_at).add(owner).add(to_server(s, lease_until))};
+  }
+
+  // What kCreate answered; when it found nothing, the order is looked up
+  // again (a fresh snapshot): its row, else the key is another order's.
+  static CreateOutcome create_done(Session& s, const PGresult* r, const std::string& order_id) {
     CreateOutcome out;
-    // ON CONFLICT without a target: an existing order and a key held by
-    // another order both insert nothing, without aborting the transaction.
-    ResultPtr ins = exec(s,
-                         "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
-                         "key_expires_at, updated_at) VALUES ($1, $2, $3, 'PENDING', $4, $5, $4) "
-                         "ON CONFLICT DO NOTHING RETURNING order_id",
-                         Params().add(p.order_id).add(p.idempotency_key).add(p.fingerprint).add(now)
-                             .add(p.key_expires_at));
-    if (PQntuples(ins.get()) == 1) {
-      // PENDING -> IN_FLIGHT in the same commit: nobody ever sees the row
-      // unclaimed. The lease end is stored on the server's clock.
-      ResultPtr claimed = exec(s,
-                               "UPDATE payments SET state = 'IN_FLIGHT', lease_owner = $2, lease_until = $3, "
-                               "updated_at = $4 WHERE order_id = $1 AND state = 'PENDING' "
-                               "RETURNING " PAYRETRY_ROW_COLUMNS,
-                               Params().add(p.order_id).add(owner).add(to_server(s, lease_until)).add(now));
-      if (PQntuples(claimed.get()) != 1) throw bad_data("the new row could not be claimed");
-      out.row = to_client(s, read_row(claimed.get(), 0));
-      out.created = true;
+    if (PQntuples(r) == 1) {
+      out.row = to_client(s, read_row(r, 0));
+      out.created = as_text(r, 0, 15) == "t";
       return out;
     }
-    // The order exists (return it unclaimed: the caller decides), or it
-    // does not and the key is another order's.
-    if (auto row = get_row(s, p.order_id)) {
+    if (auto row = get_row(s, order_id)) {
       out.row = *row;
     } else {
       out.key_taken = true;
-      out.row.order_id = p.order_id;
+      out.row.order_id = order_id;
     }
     return out;
   }
 
-  // False when `owner` does not hold the lease; the caller then rolls back.
-  bool record_in_tx(Session& s, const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
-    // Fenced: only the lease holder of an IN_FLIGHT payment writes.
-    ResultPtr f = exec(s,
-                       "UPDATE payments SET attempts = GREATEST(attempts, $3::integer), "
-                       "updated_at = GREATEST(updated_at, $4::bigint) "
-                       "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT'",
-                       Params().add(order_id).add(owner).add(a.number).add(a.ended_at));
-    if (!changed_one(f)) return false;
-    insert_attempt(s, order_id, a);
-    return true;
+  static Query record_query(const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
+    Params p;
+    p.add(order_id).add(owner).add(a.number).add(a.ended_at);
+    add_attempt_fields(p, a);
+    return Query{kRecord, std::move(p)};
   }
 
-  bool settle_in_tx(Session& s, const std::string& order_id, const std::string& owner, const AttemptEntry* last,
-                    const Settlement& st, int64_t now) {
-    ResultPtr f = exec(s,
-                       "UPDATE payments SET state = $3, delivery = $4, detail = $5, provider_payment_id = $6, "
-                       "provider_status = $7, http_status = $8, lease_owner = '', lease_until = 0, "
-                       "attempts = GREATEST(attempts, $10::integer), "
-                       "updated_at = GREATEST(updated_at, $9::bigint, $11::bigint) "
-                       "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT'",
-                       Params().add(order_id).add(owner).add(std::string(state_name(st.state)))
-                           .add(clean_text(st.delivery)).add(clean_text(st.detail))
-                           .add(clean_text(st.provider_payment_id)).add(clean_text(st.provider_status))
-                           .add(st.http_status).add(now).add(last ? last->number : 0)
-                           .add(last ? last->ended_at : int64_t{0}));
-    if (!changed_one(f)) return false;
-    if (last) insert_attempt(s, order_id, *last);
-    return true;
+  static Query settle_query(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
+                            const Settlement& st, int64_t now) {
+    Params p;
+    p.add(order_id).add(owner).add(std::string(state_name(st.state))).add(clean_text(st.delivery))
+        .add(clean_text(st.detail)).add(clean_text(st.provider_payment_id)).add(clean_text(st.provider_status))
+        .add(st.http_status).add(now).add(last ? last->number : 0).add(last ? last->ended_at : int64_t{0});
+    add_attempt_fields(p, last ? *last : AttemptEntry{});
+    p.add(last != nullptr);
+    return Query{kSettle, std::move(p)};
   }
 
   // ---- schema and secret ----------------------------------------------
