@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -293,6 +296,94 @@ TEST_F(PostgresLedgerTimeouts, ACommitStillInProgressOnTheServerIsReportedUnknow
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(l->get("o-1").has_value());
   EXPECT_TRUE(l->create_and_claim(proposal("o-1"), "w-a", kNow, kNow + kLease).created);
+}
+
+// ---- a real server, paused, and then waiting for a standby that is gone ------
+
+// The postmaster of the cluster in `dir` and its children (pids read from
+// postmaster.pid and /proc): the processes this test started.
+std::vector<pid_t> cluster_pids(const std::string& dir) {
+  std::vector<pid_t> out;
+  std::ifstream f(dir + "/data/postmaster.pid");
+  pid_t postmaster = 0;
+  f >> postmaster;
+  if (postmaster <= 0) return out;
+  out.push_back(postmaster);
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream st(e.path() / "stat");
+    std::string line;
+    if (!std::getline(st, line)) continue;
+    const size_t close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == postmaster) out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return out;
+}
+
+TEST(PostgresLedgerTimeoutsOnARealServer, APausedServerAndAMissingSynchronousStandbyBoundEveryCall) {
+  LEDGER_REQUIRE_PG();  // PostgreSQL testing is on: its binaries are installed
+  PrivateCluster cluster;
+  const std::string url = cluster.start();
+  ASSERT_FALSE(url.empty()) << "pg_cluster.sh start failed (see its output above)";
+  auto l = open_postgres_ledger(url, "", kTimeoutMs);
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "w-a", kNow, kNow + kLease).created);
+
+  // SIGSTOP: the server keeps its sockets and answers nothing (the fault
+  // that left submits stuck for 40 s).
+  const std::vector<pid_t> pids = cluster_pids(cluster.dir());
+  ASSERT_FALSE(pids.empty());
+  for (pid_t p : pids) kill(p, SIGSTOP);
+  auto timed = [&](const char* what, const std::function<void()>& call) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string m = "(it worked)";
+    try {
+      call();
+    } catch (const LedgerError& e) {
+      m = e.what();
+    }
+    const int64_t ms = elapsed_ms(t0);
+    std::printf("  %-28s %4lld ms: %s\n", what, static_cast<long long>(ms), m.c_str());
+    EXPECT_LE(ms, kBoundMs) << what << ": " << m;
+    return m;
+  };
+  EXPECT_NE(timed("paused: get", [&] { l->get("o-1"); }).find("no answer within"), std::string::npos);
+  EXPECT_NE(timed("paused: create_and_claim", [&] { l->create_and_claim(proposal("o-2"), "w", kNow, kNow + kLease); })
+                .find("no answer within"),
+            std::string::npos);
+  EXPECT_NE(timed("paused: open", [&] { open_postgres_ledger(url, "", kTimeoutMs); }).find("no answer within"),
+            std::string::npos);
+  for (pid_t p : pids) kill(p, SIGCONT);
+  EXPECT_EQ(l->get("o-1")->lease_owner, "w-a");
+
+  // A synchronous standby that does not exist: every COMMIT waits for it,
+  // and no server-side timeout ends that wait (statement_timeout is off
+  // while a transaction commits). The check on another connection finds the
+  // transaction still in progress, and the call says the outcome is unknown
+  // (were the wait cancelled, it would find it committed and succeed).
+  // Either way, within the bound.
+  PgSession admin(url);
+  admin.exec("ALTER SYSTEM SET synchronous_standby_names = 'payretry_ghost_standby'");
+  admin.exec("SELECT pg_reload_conf()");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const std::string m = timed("no standby: create_and_claim", [&] {
+    EXPECT_TRUE(l->create_and_claim(proposal("o-3"), "w-a", kNow, kNow + kLease).created);
+  });
+  if (m != "(it worked)") {
+    EXPECT_NE(m.find("unknown"), std::string::npos) << m;
+  }
+  timed("no standby: settle", [&] {
+    Settlement s;
+    s.state = PaymentState::failed;
+    l->settle("o-1", "w-a", nullptr, s, kNow + 10);
+  });
+  admin.exec("ALTER SYSTEM RESET synchronous_standby_names");
+  admin.exec("SELECT pg_reload_conf()");
 }
 
 }  // namespace
