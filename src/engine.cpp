@@ -216,6 +216,7 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
   const int64_t budget_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy_.deadline_ms) : policy_.deadline_ms;
   deadline_ = started_ + budget_ms;
   lease_until_ = req.lease_until_unix;
+  claim_ = req.claim;
   // Over all attempts so far, this run's and those of earlier runs.
   may_have_processed_ = req.prior_may_have_processed;
   first_ = std::max(1u, req.first_attempt);
@@ -261,6 +262,7 @@ AttemptRun::Step AttemptRun::attempt() {
   a_ = AttemptRecord{};
   a_.number = n_;
   a_.started_unix_ms = clock.unix_ms();
+  attempt_mono_ = clock.now_ms();
   Headers extra;
   if (e_.hook_) {
     const Profile& profile = e_.profile_;
@@ -283,6 +285,7 @@ AttemptRun::Step AttemptRun::attempt() {
   http_.headers = headers_;
   http_.headers.insert(http_.headers.end(), extra.begin(), extra.end());
   http_.body = body_;
+  http_.claim = claim_;
   // The last attempt's timeout shrinks to what is left of the deadline.
   http_.timeout_ms = std::min(policy_.attempt_timeout_ms, left);
   http_.connect_timeout_ms = std::min(policy_.connect_timeout_ms, http_.timeout_ms);
@@ -306,7 +309,10 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   Clock& clock = e_.d_.clock;
   const Classification c = classify(profile, t);
 
-  a_.elapsed_ms = t.elapsed_ms;
+  // From the attempt's start to its answer, waits for a connection included:
+  // the recorded end is then the latest moment its bytes can have left
+  // (the read-lag grace of a "not found" counts from there).
+  a_.elapsed_ms = std::max<int64_t>(t.elapsed_ms, clock.now_ms() - attempt_mono_);
   a_.http_status = t.failure == TransportFailure::none ? t.response.status : 0;
   if (t.failure != TransportFailure::none) a_.transport_error = transport_failure_name(t.failure);
   a_.verdict = verdict_name(c.verdict);

@@ -41,6 +41,7 @@ struct SubmitRequest {
   bool deadline_from_ledger = false;
   // Unix ms the run's lease ends (0: no lease). No byte leaves after it.
   int64_t lease_until_unix = 0;
+  std::string claim;  // the lease's fencing token, carried on each request (HttpRequest::claim)
   // Called with each attempt that will be retried, before the backoff sleep
   // (the ledger records it). lease_lost stops the run: this worker no
   // longer owns the payment. store_failed ends it UNKNOWN, flagged as not
@@ -164,6 +165,8 @@ class AttemptRun {
   int64_t started_ = 0;
   int64_t deadline_ = 0;
   int64_t lease_until_ = 0;  // unix ms; 0: none
+  int64_t attempt_mono_ = 0; // when the current attempt began (monotonic)
+  std::string claim_;
   unsigned first_ = 1;
   unsigned n_ = 1;
   bool may_have_processed_ = false;

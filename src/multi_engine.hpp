@@ -65,8 +65,12 @@ class MultiEngine {
   // ledger batch, moves transfers, then waits for the transport at most
   // until the next thing due. False once stopped with nothing left.
   bool turn();
-  // Payments accepted and not yet answered.
-  size_t active() const { return active_; }
+  // Payments handed over and not yet answered (queued ones included). For
+  // a caller that drives turn() itself, on that thread.
+  size_t unanswered() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return queue_.size() + active_;
+  }
 
  private:
   struct Payment;

@@ -113,7 +113,12 @@ std::string PaymentFlow::new_fence(bool sends) {
 
 std::optional<PaymentRow> PaymentFlow::claim(const PaymentRow& row, int64_t lease_ms, bool sends) {
   const int64_t now = clock_.unix_ms();
-  const std::string fence = new_fence(sends);
+  // Taking over a sending run's lease marks this claim as one that may have
+  // sent too, even when it only looks up: should the entry below fail to be
+  // written (or this process die first), the next taker still records the
+  // dead run's possible send.
+  const bool dead_run_sent = row.state == PaymentState::in_flight && claim_may_send(row.lease_owner);
+  const std::string fence = new_fence(sends || dead_run_sent);
   if (!ledger_.claim(row.order_id, fence, now, now + lease_ms)) return std::nullopt;
   PaymentRow claimed = row;
   claimed.state = PaymentState::in_flight;
@@ -123,7 +128,7 @@ std::optional<PaymentRow> PaymentFlow::claim(const PaymentRow& row, int64_t leas
   // made one, was never recorded: write it down as possibly processed with
   // an unknown answer before anything else, so that the history (and every
   // later decision) knows it.
-  if (row.state == PaymentState::in_flight && claim_may_send(row.lease_owner)) {
+  if (dead_run_sent) {
     const AttemptEntry lost = unrecorded_send(row.attempts + 1, row.lease_until);
     if (!ledger_.record_attempt(row.order_id, fence, lost)) return std::nullopt;  // taken again meanwhile
     claimed.attempts = lost.number;
@@ -264,6 +269,7 @@ SubmitRequest PaymentFlow::resume_request(const SubmitRequest& req, const Decisi
   // run may have charged.
   r.deadline_from_ledger = true;
   r.lease_until_unix = row.lease_until;
+  r.claim = row.lease_owner;
   return r;
 }
 

@@ -62,6 +62,10 @@ struct Settler::Answer {
   std::string provider_id;
   int http_status = 0;
   std::string why;
+  // Unix ms the answering request was sent: the provider read its store no
+  // earlier than this, so a "not found" speaks for this moment, not for
+  // when the answer arrived.
+  int64_t asked_at = 0;
 };
 
 Settler::Settler(Ledger& ledger, Transport& transport, const Profile& profile, const Config& config, Clock& clock,
@@ -100,6 +104,7 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
     h.url = url;
     h.headers = base;
     h.body = body;
+    h.claim = row.lease_owner;
     if (hook_) {
       Headers extra;
       const AttemptView view{url, path, row.order_id, row.idempotency_key, key_header, body,
@@ -120,6 +125,7 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
       return {};
     };
     if (h.timeout_ms < policy.min_attempt_ms) break;
+    a.asked_at = clock_.unix_ms();
     const TransportResult t = transport_.post(h);
     int64_t floor_ms = 0;
     if (t.failure == TransportFailure::none) {
@@ -188,7 +194,7 @@ AttemptEntry Settler::lookup_entry(const PaymentRow& claimed, const Answer& a, c
   AttemptEntry e;
   e.number = claimed.attempts + 1;
   e.kind = "lookup";
-  e.started_at = now;
+  e.started_at = a.asked_at ? a.asked_at : now;
   e.ended_at = now;
   e.http_status = a.http_status;
   e.processed = false;  // a read acts on nothing
@@ -205,7 +211,8 @@ AttemptEntry Settler::lookup_entry(const PaymentRow& claimed, const Answer& a, c
       const bool by_carried_reference =
           profile_.lookup.by == "order_id" &&
           (!profile_.lookup.reference_path.empty() || profile_.identity.mode == IdentityMode::reference);
-      const bool lag_passed = !h.may_have_processed || now - h.last_possible_send >= config_.not_found_grace_ms;
+      const bool lag_passed =
+          !h.may_have_processed || e.started_at - h.last_possible_send >= config_.not_found_grace_ms;
       e.verdict = by_carried_reference && lag_passed ? kLookupAbsent : kLookupNotFound;
       e.reason = !by_carried_reference ? "the lookup does not search by a reference the request carried"
                  : !lag_passed          ? "within the provider's read-lag grace period"

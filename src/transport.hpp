@@ -24,6 +24,10 @@ struct HttpRequest {
   // transfer with nothing sent (TransportFailure::not_started). The payment's
   // deadline and lease are checked here, whatever the thread did meanwhile.
   std::function<std::string()> may_start;
+  // Opaque to the transport and never sent: the ledger claim (fencing token)
+  // this request runs under, for logs and for tests that check no byte
+  // leaves under a claim that was lost.
+  std::string claim;
 };
 
 // Why no usable response came back. The split that matters for payments is

@@ -12,6 +12,8 @@
 #include <string>
 #include <system_error>
 
+#include <unistd.h>
+
 #include "world.hpp"
 
 int main(int argc, char** argv) {
@@ -34,8 +36,10 @@ int main(int argc, char** argv) {
     else if (a == "--no-sqlite") sqlite = false;
     else if (a == "--sabotage") opt.sabotage = value();
     else if (a == "--short-retention") opt.short_retention = true;
+    else if (a == "--profile") opt.profile = value();
+    else if (a == "--driver") opt.driver = value();
     else {
-      std::fprintf(stderr, "usage: %s [--seed N] [--count N] [--verbose] [--sqlite-every N] [--no-sqlite] [--sabotage rekey|forget] [--short-retention]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--seed N] [--count N] [--verbose] [--sqlite-every N] [--no-sqlite] [--sabotage rekey|forget] [--short-retention] [--profile NAME] [--driver blocking|concurrent]\n", argv[0]);
       return 2;
     }
   }
@@ -43,7 +47,14 @@ int main(int argc, char** argv) {
   namespace fs = std::filesystem;
   fs::path dir;
   if (sqlite) {
-    std::string tmpl = (fs::temp_directory_path() / "payretry-dst.XXXXXX").string();
+    // SQLite ledgers on tmpfs when there is one: the schedules test the
+    // ledger's logic, and an fsync per commit on a disk would make them the
+    // whole run time. (The crash tests exercise durability on a real disk.)
+    std::error_code shm_ec;
+    const fs::path base = fs::is_directory("/dev/shm", shm_ec) && access("/dev/shm", W_OK) == 0
+                              ? fs::path("/dev/shm")
+                              : fs::temp_directory_path();
+    std::string tmpl = (base / "payretry-dst.XXXXXX").string();
     if (!mkdtemp(tmpl.data())) {
       std::perror("mkdtemp");
       return 2;
@@ -52,14 +63,21 @@ int main(int argc, char** argv) {
     opt.sqlite_dir = dir.string();
   }
 
+  // What the replay line must repeat for the schedule to be the same one.
+  std::string pinned;
+  if (!opt.profile.empty()) pinned += " --profile " + opt.profile;
+  if (!opt.driver.empty()) pinned += " --driver " + opt.driver;
+  if (!sqlite) pinned += " --no-sqlite";
+  if (opt.short_retention) pinned += " --short-retention";
+  if (!opt.sabotage.empty()) pinned += " --sabotage " + opt.sabotage;
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t failures = 0;
   for (uint64_t seed = start; seed < start + count; ++seed) {
     if (auto v = payretry::dst::run_schedule(seed, opt)) {
       ++failures;
-      std::printf("DST FAIL seed=%llu invariant=%s (%s) reproduce: %s --seed %llu --count 1 --verbose\n",
+      std::printf("DST FAIL seed=%llu invariant=%s (%s) reproduce: %s --seed %llu --count 1 --verbose%s\n",
                   static_cast<unsigned long long>(seed), v->invariant.c_str(), v->detail.c_str(), argv[0],
-                  static_cast<unsigned long long>(seed));
+                  static_cast<unsigned long long>(seed), pinned.c_str());
       std::fflush(stdout);
       if (failures >= 20) break;
     }
@@ -71,11 +89,18 @@ int main(int argc, char** argv) {
   const auto& t = payretry::dst::tally;
   std::printf("DST exercised: %llu schedules (%llu on SQLite), %llu sends, %llu backoff sleeps (%llu under a "
               "Retry-After floor), %llu crashes, %llu racing workers (%llu lease takeovers), %llu orders charged, "
-              "%llu UNKNOWN and %llu FAILED results\n",
+              "%llu UNKNOWN and %llu FAILED results\n"
+              "DST exercised: %llu lookups, %llu reconcile passes, %llu sends refused at the gate, %llu ledger faults, "
+              "%llu results flagged not recorded, %llu stalls, %llu second runs of one client\n",
               (unsigned long long)t.schedules, (unsigned long long)t.sqlite, (unsigned long long)t.sends,
               (unsigned long long)t.sleeps, (unsigned long long)t.retry_after_floors, (unsigned long long)t.crashes,
               (unsigned long long)t.races, (unsigned long long)t.takeovers, (unsigned long long)t.charged,
-              (unsigned long long)t.unknown, (unsigned long long)t.failed);
+              (unsigned long long)t.unknown, (unsigned long long)t.failed, (unsigned long long)t.lookups,
+              (unsigned long long)t.reconciles, (unsigned long long)t.refused_at_the_gate,
+              (unsigned long long)t.ledger_faults, (unsigned long long)t.flagged_results, (unsigned long long)t.stalls,
+              (unsigned long long)t.same_client_runs);
+  for (const auto& [which, n] : t.by_profile_driver)
+    std::printf("DST schedules %s: %llu\n", which.c_str(), (unsigned long long)n);
   if (!dir.empty()) {
     std::error_code ec;
     fs::remove_all(dir, ec);
