@@ -613,6 +613,10 @@ const char* pay_result_provider_status(const pay_result* r) {
   return r && !r->r.provider_status.empty() ? r->r.provider_status.c_str() : nullptr;
 }
 int pay_result_from_ledger(const pay_result* r) { return r && r->r.from_ledger ? 1 : 0; }
+
+const char* pay_result_ledger_error(const pay_result* r) {
+  return r && !r->r.ledger_error.empty() ? r->r.ledger_error.c_str() : nullptr;
+}
 int pay_result_attempts(const pay_result* r) { return r ? static_cast<int>(r->r.attempts.size()) : 0; }
 const char* pay_result_error(const pay_result* r) { return r && !r->r.error.empty() ? r->r.error.c_str() : nullptr; }
 const char* pay_result_json(const pay_result* r) { return r ? r->json.c_str() : nullptr; }

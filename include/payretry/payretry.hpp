@@ -168,6 +168,11 @@ class result : public handle<pay_result, pay_result_free> {
   std::optional<std::string_view> error() const { return detail::opt(pay_result_error(detail::need(get()))); }
   int attempts() const { return pay_result_attempts(detail::need(get())); }
   bool from_ledger() const { return pay_result_from_ledger(detail::need(get())) == 1; }
+  // Empty when the ledger holds this result; else why it could not record it.
+  std::string ledger_error() const {
+    const char* e = pay_result_ledger_error(detail::need(get()));
+    return e ? e : "";
+  }
   std::string_view json() const { return detail::sv(pay_result_json(detail::need(get()))); }
 };
 

@@ -68,9 +68,19 @@ PAY_API int pay_result_attempts(const pay_result *r);
  * Never holds secrets or card data. */
 PAY_API const char *pay_result_error(const pay_result *r);
 
+/* NULL when the ledger holds this result. Otherwise why the ledger could
+ * not record it: a request was (maybe) sent, so the call still answers with
+ * this result (the provider's outcome, or UNKNOWN), but a restart will not
+ * find it there; the payment stays IN_FLIGHT or UNKNOWN in the ledger and is
+ * resumed or reconciled once its lease ends. Treat it as you would the same
+ * outcome, and never submit the order again as a new payment. Redacted.
+ * NULL for NULL. */
+PAY_API const char *pay_result_ledger_error(const pay_result *r);
+
 /* The whole result as one JSON object (outcome, delivery, key, provider ids,
- * http status, error, and every attempt with its timing, status, verdict and
- * delay): the stable view for bindings and logs. Does not include the body.
+ * http status, error, "recorded" and "ledger_error", and every attempt with
+ * its timing, status, verdict and delay): the stable view for bindings and
+ * logs. Does not include the body.
  * NULL for NULL. */
 PAY_API const char *pay_result_json(const pay_result *r);
 

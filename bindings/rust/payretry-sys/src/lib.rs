@@ -186,6 +186,7 @@ extern "C" {
     pub fn pay_result_from_ledger(r: *const pay_result) -> c_int;
     pub fn pay_result_attempts(r: *const pay_result) -> c_int;
     pub fn pay_result_error(r: *const pay_result) -> *const c_char;
+    pub fn pay_result_ledger_error(r: *const pay_result) -> *const c_char;
     pub fn pay_result_json(r: *const pay_result) -> *const c_char;
     pub fn pay_result_free(r: *mut pay_result);
     pub fn pay_outcome_name(outcome: c_int) -> *const c_char;
