@@ -125,13 +125,20 @@ PAY_API int pay_submit_options_init(pay_submit_options *opts, unsigned int versi
  * Returns PAY_EMISMATCH when the provider says this key was used with other
  * parameters (a caller bug; the message names the key), or when the order
  * was submitted before with another body or key (nothing sent); PAY_ELEDGER
- * when the ledger cannot commit (nothing is sent without a committed record).
+ * when the ledger cannot commit before anything is sent (nothing is sent
+ * without a committed record). An error code always means this call sent
+ * nothing: once a request may have left, the call returns a result, and when
+ * the ledger then fails that result says so (pay_result_ledger_error: the
+ * provider's outcome, or UNKNOWN, not durably recorded).
  *
  * Every submission goes through the ledger named in the config: the key and
  * a fingerprint of the request are committed before the first byte is sent.
  * Submitting an order again returns its stored outcome (from_ledger), resumes
- * an UNKNOWN one with the same key and bytes while the key is valid, or
- * reports IN_PROGRESS while another worker holds it. Thread-safe. */
+ * an UNKNOWN one with the same key and bytes only while a same-key re-send
+ * cannot charge it twice (the provider replays every answer, or every earlier
+ * observation was one the profile retries), or reports IN_PROGRESS while
+ * another worker holds it. No byte leaves after the payment's deadline or
+ * after its lease. Thread-safe. */
 PAY_API int pay_submit(pay_result **out, pay_client *client, const char *order_id,
                        const void *body, size_t body_len, const pay_submit_options *opts);
 

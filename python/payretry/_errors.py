@@ -97,8 +97,12 @@ class PayIOError(PayError, OSError):
 
 
 class LedgerError(PayError):
-    """PAY_ELEDGER: the ledger is locked, read-only, full, corrupt or unreachable;
-    nothing is sent without a committed record."""
+    """PAY_ELEDGER: the ledger is locked, read-only, full, corrupt or unreachable
+    before anything was sent: nothing is sent without a committed record.
+
+    Once a request may have left, a ledger failure is not this exception: the
+    call returns a Result (the provider's outcome, or UNKNOWN) whose
+    ``ledger_error`` says it is not durably recorded."""
 
     code, name = -11, "PAY_ELEDGER"
 
