@@ -41,6 +41,7 @@ std::string payment_json(const PaymentRow& row, const std::vector<AttemptEntry>&
     if (!o) throw std::bad_alloc();
     cJSON_AddItemToArray(list, o);
     json_add(o, "attempt", a.number);
+    json_add(o, "kind", a.kind);
     json_add(o, "started_at", a.started_at);
     json_add(o, "ended_at", a.ended_at);
     json_add(o, "http_status", a.http_status);
@@ -50,6 +51,9 @@ std::string payment_json(const PaymentRow& row, const std::vector<AttemptEntry>&
     if (a.delay_ms >= 0) json_add(o, "delay_ms", a.delay_ms);
     json_add_or_null(o, "provider_request_id", a.provider_request_id);
     json_add_bool(o, "replayed", a.replayed);
+    // null: recorded before the ledger kept it (read as "may have been processed").
+    if (a.processed) json_add_bool(o, "may_have_processed", *a.processed);
+    else if (!cJSON_AddNullToObject(o, "may_have_processed")) throw std::bad_alloc();
   }
   return json_print(root.get());
 }

@@ -105,6 +105,10 @@ class Result:
     elapsed_ms: int
     from_ledger: bool
     queried: bool
+    # None when the ledger holds this result; else why it could not record
+    # it (a request was sent: treat the outcome as given, never re-create
+    # the order; the ledger resumes or reconciles it once its lease ends).
+    ledger_error: Optional[str] = None
     body: bytes = field(default=b"", compare=False)
     _text: str = field(default="", compare=False)
 
@@ -156,6 +160,7 @@ class Result:
             elapsed_ms=int(d.get("elapsed_ms", 0)),
             from_ledger=bool(d.get("from_ledger", False)),
             queried=bool(d.get("queried", False)),
+            ledger_error=_opt_str(d, "ledger_error"),
             body=body,
             _text=text if text is not None else jsonlib.dumps(d, separators=(",", ":")),
         )
