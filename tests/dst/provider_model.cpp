@@ -132,7 +132,11 @@ TransportResult say(const Wire& w, Say what, const std::string& id, const std::s
     auto gw = [&](const std::string& inner) { return a(200, R"({"alipay_trade_pay_response":{)" + inner + "}}"); };
     switch (what) {
       case Say::success: return gw(R"("code":"10000","msg":"Success","trade_no":")" + id + R"(")");
-      case Say::decline: return gw(R"("code":"40004","msg":"Business Failed","sub_code":"ACQ.PAYMENT_FAIL")");
+      // A refusal comes as a listed business failure, or as a code the
+      // profile does not list (an HTTP 200 all the same): only 10000 is paid.
+      case Say::decline:
+        return id.size() % 2 ? gw(R"("code":"40004","msg":"Business Failed","sub_code":"ACQ.PAYMENT_FAIL")")
+                             : gw(R"("code":"40003","msg":"Insufficient Conditions","sub_code":"isv.insufficient")");
       case Say::error: return gw(R"("code":"20000","msg":"Service Currently Unavailable","sub_code":"isp.unknow-error")");
       case Say::in_progress: return gw(R"("code":"10003","msg":"WAIT_BUYER_PAY")");
       case Say::already_paid: return gw(R"("code":"40004","msg":"Business Failed","sub_code":"ACQ.TRADE_HAS_SUCCESS")");

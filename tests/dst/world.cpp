@@ -694,8 +694,12 @@ void World::check_result(const Order& o, const PaymentResult& r, int sends_in_ca
   if (r.from_ledger && sends_in_call > 0)
     fail("stored_outcome_sends_nothing", "a result from the ledger came with " + std::to_string(sends_in_call) + " sends");
   if (r.outcome == Outcome::succeeded) {
+    // A success read from a create answer carries the provider's id of the
+    // one charge (Adyen's lives in pspReference, Square's in payment.id).
     const auto id = provider->charged_id.find(o.id);
-    if (!r.provider_payment_id.empty() && (id == provider->charged_id.end() || r.provider_payment_id != id->second))
+    const bool from_create = !r.from_ledger && !r.queried;
+    if ((from_create || !r.provider_payment_id.empty()) &&
+        (id == provider->charged_id.end() || r.provider_payment_id != id->second))
       fail("ledger_agrees_with_provider", "SUCCEEDED with provider id '" + r.provider_payment_id + "'");
   }
 }
@@ -956,6 +960,10 @@ void World::run_concurrent() {
 
 void World::check_final() {
   provider->finish_all();
+  // The request hook signs every request; a signing provider that refused
+  // one saw a request (a lookup, say) sent around the hook.
+  if (provider->rejected_unsigned > 0)
+    fail("every_request_signed", std::to_string(provider->rejected_unsigned) + " requests reached the provider unsigned");
   std::unique_ptr<Ledger> holder;
   Ledger& ledger = ledger_for_checks(holder);
   for (const Order& o : orders) {
