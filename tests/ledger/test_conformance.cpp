@@ -500,6 +500,38 @@ TEST_P(LedgerConformance, ABatchGivesEachEntryTheAnswerOfItsSingleCallAndOneLost
   EXPECT_TRUE(l->attempts("held-by-b").empty());
 }
 
+TEST_P(LedgerConformance, ABatchEntryThatClashesFailsAloneAndEveryOtherEntryIsWritten) {
+  auto l = open();
+  ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
+  ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(1, kNow + 1)));
+  LedgerBatch b;
+  LedgerBatch::Create c;
+  c.owner = "worker-b";
+  c.proposed = proposal("new-1");
+  c.now = kNow + 2;
+  c.lease_until = kNow + 2 + kLease;
+  b.creates.push_back(c);
+  b.creates.push_back(c);  // the same order twice in one batch: the second finds the first
+  AttemptEntry other = attempt(1, kNow + 1);
+  other.reason = "another entry under a taken number";
+  b.records.push_back({"worker-a", "o-1", other, false, {}});
+  b.records.push_back({"worker-a", "o-1", attempt(2, kNow + 3), false, {}});
+  l->apply(b);
+  EXPECT_EQ(b.creates[0].error, "");
+  EXPECT_TRUE(b.creates[0].out.created);
+  EXPECT_EQ(b.creates[1].error, "");
+  EXPECT_FALSE(b.creates[1].out.created);
+  EXPECT_EQ(b.creates[1].out.row.lease_owner, "worker-b");
+  EXPECT_NE(b.records[0].error, "") << "a clash is an error, never an overwrite";
+  EXPECT_EQ(b.records[1].error, "");
+  EXPECT_TRUE(b.records[1].ok);
+  const auto as = l->attempts("o-1");
+  ASSERT_EQ(as.size(), 2u);
+  expect_same_attempt(attempt(1, kNow + 1), as[0]);
+  expect_same_attempt(attempt(2, kNow + 3), as[1]);
+  EXPECT_EQ(l->get("new-1")->lease_owner, "worker-b");
+}
+
 TEST_P(LedgerConformance, AnEmptyBatchAndOneOfOnlySettlesAreFine) {
   auto l = open();
   LedgerBatch empty;
