@@ -94,10 +94,13 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  /* The ledger must be named. This run's keys may die with it, so memory:;
+   * a service names a durable one ("sqlite:///var/lib/shop/payments.db" or
+   * "postgresql://..."), or a restart would forget which orders it sent. */
   char config[1024];
   snprintf(config, sizeof config,
            "{\"provider\":\"stripe\",\"base_url\":\"%s\",\"create_path\":\"/v1/payments\","
-           "\"auth\":{\"bearer\":\"sk_test_example\"},"
+           "\"auth\":{\"bearer\":\"sk_test_example\"},\"ledger\":\"memory:\","
            "\"retry\":{\"max_attempts\":4,\"connect_timeout_ms\":500,\"attempt_timeout_ms\":1000,"
            "\"deadline_ms\":8000,\"backoff_base_ms\":50,\"backoff_cap_ms\":400}}",
            argv[1]);

@@ -67,7 +67,7 @@ int code_of(const std::function<void()>& f) {
 
 TEST(WrapperNoServer, BadConfigThrowsEconfigNamingTheKey) {
   try {
-    pay::client c(R"({"provider":"stripe","base_url":"http://127.0.0.1:1","retry":{"max_attempts":"x"}})");
+    pay::client c(R"({"provider":"stripe","base_url":"http://127.0.0.1:1","ledger":"memory:","retry":{"max_attempts":"x"}})");
     FAIL() << "no exception";
   } catch (const pay::error& e) {
     EXPECT_EQ(e.code(), PAY_ECONFIG);

@@ -19,12 +19,14 @@ struct ResultFree {
 using Client = std::unique_ptr<pay_client, ClientFree>;
 using Result = std::unique_ptr<pay_result, ResultFree>;
 
-// `retry` and `extra` are JSON members spliced into the config object.
+// `retry` and `extra` are JSON members spliced into the config object; the
+// ledger is memory: unless `extra` names one.
 inline std::string config_for(const std::string& base_url, const std::string& provider = "generic",
                               const std::string& retry = R"("max_attempts":3,"attempt_timeout_ms":2000,"deadline_ms":5000,"backoff_base_ms":10,"backoff_cap_ms":50)",
                               const std::string& extra = "") {
   return R"({"provider":")" + provider + R"(","base_url":")" + base_url +
          R"(","create_path":"/v1/payments","auth":{"bearer":"sk_test_hostile_secret"},"retry":{)" + retry + "}" +
+         (extra.find("\"ledger\"") == std::string::npos ? R"(,"ledger":"memory:")" : "") +
          (extra.empty() ? "" : "," + extra) + "}";
 }
 

@@ -34,7 +34,8 @@ cat > "$work/cmake-consumer/consumer.cpp" <<'CPP'
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   try {
-    pay::client c(std::string(R"({"provider":"stripe","create_path":"/v1/payments","base_url":")") + argv[1] + "\"}");
+    pay::client c(std::string(R"({"provider":"stripe","create_path":"/v1/payments","ledger":"memory:","base_url":")") +
+                  argv[1] + "\"}");
     const std::string body = R"({"order_id":"cxx-consumer-1","amount":100})";
     pay::submit_options o;
     o.idempotency_key = "cxx-consumer-key-1";  // fixed: the simulator's seeded faults are then repeatable

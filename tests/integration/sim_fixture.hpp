@@ -19,6 +19,7 @@ struct SentAttempt {
   std::string key;
   std::string body;
   std::string method;  // "GET" for the simulator's lookups
+  std::string url;     // full URL, query included
 };
 
 // Collects what the request hook saw of every attempt, and the log lines.
@@ -31,7 +32,8 @@ struct Recorder {
     auto* r = static_cast<Recorder*>(self);
     std::lock_guard<std::mutex> lock(r->mu);
     r->sent.push_back({info->attempt, info->idempotency_key,
-                       std::string(static_cast<const char*>(info->body), info->body_len), info->method});
+                       std::string(static_cast<const char*>(info->body), info->body_len), info->method,
+                       info->url ? info->url : ""});
     return 0;
   }
   static void log(int, const char* line, void* self) {
@@ -69,7 +71,8 @@ class SimTest : public ::testing::Test {
 
   std::string base_url() const { return "http://127.0.0.1:" + std::to_string(sim_->port()); }
 
-  // `retry` holds "key":value pairs that replace or add to the defaults below.
+  // `retry` holds "key":value pairs that replace or add to the defaults below;
+  // `extra` more top-level members ("ledger" among them: memory: if absent).
   std::string config(const std::string& provider = "stripe", const std::string& retry = "",
                      const std::string& extra = "") const {
     std::map<std::string, std::string> r = {
@@ -87,9 +90,12 @@ class SimTest : public ::testing::Test {
     }
     std::string obj;
     for (const auto& [k, v] : r) obj += (obj.empty() ? "\"" : ",\"") + k + "\":" + v;
+    // A config must name its ledger; tests that do not care keep keys in
+    // memory, and a test that passes its own "ledger" in `extra` gets that.
+    const std::string ledger = extra.find("\"ledger\"") == std::string::npos ? R"(,"ledger":"memory:")" : "";
     return R"({"provider":")" + provider + R"(","base_url":")" + base_url() +
            R"(","create_path":"/v1/payments","auth":{"bearer":"sk_test_integration_secret"},"retry":{)" + obj + "}" +
-           (extra.empty() ? "" : "," + extra) + "}";
+           ledger + (extra.empty() ? "" : "," + extra) + "}";
   }
 
   ClientPtr client(const std::string& cfg) {

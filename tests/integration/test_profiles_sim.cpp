@@ -25,6 +25,7 @@ class ProfileSim : public SimTest {
            R"(","auth":{"bearer":"sk_test_integration_secret"},"retry":{"max_attempts":4,"connect_timeout_ms":300,)"
            R"("attempt_timeout_ms":300,"deadline_ms":6000,"backoff_base_ms":20,"backoff_cap_ms":200,"min_attempt_ms":50,)"
            R"("jitter_seed":7},"not_found_grace_ms":0)" +
+           (extra.find("\"ledger\"") == std::string::npos ? R"(,"ledger":"memory:")" : "") +
            (extra.empty() ? "" : "," + extra) + "}";
   }
   ResultPtr query(pay_client* c, const std::string& order) {
@@ -81,16 +82,32 @@ TEST_F(ProfileSim, PaypalReplayReturnsTheCurrentState) {
 
 TEST_F(ProfileSim, SquareKeyTravelsInTheBodyAndIsWrittenInWhenAbsent) {
   start("square");
-  sim_->script("sq-lost", {"lost_response", "none"});
+  // A gateway error is still retried (with the same key, in the same bytes).
+  sim_->script("sq-503", {"503", "none"});
   auto c = client(cfg("square"));
-  auto r = submit(c.get(), "sq-lost");
+  auto r = submit(c.get(), "sq-503");
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
-  EXPECT_EQ(sim_->charges_for("sq-lost"), 1);
+  EXPECT_EQ(pay_result_attempts(r.get()), 2);
+  EXPECT_EQ(sim_->charges_for("sq-503"), 1);
   expect_one_key_and_identical_bytes();
   std::lock_guard<std::mutex> lock(rec_.mu);
   const std::string sent = rec_.sent.front().body;
   EXPECT_EQ(sent.find(std::string(R"("idempotency_key":")") + pay_result_idempotency_key(r.get()) + "\""), 1u) << sent;
-  EXPECT_NE(sent.find(R"("order_id":"sq-lost")"), std::string::npos);  // the caller's bytes follow untouched
+  EXPECT_NE(sent.find(R"("order_id":"sq-503")"), std::string::npos);  // the caller's bytes follow untouched
+}
+
+TEST_F(ProfileSim, SquareLostResponseIsUnknownAndNeverResent) {
+  // Square replays only a success: an error answer that followed a charge
+  // may not be stored, so a same-key re-send after a lost connection could
+  // charge again. UNKNOWN, one attempt.
+  start("square");
+  sim_->script("sq-lost", {"lost_response", "none"});
+  auto c = client(cfg("square"));
+  auto r = submit(c.get(), "sq-lost");
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_delivery(r.get()), PAY_DELIVERY_MAYBE_PROCESSED);
+  EXPECT_EQ(pay_result_attempts(r.get()), 1);
+  EXPECT_EQ(sim_->charges_for("sq-lost"), 1);
 }
 
 TEST_F(ProfileSim, SquareBodyKeyIsUsedAsTheKey) {
@@ -109,7 +126,7 @@ TEST_F(ProfileSim, WechatOrderPaidIsSettledByQuery) {
   // hears ORDERPAID, which only a lookup turns into SUCCEEDED.
   start("wechatpay_v3");
   sim_->script("wx-000042", {"lost_response", "none"});
-  auto c = client(cfg("wechatpay_v3"));
+  auto c = client(cfg("wechatpay_v3", R"("merchant_id":"1230000109")"));
   const std::string body = R"({"out_trade_no":"wx-000042","order_id":"wx-000042","amount":100})";
   auto r = submit(c.get(), "wx-000042", body);
   // A lost connection with a reference identity is settled by lookup first.
@@ -125,11 +142,31 @@ TEST_F(ProfileSim, WechatOrderPaidIsSettledByQuery) {
   EXPECT_EQ(pay_result_outcome(q.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(q.get());
   EXPECT_STREQ(pay_result_provider_status(q.get()), "SUCCESS");
   EXPECT_EQ(sim_->charges_for("wx-000042"), 1);
+  // WeChat's lookup names the merchant: the config's merchant_id fills it.
+  std::lock_guard<std::mutex> lock(rec_.mu);
+  bool looked_up = false;
+  for (const SentAttempt& s : rec_.sent) {
+    if (s.method != "GET") continue;
+    looked_up = true;
+    EXPECT_NE(s.url.find("/v3/pay/transactions/out-trade-no/wx-000042?mchid=1230000109"), std::string::npos) << s.url;
+  }
+  EXPECT_TRUE(looked_up);
+}
+
+TEST_F(ProfileSim, WechatWithoutMerchantIdIsAConfigErrorNamingIt) {
+  // The lookup cannot be built without the merchant's id: refused up front,
+  // not at the first payment that needs a lookup.
+  start("wechatpay_v3");
+  pay_client* raw = nullptr;
+  EXPECT_EQ(pay_client_new(&raw, cfg("wechatpay_v3").c_str(), nullptr), PAY_ECONFIG);
+  EXPECT_EQ(raw, nullptr);
+  EXPECT_NE(std::string(pay_error_last()->message).find("merchant_id"), std::string::npos)
+      << pay_error_last()->message;
 }
 
 TEST_F(ProfileSim, WechatReferenceMustBeTheOrderId) {
   start("wechatpay_v3");
-  auto c = client(cfg("wechatpay_v3"));
+  auto c = client(cfg("wechatpay_v3", R"("merchant_id":"1230000109")"));
   const std::string body = R"({"out_trade_no":"another-1","amount":100})";
   pay_result* r = nullptr;
   EXPECT_EQ(pay_submit(&r, c.get(), "wx-000043", body.data(), body.size(), nullptr), PAY_EINVALID);

@@ -14,6 +14,7 @@
 #include <cstdlib>
 
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include "sim_fixture.hpp"
@@ -208,7 +209,7 @@ TEST_F(Submit, MalformedSuccessBodyIsRetriedAndReplayed) {
 
 TEST_F(Submit, RefusedConnectionsAreUnknownNotSent) {
   // A port nobody listens on: the kernel refuses, nothing is ever written.
-  auto c = client(R"({"base_url":"http://127.0.0.1:9","retry":{"max_attempts":3,"backoff_base_ms":10,"backoff_cap_ms":20,"deadline_ms":3000}})");
+  auto c = client(R"({"base_url":"http://127.0.0.1:9","ledger":"memory:","retry":{"max_attempts":3,"backoff_base_ms":10,"backoff_cap_ms":20,"deadline_ms":3000}})");
   auto r = submit(c.get(), "o-refused");
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN);
   EXPECT_EQ(pay_result_delivery(r.get()), PAY_DELIVERY_NOT_SENT);
@@ -270,7 +271,7 @@ class PlainTextListener {
 TEST_F(Submit, TlsHandshakeFailureIsNotSent) {
   PlainTextListener plain;
   const std::string cfg = R"({"base_url":"https://127.0.0.1:)" + std::to_string(plain.port()) +
-                          R"(","retry":{"max_attempts":2,"backoff_base_ms":10,"backoff_cap_ms":20}})";
+                          R"(","ledger":"memory:","retry":{"max_attempts":2,"backoff_base_ms":10,"backoff_cap_ms":20}})";
   auto c = client(cfg);
   auto r = submit(c.get(), "o-tls");
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN);
@@ -339,7 +340,7 @@ TEST_F(Submit, ProviderSaysKeyReusedWithOtherBytesIsAMismatchError) {
 
 TEST_F(Submit, WrongCredentialsFailWithoutRetryAndNeverLeakTheToken) {
   const std::string cfg = R"({"base_url":")" + base_url() +
-                          R"(","create_path":"/v1/payments","auth":{"bearer":"sk_test_WRONG_token_123"}})";
+                          R"(","create_path":"/v1/payments","ledger":"memory:","auth":{"bearer":"sk_test_WRONG_token_123"}})";
   auto c = client(cfg);
   auto r = submit(c.get(), "o-auth");
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_FAILED);
@@ -414,8 +415,11 @@ namespace {
 TEST_F(Submit, InsecureTlsIsAnExplicitOptInThatLogsAWarning) {
   auto quiet = client(config());
   {
+    // (The memory: ledger of config() has a warning of its own.)
     std::lock_guard<std::mutex> lock(rec_.mu);
-    for (const std::string& line : rec_.log_lines) EXPECT_EQ(line.find("config_warning"), std::string::npos);
+    for (const std::string& line : rec_.log_lines)
+      EXPECT_FALSE(line.find("config_warning") != std::string::npos && line.find("tls.verify") != std::string::npos)
+          << line;
   }
   auto insecure = client(config("stripe", "", R"("tls":{"verify":false})"));
   std::lock_guard<std::mutex> lock(rec_.mu);
@@ -423,6 +427,29 @@ TEST_F(Submit, InsecureTlsIsAnExplicitOptInThatLogsAWarning) {
   for (const std::string& line : rec_.log_lines)
     warned |= line.find("config_warning") != std::string::npos && line.find("tls.verify") != std::string::npos;
   EXPECT_TRUE(warned);
+}
+
+// "memory:" is accepted only written out, and even then the client says,
+// once, that its keys die with the process; a durable ledger says nothing.
+TEST_F(Submit, MemoryLedgerIsAcceptedWithAWarningThatKeysDieWithTheProcess) {
+  auto in_memory = client(config("stripe", "", R"("ledger":"memory:")"));
+  auto memory_warnings = [this] {
+    std::lock_guard<std::mutex> lock(rec_.mu);
+    int n = 0;
+    for (const std::string& line : rec_.log_lines)
+      n += line.find("config_warning") != std::string::npos && line.find("memory:") != std::string::npos;
+    rec_.log_lines.clear();
+    return n;
+  };
+  EXPECT_EQ(memory_warnings(), 1);
+
+  char dir[] = "/tmp/payretry-memwarn-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  {
+    auto durable = client(config("stripe", "", R"("ledger":"sqlite://)" + std::string(dir) + R"(/l.db")"));
+    EXPECT_EQ(memory_warnings(), 0);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

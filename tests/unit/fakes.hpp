@@ -244,6 +244,7 @@ inline Config default_test_config() {
   c.provider = "generic";
   c.base_url = "https://api.provider.test";
   c.create_path = "/v1/payments";
+  c.ledger_url = "memory:";  // what a JSON config must now write out
   c.auth_headers.emplace_back("Authorization", std::string("Bearer ") + kBearer);
   // The DESIGN §7 defaults, spelled out so the tests do not drift with them.
   c.retry.max_attempts = 3;

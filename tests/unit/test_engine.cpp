@@ -615,7 +615,7 @@ TEST(Engine, ConfigHeadersNeverDuplicateTheIdempotencyKey) {
   // payment a second, shared key: a provider reading that one would replay
   // the first payment's answer for all later ones. Either the config is
   // refused, or the engine's own key is the only one sent.
-  const char* json = R"({"base_url":"https://api.provider.test","create_path":"/v1/payments",
+  const char* json = R"({"base_url":"https://api.provider.test","create_path":"/v1/payments","ledger":"memory:",
                          "headers":{"Idempotency-Key":"static-key"}})";
   Config parsed;
   try {
