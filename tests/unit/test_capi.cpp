@@ -23,7 +23,8 @@ const char* kConfig = R"({
   "auth": {"bearer": "sk_live_CAPISECRET"},
   "retry": {"max_attempts": 3, "backoff_base_ms": 2000, "backoff_cap_ms": 2000,
             "connect_timeout_ms": 1000, "attempt_timeout_ms": 2000, "deadline_ms": 20000},
-  "max_body_bytes": 64
+  "max_body_bytes": 64,
+  "ledger": "memory:"
 })";
 const char kBody[] = R"({"amount":100})";
 
@@ -222,15 +223,15 @@ struct BadClientConfig {
 
 TEST(CApi, ClientNewWithABadConfigIsEconfigNamingTheKey) {
   const BadClientConfig cases[] = {
-      {R"({"base_url":"http://127.0.0.1:9","retry":{"max_attempts":0}})", "retry.max_attempts"},
-      {R"({"base_url":"http://127.0.0.1:9","retry":{"foo":1}})", "retry.foo"},
-      {R"({"base_url":"http://127.0.0.1:9","retry":{"deadline_ms":"soon"}})", "retry.deadline_ms"},
-      {R"({"base_url":"ftp://127.0.0.1:9"})", "base_url"},
-      {R"({"base_url":"http://u:p@127.0.0.1:9"})", "base_url"},
-      {R"({"provider":"generic"})", "base_url"},
-      {R"({"base_url":"http://127.0.0.1:9","provider":"nosuchpsp"})", "provider"},
-      {R"({"base_url":"http://127.0.0.1:9","auth":{"bearer":"a","header":"X","value":"b"}})", "auth"},
-      {R"({"base_url":"http://127.0.0.1:9","tls":{"verify":1}})", "tls.verify"},
+      {R"({"ledger":"memory:","base_url":"http://127.0.0.1:9","retry":{"max_attempts":0}})", "retry.max_attempts"},
+      {R"({"ledger":"memory:","base_url":"http://127.0.0.1:9","retry":{"foo":1}})", "retry.foo"},
+      {R"({"ledger":"memory:","base_url":"http://127.0.0.1:9","retry":{"deadline_ms":"soon"}})", "retry.deadline_ms"},
+      {R"({"ledger":"memory:","base_url":"ftp://127.0.0.1:9"})", "base_url"},
+      {R"({"ledger":"memory:","base_url":"http://u:p@127.0.0.1:9"})", "base_url"},
+      {R"({"ledger":"memory:","provider":"generic"})", "base_url"},
+      {R"({"ledger":"memory:","base_url":"http://127.0.0.1:9","provider":"nosuchpsp"})", "provider"},
+      {R"({"ledger":"memory:","base_url":"http://127.0.0.1:9","auth":{"bearer":"a","header":"X","value":"b"}})", "auth"},
+      {R"({"ledger":"memory:","base_url":"http://127.0.0.1:9","tls":{"verify":1}})", "tls.verify"},
       {"not json at all", "config"},
       {"", "config"},
   };
@@ -244,10 +245,48 @@ TEST(CApi, ClientNewWithABadConfigIsEconfigNamingTheKey) {
   }
 }
 
+TEST(CApi, ClientNewWithoutALedgerIsEconfigNamingTheLedger) {
+  // No "ledger" used to mean memory: silently; a service that forgot the key
+  // lost its idempotency keys on every restart. It must be written out now.
+  pay_client* out = reinterpret_cast<pay_client*>(0x1);
+  expect_last(pay_client_new(&out, R"({"provider":"stripe","base_url":"http://127.0.0.1:9"})", nullptr), PAY_ECONFIG);
+  EXPECT_EQ(out, nullptr);
+  const char* m = pay_error_last()->message;
+  EXPECT_EQ(std::strncmp(m, "ledger: is required", 19), 0) << m;
+  EXPECT_TRUE(has(m, "memory:")) << m;
+
+  // Written out, the in-memory ledger is accepted.
+  out = nullptr;
+  ASSERT_EQ(pay_client_new(&out, R"({"provider":"stripe","base_url":"http://127.0.0.1:9","ledger":"memory:"})", nullptr),
+            PAY_OK)
+      << pay_error_last()->message;
+  pay_client_free(out);
+}
+
+TEST(CApi, WechatPayWithoutMerchantIdIsEconfigNamingIt) {
+  // WeChat Pay's lookup needs ?mchid=: a client that could never settle an
+  // unknown payment is refused when it is made, not at its first lookup.
+  pay_client* out = reinterpret_cast<pay_client*>(0x1);
+  expect_last(pay_client_new(&out, R"({"provider":"wechatpay_v3","base_url":"http://127.0.0.1:9","ledger":"memory:"})",
+                             nullptr),
+              PAY_ECONFIG);
+  EXPECT_EQ(out, nullptr);
+  EXPECT_TRUE(has(pay_error_last()->message, "merchant_id")) << pay_error_last()->message;
+
+  out = nullptr;
+  ASSERT_EQ(pay_client_new(&out,
+                           R"({"provider":"wechatpay_v3","base_url":"http://127.0.0.1:9","ledger":"memory:",)"
+                           R"("merchant_id":"1230000109"})",
+                           nullptr),
+            PAY_OK)
+      << pay_error_last()->message;
+  pay_client_free(out);
+}
+
 TEST(CApi, ConfigErrorNeverContainsTheSecret) {
   const char* configs[] = {
-      R"({"base_url":"http://127.0.0.1:9","auth":{"bearer":"sk_live_NEVERSHOWN\r\nX: 1"}})",
-      R"({"base_url":"http://127.0.0.1:9","auth":{"header":"X-Key","value":"sk_live_NEVERSHOWN\n"}})",
+      R"({"ledger":"memory:","base_url":"http://127.0.0.1:9","auth":{"bearer":"sk_live_NEVERSHOWN\r\nX: 1"}})",
+      R"({"ledger":"memory:","base_url":"http://127.0.0.1:9","auth":{"header":"X-Key","value":"sk_live_NEVERSHOWN\n"}})",
   };
   for (const char* json : configs) {
     pay_client* out = nullptr;
