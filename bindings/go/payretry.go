@@ -229,8 +229,10 @@ func cString(s string, emptyIsNil bool) *C.char {
 }
 
 // NewClient creates a client from a JSON configuration (see the project's
-// DESIGN §7). A bad configuration is an *Error matching ErrConfig whose
-// message names the offending key (never a secret).
+// DESIGN §7), which must name its "ledger" ("sqlite:///abs/path.db",
+// "postgresql://...", or "memory:" written out). A bad configuration is an
+// *Error matching ErrConfig whose message names the offending key (never a
+// secret).
 func NewClient(configJSON string, opts ...Option) (*Client, error) {
 	if got, want := int(C.pay_version_number())/10000, int(C.PAY_VERSION_MAJOR); got != want {
 		return nil, fmt.Errorf("payretry: loaded libpayretry %s has major version %d, the binding was built for %d",

@@ -103,8 +103,8 @@ func body(order string) []byte {
 	return []byte(fmt.Sprintf(`{"order_id":%q,"amount":1000,"currency":"eur"}`, order))
 }
 
-// config is a fast stripe configuration against the simulator; retry and
-// extra replace or add members.
+// config is a fast stripe configuration against the simulator, with the
+// memory: ledger; retry and extra replace or add members ("ledger" too).
 func config(t *testing.T, retry map[string]any, extra map[string]any) string {
 	t.Helper()
 	r := map[string]any{"max_attempts": 4, "connect_timeout_ms": 300, "attempt_timeout_ms": 300,
@@ -113,7 +113,7 @@ func config(t *testing.T, retry map[string]any, extra map[string]any) string {
 		r[k] = v
 	}
 	c := map[string]any{"provider": "stripe", "base_url": simURL, "create_path": "/v1/payments",
-		"auth": map[string]any{"bearer": apiKey}, "retry": r}
+		"auth": map[string]any{"bearer": apiKey}, "retry": r, "ledger": "memory:"}
 	for k, v := range extra {
 		c[k] = v
 	}
@@ -276,8 +276,9 @@ func TestOtherBodyForTheSameOrderIsMismatch(t *testing.T) {
 func TestBadConfigIsErrConfig(t *testing.T) {
 	need(t)
 	for _, cfg := range []string{
-		`{"provider":"stripe","base_url":"http://127.0.0.1:1","retry":{"max_attempts":"many"}}`,
-		`{"provider":"no-such-provider","base_url":"http://127.0.0.1:1"}`,
+		`{"provider":"stripe","base_url":"http://127.0.0.1:1","ledger":"memory:","retry":{"max_attempts":"many"}}`,
+		`{"provider":"no-such-provider","base_url":"http://127.0.0.1:1","ledger":"memory:"}`,
+		`{"provider":"stripe","base_url":"http://127.0.0.1:1"}`,
 		`not json`,
 	} {
 		c, err := payretry.NewClient(cfg)
@@ -289,6 +290,24 @@ func TestBadConfigIsErrConfig(t *testing.T) {
 	if !errors.Is(err, payretry.ErrInvalid) {
 		t.Errorf("NUL in config: %v", err)
 	}
+}
+
+// A config without "ledger" used to keep keys in memory silently; now the
+// in-memory ledger must be written out, and the error says so.
+func TestConfigWithoutALedgerIsErrConfigNamingIt(t *testing.T) {
+	need(t)
+	c, err := payretry.NewClient(`{"provider":"stripe","base_url":"http://127.0.0.1:1"}`)
+	if c != nil || !errors.Is(err, payretry.ErrConfig) {
+		t.Fatalf("got %v, %v", c, err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "ledger: is required") || !strings.Contains(msg, `"memory:"`) {
+		t.Errorf("message: %s", msg)
+	}
+	c, err = payretry.NewClient(`{"provider":"stripe","base_url":"http://127.0.0.1:1","ledger":"memory:"}`)
+	if err != nil {
+		t.Fatalf("memory: written out: %v", err)
+	}
+	_ = c.Close()
 }
 
 func TestContextDeadlineShortensThePayment(t *testing.T) {

@@ -100,6 +100,11 @@ class Client:
     Thread-safe: share one client between threads; each call releases the GIL
     while it waits on the network, a backoff or the ledger. Use it as a context
     manager, or call :meth:`close` (idempotent). Results outlive the client.
+
+    ``config`` (a dict, JSON text or a path to a JSON file) must name its
+    ``"ledger"``: ``"sqlite:///abs/path.db"``, ``"postgresql://..."``, or
+    ``"memory:"`` written out (keys then live in this process only); without
+    it the client raises :class:`ConfigError`.
     """
 
     def __init__(self, config: Config) -> None:

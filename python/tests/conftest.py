@@ -94,7 +94,8 @@ def sim(start_sim: Any) -> Sim:
 
 
 def config(sim: Sim, retry: Optional[Dict[str, Any]] = None, **extra: Any) -> Dict[str, Any]:
-    """Fast settings so that every fault resolves within a second or two."""
+    """Fast settings so that every fault resolves within a second or two.
+    The ledger is memory: unless `extra` names one (a config must)."""
     r: Dict[str, Any] = {
         "max_attempts": 4,
         "connect_timeout_ms": 300,
@@ -112,6 +113,7 @@ def config(sim: Sim, retry: Optional[Dict[str, Any]] = None, **extra: Any) -> Di
         "create_path": "/v1/payments",
         "auth": {"bearer": API_KEY},
         "retry": r,
+        "ledger": "memory:",
     }
     cfg.update(extra)
     return cfg

@@ -53,6 +53,18 @@ def test_an_unknown_config_key_is_a_config_error_naming_it(sim: Sim) -> None:
     assert isinstance(info.value, ValueError)
 
 
+def test_a_config_without_a_ledger_is_a_config_error_saying_memory_must_be_written(sim: Sim) -> None:
+    cfg = config(sim)
+    del cfg["ledger"]
+    with pytest.raises(payretry.ConfigError, match=r"^ledger: is required") as info:
+        payretry.Client(cfg)
+    assert info.value.code == _payretry.PAY_ECONFIG
+    assert '"memory:"' in str(info.value)
+    cfg["ledger"] = "memory:"
+    with payretry.Client(cfg) as c:
+        assert c.submit("o-mem-ledger", body("o-mem-ledger")).outcome is payretry.Outcome.SUCCEEDED
+
+
 def test_a_config_error_never_echoes_the_secret(sim: Sim) -> None:
     cfg = config(sim)
     cfg["auth"] = {"bearer": "sk_live_do_not_print", "header": "X"}

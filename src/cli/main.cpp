@@ -30,8 +30,9 @@ const char kExitCodesHelp[] =
 
 const char kConfigHelp[] =
     "Config: --config FILE, or the environment variable PAYRETRY_CONFIG holding a path\n"
-    "or the JSON itself (text starting with '{'). Name a durable ledger in it, e.g.\n"
-    "\"ledger\": \"sqlite:///var/lib/shop/payments.db\", or nothing survives the command.\n";
+    "or the JSON itself (text starting with '{'). It must name a ledger; name a durable\n"
+    "one, e.g. \"ledger\": \"sqlite:///var/lib/shop/payments.db\" (with \"memory:\" nothing\n"
+    "survives the command).\n";
 
 namespace {
 

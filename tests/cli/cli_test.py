@@ -370,6 +370,19 @@ class BadInputTests(CliCase):
         p = self.run_cli("query", "x", "--config", path, config=False)
         self.assert_clear_error(p, 3, "retyr", "unknown key")
 
+    def test_config_without_a_ledger_exits_3_and_sends_nothing(self):
+        # No "ledger" used to mean memory: silently: every submit of the CLI
+        # minted a key that no later query or reconcile could find.
+        cfg = {"provider": "stripe", "base_url": self.sim.url, "auth": {"bearer": API_KEY}}
+        path = os.path.join(self.dir, "noledger.json")
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        requests = self.sim.admin("truth")["requests"]
+        o = self.order("noledger")
+        p = self.run_cli("submit", o, "--body", self.body(o), "--config", path, config=False)
+        self.assert_clear_error(p, 3, "ledger: is required", '"memory:"')
+        self.assertEqual(self.sim.admin("truth")["requests"], requests, "a request was sent")
+
     def test_config_that_is_not_json_or_missing_exits_3(self):
         path = os.path.join(self.dir, "broken.json")
         with open(path, "w") as f:

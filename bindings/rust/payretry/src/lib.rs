@@ -2,7 +2,7 @@
 //!
 //! ```no_run
 //! let client = payretry::Client::new(r#"{"provider":"stripe","base_url":"https://api.stripe.com",
-//!     "auth":{"bearer":"sk_test_..."}}"#)?;
+//!     "auth":{"bearer":"sk_test_..."},"ledger":"sqlite:///var/lib/shop/payments.db"}"#)?;
 //! let r = client.submit("order-42", br#"{"amount":1000,"currency":"eur"}"#, None)?;
 //! match r.outcome() {
 //!     payretry::Outcome::Succeeded => { /* fulfil */ }
@@ -376,8 +376,10 @@ unsafe extern "C" fn body_trampoline(
 }
 
 impl Client {
-    /// Creates a client from a JSON configuration. A bad configuration is an
-    /// `Err` with code [`code::ECONFIG`] whose message names the key.
+    /// Creates a client from a JSON configuration, which must name its
+    /// `"ledger"` (`"sqlite:///abs/path.db"`, `"postgresql://..."`, or
+    /// `"memory:"` written out). A bad configuration is an `Err` with code
+    /// [`code::ECONFIG`] whose message names the key.
     pub fn new(config_json: &str) -> Result<Client, Error> {
         let cfg = cstring(config_json, "config_json")?;
         let mut raw = ptr::null_mut();

@@ -99,8 +99,15 @@ impl Sim {
     }
 
     /// A fast stripe configuration against this simulator; `extra` is
-    /// spliced into the top-level object.
+    /// spliced into the top-level object. The ledger is memory: unless
+    /// `extra` names one.
     fn config(&self, extra: &str) -> String {
+        let ledger = if extra.contains("\"ledger\"") { "" } else { r#","ledger":"memory:""# };
+        self.config_without_ledger(&format!("{ledger}{extra}"))
+    }
+
+    /// The same, with no ledger unless `extra` names one.
+    fn config_without_ledger(&self, extra: &str) -> String {
         format!(
             r#"{{"provider":"stripe","base_url":"http://{}","create_path":"/v1/payments",
                "auth":{{"bearer":"{API_KEY}"}},
@@ -213,6 +220,18 @@ fn decline_is_failed_not_an_error() {
     assert_eq!(r.outcome(), Outcome::Failed, "{}", r.json());
     assert!(r.error().is_some_and(|e| !e.is_empty()));
     assert_eq!(sim.charges(&o), 0);
+}
+
+/// A config without "ledger" used to keep keys in memory silently; now the
+/// in-memory ledger must be written out, and the error says so.
+#[test]
+fn config_without_a_ledger_is_econfig_naming_it() {
+    let Some(sim) = sim() else { return };
+    let e = Client::new(&sim.config_without_ledger("")).unwrap_err();
+    assert_eq!(e.code, code::ECONFIG);
+    assert!(e.message.starts_with("ledger: is required"), "{e}");
+    assert!(e.message.contains("\"memory:\""), "{e}");
+    Client::new(&sim.config_without_ledger(r#","ledger":"memory:""#)).expect("memory: written out");
 }
 
 #[test]
