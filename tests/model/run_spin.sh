@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# Checks settlement.pml with SPIN against one built-in profile's decision table.
+#
+#   run_spin.sh GEN MODEL WORKDIR holds PROFILE
+#       The model must hold: pan finds no error and explores the whole state
+#       space (no "Search not completed", no "max search depth too small"), in
+#       each configuration below. Prints the state counts.
+#   run_spin.sh GEN MODEL WORKDIR revert PROFILE N HARM
+#       With fix N reverted (-DREVERT_FIXN) and only the money invariant HARM
+#       checked (double_charge | failed_but_charged), pan must find an error,
+#       and its trail must violate that invariant. Prints the trail as a story.
+#   run_spin.sh GEN - - covers PROFILE...
+#       The profiles given are exactly the library's built-in ones.
+#   run_spin.sh GEN MODEL WORKDIR check PROFILE [-Dswitch...]
+#       By hand: one run with extra switches; prints the result and, if pan
+#       found an error, the trail (SEARCH=bfs: the shortest one).
+#
+# GEN is model_gen_tables; SPIN and CC may name spin and the C compiler.
+set -euo pipefail
+gen=$1 model=$2 work=$3 mode=$4
+shift 4
+spin=${SPIN:-spin}
+cc=${CC:-cc}
+search=${SEARCH:-dfs}
+
+if [ "$mode" = covers ]; then
+  want=$(printf '%s\n' "$@" | sort)
+  have=$("$gen" --list | sort)
+  if [ "$want" != "$have" ]; then
+    echo "the model's profile list (tests/model/CMakeLists.txt) differs from the built-in profiles:" >&2
+    diff <(echo "$want") <(echo "$have") >&2 || true
+    exit 1
+  fi
+  echo "every built-in profile is checked: $(echo $have)"
+  exit 0
+fi
+
+profile=$1
+shift
+dir="$work/$profile-$mode${1:+-$1}"
+rm -rf "$dir"
+mkdir -p "$dir"
+"$gen" "$profile" > "$dir/tables.pml"
+cp "$model" "$dir/settlement.pml"
+cd "$dir"
+
+# One exhaustive run: spin generates pan.c with the switches, cc builds it, pan
+# searches: depth first with states stored collapsed (exact, smaller) to prove
+# the model holds; breadth first (search=bfs) to find the shortest trail to an
+# error. The hash table has 2^25 slots. Profiles whose tables are the same but for their name and comments
+# make the same model: the first to get there checks it, the others wait for
+# it and reuse its output (cache/, keyed by table, model, switches and spin).
+verify() {  # verify NAME SWITCH... ; leaves pan's output in NAME.out
+  local name=$1
+  shift
+  local key
+  key=$( { grep -v -e '^#define PROFILE_NAME' tables.pml | sed -e 's,/\*.*\*/,,g' | grep -v '^ *$';
+           cat settlement.pml; echo "$search $*"; "$spin" -V; } | sha256sum | cut -c1-16)
+  mkdir -p "$work/cache"
+  local start=$SECONDS note=""
+  exec 9> "$work/cache/$key.lock"
+  flock 9
+  if [ -s "$work/cache/$key.out" ] && grep -q 'errors: 0' "$work/cache/$key.out"; then
+    cp "$work/cache/$key.out" "$name.out"
+    note=" (the same table as $(cat "$work/cache/$key.who"): its result)"
+  else
+    "$spin" "$@" -a settlement.pml > "$name.spin" 2>&1 || { cat "$name.spin" >&2; exit 1; }
+    if [ "$search" = bfs ]; then searchflags=(-DBFS); else searchflags=(-DCOLLAPSE); fi
+    "$cc" -O2 -DSAFETY "${searchflags[@]}" -DMEMLIM=6144 -w -o "pan-$name" pan.c
+    local TIMEFORMAT='%U'   # pan's CPU seconds, whatever else the machine runs
+    { time "./pan-$name" -m20000 -w25 > "$name.out" 2>&1 || true; } 2> "$name.cpu"
+    echo "cpu $(cat "$name.cpu") s" >> "$name.out"
+    cp "$name.out" "$work/cache/$key.out"
+    echo "$profile" > "$work/cache/$key.who"
+  fi
+  exec 9>&-
+  echo "$name: $(grep -o 'errors: [0-9]*' "$name.out" | head -1), $(awk '/states, stored/{s=$1} /states, matched/{m=$1} /depth reached/{for(i=1;i<=NF;i++) if($i=="reached") d=$(i+1)} /^cpu /{c=$2} END{printf "%s states stored, %s matched, depth %s, search %s s CPU", s, m, d, c}' "$name.out" | tr -d ','), $((SECONDS - start)) s in all$note"
+}
+
+errors_of() { grep -o 'errors: [0-9]*' "$1.out" | head -1 | awk '{print $2}'; }
+
+exhausted() {  # the search covered everything
+  local out=$1.out
+  grep -q 'Full statespace search' "$out" || { echo "FAIL: not a full state-space search" >&2; return 1; }
+  if grep -qiE 'search not completed|max search depth too small|out of memory|aborted' "$out"; then
+    echo "FAIL: the search was cut short:" >&2
+    grep -iE 'search not completed|max search depth too small|out of memory|aborted' "$out" >&2
+    return 1
+  fi
+}
+
+story() {  # the trail of the last error, as the model narrates it
+  "$spin" -t "$@" settlement.pml 2>&1 | sed -E 's/^[[:space:]]+//; s/^(t=[0-9]+ w[0-9]:)[[:space:]]+/\1 /' |
+    grep -E '^t=[0-9]+|text of failed assertion' || true
+}
+
+case $mode in
+  holds)
+    # Two worlds: two workers whose runs may follow or overlap (worker 1 submits
+    # and may come back once, as a submit or a reconcile; worker 2 runs either
+    # once), and three workers at once (the client's submit, another worker's
+    # submit, the client's reconcile).
+    status=0
+    for config in sequential concurrent; do
+      if [ $config = sequential ]; then switches=(-DW1RUNS=2 -DW2RUNS=1 -DW3RUNS=0)
+      else switches=(-DW1RUNS=1 -DW2RUNS=1 -DW3RUNS=1); fi
+      verify "$config" "${switches[@]}"
+      if [ "$(errors_of $config)" != 0 ]; then
+        echo "FAIL: the model does not hold for profile $profile ($config):" >&2
+        story "${switches[@]}" >&2
+        status=1
+      fi
+      exhausted "$config" || status=1
+    done
+    exit $status
+    ;;
+  revert)
+    fix=$1 harm=$2
+    case $harm in
+      double_charge) only=-DONLY_DOUBLE_CHARGE; text='charges<=1' ;;
+      failed_but_charged) only=-DONLY_FAILED_BUT_CHARGED; text='failed_reported' ;;
+      *) echo "unknown harm $harm" >&2; exit 2 ;;
+    esac
+    switches=(-DREVERT_FIX$fix -DDAMAGE_ONLY $only)
+    search=bfs   # the shortest story
+    verify "revert$fix" "${switches[@]}"
+    n=$(errors_of "revert$fix")
+    if [ -z "$n" ] || [ "$n" -lt 1 ]; then
+      echo "FAIL: with fix $fix reverted, SPIN found no $harm for profile $profile" >&2
+      cat "revert$fix.out" >&2
+      exit 1
+    fi
+    trail=$(story "${switches[@]}")
+    echo "$trail"
+    if ! grep -q "text of failed assertion.*$text" <<< "$trail"; then
+      echo "FAIL: the error found is not a $harm" >&2
+      exit 1
+    fi
+    ;;
+  check)
+    verify check "$@"
+    cat check.out
+    if [ "$(errors_of check)" != 0 ]; then story "$@"; fi
+    ;;
+  *)
+    echo "unknown mode $mode" >&2
+    exit 2
+    ;;
+esac
