@@ -420,6 +420,7 @@ AttemptRun::Step AttemptRun::recorded(const Recorded& how) {
     return finish(Outcome::unknown, "the ledger could not record attempt " + std::to_string(a_.number) +
                                         "; this result is not durably recorded");
   }
+  r_.attempts.back().recorded = true;
   e_.d_.stats.on_retry(retry_reason_);
   Step s;
   s.kind = Kind::sleep;

@@ -251,7 +251,9 @@ void MultiEngine::step(Payment* p, AttemptRun::Step s) {
       LedgerBatch::Settle st;
       st.owner = p->row.lease_owner;
       st.order_id = p->row.order_id;
-      if (!result.attempts.empty()) st.last = PaymentFlow::entry_of_attempt(result.attempts.back());
+      // Unless the record step before a backoff already wrote it.
+      if (!result.attempts.empty() && !result.attempts.back().recorded)
+        st.last = PaymentFlow::entry_of_attempt(result.attempts.back());
       st.settlement = PaymentFlow::settlement_of_result(result);
       st.now = clock_.unix_ms();
       p->result = std::move(result);

@@ -307,9 +307,12 @@ PaymentResult PaymentFlow::run(const SubmitRequest& req, const Decision& d) {
     throw;
   }
   if (result.outcome == Outcome::in_progress) return result;  // lease lost: the new owner settles
-  const AttemptEntry last = result.attempts.empty() ? AttemptEntry{} : entry_of(result.attempts.back());
+  // The last attempt goes with the settlement unless the record step before
+  // a backoff already wrote it (the run then ended without sending again).
+  const bool last_unwritten = !result.attempts.empty() && !result.attempts.back().recorded;
+  const AttemptEntry last = last_unwritten ? entry_of(result.attempts.back()) : AttemptEntry{};
   try {
-    if (!ledger_.settle(row.order_id, fence, result.attempts.empty() ? nullptr : &last, settlement_of(result),
+    if (!ledger_.settle(row.order_id, fence, last_unwritten ? &last : nullptr, settlement_of(result),
                         clock_.unix_ms()))
       log_.note(kLogWarn, "lease_lost", "payment " + row.order_id + " was taken over before it could be settled");
   } catch (const LedgerError& e) {

@@ -84,6 +84,33 @@ void find_field_values(std::string_view text, std::string_view lower, std::vecto
   }
 }
 
+// Credentials and card tokens that carry their kind in a prefix, wherever
+// they appear, even as a bare value (a provider may echo one in a request-id
+// header or an error): Stripe secret and restricted keys, card tokens,
+// webhook secrets and client secrets ("pi_..._secret_..."), and JWTs.
+const char* const kTokenPrefixes[] = {"sk_live_", "sk_test_", "rk_live_", "rk_test_", "tok_", "whsec_", "eyJ"};
+
+bool token_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; }
+
+void find_tokens(std::string_view text, std::vector<Range>& out) {
+  for (const char* prefix : kTokenPrefixes) {
+    const std::string_view p(prefix);
+    for (size_t at = text.find(p); at != std::string_view::npos; at = text.find(p, at + 1)) {
+      if (at > 0 && token_char(text[at - 1])) continue;  // inside another word
+      size_t end = at + p.size();
+      while (end < text.size() && token_char(text[end])) ++end;
+      // Long enough to be a credential, not a word that happens to start so.
+      if (end - at - p.size() >= 8) out.emplace_back(at, end);
+    }
+  }
+  for (size_t at = text.find("_secret_"); at != std::string_view::npos; at = text.find("_secret_", at + 1)) {
+    size_t b = at, e = at + 8;
+    while (b > 0 && token_char(text[b - 1])) --b;
+    while (e < text.size() && token_char(text[e])) ++e;
+    if (e - at > 8 + 4) out.emplace_back(b, e);
+  }
+}
+
 // A digit group: maximal run of digits, [begin, end) in the text.
 struct Group {
   size_t begin, end;
@@ -203,6 +230,7 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   find_field_values(text, lower, hide);
   find_card_numbers(text, hide);
+  find_tokens(text, hide);
   if (hide.empty()) return utf8_clean(text);
 
   std::sort(hide.begin(), hide.end());

@@ -26,6 +26,9 @@ struct AttemptRecord {
   std::string provider_request_id;
   bool replayed = false;            // provider said: replay of a stored response
   bool reused_connection = false;
+  // The driver made it durable before the backoff (the record step): the
+  // settlement must not write it a second time.
+  bool recorded = false;
 };
 
 struct PaymentResult {

@@ -987,7 +987,7 @@ TEST_F(Holes, hole16_a_card_number_echoed_as_the_payment_id_is_redacted_everywhe
 // unchanged. Run with --gtest_also_run_disabled_tests to see it fail; enable
 // it once provider-echoed credential-shaped values (tok_/sk_/rk_/pk_ live or
 // test prefixes, say) are redacted.
-TEST_F(Holes, DISABLED_hole16_a_live_token_echoed_as_the_request_id_is_redacted_everywhere) {
+TEST_F(Holes, hole16_a_live_token_echoed_as_the_request_id_is_redacted_everywhere) {
   const std::string token = "tok_live_abcdefghijklmnop";
   RawServer server([&](const RawRequest&) {
     return http(200, R"({"id":"pay_1","object":"payment","status":"succeeded"})", "Request-Id: " + token + "\r\n");
@@ -1020,7 +1020,7 @@ TEST_F(Holes, DISABLED_hole16_a_live_token_echoed_as_the_request_id_is_redacted_
 
 int refuse_attempt_2(pay_headers*, const pay_attempt_info* info, void*) { return info->attempt >= 2 ? 1 : 0; }
 
-TEST_F(Holes, DISABLED_a_run_ending_after_a_recorded_retry_settles_without_writing_that_entry_again) {
+TEST_F(Holes, a_run_ending_after_a_recorded_retry_settles_without_writing_that_entry_again) {
   pay_client_options o;
   pay_client_options_init(&o, PAY_CLIENT_OPTIONS_VERSION);
   o.request_hook = &refuse_attempt_2;

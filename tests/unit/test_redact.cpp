@@ -191,6 +191,20 @@ TEST(Redact, ShortSecretsDoNotShredTheText) {
   EXPECT_EQ(redact("a b c abc", {"abc"}), "a b c abc");
 }
 
+// Hole 16: a credential or card token a provider echoes bare (in a
+// request-id header, an error) carries its kind in its prefix.
+TEST(Redact, CredentialShapedTokensAreMaskedWhereverTheyAppear) {
+  for (const char* secret : {"tok_live_abcdefghijklmnop", "sk_live_51Habcdefghijkl", "rk_test_0123456789ab",
+                             "whsec_abcdefghijklmn", "pi_3Nq2abc_secret_Zx9yW8vU7t",
+                             "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefghijk"}) {
+    const std::string out = redact(std::string("Request-Id: ") + secret + " (retry)");
+    EXPECT_EQ(out.find(secret), std::string::npos) << out;
+    EXPECT_NE(out.find("(retry)"), std::string::npos) << out;
+  }
+  // Short or embedded look-alikes are words, not credentials.
+  EXPECT_EQ(redact("tok_short and stock_live_abcdefghijklmnop"), "tok_short and stock_live_abcdefghijklmnop");
+}
+
 // Hole 16: a security code written as prose survived before.
 TEST(Redact, SecurityCodeWrittenAsProseIsMasked) {
   for (const char* text : {"card declined: cvc 737 wrong", "CVV 1234 mismatch", "csc  999", "security_code 123."}) {
