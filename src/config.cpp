@@ -214,11 +214,12 @@ std::vector<std::string> Config::secrets() const {
   }
   if (!ledger_secret.empty()) out.push_back(ledger_secret);
   // A database URL may carry a password (user:pass@host). A password may
-  // hold a raw '@' itself: the host starts after the last '@' before the
-  // path, so everything between the first ':' and that '@' is the password.
+  // hold a raw '@' or '/' itself: the host starts after the last '@' before
+  // the query (as the PostgreSQL ledger reads it), so everything between the
+  // first ':' and that '@' is the password.
   if (const size_t scheme = ledger_url.find("://"); scheme != std::string::npos) {
-    const size_t path = ledger_url.find('/', scheme + 3);
-    const size_t at = ledger_url.rfind('@', path == std::string::npos ? std::string::npos : path);
+    const size_t query = ledger_url.find('?', scheme + 3);
+    const size_t at = ledger_url.rfind('@', query == std::string::npos ? std::string::npos : query);
     if (at != std::string::npos && at > scheme) {
       const size_t colon = ledger_url.find(':', scheme + 3);
       if (colon != std::string::npos && colon < at) out.push_back(ledger_url.substr(colon + 1, at - colon - 1));

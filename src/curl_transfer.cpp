@@ -95,8 +95,10 @@ void CurlTransfer::prepare(CURL* h, const HttpRequest& req, const CurlOptions& o
 
   curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  // "" disables every proxy, the environment's included.
+  // "" disables every proxy, the environment's included; and a configured
+  // proxy is used for every host, whatever NO_PROXY says.
   curl_easy_setopt(h, CURLOPT_PROXY, options.proxy.c_str());
+  curl_easy_setopt(h, CURLOPT_NOPROXY, "");
   curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
                    static_cast<long>(options.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1));
   // Over TLS, wait for a connection that may multiplex rather than open one

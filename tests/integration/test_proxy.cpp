@@ -302,12 +302,11 @@ TEST_F(Proxy, a_configured_proxy_carries_every_request_and_the_environment_s_doe
   expect_one_key_and_identical_bytes();
 }
 
-// DISABLED: fails today. libcurl still reads no_proxy / NO_PROXY from the
-// environment when CURLOPT_PROXY is set (unless CURLOPT_NOPROXY is), so a
-// NO_PROXY naming the provider's host sends the payment straight to it,
-// around the proxy the config names. src/curl_transfer.cpp would need
-// CURLOPT_NOPROXY "" whenever it sets a non-empty proxy. Enable with that fix.
-TEST_F(Proxy, DISABLED_no_proxy_in_the_environment_does_not_bypass_a_configured_proxy) {
+// libcurl reads no_proxy / NO_PROXY from the environment even when
+// CURLOPT_PROXY is set, unless CURLOPT_NOPROXY is: a NO_PROXY naming the
+// provider's host must not send the payment straight to it, around the
+// proxy the config names (curl_transfer.cpp sets CURLOPT_NOPROXY "").
+TEST_F(Proxy, no_proxy_in_the_environment_does_not_bypass_a_configured_proxy) {
   FakeProxy configured;
   ProxyEnvironment env(configured.url());
   env.exempt("127.0.0.1,localhost");

@@ -336,6 +336,14 @@ TEST(Config, PostgresPasswordIsASecret) {
   EXPECT_EQ(c.secrets(), std::vector<std::string>{"s3cret-pw"});
 }
 
+TEST(Config, PostgresPasswordWithARawSlashIsWhollyASecret) {
+  // The path does not start inside the password: the host is after the last '@'.
+  const Config c = parse_config(R"({"base_url":"https://a.test","ledger":"postgresql://app:pa/ss@db.example/pay"})");
+  const auto s = c.secrets();
+  EXPECT_NE(std::find(s.begin(), s.end(), "pa/ss"), s.end());
+  EXPECT_FALSE(has(redact("cannot connect to " + c.ledger_url, s), "pa/ss"));
+}
+
 TEST(Config, PostgresPasswordWithARawAtIsWhollyASecret) {
   // The host starts after the LAST '@' before the path: the password is
   // "p@ss", not "p" (which would leave "ss" in every log line).

@@ -209,9 +209,11 @@ TEST(Redact, CredentialShapedTokensAreMaskedWhereverTheyAppear) {
 TEST(Redact, SecurityCodeWrittenAsProseIsMasked) {
   for (const char* text : {"card declined: cvc 737 wrong", "CVV 1234 mismatch", "csc  999", "security_code 123."}) {
     const std::string out = redact(text);
-    for (const char* code : {"737", "1234", "999", "123"})
-      if (std::string(text).find(code) != std::string::npos)
+    for (const char* code : {"737", "1234", "999", "123"}) {
+      if (std::string(text).find(code) != std::string::npos) {
         EXPECT_EQ(out.find(code), std::string::npos) << text << " -> " << out;
+      }
+    }
   }
   // Prose that merely names the field keeps its other numbers.
   EXPECT_EQ(redact("cvc 12345678 is not a code"), "cvc 12345678 is not a code");
