@@ -4,7 +4,8 @@
 #   run_spin.sh GEN MODEL WORKDIR holds PROFILE
 #       The model must hold: pan finds no error and explores the whole state
 #       space (no "Search not completed", no "max search depth too small"), in
-#       each configuration below. Prints the state counts.
+#       each configuration below, and reaches every marker settlement.pml sets
+#       ("must be reached"). Prints the state counts.
 #   run_spin.sh GEN MODEL WORKDIR revert PROFILE N HARM
 #       With fix N reverted (-DREVERT_FIXN) and only the money invariant HARM
 #       checked (double_charge | failed_but_charged), pan must find an error,
@@ -62,14 +63,20 @@ verify() {  # verify NAME SWITCH... ; leaves pan's output in NAME.out
   flock 9
   if [ -s "$work/cache/$key.out" ] && grep -q 'errors: 0' "$work/cache/$key.out"; then
     cp "$work/cache/$key.out" "$name.out"
+    cp "$work/cache/$key.fsm" "$name.fsm"
     note=" (the same table as $(cat "$work/cache/$key.who"): its result)"
   else
-    "$spin" "$@" -a settlement.pml > "$name.spin" 2>&1 || { cat "$name.spin" >&2; exit 1; }
+    # Depth first, -o3: no statement merging, so that pan -d lists every
+    # statement's states (the markers below); a few per cent more states.
+    if [ "$search" = bfs ]; then spinflags=(); else spinflags=(-o3); fi
+    "$spin" "${spinflags[@]}" "$@" -a settlement.pml > "$name.spin" 2>&1 || { cat "$name.spin" >&2; exit 1; }
     if [ "$search" = bfs ]; then searchflags=(-DBFS); else searchflags=(-DCOLLAPSE); fi
     "$cc" -O2 -DSAFETY "${searchflags[@]}" -DMEMLIM=6144 -w -o "pan-$name" pan.c
     local TIMEFORMAT='%U'   # pan's CPU seconds, whatever else the machine runs
     { time "./pan-$name" -m20000 -w25 > "$name.out" 2>&1 || true; } 2> "$name.cpu"
     echo "cpu $(cat "$name.cpu") s" >> "$name.out"
+    "./pan-$name" -d > "$name.fsm"
+    cp "$name.fsm" "$work/cache/$key.fsm"
     cp "$name.out" "$work/cache/$key.out"
     echo "$profile" > "$work/cache/$key.who"
   fi
@@ -87,6 +94,27 @@ exhausted() {  # the search covered everything
     grep -iE 'search not completed|max search depth too small|out of memory|aborted' "$out" >&2
     return 1
   fi
+}
+
+# The markers settlement.pml sets ("seen_mark = N  /* must be reached */", and
+# "... with a lookup" for a profile that has one) that no state of the search
+# reached: a check that never charged, never took a row over or never re-sent
+# would pass without meaning anything. A marker's states are in pan -d; the
+# ones the search never reached are in its "unreached" list.
+unreached_markers() {
+  local name=$1 marks k all un
+  marks=$(grep -E 'seen_mark = [0-9]+;? +/\* must be reached \*/' settlement.pml | grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')
+  if grep -q '^#define LOOKUP_USABLE 1' tables.pml; then
+    marks="$marks $(grep -E 'seen_mark = [0-9]+;? +/\* must be reached with a lookup \*/' settlement.pml |
+                    grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')"
+  fi
+  for k in $marks; do
+    all=$(grep -E "=> seen_mark = $k\$" "$name.fsm" | awk '{print $2}' | sort -u)
+    un=$(grep -E "state [0-9]+, \"seen_mark = $k\"" "$name.out" | grep -oE 'state [0-9]+' | awk '{print $2}' | sort -u)
+    if [ -z "$all" ] || [ -z "$(comm -23 <(echo "$all") <(echo "$un"))" ]; then
+      echo "$(grep -E "seen_mark = $k[; ]" settlement.pml | sed 's/^ *//' | head -1)"
+    fi
+  done
 }
 
 story() {  # the trail of the last error, as the model narrates it
@@ -111,6 +139,12 @@ case $mode in
         status=1
       fi
       exhausted "$config" || status=1
+      missed=$(unreached_markers "$config")
+      if [ -n "$missed" ]; then
+        echo "FAIL: the $config search never reached:" >&2
+        echo "$missed" >&2
+        status=1
+      fi
     done
     exit $status
     ;;
@@ -121,8 +155,8 @@ case $mode in
       failed_but_charged) only=-DONLY_FAILED_BUT_CHARGED; text='failed_reported' ;;
       *) echo "unknown harm $harm" >&2; exit 2 ;;
     esac
-    switches=(-DREVERT_FIX$fix -DDAMAGE_ONLY $only)
     search=bfs   # the shortest story
+    switches=(-DREVERT_FIX$fix -DDAMAGE_ONLY $only -DBFS_SEARCH)
     verify "revert$fix" "${switches[@]}"
     n=$(errors_of "revert$fix")
     if [ -z "$n" ] || [ "$n" -lt 1 ]; then
@@ -138,6 +172,7 @@ case $mode in
     fi
     ;;
   check)
+    if [ "$search" = bfs ]; then set -- "$@" -DBFS_SEARCH; fi
     verify check "$@"
     cat check.out
     if [ "$(errors_of check)" != 0 ]; then story "$@"; fi

@@ -28,6 +28,12 @@
  * a 500 that followed processing be lost on the way back like any other
  * answer. docs/model.md says what each of them finds.
  *
+ * The statements "seen_mark = N" mark behaviours a check must have seen for its
+ * "no error" to mean something (run_spin.sh holds them to pan's list of
+ * unreached states): a charge, a takeover, a re-send after reading the
+ * history, each settlement, a fenced-off run, a flagged result, and with a
+ * lookup: a charge found, a proof of absence, a lagging replica.
+ *
  * Time is a small integer. Everything a process does in one atomic block
  * happens at one instant; between two blocks the clock may move, every other
  * process may act, and the process may stall for as long as it likes (or
@@ -115,6 +121,14 @@ byte lfails;
 /* What callers were told. */
 bool failed_reported;
 
+/* Marks what a search reached (see run_spin.sh); hidden: not part of the
+   state. pan's breadth-first search allows no hidden variable. */
+#ifdef BFS_SEARCH
+byte seen_mark;
+#else
+hidden byte seen_mark;
+#endif
+
 /* Narration for trail replays (spin -t); pan does not print it. */
 #define SAY(x) printf("t=%d w%d: ", now, me); printf x
 
@@ -159,6 +173,7 @@ inline take_claim(may_send) {
         its lease, after which no byte of it can leave (fix 4). */
      h_maybe = true;
      h_forbid = true;
+     seen_mark = 2;   /* must be reached */
      if
      :: lease_until > h_last -> h_last = lease_until
      :: else
@@ -256,7 +271,8 @@ inline submit_decide() {
      mhp = h_maybe;     /* fix 2: from the history */
 #endif
      if
-     :: go -> SAY(("reads the history (may have been processed: %d; a send the profile would not repeat: %d): re-sends\n", h_maybe, h_forbid))
+     :: go -> SAY(("reads the history (may have been processed: %d; a send the profile would not repeat: %d): re-sends\n", h_maybe, h_forbid));
+        seen_mark = 3   /* must be reached */
      :: else -> SAY(("reads the history (may have been processed: %d; a send the profile would not repeat: %d): will not re-send\n", h_maybe, h_forbid))
      fi;
      if
@@ -297,6 +313,7 @@ inline send_request() {
      p_prev = p_state;
      if
      :: charges++; p_state = CHARGED;
+        seen_mark = 1;   /* must be reached */
         if
         :: ans = A_2XX
         :: ans = A_500
@@ -404,13 +421,14 @@ inline finish_run() {
         :: else
         fi;
 #endif
-        flagged = true
+        flagged = true;
+        seen_mark = 7    /* must be reached */
 #endif
      :: HOLDS ->
         if :: pend -> hist_add() :: else fi;
         if
-        :: outcome == R_SUCCEEDED -> row = SUCCEEDED
-        :: outcome == R_FAILED -> row = FAILED
+        :: outcome == R_SUCCEEDED -> row = SUCCEEDED; seen_mark = 4   /* must be reached */
+        :: outcome == R_FAILED -> row = FAILED; seen_mark = 5         /* must be reached */
         :: else -> row = UNKNOWN
         fi;
         SAY(("settles the row %e\n", row));
@@ -422,6 +440,7 @@ inline finish_run() {
         money_check()
      :: !HOLDS ->
         SAY(("its settle is fenced off (the row is another claim's now)\n"));
+        seen_mark = 6;   /* must be reached */
 #ifndef STALE_RESULT
         outcome = R_IN_PROGRESS    /* fenced off: the run stops, the new holder settles */
 #else
@@ -507,7 +526,7 @@ proctype Worker(byte me; byte maxruns; bool must; mtype kinds) {
                 latest processing, or nothing at all before the first one. */
              if
              :: view = p_state
-             :: now < p_last_at + GRACE -> view = p_prev
+             :: now < p_last_at + GRACE -> view = p_prev; seen_mark = 13   /* must be reached with a lookup */
              :: now < p_at + GRACE -> view = NOTHING
              fi;
              if
@@ -532,12 +551,14 @@ proctype Worker(byte me; byte maxruns; bool must; mtype kinds) {
              :: else -> SAY(("writes the lookup (%e)\n", la))
              fi;
              if
-             :: HOLDS && la == L_CHARGED -> row = SUCCEEDED; tok = 0; resume = false; report(R_SUCCEEDED)
+             :: HOLDS && la == L_CHARGED -> row = SUCCEEDED; tok = 0; resume = false; report(R_SUCCEEDED);
+                seen_mark = 11   /* must be reached with a lookup */
              :: HOLDS && la == L_DECLINED -> row = FAILED; tok = 0; resume = false; money_check(); report(R_FAILED)
              :: HOLDS && la == L_NOT_FOUND ->
                 if
                 :: absent ->
                    h_maybe = false;      /* a lookup entry "absent" clears every send before it */
+                   seen_mark = 12;         /* must be reached with a lookup */
                    h_forbid = false;
 #ifdef REVERT_FIX2
                    col_maybe = false;    /* ... and the old column said not_sent */
