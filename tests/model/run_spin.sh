@@ -23,6 +23,7 @@ shift 4
 spin=${SPIN:-spin}
 cc=${CC:-cc}
 search=${SEARCH:-dfs}
+self=$(readlink -f "$0")
 
 if [ "$mode" = covers ]; then
   want=$(printf '%s\n' "$@" | sort)
@@ -48,15 +49,17 @@ cd "$dir"
 # One exhaustive run: spin generates pan.c with the switches, cc builds it, pan
 # searches: depth first with states stored collapsed (exact, smaller) to prove
 # the model holds; breadth first (search=bfs) to find the shortest trail to an
-# error. The hash table has 2^25 slots. Profiles whose tables are the same but for their name and comments
-# make the same model: the first to get there checks it, the others wait for
-# it and reuse its output (cache/, keyed by table, model, switches and spin).
+# error. The hash table has 2^25 slots. Profiles whose tables are the same but
+# for their name and comments make the same model: the first to get there
+# checks it, the others wait for it and reuse its output (cache/, keyed by
+# table, model, this script, switches and spin's version; only a search that
+# found no error is reused).
 verify() {  # verify NAME SWITCH... ; leaves pan's output in NAME.out
   local name=$1
   shift
   local key
   key=$( { grep -v -e '^#define PROFILE_NAME' tables.pml | sed -e 's,/\*.*\*/,,g' | grep -v '^ *$';
-           cat settlement.pml; echo "$search $*"; "$spin" -V; } | sha256sum | cut -c1-16)
+           cat settlement.pml "$self"; echo "$search $*"; "$spin" -V; } | sha256sum | cut -c1-16)
   mkdir -p "$work/cache"
   local start=$SECONDS note=""
   exec 9> "$work/cache/$key.lock"
@@ -64,7 +67,7 @@ verify() {  # verify NAME SWITCH... ; leaves pan's output in NAME.out
   if [ -s "$work/cache/$key.out" ] && grep -q 'errors: 0' "$work/cache/$key.out"; then
     cp "$work/cache/$key.out" "$name.out"
     cp "$work/cache/$key.fsm" "$name.fsm"
-    note=" (the same table as $(cat "$work/cache/$key.who"): its result)"
+    note=" (reused: the search made for $(cat "$work/cache/$key.who"), the same table and model)"
   else
     # Depth first, -o3: no statement merging, so that pan -d lists every
     # statement's states (the markers below); a few per cent more states.
