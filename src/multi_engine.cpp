@@ -176,8 +176,7 @@ void MultiEngine::flush() {
         complete(p, p->error, std::move(p->result));
         continue;
       }
-      if (!s.ok)
-        log_.note(kLogWarn, "lease_lost", "payment " + s.order_id + " was taken over before it could be settled");
+      if (!s.ok && !p->error) flow_.lost_at_settle(p->result);
       complete(p, p->error, std::move(p->result));
     }
   }

@@ -314,7 +314,7 @@ PaymentResult PaymentFlow::run(const SubmitRequest& req, const Decision& d) {
   try {
     if (!ledger_.settle(row.order_id, fence, last_unwritten ? &last : nullptr, settlement_of(result),
                         clock_.unix_ms()))
-      log_.note(kLogWarn, "lease_lost", "payment " + row.order_id + " was taken over before it could be settled");
+      lost_at_settle(result);
   } catch (const LedgerError& e) {
     // The request went out: the caller gets what the provider said, marked
     // as not durably recorded, never an error that reads as "not sent".
@@ -323,8 +323,28 @@ PaymentResult PaymentFlow::run(const SubmitRequest& req, const Decision& d) {
   return result;
 }
 
+void PaymentFlow::lost_at_settle(PaymentResult& r) const {
+  log_.note(kLogWarn, "lease_lost", "payment " + r.order_id + " was taken over before it could be settled");
+  // Another run holds the payment now and may have sent it since: this run's
+  // "no charge" speaks for its own request only, so it is not the answer.
+  // (A success stays one: the provider charged under this key.)
+  if (r.outcome == Outcome::failed) {
+    r.outcome = Outcome::in_progress;
+    r.delivery = Delivery::maybe_processed;
+    r.error = "another worker took this payment over before its decline could be recorded; ask the ledger";
+  }
+}
+
 void PaymentFlow::mark_unrecorded(PaymentResult& r, const std::string& why) const {
   if (r.ledger_error.empty()) r.ledger_error = redact(why, config_.secrets());
+  // A decline the ledger does not hold is not final: the row stays IN_FLIGHT
+  // and a later run may send the payment again, after the caller, told
+  // FAILED, made a new order. Reported UNKNOWN, with the provider's words.
+  if (r.outcome == Outcome::failed) {
+    r.outcome = Outcome::unknown;
+    r.delivery = Delivery::maybe_processed;
+    r.error = redact("declined (" + r.error + "), but the decline is not durably recorded", config_.secrets());
+  }
   log_.note(kLogError, "ledger_failed",
             "payment " + r.order_id + ": " + r.ledger_error + "; the result (" + outcome_name(r.outcome) +
                 ") is not durably recorded");

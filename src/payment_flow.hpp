@@ -77,6 +77,8 @@ class PaymentFlow {
   // The settlement of a finished run, and the attempt that goes with it.
   // What would settle a payment that must never be re-sent, in words.
   std::string settle_hint() const;
+  // A result whose settlement was fenced off: another run took the payment.
+  void lost_at_settle(PaymentResult& r) const;
   // Marks a result whose request went out but whose ledger write failed.
   void mark_unrecorded(PaymentResult& r, const std::string& why) const;
   static Settlement settlement_of_result(const PaymentResult& r);
