@@ -8,6 +8,7 @@
 
 #include "backoff.hpp"
 #include "error.hpp"
+#include "form_encoding.hpp"
 #include "json_path.hpp"
 #include "json_util.hpp"
 #include "redact.hpp"
@@ -93,6 +94,12 @@ void Engine::validate(const SubmitRequest& r) const {
     if (!j || !cJSON_IsObject(j.get()))
       throw Error(Errc::invalid, "body must be a JSON object: profile " + profile_.name + " carries the key inside it");
   }
+  if (profile_.encoding == Encoding::form && !looks_form_encoded(r.body)) {
+    JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
+    if (!j || !cJSON_IsObject(j.get()))
+      throw Error(Errc::invalid, "body must be a JSON object (payretry encodes it as form fields) or form fields "
+                                 "(name=value&...): profile " + profile_.name + " sends form bodies");
+  }
   if (const std::string& ref = profile_.lookup.reference_path; !ref.empty()) {
     // The lookup searches by this reference: a payment made under another
     // one would read as "not found", and could be sent a second time.
@@ -157,7 +164,7 @@ std::string Engine::path_for(const SubmitRequest& r) const {
 Headers Engine::base_headers(const std::string& key) const {
   Headers h;
   h.reserve(6 + config_.auth_headers.size() + config_.extra_headers.size());
-  h.emplace_back("Content-Type", "application/json");
+  h.emplace_back("Content-Type", content_type_of(profile_.encoding));
   h.emplace_back("Accept", "application/json");
   h.emplace_back("User-Agent", "payretry/" PAYRETRY_VERSION_STRING);
   if (profile_.identity.mode == IdentityMode::header) h.emplace_back(profile_.identity.name, key);
@@ -208,6 +215,14 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
       keyed_body_ = std::move(with_ref);
       body_ = keyed_body_;
     }
+  }
+  // A form profile gets the finished document as form fields, encoded once
+  // here (the same document always gives the same bytes); fields the caller
+  // wrote by hand go as given.
+  if (profile.encoding == Encoding::form && !looks_form_encoded(body_)) {
+    JsonPtr j(cJSON_ParseWithLength(body_.data(), body_.size()));
+    keyed_body_ = form_encode_json(j.get());
+    body_ = keyed_body_;
   }
   path_ = e_.path_for(req);
   url_ = e_.config_.base_url + path_;
@@ -330,6 +345,12 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
     if (!profile.replay_header.empty()) a_.replayed = says_replayed(t.response, profile.replay_header);
     r_.http_status = t.response.status;
     r_.body = t.response.body;
+    // An error that names the payment it made keeps that id for a lookup.
+    if (c.verdict != Verdict::success && !profile.error_id_path.empty()) {
+      JsonPtr j(cJSON_ParseWithLength(r_.body.data(), r_.body.size()));
+      const auto id = json_path_strings(j.get(), profile.error_id_path);
+      if (!id.empty() && !id.front().empty()) r_.provider_payment_id = redact(id.front(), e_.secrets_);
+    }
   }
   const bool earlier_may_have_processed = may_have_processed_;
   may_have_processed_ = may_have_processed_ || c.may_have_processed;

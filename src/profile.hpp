@@ -78,6 +78,16 @@ inline bool resend_always_safe(ReplayKind k) {
   return k == ReplayKind::all_answers || k == ReplayKind::current_state || k == ReplayKind::reference;
 }
 
+// How a create body travels. The caller gives a JSON document either way.
+enum class Encoding {
+  json,  // the document's bytes as given, Content-Type: application/json
+  form,  // form fields with bracketed nesting (Stripe v1),
+         // Content-Type: application/x-www-form-urlencoded; a body that is
+         // already form fields is sent as given
+};
+const char* encoding_name(Encoding e);
+const char* content_type_of(Encoding e);
+
 // How to ask the provider what really happened (DESIGN §5 "lookup").
 struct Lookup {
   // "order_id": GET by merchant reference; "provider_id": GET by the
@@ -108,6 +118,7 @@ struct Profile {
   std::vector<std::string> sources;      // research tags the values come from
   Identity identity;
   std::string create_path;
+  Encoding encoding = Encoding::json;
   // How long the provider honours a key; nullopt = forever (a reference).
   std::optional<int64_t> retention_ms = int64_t(24) * 3600 * 1000;
   // What a same-key re-send gets (see ReplayKind). Reconcile and resumed
@@ -117,6 +128,10 @@ struct Profile {
   std::string replay_header = "Idempotent-Replayed";
   std::vector<std::string> request_id_headers = {"Request-Id", "X-Request-Id"};
   std::string id_path = "$.id";          // provider payment id in a create response
+  // Where an answer that is not a success still names the payment it made
+  // (Stripe's error.payment_intent.id): kept, so that a payment left UNKNOWN
+  // can be looked up by id. Empty: errors are not read for an id.
+  std::string error_id_path;
   std::string status_path = "$.status";  // provider status word in a create response
   // Ordered; the first match decides. The generic defaults (DESIGN §3) follow
   // every profile's own rules.

@@ -62,6 +62,12 @@ const char* replay_kind_name(ReplayKind k) {
   return "?";
 }
 
+const char* encoding_name(Encoding e) { return e == Encoding::form ? "form" : "json"; }
+
+const char* content_type_of(Encoding e) {
+  return e == Encoding::form ? "application/x-www-form-urlencoded" : "application/json";
+}
+
 std::optional<ReplayKind> parse_replay_kind(std::string_view s) {
   for (ReplayKind k : {ReplayKind::none, ReplayKind::success_only, ReplayKind::all_answers, ReplayKind::current_state,
                        ReplayKind::reference})
@@ -421,7 +427,7 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
   const cJSON* v = doc.get();
   object_at(v, P);
   check_members(v, P,
-                {"name", "extends", "sources", "notes", "identity", "create_path", "retention_ms",
+                {"name", "extends", "sources", "notes", "identity", "create_path", "encoding", "retention_ms",
                  "replays_server_errors", "replay", "replay_header", "request_id_headers", "response", "classify",
                  "lookup"});
 
@@ -464,6 +470,13 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
     if (!p.create_path.empty() && (p.create_path[0] != '/' || !visible_ascii(p.create_path)))
       fail(member(P, "create_path"), "must be empty or start with / and hold no spaces or control characters");
   }
+  if (const cJSON* e = cJSON_GetObjectItemCaseSensitive(v, "encoding")) {
+    const std::string ep = member(P, "encoding");
+    const std::string s = string_at(e, ep);
+    if (s == "json") p.encoding = Encoding::json;
+    else if (s == "form") p.encoding = Encoding::form;
+    else fail(ep, "must be json or form");
+  }
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "retention_ms")) {
     // null: the identity never expires (a merchant reference).
     if (cJSON_IsNull(r)) p.retention_ms.reset();
@@ -490,8 +503,10 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "response")) {
     const std::string rp = member(P, "response");
     object_at(r, rp);
-    check_members(r, rp, {"id_path", "status_path"});
+    check_members(r, rp, {"id_path", "status_path", "error_id_path"});
     if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(r, "id_path")) p.id_path = json_path_at(s, member(rp, "id_path"), true);
+    if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(r, "error_id_path"))
+      p.error_id_path = json_path_at(s, member(rp, "error_id_path"), true);
     if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(r, "status_path"))
       p.status_path = json_path_at(s, member(rp, "status_path"), true);
   }

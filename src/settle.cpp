@@ -298,7 +298,10 @@ PaymentResult Settler::query(const std::string& order_id) {
   if (lk.by == "replay")
     return unchanged(row, "provider " + profile_.name + "'s only lookup is a same-key re-send: reconcile with the body");
   if (!can_look_up(row))
-    return unchanged(row, "no provider payment id is known, and provider " + profile_.name + " looks up by id only");
+    return unchanged(row, "no provider payment id is known, and provider " + profile_.name + " looks up by id only" +
+                              (resend_always_safe(profile_.replay)
+                                   ? std::string(": a same-key re-send settles it (reconcile with the body)")
+                                   : std::string()));
   const std::optional<PaymentRow> claimed =
       flow_.claim(row, config_.retry.deadline_ms + config_.lease_margin_ms, false);
   if (!claimed) return flow_.stored_result(row, "another worker holds this payment");

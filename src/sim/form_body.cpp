@@ -27,7 +27,7 @@ bool form_decode(std::string_view in, std::string* out) {
   return true;
 }
 
-bool parse_form_payment(std::string_view body, FormPayment* out) {
+bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_order_id) {
   bool have_amount = false, have_order = false, have_currency = false;
   std::string name, value;
   while (!body.empty()) {
@@ -49,7 +49,7 @@ bool parse_form_payment(std::string_view body, FormPayment* out) {
     } else if (name == "currency" && !have_currency) {
       out->currency = value;
       have_currency = true;
-    } else if (name == "metadata[order_id]" && !have_order) {
+    } else if ((name == "metadata[order_id]" || (plain_order_id && name == "order_id")) && !have_order) {
       if (value.empty() || value.find('\0') != std::string::npos) return false;
       out->order_id = value;
       have_order = true;

@@ -23,8 +23,10 @@ struct FormPayment {
 bool form_decode(std::string_view in, std::string* out);
 
 // Parses the fields above (first occurrence wins). False when the body is malformed, the amount
-// is not a positive integer, or metadata[order_id] is missing or empty.
-bool parse_form_payment(std::string_view body, FormPayment* out);
+// is not a positive integer, or metadata[order_id] is missing or empty. With `plain_order_id`
+// (the /v1/payments alias, whose JSON form names the order "order_id") a top-level order_id
+// field names the order too.
+bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_order_id = false);
 
 // Stripe's PaymentIntent object for a charge "pay_<number>": id "pi_<number>".
 void format_payment_intent(std::string& out, uint64_t number, std::string_view order_id,

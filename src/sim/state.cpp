@@ -207,10 +207,10 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
     return Disposition::respond;
   }
   ParsedPayment p;
-  if (format == BodyFormat::form) {
-    // Only the Stripe profile routes here. The identity is metadata[order_id]; the fingerprint
-    // below is still the raw body.
-    if (!parse_form_payment(body, &p.form)) {
+  if (format != BodyFormat::json) {
+    // Only the Stripe profile routes here. The identity is metadata[order_id] (or order_id at
+    // the /v1/payments alias); the fingerprint below is still the raw body.
+    if (!parse_form_payment(body, &p.form, format == BodyFormat::form_alias)) {
       set_canned(out, prof.invalid);
       return Disposition::respond;
     }

@@ -157,7 +157,10 @@ TEST_F(Concurrent, batch_retries_with_timers_the_same_key_and_bytes_and_records_
     std::lock_guard<std::mutex> lock(rec_.mu);
     for (const SentAttempt& s : rec_.sent) {
       for (const auto& o : b.orders)
-        if (s.body.find("\"" + o + "\"") != std::string::npos) by_order[o].push_back(s);
+        // A JSON body names the order "o"; Stripe's form body =o.
+        if (s.body.find("\"" + o + "\"") != std::string::npos || s.body.find("=" + o + "&") != std::string::npos ||
+            s.body.size() >= o.size() + 1 && s.body.compare(s.body.size() - o.size() - 1, std::string::npos, "=" + o) == 0)
+          by_order[o].push_back(s);
     }
   }
   ASSERT_EQ(by_order["retry-1"].size(), 3u);

@@ -116,7 +116,8 @@ TEST_F(Settle, NotFoundIsProofOnlyAfterTheGracePeriod) {
 }
 
 TEST_F(Settle, ReplayOnlyProviderIsSettledByASameKeyResendWithTheBody) {
-  // Stripe offers no lookup by merchant reference: its safe lookup is a
+  // Stripe offers no lookup by merchant reference, and a payment whose
+  // answers were lost has no PaymentIntent id to read: its safe lookup is a
   // same-key re-send within 24 h, which needs the body.
   sim_->script("s-r", {"lost_response", "lost_response", "lost_response", "lost_response"});
   auto c = client(config());

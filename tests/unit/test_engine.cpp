@@ -89,6 +89,21 @@ TEST(Engine, StripeProfileSendsToItsCreatePathWithTheKeyHeader) {
   EXPECT_EQ(h.transport.sent[0].one("Idempotency-Key"), "k1");
 }
 
+TEST(Engine, AnErrorThatNamesItsPaymentIntentKeepsTheIdForALookup) {
+  // Stripe answers an error about a PaymentIntent with the object itself
+  // (error.payment_intent); a payment left UNKNOWN can then be read by id.
+  Harness h("stripe");
+  h.transport.script = {http(500, R"({"error":{"type":"api_error","payment_intent":{"id":"pi_kept","status":"processing"}}})",
+                             {{"Stripe-Should-Retry", "false"}})};
+  const PaymentResult r = h.submit("order-1", R"({"amount":100,"currency":"usd"})", "k1");
+  EXPECT_EQ(r.outcome, Outcome::unknown);
+  EXPECT_EQ(r.provider_payment_id, "pi_kept");
+  // A profile without error_id_path reads no id from errors.
+  Harness g("generic");
+  g.transport.script = {http(400, R"({"error":{"payment_intent":{"id":"pi_x"}},"id":"err_1"})")};
+  EXPECT_EQ(g.submit("order-1", kBody, "k1").provider_payment_id, "");
+}
+
 TEST(Engine, PerRequestPathOverridesTheConfigPath) {
   Harness h;
   h.transport.script = {ok_200()};

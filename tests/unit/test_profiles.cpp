@@ -189,7 +189,13 @@ TEST(Profiles, stripe_keeps_the_core_behaviour) {
   EXPECT_EQ(s.retention_ms, int64_t(86400000));
   EXPECT_EQ(s.replay, ReplayKind::all_answers);
   EXPECT_EQ(s.request_id_headers, Strings{"Request-Id"});
-  EXPECT_EQ(s.lookup.by, "replay");
+  EXPECT_EQ(s.encoding, Encoding::form);
+  EXPECT_EQ(s.lookup.by, "provider_id");
+  EXPECT_EQ(s.lookup.method, "GET");
+  // Every new PaymentIntent reads requires_payment_method: no proof of a decline.
+  EXPECT_EQ(s.lookup.status_map.at("requires_payment_method"), "PENDING");
+  EXPECT_EQ(s.lookup.status_map.at("succeeded"), "SUCCEEDED");
+  EXPECT_EQ(s.lookup.status_map.at("canceled"), "FAILED");
   const auto& r = s.classify;
   const std::pair<std::string, std::string> yes{"Stripe-Should-Retry", "true"}, no{"Stripe-Should-Retry", "false"};
   ASSERT_GE(r.size(), 9u);
@@ -236,7 +242,8 @@ constexpr int64_t kHour = 3600 * 1000;
 
 TEST(Profiles, each_provider_matches_the_research) {
   const Facts facts[] = {
-      {"stripe", IdentityMode::header, "Idempotency-Key", 1, 255, "", 24 * kHour, ReplayKind::all_answers, "replay", ""},
+      {"stripe", IdentityMode::header, "Idempotency-Key", 1, 255, "", 24 * kHour, ReplayKind::all_answers, "provider_id",
+       "/v1/payment_intents/{provider_id}"},
       {"adyen", IdentityMode::header, "idempotency-key", 1, 64, "", 7 * 24 * kHour, ReplayKind::none, "none", ""},
       {"paypal", IdentityMode::header, "PayPal-Request-Id", 1, 108, "", 6 * kHour, ReplayKind::current_state, "provider_id",
        "/v2/checkout/orders/{provider_id}"},

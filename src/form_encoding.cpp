@@ -1,0 +1,94 @@
+#include "form_encoding.hpp"
+
+#include <cJSON.h>
+
+#include <cctype>
+#include <cmath>
+#include <algorithm>
+#include <cstdio>
+
+#include "json_util.hpp"
+
+namespace payretry {
+namespace {
+
+void escape(std::string& out, std::string_view s) {
+  static const char hex[] = "0123456789ABCDEF";
+  for (unsigned char c : s) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(static_cast<char>(c));
+    } else if (c == ' ') {
+      out.push_back('+');
+    } else {
+      out.push_back('%');
+      out.push_back(hex[c >> 4]);
+      out.push_back(hex[c & 0xF]);
+    }
+  }
+}
+
+// The number as JSON prints it (cJSON keeps a double): integers without an
+// exponent up to 2^53, which covers every amount in minor units.
+std::string number_text(const cJSON* n) {
+  const double d = n->valuedouble;
+  char buf[64];
+  if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9007199254740992.0) {
+    std::snprintf(buf, sizeof buf, "%.0f", d);
+    return buf;
+  }
+  return json_print(n);
+}
+
+void pair(std::string& out, const std::string& name, std::string_view value) {
+  if (!out.empty()) out.push_back('&');
+  escape(out, name);
+  out.push_back('=');
+  escape(out, value);
+}
+
+void encode(std::string& out, const std::string& name, const cJSON* v) {
+  if (cJSON_IsObject(v)) {
+    for (const cJSON* c = v->child; c; c = c->next) encode(out, name + "[" + c->string + "]", c);
+  } else if (cJSON_IsArray(v)) {
+    int i = 0;
+    for (const cJSON* c = v->child; c; c = c->next, ++i) encode(out, name + "[" + std::to_string(i) + "]", c);
+  } else if (cJSON_IsString(v)) {
+    pair(out, name, v->valuestring);
+  } else if (cJSON_IsNumber(v)) {
+    pair(out, name, number_text(v));
+  } else if (cJSON_IsBool(v)) {
+    pair(out, name, cJSON_IsTrue(v) ? "true" : "false");
+  } else {
+    pair(out, name, "");  // null
+  }
+}
+
+}  // namespace
+
+std::string form_encode_json(const cJSON* object) {
+  std::string out;
+  for (const cJSON* c = object ? object->child : nullptr; c; c = c->next) encode(out, c->string, c);
+  return out;
+}
+
+bool looks_form_encoded(std::string_view body) {
+  if (body.empty() || body.front() == '{') return false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(body[i]);
+    if (c <= 0x20 || c >= 0x7f || c == '"' || c == '{' || c == '}' || c == '#') return false;
+    if (c == '%' && (i + 2 >= body.size() || !std::isxdigit(static_cast<unsigned char>(body[i + 1])) ||
+                     !std::isxdigit(static_cast<unsigned char>(body[i + 2]))))
+      return false;
+  }
+  // Every field has a name: no empty pair, none that starts with '='.
+  size_t at = 0;
+  while (at <= body.size()) {
+    const size_t amp = std::min(body.find('&', at), body.size());
+    const std::string_view field = body.substr(at, amp - at);
+    if (field.empty() || field.front() == '=') return false;
+    at = amp + 1;
+  }
+  return true;
+}
+
+}  // namespace payretry
