@@ -91,14 +91,15 @@ int main(int argc, char** argv) {
               "Retry-After floor), %llu crashes, %llu racing workers (%llu lease takeovers), %llu orders charged, "
               "%llu UNKNOWN and %llu FAILED results\n"
               "DST exercised: %llu lookups, %llu reconcile passes, %llu sends refused at the gate, %llu ledger faults, "
-              "%llu results flagged not recorded, %llu stalls, %llu second runs of one client\n",
+              "%llu results flagged not recorded, %llu stalls, %llu second runs of one client, %llu pauses in the "
+              "request hook\n",
               (unsigned long long)t.schedules, (unsigned long long)t.sqlite, (unsigned long long)t.sends,
               (unsigned long long)t.sleeps, (unsigned long long)t.retry_after_floors, (unsigned long long)t.crashes,
               (unsigned long long)t.races, (unsigned long long)t.takeovers, (unsigned long long)t.charged,
               (unsigned long long)t.unknown, (unsigned long long)t.failed, (unsigned long long)t.lookups,
               (unsigned long long)t.reconciles, (unsigned long long)t.refused_at_the_gate,
               (unsigned long long)t.ledger_faults, (unsigned long long)t.flagged_results, (unsigned long long)t.stalls,
-              (unsigned long long)t.same_client_runs);
+              (unsigned long long)t.same_client_runs, (unsigned long long)t.hook_pauses);
   for (const auto& [which, n] : t.by_profile_driver)
     std::printf("DST schedules %s: %llu\n", which.c_str(), (unsigned long long)n);
   if (!dir.empty()) {

@@ -40,6 +40,30 @@ std::string member_at(std::string_view body, const std::string& dotted) {
   return out;
 }
 
+// The decoded value of one form field ("metadata[order_id]"), or "".
+std::string form_field(std::string_view body, const std::string& name) {
+  auto decode = [](std::string_view in) {
+    std::string out;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (in[i] == '+') out.push_back(' ');
+      else if (in[i] == '%' && i + 2 < in.size()) {
+        out.push_back(static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16)));
+        i += 2;
+      } else out.push_back(in[i]);
+    }
+    return out;
+  };
+  while (!body.empty()) {
+    const size_t amp = body.find('&');
+    const std::string_view field = body.substr(0, amp);
+    body = amp == std::string_view::npos ? std::string_view{} : body.substr(amp + 1);
+    const size_t eq = field.find('=');
+    if (decode(field.substr(0, eq)) == name)
+      return eq == std::string_view::npos ? "" : decode(field.substr(eq + 1));
+  }
+  return "";
+}
+
 const std::string* header_of(const HttpRequest& req, const std::string& name) {
   for (const auto& [n, v] : req.headers)
     if (strcasecmp(n.c_str(), name.c_str()) == 0) return &v;
@@ -320,6 +344,12 @@ ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, in
   } else if (p == "square") {
     if (!found) out.result = answer(404, R"({"errors":[{"code":"NOT_FOUND"}]})", elapsed);
     else ok(R"({"payment":{"id":")" + found->id + R"(","status":")" + (charged ? "COMPLETED" : "FAILED") + R"("}})");
+  } else if (p == "stripe") {
+    // A declined PaymentIntent goes back to requires_payment_method, which a
+    // new one also reads (St8): no proof either way.
+    if (!found) out.result = answer(404, R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})", elapsed);
+    else ok(R"({"id":")" + found->id + R"(","object":"payment_intent","status":")" +
+            (charged ? "succeeded" : "requires_payment_method") + R"("})");
   } else {  // mollie
     if (!found) out.result = answer(404, R"({"status":404,"title":"Not Found"})", elapsed);
     else ok(R"({"id":")" + found->id + R"(","status":")" + (charged ? "paid" : "failed") + R"("})");
@@ -385,8 +415,17 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
     return out;
   }
 
+  if (wire_.form_bodies) {
+    const std::string* type = header_of(req, "Content-Type");
+    if (!type || type->rfind("application/x-www-form-urlencoded", 0) != 0) {
+      ++wrong_encodings;
+      out.result = answer(400, R"({"error":{"type":"invalid_request_error","message":"Request's `Content-Type` didn't match the path's expected media type."}})", elapsed);
+      return out;
+    }
+  }
   // The idempotency layer: the request reached the provider's application.
-  const std::string order = member_at(req.body, "order_id");
+  const std::string order =
+      wire_.form_bodies ? form_field(req.body, "metadata[order_id]") : member_at(req.body, "order_id");
   std::string reference;
   const std::string key = identity_of(req, order, reference);
   TransportResult result;
@@ -453,6 +492,15 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
   if (f == Fault::stream_reset) {
     // HTTP/2: the stream closed uncleanly after the request was processed.
     out.result = lost(TransportFailure::other, true, elapsed, "HTTP/2 stream 1 was not closed cleanly");
+    return out;
+  }
+  // An error the provider did not store (it charged, then failed) may be
+  // lost on its way back as a reset or an HTTP/2 stream error, not only as a
+  // timeout: whatever libcurl calls it, a re-send would charge again.
+  if (f == Fault::error_stored && wire_.replay == ReplayKind::success_only && wire_.hidden_uncached_errors &&
+      !times_out && latency_ms % 3 != 0) {
+    out.result = latency_ms % 3 == 1 ? lost(TransportFailure::other, true, elapsed, "HTTP/2 stream 1 was not closed cleanly")
+                                     : lost(TransportFailure::connection_lost, true, elapsed, "Connection reset by peer");
     return out;
   }
   if (f == Fault::timeout_after || f == Fault::slow_processing || times_out) {

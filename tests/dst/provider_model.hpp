@@ -64,6 +64,9 @@ struct Wire {
   std::string key_header = "Idempotency-Key";
   std::string reference_path;  // where the merchant reference lives in the body ("" none)
   bool signed_requests = false;
+  // Creates must be form-encoded (Stripe v1): any other body is refused
+  // with a 400 before the idempotency layer, as Stripe does.
+  bool form_bodies = false;
   enum class Lookup { none, replay, by_reference, by_id } lookup = Lookup::none;
   std::string lookup_path;     // the path prefix of a lookup request
   std::string key_field;       // Square: the body's key member
@@ -117,7 +120,7 @@ class ProviderModel {
 
   std::map<std::string, int> charges;       // by order id
   std::map<std::string, std::string> charged_id;  // order -> provider id of its (first) charge
-  long lookups = 0, rejected_unsigned = 0;
+  long lookups = 0, rejected_unsigned = 0, wrong_encodings = 0;
 
   // The signature a request must carry when the provider checks them.
   static std::string signature(const HttpRequest& req);

@@ -18,7 +18,9 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     w.hidden_uncached_errors = false;
   } else if (profile == "stripe") {
     w.replay = ReplayKind::all_answers;  // v1 stores every answer once execution began (St1)
-    w.lookup = Wire::Lookup::replay;
+    w.form_bodies = true;                // v1 takes form-encoded bodies only (St9)
+    w.lookup = Wire::Lookup::by_id;      // GET /v1/payment_intents/{id} (St8)
+    w.lookup_path = "/v1/payment_intents/";
   } else if (profile == "adyen") {
     // "The response to the first attempt" is replayed (Ad1); whether that
     // covers errors is not documented: any documented behaviour, as generic.

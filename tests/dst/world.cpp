@@ -88,11 +88,15 @@ class FaultyLedger final : public Ledger {
   CreateOutcome create_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {
     fail_maybe("create");
-    return inner_.create_and_claim(p, owner, now, lease_until);
+    CreateOutcome out = inner_.create_and_claim(p, owner, now, lease_until);
+    if (out.created) granted(owner);
+    return out;
   }
   bool claim(const std::string& order_id, const std::string& owner, int64_t now, int64_t lease_until) override {
     fail_maybe("claim");
-    return inner_.claim(order_id, owner, now, lease_until);
+    const bool ok = inner_.claim(order_id, owner, now, lease_until);
+    if (ok) granted(owner);
+    return ok;
   }
   bool record_attempt(const std::string& order_id, const std::string& owner, const AttemptEntry& a) override {
     fail_maybe("record");
@@ -111,6 +115,9 @@ class FaultyLedger final : public Ledger {
 
  private:
   void fail_maybe(const char* what);
+  // Every claim the store granted must carry a token no claim had before:
+  // otherwise a stale run holding an older claim passes its fence.
+  void granted(const std::string& token);
   Ledger& inner_;
   World& w_;
 };
@@ -193,6 +200,7 @@ class Process {
   int64_t run_deadline = 0;
   int run_attempts = 0;
   int run_sends = 0;
+  bool run_told_not_to_retry = false;  // an answer of this run said Stripe-Should-Retry: false
   bool in_settler = false;  // lookups and reconcile re-sends: not one run
   // Over the process's life (the retry budget is per client).
   long retries = 0;
@@ -210,6 +218,11 @@ class World {
   uint64_t seed;
   const Options& opt;
   Rng rng;
+  // Pauses inside the request hook (a slow signer, a GC pause while the
+  // engine thread prepares other payments) draw from their own stream, so
+  // that schedules without them stay what they were.
+  Rng pause_rng;
+  int hook_pause_percent = 0;
   SimClock clock;
   std::string profile_name;
   bool concurrent = false;
@@ -248,8 +261,18 @@ class World {
     return *holder;
   }
   Fault pick_fault(bool crashes_allowed);
+  // A violation found inside the concurrent engine's turn (a done callback,
+  // the transport's perform) is thrown into code that keeps the engine alive
+  // whatever a callback throws: it is kept here too, and rethrown after the
+  // turn, so that nothing the engine swallows can hide it.
+  std::optional<Broken> broken;
+  std::set<std::string> tokens_granted;  // every fencing token a claim was granted under
   [[noreturn]] void fail(const std::string& invariant, const std::string& detail) {
+    if (!broken) broken = Broken{{invariant, detail}};
     throw Broken{{invariant, detail}};
+  }
+  void rethrow_broken() {
+    if (broken) throw *broken;
   }
   void say(const std::string& s) {
     if (opt.verbose) std::fprintf(stderr, "[t=%lld] %s\n", static_cast<long long>(clock.mono), s.c_str());
@@ -277,6 +300,11 @@ void FaultyLedger::fail_maybe(const char* what) {
   }
 }
 
+void FaultyLedger::granted(const std::string& token) {
+  if (!w_.tokens_granted.insert(token).second)
+    w_.fail("one_fencing_token_per_claim", "the ledger granted a second claim under token '" + token + "'");
+}
+
 void FaultyLedger::apply(LedgerBatch& b) {
   if (w_.ledger_fault_percent > 0 && w_.rng.chance(w_.ledger_fault_percent)) {
     ++tally.ledger_faults;
@@ -287,6 +315,8 @@ void FaultyLedger::apply(LedgerBatch& b) {
     return;
   }
   inner_.apply(b);
+  for (const auto& c : b.creates)
+    if (c.error.empty() && c.out.created) granted(c.owner);
 }
 
 // ---- processes ----------------------------------------------------------------
@@ -308,7 +338,17 @@ Process::Process(World& world, int ident, int dep, bool concurrent)
   budget = std::make_unique<RetryBudget>(w.config.budget);
   // The request hook signs every request, lookups included, as a WeChat Pay
   // or Alipay merchant's signer would.
-  RequestHook hook = [](const AttemptView& v, Headers& extra) -> std::string {
+  // Now and then it takes long: on the concurrent engine's thread, while
+  // requests it already handed over wait for their connection (the gate
+  // right before the first byte must still refuse them once their deadline
+  // or lease is over).
+  RequestHook hook = [this](const AttemptView& v, Headers& extra) -> std::string {
+    if (w.hook_pause_percent > 0 && w.pause_rng.chance(w.hook_pause_percent)) {
+      ++tally.hook_pauses;
+      const int64_t ms = w.pause_rng.chance(50) ? w.lease_ms() + 1 : w.pause_rng.range(1, 3000);
+      w.say("p" + std::to_string(id) + " request hook pauses " + std::to_string(ms) + " ms");
+      w.clock.advance(ms);
+    }
     HttpRequest signed_req;
     signed_req.method = v.method;
     signed_req.url = v.url;
@@ -338,13 +378,24 @@ Process::~Process() {
   w.draining = was;
 }
 
+namespace {
+// Whether a body names the order: a JSON string "id", or a form value =id.
+bool carries(std::string_view body, const std::string& id) {
+  if (body.find("\"" + id + "\"") != std::string_view::npos) return true;
+  for (size_t at = body.find("=" + id); at != std::string_view::npos; at = body.find("=" + id, at + 1)) {
+    const size_t end = at + 1 + id.size();
+    if (end == body.size() || body[end] == '&') return true;
+  }
+  return false;
+}
+}  // namespace
+
 ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allowed) {
   const int64_t now = clock.now_ms();
   ++tally.sends;
   const std::string order = [&] {
     for (const Order& o : orders)
-      if (req.body.find("\"" + o.id + "\"") != std::string_view::npos || req.url.find(o.id) != std::string::npos)
-        return o.id;
+      if (carries(req.body, o.id) || req.url.find(o.id) != std::string::npos) return o.id;
     return std::string();
   }();
   // No byte leaves under a claim that is over: the ledger's row must still
@@ -381,6 +432,10 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
                                      std::to_string(seen->second.body.size()) + " bytes, now key " + key + " and " +
                                      std::to_string(body.size()) + " bytes");
   }
+  // Stripe's SDKs obey Stripe-Should-Retry before the status (St4): a run
+  // told "false" sends that payment no more.
+  if (!lookup && !order.empty() && !p.in_settler && p.order && p.order->id == order && p.run_told_not_to_retry)
+    fail("obeys_should_retry_false", "order " + order + " was sent again after an answer said Stripe-Should-Retry: false");
   HttpRequest sent = req;
   std::string rekeyed;
   if (opt.sabotage == "rekey" && !lookup && p.run_attempts > 1)
@@ -392,6 +447,15 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
   const int64_t slow = rng.range(50, 20000);
   ProviderReply reply = provider->handle(sent, f, now, clock.unix_ms(), latency, ra_kind, slow);
   if (!order.empty() && !lookup && (reply.crash || reply.result.request_written)) ++sends_written[order];
+  // Stripe marks its 409 and 429 answers with Stripe-Should-Retry, now and
+  // then "false" (drawn from the pause stream: other schedules stay as they were).
+  if (profile_name == "stripe" && !lookup && reply.result.failure == TransportFailure::none &&
+      (reply.result.response.status == 409 || reply.result.response.status == 429) &&
+      !reply.result.response.header("Stripe-Should-Retry")) {
+    const bool no = pause_rng.chance(30);
+    reply.result.response.headers.emplace_back("Stripe-Should-Retry", no ? "false" : "true");
+    if (no && !p.in_settler && p.order && p.order->id == order) p.run_told_not_to_retry = true;
+  }
   if (lookup) ++tally.lookups;
   say("p" + std::to_string(p.id) + (lookup ? " lookup " : " send ") + order + " fault=" + fault_name(f) + " -> " +
       (reply.crash ? std::string("CRASH")
@@ -570,7 +634,8 @@ void SimAsyncTransport::wait(int64_t max_ms) {
 const char* const kProfiles[] = {"generic", "stripe", "adyen", "paypal", "square",
                                  "checkout_com", "mollie", "wechatpay_v3", "alipay"};
 
-World::World(uint64_t s, const Options& o) : seed(s), opt(o), rng(s) {
+World::World(uint64_t s, const Options& o) : seed(s), opt(o), rng(s), pause_rng(s ^ 0xD1B54A32D192ED03ull) {
+  hook_pause_percent = pause_rng.chance(20) ? static_cast<int>(pause_rng.range(2, 15)) : 0;
   profile_name = !opt.profile.empty() ? opt.profile : kProfiles[rng.range(0, 8)];
   concurrent = opt.driver.empty() ? rng.chance(50) : opt.driver == "concurrent";
   profile = *builtin_profile(profile_name);
@@ -644,7 +709,11 @@ World::World(uint64_t s, const Options& o) : seed(s), opt(o), rng(s) {
     if (profile_name == "alipay") extra = R"(,"biz_content":{"out_trade_no":")" + ord.id + R"(","total_amount":")" + amount + "\"}";
     // Checkout.com: half the callers set the reference, half let payretry write it.
     if (profile_name == "checkout_com" && rng.chance(50)) extra = R"(,"reference":")" + ord.id + "\"";
-    ord.body = R"({"amount":)" + amount + R"(,"currency":"eur","order_id":")" + ord.id + "\"" + extra +
+    // Stripe's v1 takes only its own parameters (the order goes in metadata),
+    // as form fields payretry encodes from this document.
+    const std::string order_field = profile_name == "stripe" ? R"("metadata":{"order_id":")" + ord.id + "\"}"
+                                                             : R"("order_id":")" + ord.id + "\"";
+    ord.body = R"({"amount":)" + amount + R"(,"currency":"eur",)" + order_field + extra +
                R"(,"card":"4242424242424242"})";
     provider->declines[ord.id] = rng.chance(20);
     orders.push_back(ord);
@@ -718,6 +787,7 @@ PaymentResult World::submit(Process& p, const Order& o, std::string_view body) {
   p.run_deadline = p.run_start + config.retry.deadline_ms;
   p.run_attempts = 0;
   p.run_sends = 0;
+  p.run_told_not_to_retry = false;
   p.last_had_retry_after = false;
   SubmitRequest req;
   req.order_id = o.id;
@@ -756,6 +826,7 @@ void World::race(Process& a) {
     if (!other_body || e.code() != Errc::mismatch || b.run_sends != 0) {
       if (e.code() == Errc::mismatch && b.run_sends > 0) fail("mismatch_sends_nothing", std::string("racer: ") + e.what());
       check_error(o, e.what(), b.run_sends, false);
+      fail("unexpected_call_error", std::string("racer: ") + e.what());
     }
   } catch (const LedgerError& e) {
     check_error(o, e.what(), b.run_sends, false);
@@ -802,8 +873,20 @@ void World::run_blocking() {
         proc.reset();  // the process is gone; its ledger connection with it
         if (opt.sabotage == "forget" && shared_ledger) shared_ledger = open_ledger(ledger_url, "");
         // A restart comes sometimes at once (the lease is still live: the
-        // new process must wait), sometimes after the lease ran out.
-        clock.advance(rng.chance(70) ? lease_ms() + 1 : rng.range(0, 1000));
+        // new process must wait), sometimes after the lease ran out, and
+        // sometimes a reconciler takes the payment over the moment its lease
+        // ends, while the provider's read replicas may still lag behind the
+        // dead run's last send.
+        if (pause_rng.chance(25)) {
+          std::unique_ptr<Ledger> holder;
+          const auto row = ledger_for_checks(holder).get(o.id);
+          const int64_t until = row && row->state == PaymentState::in_flight ? row->lease_until : 0;
+          if (until > clock.unix_ms()) clock.advance(until - clock.unix_ms() + pause_rng.range(1, 300));
+          Process q(*this, next_process++, 1, false);
+          reconcile(q);
+        } else {
+          clock.advance(rng.chance(70) ? lease_ms() + 1 : rng.range(0, 1000));
+        }
         continue;
       } catch (const Error& e) {
         check_error(o, e.what(), proc->run_sends, active_calls[o.id] == 0);
@@ -882,6 +965,9 @@ void World::run_concurrent() {
             std::rethrow_exception(e);
           } catch (const Error& err) {
             check_error(*c.order, err.what(), sends, c.alone && active_calls[c.order->id] == 0);
+            // Every call here gives valid input: an error code (a resumed run
+            // "below min_attempt_ms", say) tells the caller something false.
+            fail("unexpected_call_error", std::string(err.what()));
           } catch (const LedgerError& err) {
             check_error(*c.order, err.what(), sends, c.alone && active_calls[c.order->id] == 0);
           } catch (const std::exception& other) {
@@ -902,6 +988,7 @@ void World::run_concurrent() {
     bool crashed = false;
     for (int turns = 0; turns < 100000 && p.multi->unanswered() > 0; ++turns) {
       p.multi->turn();
+      rethrow_broken();
       if (p.async->dead) {
         crashed = true;
         break;
@@ -928,6 +1015,7 @@ void World::run_concurrent() {
           } catch (const Crash&) {
           } catch (const Error& e) {
             check_error(o, e.what(), b.run_sends, false);
+            fail("unexpected_call_error", std::string("racer: ") + e.what());
           } catch (const LedgerError& e) {
             check_error(o, e.what(), b.run_sends, false);
           }
@@ -964,6 +1052,9 @@ void World::check_final() {
   // one saw a request (a lookup, say) sent around the hook.
   if (provider->rejected_unsigned > 0)
     fail("every_request_signed", std::to_string(provider->rejected_unsigned) + " requests reached the provider unsigned");
+  if (provider->wrong_encodings > 0)
+    fail("every_body_in_the_providers_encoding",
+         std::to_string(provider->wrong_encodings) + " creates reached the provider in an encoding it refuses");
   std::unique_ptr<Ledger> holder;
   Ledger& ledger = ledger_for_checks(holder);
   for (const Order& o : orders) {
@@ -1011,6 +1102,7 @@ void World::run() {
       std::to_string(ledger_fault_percent));
   if (concurrent) run_concurrent();
   else run_blocking();
+  rethrow_broken();
   // Afterwards, reconcile settles what it can, a pass or three, with the
   // store working again.
   ledger_fault_percent = 0;
@@ -1019,6 +1111,7 @@ void World::run() {
     Process p(*this, next_process++, 1, false);
     reconcile(p);
   }
+  rethrow_broken();
   check_final();
 }
 

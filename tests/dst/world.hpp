@@ -34,7 +34,7 @@ struct Options {
 struct Tally {
   uint64_t schedules = 0, sqlite = 0, sends = 0, sleeps = 0, retry_after_floors = 0, crashes = 0, races = 0,
            takeovers = 0, same_client_runs = 0, charged = 0, unknown = 0, failed = 0, lookups = 0, reconciles = 0,
-           refused_at_the_gate = 0, ledger_faults = 0, flagged_results = 0, stalls = 0;
+           refused_at_the_gate = 0, ledger_faults = 0, flagged_results = 0, stalls = 0, hook_pauses = 0;
   std::map<std::string, uint64_t> by_profile_driver;  // "stripe/concurrent" -> schedules
 };
 extern Tally tally;
