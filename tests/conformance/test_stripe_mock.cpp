@@ -1,0 +1,240 @@
+// The stripe profile against stripe-mock: Stripe's own mock server, built
+// from Stripe's OpenAPI document, which checks every request the way the API
+// does (content type, authentication, the parameters each path takes) and
+// answers with Stripe's objects. Nothing here is payretry's own simulator:
+// run_stripe_mock.sh starts the mock and sets STRIPE_MOCK_URL.
+//
+// Where a test needs an answer the mock never gives (a lost response, a 500
+// that names its PaymentIntent), a raw socket stands in for the first
+// attempt and the mock answers everything after it.
+#include <cJSON.h>
+#include <gtest/gtest.h>
+#include <payretry/payretry.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "raw_server.hpp"
+
+namespace payretry_test {
+namespace {
+
+struct ClientFree {
+  void operator()(pay_client* c) const { pay_client_free(c); }
+};
+struct ResultFree {
+  void operator()(pay_result* r) const { pay_result_free(r); }
+};
+struct JsonFree {
+  void operator()(cJSON* j) const { cJSON_Delete(j); }
+};
+using Client = std::unique_ptr<pay_client, ClientFree>;
+using Result = std::unique_ptr<pay_result, ResultFree>;
+using Json = std::unique_ptr<cJSON, JsonFree>;
+
+const cJSON* member(const cJSON* o, const char* name) { return o ? cJSON_GetObjectItemCaseSensitive(o, name) : nullptr; }
+std::string text(const cJSON* o, const char* name) {
+  const cJSON* v = member(o, name);
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+// A PaymentIntent as Stripe's docs create one: nested metadata, a list, text
+// that must be escaped.
+const std::string kDocument =
+    R"({"amount":2000,"currency":"usd","payment_method_types":["card"],"description":"Caf\u00e9 & bar = 100%",)"
+    R"("metadata":{"order_id":"ORDER","note":"a+b"}})";
+std::string document(const std::string& order) {
+  std::string d = kDocument;
+  d.replace(d.find("ORDER"), 5, order);
+  return d;
+}
+// The same document as Stripe's SDKs encode it (stripe-python's _api_encode
+// then urlencode): what must reach the wire.
+std::string form(const std::string& order) {
+  return "amount=2000&currency=usd&payment_method_types%5B0%5D=card&description=Caf%C3%A9+%26+bar+%3D+100%25&"
+         "metadata%5Border_id%5D=" + order + "&metadata%5Bnote%5D=a%2Bb";
+}
+
+class StripeMock : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* url = std::getenv("STRIPE_MOCK_URL");
+    ASSERT_TRUE(url && *url) << "STRIPE_MOCK_URL is not set: run through run_stripe_mock.sh";
+    mock_ = url;
+    char tmpl[] = "/tmp/payretry-stripe-mock-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    for (const char* f : {"/l.db", "/l.db-wal", "/l.db-shm", "/l.db-journal"}) std::remove((dir_ + f).c_str());
+    rmdir(dir_.c_str());
+  }
+
+  // A client of `base_url` with the stripe profile (or `provider`, a profile
+  // in JSON), a test-mode key and this test's SQLite ledger.
+  Client client(const std::string& base_url, const std::string& provider = R"("stripe")",
+                const std::string& retry = R"({"max_attempts":2,"deadline_ms":10000,"backoff_base_ms":10})") {
+    const std::string cfg = R"({"provider":)" + provider + R"(,"base_url":")" + base_url +
+                            R"(","auth":{"bearer":"sk_test_123"},"ledger":"sqlite://)" + dir_ + R"(/l.db","retry":)" +
+                            retry + "}";
+    pay_client* c = nullptr;
+    const int rc = pay_client_new(&c, cfg.c_str(), nullptr);
+    EXPECT_EQ(rc, PAY_OK) << (pay_error_last() ? pay_error_last()->message : "") << "\n" << cfg;
+    return Client(c);
+  }
+  Result submit(pay_client* c, const std::string& order, const std::string& body, int* rc_out = nullptr) {
+    pay_result* r = nullptr;
+    const int rc = pay_submit(&r, c, order.c_str(), body.data(), body.size(), nullptr);
+    if (rc_out) *rc_out = rc;
+    else EXPECT_EQ(rc, PAY_OK) << (pay_error_last() ? pay_error_last()->message : "");
+    return Result(r);
+  }
+  Json ledger_entry(pay_client* c, const std::string& order) {
+    pay_buf b{};
+    EXPECT_EQ(pay_ledger_get(&b, c, order.c_str()), PAY_OK);
+    Json j(cJSON_Parse(b.ptr ? b.ptr : ""));
+    pay_buf_dispose(&b);
+    return j;
+  }
+  static std::string body_of(const pay_result* r) {
+    size_t len = 0;
+    const char* b = pay_result_body(r, &len);
+    return b ? std::string(b, len) : "";
+  }
+
+  std::string mock_, dir_;
+};
+
+TEST_F(StripeMock, creates_a_payment_intent_from_a_json_document) {
+  Client c = client(mock_);
+  ASSERT_TRUE(c);
+  Result r = submit(c.get(), "sm-create-1", document("sm-create-1"));
+  ASSERT_TRUE(r);
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_http_status(r.get()), 200);
+  // Stripe's validator decoded every field: the PaymentIntent it made
+  // carries the amount, currency and description it was sent.
+  Json pi(cJSON_Parse(body_of(r.get()).c_str()));
+  ASSERT_TRUE(pi) << body_of(r.get());
+  EXPECT_EQ(text(pi.get(), "object"), "payment_intent");
+  EXPECT_EQ(member(pi.get(), "amount") ? member(pi.get(), "amount")->valuedouble : 0, 2000);
+  EXPECT_EQ(text(pi.get(), "currency"), "usd");
+  EXPECT_EQ(text(pi.get(), "description"), "Caf\xC3\xA9 & bar = 100%");
+  const std::string id = pay_result_provider_payment_id(r.get()) ? pay_result_provider_payment_id(r.get()) : "";
+  EXPECT_EQ(id.rfind("pi_", 0), 0u) << id;
+  EXPECT_EQ(id, text(pi.get(), "id"));
+}
+
+TEST_F(StripeMock, a_json_body_is_what_stripe_refuses) {
+  // The control: the same profile sending JSON (as payretry did before form
+  // encoding) is refused before anything is created.
+  Client c = client(mock_, R"({"name":"stripe_json","extends":"stripe","encoding":"json"})");
+  ASSERT_TRUE(c);
+  Result r = submit(c.get(), "sm-json-1", R"({"amount":2000,"currency":"usd","metadata":{"order_id":"sm-json-1"}})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_FAILED);
+  EXPECT_EQ(pay_result_http_status(r.get()), 400);
+  EXPECT_NE(body_of(r.get()).find("Expected: `application/x-www-form-urlencoded`. Was: `application/json`"),
+            std::string::npos)
+      << body_of(r.get());
+}
+
+TEST_F(StripeMock, a_parameter_stripe_does_not_know_is_refused) {
+  // The mock checks parameters against the OpenAPI document: an order id at
+  // the top level (where payretry's own simulator takes it) is no Stripe
+  // parameter; it belongs in metadata.
+  Client c = client(mock_);
+  ASSERT_TRUE(c);
+  Result r = submit(c.get(), "sm-param-1", R"({"amount":2000,"currency":"usd","order_id":"sm-param-1"})");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_FAILED);
+  EXPECT_EQ(pay_result_http_status(r.get()), 400);
+  EXPECT_NE(body_of(r.get()).find("invalid_request_error"), std::string::npos) << body_of(r.get());
+}
+
+int body_for(pay_body* out, const char* order_id, void*) {
+  const std::string d = document(order_id);
+  return pay_body_set(out, d.data(), d.size());
+}
+
+TEST_F(StripeMock, a_lost_answer_is_re_sent_with_the_same_key_and_bytes) {
+  // The first attempt is read, then the connection drops: the payment may
+  // exist. Stripe replays every answer for a key (all_answers), so reconcile
+  // re-sends it, with the same key and bytes, and the mock creates it.
+  RawServer lost([](const RawRequest&) { return std::string(); });
+  const std::string order = "sm-lost-1";
+  std::string key;
+  {
+    Client first = client(lost.url(), R"("stripe")", R"({"max_attempts":1,"deadline_ms":5000})");
+    ASSERT_TRUE(first);
+    Result r = submit(first.get(), order, document(order));
+    ASSERT_TRUE(r);
+    EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+    EXPECT_EQ(pay_result_delivery(r.get()), PAY_DELIVERY_MAYBE_PROCESSED);
+    key = pay_result_idempotency_key(r.get());
+  }
+  const auto seen = lost.requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NE(seen[0].head.find("Content-Type: application/x-www-form-urlencoded"), std::string::npos) << seen[0].head;
+  EXPECT_NE(seen[0].head.find("Idempotency-Key: " + key), std::string::npos) << seen[0].head;
+  EXPECT_EQ(seen[0].body, form(order));
+
+  Client second = client(mock_);
+  ASSERT_TRUE(second);
+  pay_reconcile_options o = PAY_RECONCILE_OPTIONS_INIT;
+  o.body_for = body_for;
+  pay_buf report{};
+  ASSERT_EQ(pay_reconcile(&report, second.get(), &o), PAY_OK);
+  Json rep(cJSON_Parse(report.ptr));
+  pay_buf_dispose(&report);
+  ASSERT_TRUE(rep);
+  EXPECT_EQ(member(rep.get(), "SUCCEEDED") ? member(rep.get(), "SUCCEEDED")->valueint : -1, 1);
+  Json entry = ledger_entry(second.get(), order);
+  const cJSON* payment = member(entry.get(), "payment");
+  EXPECT_EQ(text(payment, "state"), "SUCCEEDED");
+  EXPECT_EQ(text(payment, "idempotency_key"), key);
+  EXPECT_EQ(text(payment, "provider_payment_id").rfind("pi_", 0), 0u);
+  EXPECT_EQ(cJSON_GetArraySize(member(entry.get(), "attempts")), 2);
+}
+
+TEST_F(StripeMock, an_unknown_payment_with_a_known_id_is_read_by_id) {
+  // A 500 that Stripe marks not to be retried names the PaymentIntent it is
+  // about: the payment is UNKNOWN, but its id is known, and a query reads it
+  // with GET /v1/payment_intents/{id} from the mock.
+  RawServer failing([](const RawRequest&) {
+    return http(500, R"({"error":{"type":"api_error","payment_intent":{"id":"pi_conformance1","object":"payment_intent"}}})",
+                "Stripe-Should-Retry: false\r\n");
+  });
+  const std::string order = "sm-read-1";
+  {
+    Client first = client(failing.url());
+    ASSERT_TRUE(first);
+    Result r = submit(first.get(), order, document(order));
+    ASSERT_TRUE(r);
+    EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+    EXPECT_STREQ(pay_result_provider_payment_id(r.get()), "pi_conformance1");
+  }
+  Client second = client(mock_);
+  ASSERT_TRUE(second);
+  pay_result* raw = nullptr;
+  ASSERT_EQ(pay_query(&raw, second.get(), order.c_str()), PAY_OK);
+  Result q(raw);
+  // The mock's PaymentIntent reads requires_payment_method, which every new
+  // one has and a declined one goes back to: no proof either way, so the
+  // payment stays UNKNOWN, with the answer recorded.
+  EXPECT_EQ(pay_result_outcome(q.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(q.get());
+  EXPECT_STREQ(pay_result_provider_status(q.get()), "requires_payment_method");
+  Json entry = ledger_entry(second.get(), order);
+  const cJSON* attempts = member(entry.get(), "attempts");
+  ASSERT_EQ(cJSON_GetArraySize(attempts), 2) << cJSON_PrintUnformatted(entry.get());
+  const cJSON* lookup = cJSON_GetArrayItem(attempts, 1);
+  EXPECT_EQ(text(lookup, "kind"), "lookup");
+  EXPECT_EQ(member(lookup, "http_status") ? member(lookup, "http_status")->valueint : 0, 200);
+  EXPECT_EQ(text(lookup, "verdict"), "found");
+}
+
+}  // namespace
+}  // namespace payretry_test
