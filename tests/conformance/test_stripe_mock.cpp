@@ -128,6 +128,24 @@ TEST_F(StripeMock, creates_a_payment_intent_from_a_json_document) {
   EXPECT_EQ(id, text(pi.get(), "id"));
 }
 
+TEST_F(StripeMock, the_readme_examples_create_payment_intents) {
+  // The bodies of the README's C / Rust and Python examples (the latter as
+  // json.dumps writes it), with the README's stripe config.
+  Client c = client(mock_);
+  ASSERT_TRUE(c);
+  const std::pair<const char*, const char*> examples[] = {
+      {"order-1042-c", R"({"amount":1000,"currency":"eur"})"},
+      {"order-1042-py", R"({"amount": 1000, "currency": "eur", "metadata": {"order_id": "order-1042"}})"},
+  };
+  for (const auto& [order, body] : examples) {
+    Result r = submit(c.get(), order, body);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << order << ": " << body_of(r.get());
+    Json pi(cJSON_Parse(body_of(r.get()).c_str()));
+    EXPECT_EQ(text(pi.get(), "currency"), "eur") << order;
+  }
+}
+
 TEST_F(StripeMock, a_json_body_is_what_stripe_refuses) {
   // The control: the same profile sending JSON (as payretry did before form
   // encoding) is refused before anything is created.
