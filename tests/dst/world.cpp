@@ -371,6 +371,14 @@ Process::~Process() {
   // A crashed process's engine is drained only after the schedule's checks:
   // its transport is dead, so it sends nothing and just lets its payments end.
   if (!async) return;
+  if (w.broken) {
+    // The schedule already failed and is unwinding: its engine is in
+    // whatever state the violation left it in, and draining it may never
+    // end under a clock that no longer moves. Left as it is (leaked).
+    (void)multi.release();
+    (void)async.release();
+    return;
+  }
   async->dead = true;
   const bool was = w.draining;
   w.draining = true;
