@@ -674,6 +674,14 @@ World::World(uint64_t s, const Options& o) : seed(s), opt(o), rng(s), pause_rng(
   // make safe).
   config.not_found_grace_ms = rng.range(0, 5000);
   provider->read_lag_ms = rng.range(0, config.not_found_grace_ms);
+  // Now and then the edge that matters most (from the pause stream, so other
+  // schedules stay as they were): a lag as long as the grace and a lease
+  // margin shorter than it, so that a takeover right after a dead run's lease
+  // reads a replica that has not yet seen the run's last send.
+  if (pause_rng.chance(25)) {
+    provider->read_lag_ms = config.not_found_grace_ms;
+    config.lease_margin_ms = std::min<int64_t>(config.lease_margin_ms, pause_rng.range(0, 300));
+  }
   const bool forgets = profile.identity.mode != IdentityMode::reference && rng.chance(20);
   if (forgets) {
     // The flow stops re-sending min(1 h, retention / 10) before the key
