@@ -468,7 +468,11 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
     // A new key, or one the provider has forgotten: a new payment either way.
     KeyState& k = process_new(key, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
     out.processed = true;
-    if (f == Fault::error_stored) {
+    // The client may also die before it reads such an answer: a success-only
+    // provider then keeps nothing of a payment it charged.
+    const bool uncached_then_crash = f == Fault::crash_after_process && wire_.replay == ReplayKind::success_only &&
+                                     wire_.hidden_uncached_errors && latency_ms % 2 == 0;
+    if (f == Fault::error_stored || uncached_then_crash) {
       // The provider's own answer was an error after it charged: the one it
       // stores (all_answers replays it; success_only stores nothing).
       const TransportResult e = say(wire_, Say::error, "", reference, 0);
