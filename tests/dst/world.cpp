@@ -223,6 +223,7 @@ class World {
   // that schedules without them stay what they were.
   Rng pause_rng;
   int hook_pause_percent = 0;
+  bool lag_edge = false;  // read lag at the grace, a short lease margin and deadline
   SimClock clock;
   std::string profile_name;
   bool concurrent = false;
@@ -449,7 +450,13 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
   if (opt.sabotage == "rekey" && !lookup && p.run_attempts > 1)
     for (auto& [n, v] : sent.headers)
       if (n == profile.identity.name) v += "-again";
-  const Fault f = lookup ? (rng.chance(80) ? Fault::none : Fault::timeout_before) : pick_fault(crashes_allowed);
+  // In the lag-edge schedules a run now and then dies right after a later
+  // attempt was processed: the send that its last write does not cover.
+  const bool edge_crash = !lookup && lag_edge && crashes_allowed && crashes < 3 && p.run_attempts >= 2 &&
+                          pause_rng.chance(30);
+  const Fault f = lookup       ? (rng.chance(80) ? Fault::none : Fault::timeout_before)
+                  : edge_crash ? Fault::crash_after_process
+                               : pick_fault(crashes_allowed);
   const int64_t latency = rng.chance(85) ? rng.range(1, 300) : rng.range(0, 2 * std::max<int64_t>(1, req.timeout_ms) + 1);
   const int ra_kind = static_cast<int>(rng.range(0, kRetryAfterKinds - 1));
   const int64_t slow = rng.range(50, 20000);
@@ -678,9 +685,14 @@ World::World(uint64_t s, const Options& o) : seed(s), opt(o), rng(s), pause_rng(
   // schedules stay as they were): a lag as long as the grace and a lease
   // margin shorter than it, so that a takeover right after a dead run's lease
   // reads a replica that has not yet seen the run's last send.
-  if (pause_rng.chance(25)) {
+  lag_edge = pause_rng.chance(25);
+  if (lag_edge) {
     provider->read_lag_ms = config.not_found_grace_ms;
     config.lease_margin_ms = std::min<int64_t>(config.lease_margin_ms, pause_rng.range(0, 300));
+    // A deadline not much longer than the lag: a run's last send comes close
+    // to its lease's end, after a backoff that followed its last write.
+    rp.deadline_ms = std::min<int64_t>(
+        rp.deadline_ms, pause_rng.range(rp.min_attempt_ms + 1, rp.min_attempt_ms + 2 + config.not_found_grace_ms));
   }
   const bool forgets = profile.identity.mode != IdentityMode::reference && rng.chance(20);
   if (forgets) {
