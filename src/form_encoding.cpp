@@ -2,9 +2,9 @@
 
 #include <cJSON.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
-#include <algorithm>
 #include <cstdio>
 
 #include "json_util.hpp"
@@ -72,7 +72,8 @@ std::string form_encode_json(const cJSON* object) {
 }
 
 bool looks_form_encoded(std::string_view body) {
-  if (body.empty() || body.front() == '{') return false;
+  // JSON text of any kind (an object, an array, a string) is a document.
+  if (body.empty() || body.front() == '{' || body.front() == '[' || body.front() == '"') return false;
   for (size_t i = 0; i < body.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(body[i]);
     if (c <= 0x20 || c >= 0x7f || c == '"' || c == '{' || c == '}' || c == '#') return false;

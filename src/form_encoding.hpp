@@ -22,7 +22,8 @@ std::string form_encode_json(const cJSON* object);
 
 // Whether `body` reads as form fields a caller wrote by hand: name=value
 // pairs joined by '&', every byte visible ASCII other than the
-// characters a form body must escape. A document ("{...}") is not.
+// characters a form body must escape. JSON text ("{...}", "[...]", a
+// string) is not.
 bool looks_form_encoded(std::string_view body);
 
 }  // namespace payretry

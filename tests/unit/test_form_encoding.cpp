@@ -58,6 +58,8 @@ TEST(FormEncoding, RecognisesFieldsWrittenByHand) {
   EXPECT_TRUE(looks_form_encoded("metadata%5Border_id%5D=o-1"));
   EXPECT_TRUE(looks_form_encoded("metadata[order_id]=o-1&flag"));
   EXPECT_FALSE(looks_form_encoded(R"({"amount":2000})"));
+  EXPECT_FALSE(looks_form_encoded("[1,2]"));
+  EXPECT_FALSE(looks_form_encoded(R"("amount")"));
   EXPECT_FALSE(looks_form_encoded("amount=2000&&currency=usd"));  // an empty field
   EXPECT_FALSE(looks_form_encoded("=2000"));                      // no name
   EXPECT_FALSE(looks_form_encoded("amount=20 00"));               // a raw space
