@@ -596,6 +596,16 @@ TEST(ProfileVerdicts, alipay_gateway_codes_inside_http_200) {
              Verdict::query, "20000");
 }
 
+TEST(Profiles, mollie_maps_every_payment_status_of_its_docs) {
+  // docs.mollie.com "Handling payment status": seven statuses, each mapped.
+  const Profile m = *builtin_profile("mollie");
+  const std::map<std::string, std::string> want = {{"open", "SUCCEEDED"},  {"authorized", "SUCCEEDED"},
+                                                   {"paid", "SUCCEEDED"},  {"pending", "PENDING"},
+                                                   {"canceled", "FAILED"}, {"expired", "FAILED"},
+                                                   {"failed", "FAILED"}};
+  EXPECT_EQ(m.lookup.status_map, want);
+}
+
 TEST(ProfileVerdicts, adyen_square_paypal_mollie_stripe_specifics) {
   using test::http;
   verdict_is("adyen", http(422, R"({"errorCode":"704"})", {{"transient-error", "true"}}), Verdict::retry_after_backoff,
