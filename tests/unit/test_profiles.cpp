@@ -596,6 +596,20 @@ TEST(ProfileVerdicts, alipay_gateway_codes_inside_http_200) {
              Verdict::query, "20000");
 }
 
+TEST(Profiles, adyen_posts_to_its_versioned_path_and_maps_every_result_code) {
+  const Profile a = *builtin_profile("adyen");
+  EXPECT_EQ(a.create_path, "/v72/payments");  // adyen-node-api-library's paymentsApi.ts
+  EXPECT_EQ(a.id_path, "$.pspReference");
+  // PaymentResponse.ResultCodeEnum: fourteen values, each mapped.
+  for (const char* code : {"AuthenticationFinished", "AuthenticationNotRequired", "Authorised", "Cancelled",
+                           "ChallengeShopper", "Error", "IdentifyShopper", "PartiallyAuthorised", "Pending",
+                           "PresentToShopper", "Received", "RedirectShopper", "Refused", "Success"})
+    EXPECT_EQ(a.lookup.status_map.count(code), 1u) << code;
+  EXPECT_EQ(a.lookup.status_map.size(), 14u);
+  EXPECT_EQ(a.lookup.status_map.at("PartiallyAuthorised"), "SUCCEEDED");  // a charge exists
+  EXPECT_EQ(a.lookup.status_map.at("AuthenticationFinished"), "PENDING");
+}
+
 TEST(Profiles, mollie_maps_every_payment_status_of_its_docs) {
   // docs.mollie.com "Handling payment status": seven statuses, each mapped.
   const Profile m = *builtin_profile("mollie");
