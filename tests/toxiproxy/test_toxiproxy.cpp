@@ -169,10 +169,16 @@ class Toxiproxy : public SimTest {
   // Whether the request hook saw an attempt of `order`: from then on a
   // byte may have left.
   bool may_have_sent(const std::string& order) {
-    const std::string needle = "\"order_id\":\"" + order + "\"";
+    // The stripe profile sends the body as form fields: order_id=<order>.
+    const std::string json = "\"order_id\":\"" + order + "\"", form = "order_id=" + order;
     std::lock_guard<std::mutex> lock(rec_.mu);
-    for (const SentAttempt& s : rec_.sent)
-      if (s.method != "GET" && s.body.find(needle) != std::string::npos) return true;
+    for (const SentAttempt& s : rec_.sent) {
+      if (s.method == "GET") continue;
+      if (s.body.find(json) != std::string::npos) return true;
+      for (size_t at = s.body.find(form); at != std::string::npos; at = s.body.find(form, at + 1))
+        if ((at == 0 || s.body[at - 1] == '&') && (at + form.size() == s.body.size() || s.body[at + form.size()] == '&'))
+          return true;
+    }
     return false;
   }
 
