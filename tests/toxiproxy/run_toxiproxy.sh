@@ -12,8 +12,6 @@ set -uo pipefail
 
 build=$1 binary=$2 filter=$3
 version=v2.5.0
-bin_dir="$build/toxiproxy-$version"
-server="$bin_dir/server"
 
 missing() {
   if [ "${PAYRETRY_REQUIRE_PG:-}" = 1 ]; then
@@ -23,30 +21,16 @@ missing() {
   echo "skipped: $*"
   exit 77
 }
+. "$(dirname "$0")/../lib/go_tool.sh"
 
 [ -n "${PAYRETRY_TEST_PG_URL:-}" ] || missing "PAYRETRY_TEST_PG_URL is not set (tests/ledger/pg_cluster.sh starts a server)"
+go_tool "$build/toxiproxy-$version" "github.com/Shopify/toxiproxy/v2/cmd/server@$version" server
 
-if [ ! -x "$server" ]; then
-  go=${GO:-$(command -v go || true)}
-  [ -n "$go" ] && [ -x "$go" ] || missing "go is not installed: toxiproxy cannot be built"
-  mkdir -p "$bin_dir"
-  # One install at a time when tests run in parallel.
-  (
-    flock 9
-    [ -x "$server" ] || GOBIN="$bin_dir" "$go" install "github.com/Shopify/toxiproxy/v2/cmd/server@$version"
-  ) 9>"$bin_dir.lock" || missing "go install github.com/Shopify/toxiproxy/v2/cmd/server@$version failed"
-  [ -x "$server" ] || missing "go install left no toxiproxy server in $bin_dir"
-fi
-
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+port=$(free_port)
 log=$(mktemp)
-"$server" -host 127.0.0.1 -port "$port" >"$log" 2>&1 &
+"$TOOL" -host 127.0.0.1 -port "$port" >"$log" 2>&1 &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -f "$log"' EXIT
-for _ in $(seq 1 100); do
-  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-  kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; echo "FAIL: toxiproxy did not start" >&2; exit 1; }
-  sleep 0.05
-done
+wait_listening "$port" "$pid" "$log" toxiproxy
 export TOXIPROXY_URL="http://127.0.0.1:$port"
 "$binary" --gtest_filter="$filter"
