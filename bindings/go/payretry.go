@@ -228,8 +228,8 @@ func cString(s string, emptyIsNil bool) *C.char {
 	return C.CString(s)
 }
 
-// NewClient creates a client from a JSON configuration (see the project's
-// DESIGN §7), which must name its "ledger" ("sqlite:///abs/path.db",
+// NewClient creates a client from a JSON configuration (see the README's
+// "Configuration"), which must name its "ledger" ("sqlite:///abs/path.db",
 // "postgresql://...", or "memory:" written out). A bad configuration is an
 // *Error matching ErrConfig whose message names the offending key (never a
 // secret).

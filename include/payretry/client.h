@@ -25,7 +25,7 @@ typedef enum pay_log_level {
   PAY_LOG_ERROR = 40
 } pay_log_level;
 
-/* Receives one JSON object per line (DESIGN §8: one per attempt and one per
+/* Receives one JSON object per line (see the README: one per attempt and one per
  * outcome, plus warnings), already redacted. `line` is valid only during the
  * call. `payload` is the caller's, untouched after pay_client_free returns. */
 typedef void (*pay_log_cb)(int level, const char *line, void *payload);
@@ -82,7 +82,7 @@ typedef struct pay_client_options {
  * PAY_EVERSION for a version this library does not know. */
 PAY_API int pay_client_options_init(pay_client_options *opts, unsigned int version);
 
-/* Creates a client from a JSON configuration (DESIGN §7) and optional
+/* Creates a client from a JSON configuration (the README's "Configuration") and optional
  * options (NULL = none). On success *out is the caller's; free it with
  * pay_client_free. Returns 0, PAY_EINVALID (NULL argument), PAY_ECONFIG
  * (the message names the offending key, never a secret), PAY_EVERSION,

@@ -15,7 +15,7 @@ PAY_BEGIN_DECL
 
 typedef struct pay_result pay_result;
 
-/* What the caller may conclude about the payment (DESIGN §2). */
+/* What the caller may conclude about the payment (the README's "Outcomes"). */
 typedef enum pay_outcome {
   PAY_OUTCOME_SUCCEEDED = 1,   /* accepted and recorded by the provider: fulfil */
   PAY_OUTCOME_FAILED = 2,      /* definitive: the provider will not charge for it */
