@@ -21,14 +21,17 @@ namespace {
 // Reads the provider's payment id and status word from a response body.
 // What a provider echoes may hold anything (a card number as an "id", a
 // token): redacted like every other string that reaches a result, a log or
-// the ledger.
-void read_provider_fields(const Profile& p, const std::string& body, PaymentResult& r,
+// the ledger. An answer that is not a success is read only for the id of the payment it
+// names (response.error_id_path), kept for a lookup by id.
+void read_provider_fields(const Profile& p, const std::string& body, bool success, PaymentResult& r,
                           const std::vector<std::string>& secrets) {
+  if (!success && p.error_id_path.empty()) return;
   JsonPtr j(cJSON_ParseWithLength(body.data(), body.size()));
   if (!j) return;
-  const auto id = json_path_strings(j.get(), p.id_path);
+  const auto id = json_path_strings(j.get(), success ? p.id_path : p.error_id_path);
+  if (!id.empty() && !id.front().empty()) r.provider_payment_id = redact(id.front(), secrets);
+  if (!success) return;
   const auto status = json_path_strings(j.get(), p.status_path);
-  if (!id.empty()) r.provider_payment_id = redact(id.front(), secrets);
   if (!status.empty()) r.provider_status = redact(status.front(), secrets);
 }
 
@@ -345,12 +348,7 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
     if (!profile.replay_header.empty()) a_.replayed = says_replayed(t.response, profile.replay_header);
     r_.http_status = t.response.status;
     r_.body = t.response.body;
-    // An error that names the payment it made keeps that id for a lookup.
-    if (c.verdict != Verdict::success && !profile.error_id_path.empty()) {
-      JsonPtr j(cJSON_ParseWithLength(r_.body.data(), r_.body.size()));
-      const auto id = json_path_strings(j.get(), profile.error_id_path);
-      if (!id.empty() && !id.front().empty()) r_.provider_payment_id = redact(id.front(), e_.secrets_);
-    }
+    if (c.verdict != Verdict::success) read_provider_fields(profile, r_.body, false, r_, e_.secrets_);
   }
   const bool earlier_may_have_processed = may_have_processed_;
   may_have_processed_ = may_have_processed_ || c.may_have_processed;
@@ -358,7 +356,7 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   switch (c.verdict) {
     case Verdict::success:
       record_attempt();
-      read_provider_fields(profile, r_.body, r_, e_.secrets_);
+      read_provider_fields(profile, r_.body, true, r_, e_.secrets_);
       e_.d_.budget.on_success();
       return finish(Outcome::succeeded, {});
     case Verdict::fail: {
