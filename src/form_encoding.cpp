@@ -71,6 +71,56 @@ std::string form_encode_json(const cJSON* object) {
   return out;
 }
 
+std::string form_encode_flat(const cJSON* object) {
+  std::string out;
+  for (const cJSON* c = object ? object->child : nullptr; c; c = c->next) {
+    if (cJSON_IsObject(c) || cJSON_IsArray(c)) pair(out, c->string, json_print(c));
+    else encode(out, c->string, c);
+  }
+  return out;
+}
+
+std::string form_escape(std::string_view s) {
+  std::string out;
+  escape(out, s);
+  return out;
+}
+
+bool form_decode(std::string_view body, std::vector<std::pair<std::string, std::string>>& fields) {
+  fields.clear();
+  auto unescape = [](std::string_view in, std::string& out) {
+    out.clear();
+    for (size_t i = 0; i < in.size(); ++i) {
+      const char c = in[i];
+      if (c == '+') {
+        out.push_back(' ');
+      } else if (c == '%') {
+        if (i + 2 >= in.size() || !std::isxdigit(static_cast<unsigned char>(in[i + 1])) ||
+            !std::isxdigit(static_cast<unsigned char>(in[i + 2])))
+          return false;
+        out.push_back(static_cast<char>(std::stoi(std::string(in.substr(i + 1, 2)), nullptr, 16)));
+        i += 2;
+      } else {
+        out.push_back(c);
+      }
+    }
+    return true;
+  };
+  size_t at = 0;
+  while (at < body.size()) {
+    const size_t amp = std::min(body.find('&', at), body.size());
+    const std::string_view field = body.substr(at, amp - at);
+    at = amp + 1;
+    if (field.empty()) continue;
+    const size_t eq = std::min(field.find('='), field.size());
+    std::string name, value;
+    if (!unescape(field.substr(0, eq), name) || name.empty()) return false;
+    if (eq < field.size() && !unescape(field.substr(eq + 1), value)) return false;
+    fields.emplace_back(std::move(name), std::move(value));
+  }
+  return true;
+}
+
 bool looks_form_encoded(std::string_view body) {
   // JSON text of any kind (an object, an array, a string) is a document.
   if (body.empty() || body.front() == '{' || body.front() == '[' || body.front() == '"') return false;

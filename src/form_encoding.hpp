@@ -6,6 +6,8 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 struct cJSON;
 
@@ -19,6 +21,18 @@ namespace payretry {
 // urllib's urlencode does). An empty object or array writes nothing.
 // The document must be a JSON object.
 std::string form_encode_json(const cJSON* object);
+
+// Alipay's gateway form: one field per top-level member; an object or array
+// member travels as its compact JSON text (biz_content={"out_trade_no":..}),
+// other values as form_encode_json writes them.
+std::string form_encode_flat(const cJSON* object);
+
+// One name or value percent-encoded as form_encode_json does it.
+std::string form_escape(std::string_view s);
+
+// The fields of a form body (or a URL query), decoded, in order. False for
+// a malformed escape or a field without a name.
+bool form_decode(std::string_view body, std::vector<std::pair<std::string, std::string>>& fields);
 
 // Whether `body` reads as form fields a caller wrote by hand: name=value
 // pairs joined by '&', every byte visible ASCII other than the
