@@ -3,12 +3,14 @@
 #include <cJSON.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <set>
 
 #include "json_util.hpp"
+#include "rsa_signature.hpp"
 #include "validate.hpp"
 
 namespace payretry {
@@ -84,27 +86,132 @@ void parse_budget(const cJSON* b, BudgetPolicy& p) {
   if (auto v = member(b, "success_refund")) p.success_refund = static_cast<int>(integer(v, "budget.success_refund", 0, 1000000));
 }
 
+std::string printable_secret(const cJSON* v, const std::string& key) {
+  std::string s = string(v, key);
+  if (!check_header_value(s).empty()) fail(key, "must be printable with no CR/LF");
+  return s;
+}
+
+// A secret given inline, or named: "<name>_env" is an environment variable
+// holding it, "<name>_file" a file (PEM keys). Exactly one of the forms.
+std::string secret_from(const cJSON* obj, const std::string& prefix, const std::string& name, bool inline_ok,
+                        bool file_ok) {
+  const cJSON* in = inline_ok ? member(obj, name.c_str()) : nullptr;
+  const cJSON* env = member(obj, (name + "_env").c_str());
+  const cJSON* file = file_ok ? member(obj, (name + "_file").c_str()) : nullptr;
+  const int given = (in != nullptr) + (env != nullptr) + (file != nullptr);
+  std::string forms = inline_ok ? name : "";
+  if (file_ok) forms += std::string(forms.empty() ? "" : ", ") + name + "_file";
+  forms += std::string(forms.empty() ? "" : " or ") + name + "_env";
+  if (given == 0) fail(prefix + name, "is required (give " + forms + ")");
+  if (given > 1) fail(prefix + name, "give only one of " + forms);
+  if (in) return string(in, prefix + name);
+  if (env) {
+    const std::string var = string(env, prefix + name + "_env");
+    const char* value = std::getenv(var.c_str());
+    if (!value || !*value) fail(prefix + name + "_env", "the environment variable " + var + " is not set");
+    return value;
+  }
+  const std::string path = string(file, prefix + name + "_file");
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail(prefix + name + "_file", "cannot read " + path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (text.empty()) fail(prefix + name + "_file", path + " is empty");
+  return text;
+}
+
+void parse_oauth2(const cJSON* o, AuthConfig& a) {
+  const std::string P = "auth.oauth2.";
+  if (!cJSON_IsObject(o)) fail("auth.oauth2", "must be an object");
+  only_keys(o, P, {"client_id", "client_secret", "client_secret_env", "token_path", "scope"});
+  a.kind = AuthConfig::Kind::oauth2;
+  const cJSON* id = member(o, "client_id");
+  if (!id) fail(P + "client_id", "is required");
+  a.client_id = printable_secret(id, P + "client_id");
+  // The id and secret travel as Basic user:password: a ':' in the id would
+  // move the boundary.
+  if (a.client_id.find(':') != std::string::npos) fail(P + "client_id", "must not contain ':'");
+  a.client_secret = secret_from(o, P, "client_secret", true, false);
+  if (!check_header_value(a.client_secret).empty()) fail(P + "client_secret", "must be printable with no CR/LF");
+  if (auto v = member(o, "token_path")) {
+    a.token_path = string(v, P + "token_path");
+    if (std::string e = check_path(a.token_path); !e.empty()) fail(P + "token_path", e);
+  }
+  if (auto v = member(o, "scope")) a.scope = printable_secret(v, P + "scope");
+}
+
+void parse_wechatpay(const cJSON* w, AuthConfig& a) {
+  const std::string P = "auth.wechatpay.";
+  if (!cJSON_IsObject(w)) fail("auth.wechatpay", "must be an object");
+  only_keys(w, P, {"serial_no", "private_key_file", "private_key_env", "platform_public_key_file",
+                   "platform_public_key_env", "platform_serial"});
+  a.kind = AuthConfig::Kind::wechatpay;
+  const cJSON* serial = member(w, "serial_no");
+  if (!serial) fail(P + "serial_no", "is required (the merchant API certificate's serial number)");
+  a.serial_no = printable_secret(serial, P + "serial_no");
+  a.private_key_pem = secret_from(w, P, "private_key", false, true);
+  // Without the platform key answers cannot be verified, and an answer
+  // nobody signed must never read as a payment.
+  a.peer_public_key_pem = secret_from(w, P, "platform_public_key", false, true);
+  if (auto v = member(w, "platform_serial")) a.platform_serial = printable_secret(v, P + "platform_serial");
+}
+
+void parse_alipay(const cJSON* al, AuthConfig& a) {
+  const std::string P = "auth.alipay.";
+  if (!cJSON_IsObject(al)) fail("auth.alipay", "must be an object");
+  only_keys(al, P, {"app_id", "private_key_file", "private_key_env", "alipay_public_key_file", "alipay_public_key_env"});
+  a.kind = AuthConfig::Kind::alipay;
+  const cJSON* app = member(al, "app_id");
+  if (!app) fail(P + "app_id", "is required");
+  a.app_id = printable_secret(app, P + "app_id");
+  a.private_key_pem = secret_from(al, P, "private_key", false, true);
+  a.peer_public_key_pem = secret_from(al, P, "alipay_public_key", false, true);
+}
+
+// One form: {"bearer": T} | {"header": H, "value": V} | {"api_key": V} |
+// {"basic": {"username", "password"}} | {"oauth2": {...}} |
+// {"wechatpay": {...}} | {"alipay": {...}}.
 void parse_auth(const cJSON* a, Config& c) {
   if (!cJSON_IsObject(a)) fail("auth", "must be an object");
-  only_keys(a, "auth.", {"bearer", "header", "value"});
-  const cJSON* bearer = member(a, "bearer");
-  const cJSON* header = member(a, "header");
-  const cJSON* value = member(a, "value");
-  if (bearer && (header || value)) fail("auth", "give either bearer or header+value, not both");
-  if (bearer) {
-    std::string token = string(bearer, "auth.bearer");
-    if (!check_header_value(token).empty()) fail("auth.bearer", "must be printable with no CR/LF");
-    c.auth_headers.emplace_back("Authorization", "Bearer " + token);
-  } else if (header || value) {
+  only_keys(a, "auth.", {"bearer", "header", "value", "api_key", "basic", "oauth2", "wechatpay", "alipay"});
+  const bool header_form = member(a, "header") || member(a, "value");
+  int forms = header_form;
+  for (const char* k : {"bearer", "api_key", "basic", "oauth2", "wechatpay", "alipay"}) forms += member(a, k) != nullptr;
+  if (forms == 0) fail("auth", "needs one of bearer, header and value, api_key, basic, oauth2, wechatpay, alipay");
+  if (forms > 1) fail("auth", "give one form only (bearer, header+value, api_key, basic, oauth2, wechatpay or alipay)");
+  AuthConfig& out = c.auth;
+  if (const cJSON* bearer = member(a, "bearer")) {
+    out.kind = AuthConfig::Kind::fixed_headers;
+    c.auth_headers.emplace_back("Authorization", "Bearer " + printable_secret(bearer, "auth.bearer"));
+  } else if (header_form) {
+    const cJSON* header = member(a, "header");
+    const cJSON* value = member(a, "value");
     if (!header || !value) fail(header ? "auth.value" : "auth.header", "is required with the other");
     std::string name = string(header, "auth.header");
     if (std::string e = check_header_name(name); !e.empty()) fail("auth.header", e);
     if (std::string e = check_not_reserved(name, "Idempotency-Key"); !e.empty()) fail("auth.header", e);
-    std::string v = string(value, "auth.value");
-    if (!check_header_value(v).empty()) fail("auth.value", "must be printable with no CR/LF");
-    c.auth_headers.emplace_back(name, v);
+    out.kind = AuthConfig::Kind::fixed_headers;
+    c.auth_headers.emplace_back(name, printable_secret(value, "auth.value"));
+  } else if (const cJSON* key = member(a, "api_key")) {
+    out.kind = AuthConfig::Kind::api_key;
+    out.api_key = printable_secret(key, "auth.api_key");
+  } else if (const cJSON* basic = member(a, "basic")) {
+    if (!cJSON_IsObject(basic)) fail("auth.basic", "must be an object with username and password");
+    only_keys(basic, "auth.basic.", {"username", "password", "password_env"});
+    const cJSON* user = member(basic, "username");
+    if (!user) fail("auth.basic.username", "is required");
+    const std::string u = printable_secret(user, "auth.basic.username");
+    if (u.find(':') != std::string::npos) fail("auth.basic.username", "must not contain ':'");
+    const std::string pw = secret_from(basic, "auth.basic.", "password", true, false);
+    out.kind = AuthConfig::Kind::fixed_headers;
+    c.auth_headers.emplace_back("Authorization", "Basic " + base64_encode(u + ":" + pw));
+    out.client_secret = pw;  // kept for redaction only
+  } else if (const cJSON* o = member(a, "oauth2")) {
+    parse_oauth2(o, out);
+  } else if (const cJSON* w = member(a, "wechatpay")) {
+    parse_wechatpay(w, out);
   } else {
-    fail("auth", "needs bearer, or header and value");
+    parse_alipay(member(a, "alipay"), out);
   }
 }
 
@@ -211,7 +318,10 @@ std::vector<std::string> Config::secrets() const {
   for (const auto& [k, v] : auth_headers) {
     out.push_back(v);
     if (v.rfind("Bearer ", 0) == 0) out.push_back(v.substr(7));
+    if (v.rfind("Basic ", 0) == 0) out.push_back(v.substr(6));
   }
+  for (const std::string* s : {&auth.api_key, &auth.client_secret, &auth.private_key_pem})
+    if (!s->empty()) out.push_back(*s);
   if (!ledger_secret.empty()) out.push_back(ledger_secret);
   // A database URL may carry a password (user:pass@host). A password may
   // hold a raw '@' or '/' itself: the host starts after the last '@' before

@@ -35,12 +35,33 @@ struct BudgetPolicy {
   int success_refund = 1;
 };
 
+// Credentials that are more than a fixed header: read and checked when the
+// config is parsed, used by the authenticator the profile's scheme names
+// (auth.hpp). Never logged.
+struct AuthConfig {
+  enum class Kind { none, fixed_headers, api_key, oauth2, wechatpay, alipay } kind = Kind::none;
+  std::string api_key;  // api_key: sent in the profile's header
+  // oauth2 (client credentials)
+  std::string client_id;
+  std::string client_secret;
+  std::string token_path;  // empty: the profile's
+  std::string scope;
+  // wechatpay, alipay: PEM text, read from the file or environment variable
+  // the config names
+  std::string private_key_pem;      // the merchant's: signs requests
+  std::string peer_public_key_pem;  // the provider's: verifies its answers
+  std::string serial_no;            // wechatpay: the merchant certificate's serial
+  std::string platform_serial;      // wechatpay: answers must name this key (empty: any)
+  std::string app_id;               // alipay
+};
+
 struct Config {
   std::string provider = "generic";  // a built-in profile's name
   std::string provider_json;         // or an inline / file profile (JSON text)
   std::string base_url;        // scheme://host[:port][/prefix], no trailing '/'
   std::string create_path;     // empty: the profile's
-  Headers auth_headers;        // credentials: never logged
+  Headers auth_headers;        // fixed credentials (bearer, basic, header): never logged
+  AuthConfig auth;
   Headers extra_headers;       // e.g. a provider API version header
   RetryPolicy retry;
   BudgetPolicy budget;

@@ -84,18 +84,40 @@ enum class Encoding {
   form,  // form fields with bracketed nesting (Stripe v1),
          // Content-Type: application/x-www-form-urlencoded; a body that is
          // already form fields is sent as given
+  form_flat,  // one form field per top-level member, objects and arrays as
+              // compact JSON text (Alipay's gateway: biz_content={...})
 };
 const char* encoding_name(Encoding e);
 const char* content_type_of(Encoding e);
 
 // How to ask the provider what really happened (DESIGN §5 "lookup").
+// How requests prove who sends them. The credentials are the config's
+// ("auth"); the profile says what the provider's own SDK does.
+enum class AuthScheme {
+  bearer,         // Authorization: Bearer <secret key>
+  basic,          // Authorization: Basic base64(user:password)
+  api_key,        // the secret in a header of the provider's (Adyen: X-API-Key)
+  oauth2_client_credentials,  // a token fetched with the client's id and
+                              // secret, cached, renewed (PayPal)
+  wechatpay_v3,   // WECHATPAY2-SHA256-RSA2048 request signatures; answers
+                  // signed by the platform key and verified
+  alipay_rsa2,    // RSA2 over the sorted gateway parameters; answers signed
+};
+const char* auth_scheme_name(AuthScheme s);
+
+struct ProfileAuth {
+  AuthScheme scheme = AuthScheme::bearer;
+  std::string header;      // api_key: the header the key travels in
+  std::string token_path;  // oauth2: where tokens are issued, under base_url
+};
+
 struct Lookup {
   // "order_id": GET by merchant reference; "provider_id": GET by the
   // provider's id (known only when a response was read); "replay": the only
   // lookup is a same-key re-send; "none": the provider offers none.
   std::string by = "none";
   std::string method = "GET";
-  std::string path;                      // template: {order_id} {provider_id} {key}
+  std::string path;                      // template: {order_id} {provider_id} {key} {merchant_id} {app_id}
   std::string status_path = "$.status";  // where the status lives in the answer
   std::string id_path = "$.id";
   // Provider status -> "SUCCEEDED" | "FAILED" | "PENDING" (still running:
@@ -119,6 +141,7 @@ struct Profile {
   Identity identity;
   std::string create_path;
   Encoding encoding = Encoding::json;
+  ProfileAuth auth;
   // How long the provider honours a key; nullopt = forever (a reference).
   std::optional<int64_t> retention_ms = int64_t(24) * 3600 * 1000;
   // What a same-key re-send gets (see ReplayKind). Reconcile and resumed

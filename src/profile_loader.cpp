@@ -62,10 +62,35 @@ const char* replay_kind_name(ReplayKind k) {
   return "?";
 }
 
-const char* encoding_name(Encoding e) { return e == Encoding::form ? "form" : "json"; }
+const char* encoding_name(Encoding e) {
+  switch (e) {
+    case Encoding::json: return "json";
+    case Encoding::form: return "form";
+    case Encoding::form_flat: return "form_flat";
+  }
+  return "?";
+}
 
 const char* content_type_of(Encoding e) {
-  return e == Encoding::form ? "application/x-www-form-urlencoded" : "application/json";
+  switch (e) {
+    case Encoding::json: return "application/json";
+    case Encoding::form: return "application/x-www-form-urlencoded";
+    // What Alipay's SDKs send; its gateway reads the charset from it.
+    case Encoding::form_flat: return "application/x-www-form-urlencoded;charset=utf-8";
+  }
+  return "application/json";
+}
+
+const char* auth_scheme_name(AuthScheme s) {
+  switch (s) {
+    case AuthScheme::bearer: return "bearer";
+    case AuthScheme::basic: return "basic";
+    case AuthScheme::api_key: return "api_key";
+    case AuthScheme::oauth2_client_credentials: return "oauth2_client_credentials";
+    case AuthScheme::wechatpay_v3: return "wechatpay_v3";
+    case AuthScheme::alipay_rsa2: return "alipay_rsa2";
+  }
+  return "?";
 }
 
 std::optional<ReplayKind> parse_replay_kind(std::string_view s) {
@@ -337,6 +362,34 @@ void check_identity(const Identity& id, const std::string& path) {
     fail(member(path, "min_length"), "is " + std::to_string(id.min_length) + ", above max_length " + std::to_string(id.max_length));
 }
 
+void apply_auth(ProfileAuth& auth, const cJSON* v, const std::string& path) {
+  object_at(v, path);
+  check_members(v, path, {"scheme", "header", "token_path"});
+  if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "scheme")) {
+    const std::string sp = member(path, "scheme");
+    const std::string name = string_at(s, sp);
+    bool known = false;
+    for (AuthScheme k : {AuthScheme::bearer, AuthScheme::basic, AuthScheme::api_key,
+                         AuthScheme::oauth2_client_credentials, AuthScheme::wechatpay_v3, AuthScheme::alipay_rsa2})
+      if (name == auth_scheme_name(k)) {
+        auth.scheme = k;
+        known = true;
+      }
+    if (!known)
+      fail(sp, "must be bearer, basic, api_key, oauth2_client_credentials, wechatpay_v3 or alipay_rsa2");
+  }
+  if (const cJSON* h = cJSON_GetObjectItemCaseSensitive(v, "header")) auth.header = header_at(h, member(path, "header"), false);
+  if (const cJSON* t = cJSON_GetObjectItemCaseSensitive(v, "token_path")) {
+    const std::string tp = member(path, "token_path");
+    auth.token_path = string_at(t, tp);
+    if (auth.token_path.empty() || auth.token_path[0] != '/' || !visible_ascii(auth.token_path))
+      fail(tp, "must start with / and hold no spaces or control characters");
+  }
+  if (auth.scheme == AuthScheme::api_key && auth.header.empty()) fail(member(path, "header"), "is required by api_key");
+  if (auth.scheme == AuthScheme::oauth2_client_credentials && auth.token_path.empty())
+    fail(member(path, "token_path"), "is required by oauth2_client_credentials");
+}
+
 void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
   object_at(v, path);
   check_members(v, path,
@@ -427,7 +480,7 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
   const cJSON* v = doc.get();
   object_at(v, P);
   check_members(v, P,
-                {"name", "extends", "sources", "notes", "identity", "create_path", "encoding", "retention_ms",
+                {"name", "extends", "sources", "notes", "identity", "create_path", "encoding", "auth", "retention_ms",
                  "replays_server_errors", "replay", "replay_header", "request_id_headers", "response", "classify",
                  "lookup"});
 
@@ -475,8 +528,10 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
     const std::string s = string_at(e, ep);
     if (s == "json") p.encoding = Encoding::json;
     else if (s == "form") p.encoding = Encoding::form;
-    else fail(ep, "must be json or form");
+    else if (s == "form_flat") p.encoding = Encoding::form_flat;
+    else fail(ep, "must be json, form or form_flat");
   }
+  if (const cJSON* a = cJSON_GetObjectItemCaseSensitive(v, "auth")) apply_auth(p.auth, a, member(P, "auth"));
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "retention_ms")) {
     // null: the identity never expires (a merchant reference).
     if (cJSON_IsNull(r)) p.retention_ms.reset();

@@ -17,6 +17,7 @@ const char* transport_failure_name(TransportFailure f) {
     case TransportFailure::replay_blocked: return "reused_connection_died";
     case TransportFailure::not_started: return "not_started";
     case TransportFailure::response_too_large: return "response_too_large";
+    case TransportFailure::no_credentials: return "no_credentials";
     case TransportFailure::other: return "transport_error";
   }
   return "transport_error";

@@ -44,6 +44,7 @@ enum class TransportFailure {
   replay_blocked,     // libcurl wanted to silently re-send on a new connection; we stopped it
   not_started,        // may_start said no (deadline or lease over): nothing sent
   response_too_large,
+  no_credentials,     // the authenticator could not sign or get a token: nothing sent
   other,
 };
 

@@ -1,0 +1,70 @@
+// Authentication the provider's own SDK performs, built in, so that every
+// binding gets it without a hook: an OAuth2 token fetched and renewed
+// (PayPal), request signatures (WeChat Pay v3, Alipay RSA2) and the
+// verification of the answers those providers sign. Fixed credentials
+// (bearer, basic, an API-key header) need none of this: they are headers the
+// config holds (Config::auth_headers).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "clock.hpp"
+#include "config.hpp"
+#include "profile.hpp"
+#include "transport.hpp"
+
+namespace payretry {
+
+// One request about to leave, as the signer may change it.
+struct OutgoingRequest {
+  std::string method;       // "POST" or "GET"
+  std::string base_url;     // scheme://host[/prefix]
+  std::string path;         // path and query, as the profile or caller gave it
+  std::string_view body;    // the exact bytes sent
+  Headers headers;          // the signer appends its own
+  // The URL to send to; the signer may add query parameters (Alipay).
+  std::string url() const { return base_url + path; }
+};
+
+// How far an answer can be trusted.
+enum class AnswerTrust {
+  verified,  // signed by the provider's key
+  unsigned_, // carries no signature (providers leave some error answers unsigned)
+  forged,    // carries a signature that does not verify, or a stale one
+};
+
+class Authenticator {
+ public:
+  virtual ~Authenticator() = default;
+  // Adds what proves who sends `r`. `unix_ms` is the wall clock of the
+  // attempt; `budget_ms` bounds any exchange this needs (a token). Returns
+  // "" or why the request cannot be authenticated (then nothing was sent).
+  virtual std::string authorize(OutgoingRequest& r, int64_t unix_ms, int64_t budget_ms) = 0;
+  // Whether the provider signs its answers (then a success must be verified).
+  virtual bool signs_answers() const { return false; }
+  // `why` says what failed when the answer is not verified.
+  virtual AnswerTrust check_answer(const HttpResponse& answer, int64_t unix_ms, std::string& why) const {
+    (void)answer, (void)unix_ms, (void)why;
+    return AnswerTrust::unsigned_;
+  }
+  // A 401 came back: drop the cached credential. True when a fresh one is
+  // worth exactly one more send of the same request.
+  virtual bool renew_after_unauthorized() { return false; }
+};
+
+// The authenticator the profile's scheme and the config's credentials call
+// for; nullptr when fixed headers (or a request hook) do the work. Throws
+// ConfigError for credentials that do not fit the profile or keys that do
+// not load. `transport` carries token requests.
+std::unique_ptr<Authenticator> make_authenticator(const Config& config, const Profile& profile, Transport& transport,
+                                                  Clock& clock);
+
+// Implementations (auth_oauth2.cpp, auth_wechatpay.cpp, auth_alipay.cpp).
+std::unique_ptr<Authenticator> make_oauth2_authenticator(const Config& config, const Profile& profile,
+                                                         Transport& transport, Clock& clock);
+std::unique_ptr<Authenticator> make_wechatpay_authenticator(const Config& config);
+std::unique_ptr<Authenticator> make_alipay_authenticator(const Config& config);
+
+}  // namespace payretry
