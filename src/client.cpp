@@ -44,6 +44,18 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   if (config_.merchant_id.empty() && (profile_.lookup.path.find("{merchant_id}") != std::string::npos ||
                                       profile_.lookup.body.find("{merchant_id}") != std::string::npos))
     throw ConfigError("merchant_id: is required: provider " + profile_.name + "'s lookup names {merchant_id}");
+  if (config_.auth.kind == AuthConfig::Kind::api_key) {
+    if (profile_.auth.scheme != AuthScheme::api_key)
+      throw ConfigError("auth.api_key: provider " + profile_.name + " names no API-key header; give header and value");
+    config_.auth_headers.emplace_back(profile_.auth.header, config_.auth.api_key);
+  }
+  // WeChat Pay and Alipay refuse every request that is not signed: without
+  // the built-in signer's keys, a request hook must sign.
+  const bool signs = profile_.auth.scheme == AuthScheme::wechatpay_v3 || profile_.auth.scheme == AuthScheme::alipay_rsa2;
+  if (signs && !hook && config_.auth.kind != AuthConfig::Kind::wechatpay && config_.auth.kind != AuthConfig::Kind::alipay)
+    throw ConfigError(std::string("auth: provider ") + profile_.name + " signs every request: give auth." +
+                      (profile_.auth.scheme == AuthScheme::wechatpay_v3 ? "wechatpay" : "alipay") +
+                      " with the keys, or a request hook that signs");
   const std::string key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
   for (const auto& [name, value] : config_.extra_headers)
     if (std::string e = check_not_reserved(name, key_header); !e.empty()) throw ConfigError("headers." + name + ": " + e);
@@ -55,6 +67,7 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   curl_.ca_file = config_.ca_file;
   curl_.proxy = config_.proxy;
   transport_ = std::make_unique<CurlTransport>(curl_);
+  auth_ = make_authenticator(config_, profile_, *transport_, system_clock());
   curl_.http2 = true;  // the concurrent engine multiplexes where the provider offers HTTP/2
   log_ = std::make_unique<AttemptLog>(std::move(sink), config_.log_path, config_.log_level, config_.secrets(),
                                       system_clock());
@@ -67,7 +80,8 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   // Lookups are signed like creates: the same hook runs for both.
   engine_ = std::make_unique<Engine>(
       config_, profile_,
-      EngineDeps{*transport_, system_clock(), system_sleeper(), *jitter_, keys_, *log_, *budget_, stats_}, hook);
+      EngineDeps{*transport_, system_clock(), system_sleeper(), *jitter_, keys_, *log_, *budget_, stats_}, hook,
+      auth_.get());
   ledger_ = open_ledger(config_.ledger_url, config_.ledger_secret, config_.ledger_timeout_ms);
   if (config_.ledger_url == "memory:")
     log_->note(kLogWarn, "config_warning",
@@ -76,7 +90,7 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   flow_ = std::make_unique<PaymentFlow>(*engine_, *ledger_, config_, system_clock(), system_sleeper(), keys_, stats_,
                                         *log_, owner);
   settler_ = std::make_unique<Settler>(*ledger_, *transport_, profile_, config_, system_clock(), system_sleeper(),
-                                       *jitter_, *log_, stats_, *flow_, std::move(hook));
+                                       *jitter_, *log_, stats_, *flow_, std::move(hook), auth_.get());
 }
 
 MultiEngine& Client::multi() {

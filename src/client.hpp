@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "attempt_log.hpp"
+#include "auth.hpp"
 #include "budget.hpp"
 #include "config.hpp"
 #include "engine.hpp"
@@ -41,6 +42,7 @@ class Client {
   std::unique_ptr<JitterRandom> jitter_;
   UuidKeySource keys_;
   std::unique_ptr<CurlTransport> transport_;
+  std::unique_ptr<Authenticator> auth_;  // null: fixed headers or the hook authenticate
   std::unique_ptr<AttemptLog> log_;
   std::unique_ptr<RetryBudget> budget_;
   Stats stats_;

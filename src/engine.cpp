@@ -82,8 +82,8 @@ std::string first_header(const HttpResponse& resp, const std::vector<std::string
 
 }  // namespace
 
-Engine::Engine(const Config& config, const Profile& profile, EngineDeps deps, RequestHook hook)
-    : config_(config), profile_(profile), d_(deps), hook_(std::move(hook)), secrets_(config.secrets()) {}
+Engine::Engine(const Config& config, const Profile& profile, EngineDeps deps, RequestHook hook, Authenticator* auth)
+    : config_(config), profile_(profile), d_(deps), hook_(std::move(hook)), auth_(auth), secrets_(config.secrets()) {}
 
 void Engine::validate(const SubmitRequest& r) const {
   if (std::string e = check_order_id(r.order_id); !e.empty()) throw Error(Errc::invalid, e);
@@ -96,6 +96,12 @@ void Engine::validate(const SubmitRequest& r) const {
     JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
     if (!j || !cJSON_IsObject(j.get()))
       throw Error(Errc::invalid, "body must be a JSON object: profile " + profile_.name + " carries the key inside it");
+  }
+  if (profile_.encoding == Encoding::form_flat) {
+    JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
+    if (!j || !cJSON_IsObject(j.get()))
+      throw Error(Errc::invalid, "body must be a JSON object (payretry sends each member as a gateway form field): "
+                                 "profile " + profile_.name + " sends the gateway's form");
   }
   if (profile_.encoding == Encoding::form && !looks_form_encoded(r.body)) {
     JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
@@ -226,6 +232,10 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
     JsonPtr j(cJSON_ParseWithLength(body_.data(), body_.size()));
     keyed_body_ = form_encode_json(j.get());
     body_ = keyed_body_;
+  } else if (profile.encoding == Encoding::form_flat) {
+    JsonPtr j(cJSON_ParseWithLength(body_.data(), body_.size()));
+    keyed_body_ = form_encode_flat(j.get());
+    body_ = keyed_body_;
   }
   path_ = e_.path_for(req);
   url_ = e_.config_.base_url + path_;
@@ -295,13 +305,31 @@ AttemptRun::Step AttemptRun::attempt() {
     }
   }
   // The hook (a signer, say) took time too: measure what is left after it.
-  const int64_t left = deadline_ - clock.now_ms();
+  int64_t left = deadline_ - clock.now_ms();
   if (left < policy_.min_attempt_ms) return finish(Outcome::unknown, "deadline");
 
   http_ = HttpRequest{};
   http_.url = url_;
   http_.headers = headers_;
   http_.headers.insert(http_.headers.end(), extra.begin(), extra.end());
+  if (e_.auth_) {
+    // Signed last, over exactly what leaves; a token may take a round trip.
+    OutgoingRequest out{"POST", e_.config_.base_url, path_, body_, {}};
+    const std::string why = e_.auth_->authorize(out, a_.started_unix_ms, left);
+    if (!why.empty()) {
+      // No credential, so no byte of the payment left: an attempt that
+      // was never sent, retried like a refused connection.
+      TransportResult none;
+      none.failure = TransportFailure::no_credentials;
+      none.error_text = why;
+      e_.d_.log.note(kLogWarn, "no_credentials", "payment " + r_.order_id + ": " + redact(why, e_.secrets_));
+      return sent(none);
+    }
+    http_.url = out.url();
+    http_.headers.insert(http_.headers.end(), out.headers.begin(), out.headers.end());
+    left = deadline_ - clock.now_ms();
+    if (left < policy_.min_attempt_ms) return finish(Outcome::unknown, "deadline");
+  }
   http_.body = body_;
   http_.claim = claim_;
   // The last attempt's timeout shrinks to what is left of the deadline.
@@ -325,7 +353,24 @@ AttemptRun::Step AttemptRun::attempt() {
 AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   const Profile& profile = e_.profile_;
   Clock& clock = e_.d_.clock;
+  Authenticator* auth = e_.auth_;
+  // A 401 under a cached credential (an expired OAuth2 token): nothing was
+  // processed; one fresh credential, the same attempt, the same bytes.
+  if (auth && t.failure == TransportFailure::none && t.response.status == 401 && !renewed_credentials_ &&
+      auth->renew_after_unauthorized()) {
+    renewed_credentials_ = true;
+    e_.d_.log.note(kLogInfo, "credential_renewed", "payment " + r_.order_id + ": 401 answered; credential renewed");
+    return attempt();
+  }
   const Classification c = classify(profile, t);
+  // A provider that signs its answers: a forged signature means nothing in
+  // the answer is the provider's, and a success must carry a good one.
+  if (auth && auth->signs_answers() && t.failure == TransportFailure::none) {
+    std::string why;
+    const AnswerTrust trust = auth->check_answer(t.response, clock.unix_ms(), why);
+    if (trust == AnswerTrust::forged || (trust == AnswerTrust::unsigned_ && c.verdict == Verdict::success))
+      return untrusted(t.response.status, why);
+  }
 
   // From the attempt's start to its answer, waits for a connection included:
   // the recorded end is then the latest moment its bytes can have left
@@ -426,6 +471,21 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   s.attempt = &r_.attempts.back();
   s.delay_ms = delay;
   return s;
+}
+
+AttemptRun::Step AttemptRun::untrusted(int http_status, const std::string& why) {
+  a_.http_status = http_status;
+  a_.elapsed_ms = e_.d_.clock.now_ms() - attempt_mono_;
+  a_.verdict = verdict_name(Verdict::query);
+  a_.reason = "answer_not_verified";
+  // The request went out: whatever came back, it may have been processed.
+  a_.may_have_processed = true;
+  may_have_processed_ = true;
+  r_.http_status = 0;
+  r_.body.clear();
+  record_attempt();
+  e_.d_.log.note(kLogError, "answer_not_verified", "payment " + r_.order_id + ": " + why);
+  return finish(Outcome::unknown, "the provider's answer could not be verified (" + why + "); settle it by query");
 }
 
 AttemptRun::Step AttemptRun::recorded(const Recorded& how) {

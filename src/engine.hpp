@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "attempt_log.hpp"
+#include "auth.hpp"
 #include "budget.hpp"
 #include "classify.hpp"
 #include "clock.hpp"
@@ -81,7 +82,10 @@ class AttemptRun;
 
 class Engine {
  public:
-  Engine(const Config& config, const Profile& profile, EngineDeps deps, RequestHook hook = {});
+  // `auth` (may be null: fixed headers, or a hook, authenticate) signs every
+  // attempt after the hook ran and checks every answer; it outlives the engine.
+  Engine(const Config& config, const Profile& profile, EngineDeps deps, RequestHook hook = {},
+         Authenticator* auth = nullptr);
 
   // Validates, then runs the attempts. Throws Error for a failed call
   // (nothing sent, or a key/parameter mismatch); otherwise every path,
@@ -108,6 +112,7 @@ class Engine {
   const Profile& profile_;
   EngineDeps d_;
   RequestHook hook_;
+  Authenticator* auth_;
   std::vector<std::string> secrets_;
 };
 
@@ -149,6 +154,8 @@ class AttemptRun {
  private:
   Step attempt();
   Step finish(Outcome o, const std::string& why);
+  // The answer's signature did not hold: nothing in it can be believed.
+  Step untrusted(int http_status, const std::string& why);
   void record_attempt();
 
   Engine& e_;
@@ -170,6 +177,7 @@ class AttemptRun {
   unsigned first_ = 1;
   unsigned n_ = 1;
   bool may_have_processed_ = false;
+  bool renewed_credentials_ = false;  // a 401 already bought one fresh credential
 };
 
 }  // namespace payretry

@@ -8,6 +8,7 @@
 #include "backoff.hpp"
 #include "classify.hpp"
 #include "error.hpp"
+#include "form_encoding.hpp"
 #include "json_path.hpp"
 #include "json_util.hpp"
 #include "redact.hpp"
@@ -54,6 +55,15 @@ std::string fill(std::string text, const PaymentRow& row, const Config& config, 
   return path;
 }
 
+// A lookup body template is a JSON document; it travels in the profile's
+// encoding, like a create's.
+std::string encode_lookup_body(const std::string& json, Encoding encoding) {
+  if (encoding == Encoding::json) return json;
+  JsonPtr j(cJSON_ParseWithLength(json.data(), json.size()));
+  if (!j || !cJSON_IsObject(j.get())) return json;  // the profile loader checked it is one
+  return encoding == Encoding::form ? form_encode_json(j.get()) : form_encode_flat(j.get());
+}
+
 }  // namespace
 
 struct Settler::Answer {
@@ -69,9 +79,10 @@ struct Settler::Answer {
 };
 
 Settler::Settler(Ledger& ledger, Transport& transport, const Profile& profile, const Config& config, Clock& clock,
-                 Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow, RequestHook hook)
+                 Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow, RequestHook hook,
+                 Authenticator* auth)
     : ledger_(ledger), transport_(transport), profile_(profile), config_(config), clock_(clock), sleeper_(sleeper),
-      jitter_(jitter), log_(log), stats_(stats), flow_(flow), hook_(std::move(hook)) {}
+      jitter_(jitter), log_(log), stats_(stats), flow_(flow), hook_(std::move(hook)), auth_(auth) {}
 
 bool Settler::can_look_up(const PaymentRow& row) const {
   const std::string& by = profile_.lookup.by;
@@ -83,9 +94,9 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
   const RetryPolicy& policy = config_.retry;
   const std::string path = fill(lk.path, row, config_, false);
   const std::string url = config_.base_url + path;
-  const std::string body = lk.body.empty() ? "" : fill(lk.body, row, config_, true);
+  const std::string body = lk.body.empty() ? "" : encode_lookup_body(fill(lk.body, row, config_, true), profile_.encoding);
   Headers base = {{"Accept", "application/json"}, {"User-Agent", "payretry/" PAYRETRY_VERSION_STRING}};
-  if (!body.empty()) base.emplace_back("Content-Type", "application/json");
+  if (!body.empty()) base.emplace_back("Content-Type", content_type_of(profile_.encoding));
   base.insert(base.end(), config_.auth_headers.begin(), config_.auth_headers.end());
   base.insert(base.end(), config_.extra_headers.begin(), config_.extra_headers.end());
   const std::string key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
@@ -96,6 +107,7 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
   // bounds as a payment (attempts, deadline, backoff, Retry-After), the
   // same request hook (providers that sign creates sign lookups too), and
   // no byte of it leaves after the deadline or the claim's lease.
+  bool renewed = false;
   for (int n = 1; n <= policy.max_attempts; ++n) {
     const int64_t left = deadline - clock_.now_ms();
     if (left < policy.min_attempt_ms) break;
@@ -117,6 +129,17 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
       }
       h.headers.insert(h.headers.end(), extra.begin(), extra.end());
     }
+    if (auth_) {
+      OutgoingRequest out{lk.method, config_.base_url, path, body, {}};
+      const std::string refused = auth_->authorize(out, clock_.unix_ms(), deadline - clock_.now_ms());
+      if (!refused.empty()) {
+        a.kind = Answer::failed;
+        a.why = "lookup not sent: " + refused;
+        return a;
+      }
+      h.url = out.url();
+      h.headers.insert(h.headers.end(), out.headers.begin(), out.headers.end());
+    }
     h.timeout_ms = std::min(policy.attempt_timeout_ms, deadline - clock_.now_ms());
     h.connect_timeout_ms = std::min(policy.connect_timeout_ms, h.timeout_ms);
     h.may_start = [this, deadline, lease_until]() -> std::string {
@@ -128,6 +151,27 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
     a.asked_at = clock_.unix_ms();
     const TransportResult t = transport_.post(h);
     int64_t floor_ms = 0;
+    if (t.failure == TransportFailure::none && t.response.status == 401 && auth_ && !renewed &&
+        auth_->renew_after_unauthorized()) {
+      renewed = true;  // an expired token: one fresh one, not counted as a lookup attempt
+      --n;
+      continue;
+    }
+    // A provider that signs its answers: a status from an answer whose
+    // signature fails, or that carries none, settles nothing. (An unsigned
+    // "not found" may stand: the providers that sign keep their merchant
+    // reference forever, so a re-send after it can never charge twice.)
+    AnswerTrust trust = AnswerTrust::verified;
+    std::string untrusted;
+    if (t.failure == TransportFailure::none && auth_ && auth_->signs_answers())
+      trust = auth_->check_answer(t.response, clock_.unix_ms(), untrusted);
+    if (trust == AnswerTrust::forged) {
+      a.kind = Answer::failed;
+      a.http_status = t.response.status;
+      a.why = "the lookup answer could not be verified: " + untrusted;
+      log_.note(kLogError, "answer_not_verified", "lookup of " + row.order_id + ": " + untrusted);
+      return a;
+    }
     if (t.failure == TransportFailure::none) {
       a.http_status = t.response.status;
       // "Not found" only from the profile's own signal: a bare 404 (a wrong
@@ -142,6 +186,10 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
         const auto status = json_path_strings(answer.get(), lk.status_path);
         if (status.empty()) {
           a.why = "the lookup answer holds no status";
+          return a;
+        }
+        if (trust != AnswerTrust::verified) {
+          a.why = "the lookup answer is not signed: " + untrusted;
           return a;
         }
         a.kind = Answer::found;

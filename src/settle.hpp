@@ -40,7 +40,8 @@ struct ReconcileReport {
 class Settler {
  public:
   Settler(Ledger& ledger, Transport& transport, const Profile& profile, const Config& config, Clock& clock,
-          Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow, RequestHook hook);
+          Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow, RequestHook hook,
+          Authenticator* auth = nullptr);
 
   // Throws Error(Errc::not_found) for an order the ledger does not know.
   PaymentResult query(const std::string& order_id);
@@ -71,6 +72,7 @@ class Settler {
   Stats& stats_;
   PaymentFlow& flow_;
   RequestHook hook_;
+  Authenticator* auth_;  // may be null; signs lookups and checks their answers like creates
 };
 
 }  // namespace payretry

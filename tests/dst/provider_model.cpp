@@ -64,6 +64,16 @@ std::string form_field(std::string_view body, const std::string& name) {
   return "";
 }
 
+// A member of the request body at a dotted path, read the way the provider
+// reads its encoding: JSON, or the gateway form whose first segment names a
+// field holding JSON text (biz_content.out_trade_no).
+std::string body_member(const Wire& w, std::string_view body, const std::string& dotted) {
+  if (!w.gateway_form) return member_at(body, dotted);
+  const size_t dot = dotted.find('.');
+  const std::string field = form_field(body, dotted.substr(0, dot));
+  return dot == std::string::npos ? field : member_at(field, dotted.substr(dot + 1));
+}
+
 const std::string* header_of(const HttpRequest& req, const std::string& name) {
   for (const auto& [n, v] : req.headers)
     if (strcasecmp(n.c_str(), name.c_str()) == 0) return &v;
@@ -273,13 +283,13 @@ ProviderModel::KeyState& ProviderModel::process_new(const std::string& key, cons
 }
 
 std::string ProviderModel::identity_of(const HttpRequest& req, const std::string& order, std::string& reference) const {
-  reference = wire_.reference_path.empty() ? "" : member_at(req.body, wire_.reference_path);
+  reference = wire_.reference_path.empty() ? "" : body_member(wire_, req.body, wire_.reference_path);
   switch (wire_.identity) {
     case Wire::Identity::header: {
       const std::string* k = header_of(req, wire_.key_header);
       return k ? *k : "";
     }
-    case Wire::Identity::body_key: return member_at(req.body, wire_.key_field);
+    case Wire::Identity::body_key: return body_member(wire_, req.body, wire_.key_field);
     case Wire::Identity::reference: return reference.empty() ? "" : "ref:" + reference;
   }
   (void)order;
@@ -305,7 +315,7 @@ ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, in
   const Payment* found = nullptr;
   if (wire_.lookup == Wire::Lookup::by_reference) {
     std::string ref;
-    if (wire_.profile == "alipay") ref = member_at(req.body, "biz_content.out_trade_no");
+    if (wire_.profile == "alipay") ref = body_member(wire_, req.body, "biz_content.out_trade_no");
     else {
       ref = path.substr(wire_.lookup_path.size());
       ref = ref.substr(0, ref.find('?'));
@@ -415,7 +425,7 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
     return out;
   }
 
-  if (wire_.form_bodies) {
+  if (wire_.form_bodies || wire_.gateway_form) {
     const std::string* type = header_of(req, "Content-Type");
     if (!type || type->rfind("application/x-www-form-urlencoded", 0) != 0) {
       ++wrong_encodings;
@@ -425,7 +435,7 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
   }
   // The idempotency layer: the request reached the provider's application.
   const std::string order =
-      wire_.form_bodies ? form_field(req.body, "metadata[order_id]") : member_at(req.body, "order_id");
+      wire_.form_bodies ? form_field(req.body, "metadata[order_id]") : body_member(wire_, req.body, "order_id");
   std::string reference;
   const std::string key = identity_of(req, order, reference);
   TransportResult result;

@@ -67,6 +67,9 @@ struct Wire {
   // Creates must be form-encoded (Stripe v1): any other body is refused
   // with a 400 before the idempotency layer, as Stripe does.
   bool form_bodies = false;
+  // Alipay's gateway form: top-level members are form fields, biz_content
+  // a JSON string; creates and lookups alike. Anything else is refused.
+  bool gateway_form = false;
   enum class Lookup { none, replay, by_reference, by_id } lookup = Lookup::none;
   std::string lookup_path;     // the path prefix of a lookup request
   std::string key_field;       // Square: the body's key member

@@ -66,6 +66,7 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     w.identity = Wire::Identity::reference;
     w.reference_path = "biz_content.out_trade_no";
     w.signed_requests = true;
+    w.gateway_form = true;  // the gateway takes form parameters, biz_content as JSON text (Al1)
     w.lookup = Wire::Lookup::by_reference;
     w.lookup_path = "/gateway.do?method=alipay.trade.query";
     w.id_prefix = "ali_";

@@ -273,13 +273,23 @@ TEST(CApi, WechatPayWithoutMerchantIdIsEconfigNamingIt) {
   EXPECT_EQ(out, nullptr);
   EXPECT_TRUE(has(pay_error_last()->message, "merchant_id")) << pay_error_last()->message;
 
+  // WeChat Pay refuses unsigned requests: without the signer's keys (or a
+  // hook that signs) the client is refused too, saying what to give.
   out = nullptr;
-  ASSERT_EQ(pay_client_new(&out,
-                           R"({"provider":"wechatpay_v3","base_url":"http://127.0.0.1:9","ledger":"memory:",)"
-                           R"("merchant_id":"1230000109"})",
-                           nullptr),
-            PAY_OK)
-      << pay_error_last()->message;
+  expect_last(pay_client_new(&out,
+                             R"({"provider":"wechatpay_v3","base_url":"http://127.0.0.1:9","ledger":"memory:",)"
+                             R"("merchant_id":"1230000109"})",
+                             nullptr),
+              PAY_ECONFIG);
+  EXPECT_TRUE(has(pay_error_last()->message, "auth.wechatpay")) << pay_error_last()->message;
+
+  out = nullptr;
+  const std::string keys = PAYRETRY_TEST_KEYS;
+  const std::string config = R"({"provider":"wechatpay_v3","base_url":"http://127.0.0.1:9","ledger":"memory:",)"
+                             R"("merchant_id":"1230000109","auth":{"wechatpay":{"serial_no":"ABC123",)"
+                             R"("private_key_file":")" + keys + R"(/wechat_merchant_key.pem",)"
+                             R"("platform_public_key_file":")" + keys + R"(/wechat_platform_pub.pem"}}})";
+  ASSERT_EQ(pay_client_new(&out, config.c_str(), nullptr), PAY_OK) << pay_error_last()->message;
   pay_client_free(out);
 }
 
