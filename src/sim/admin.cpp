@@ -84,6 +84,12 @@ std::string config_json(const Config& cfg) {
   append_json_string(out, cfg.effective_key_header());
   out += R"(,"auth":)";
   out += cfg.api_key.empty() ? "false" : "true";
+  out += R"(,"keys":)";
+  out += cfg.keys ? "true" : "false";
+  out += R"(,"oauth2_client_id":)";  // never the secret
+  append_json_string(out, cfg.oauth2.id);
+  out += R"(,"oauth2_ttl_s":)";
+  append_int(out, cfg.oauth2.ttl_s);
   out += R"(,"profile":)";
   append_json_string(out, cfg.profile->name);
   out += "}";
@@ -215,6 +221,12 @@ std::string stats_json(const State& state) {
   append_int(out, s.declines);
   out += R"(,"charges":)";
   append_int(out, s.charges);
+  out += R"(,"auth_refused":)";
+  append_int(out, s.auth_refused);
+  out += R"(,"oauth2_tokens_issued":)";
+  append_int(out, s.oauth2_tokens_issued);
+  out += R"(,"oauth2_tokens_refused":)";
+  append_int(out, s.oauth2_tokens_refused);
   out += "}";
   return out;
 }
@@ -287,8 +299,13 @@ void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std:
     out.body.assign(R"({"ok":true,"ms":)");
     append_int(out.body, ms);
     out.body.push_back('}');
+  } else if (what == "oauth2/revoke" && post) {
+    // Every PayPal token issued so far stops working: the client's next call gets 401 and it
+    // must fetch a new token.
+    state.tokens().revoke_all();
+    out.body.assign(R"({"ok":true})");
   } else if (what == "truth" || what == "stats" || what == "config" || what == "reset" ||
-             what == "script" || what == "outage") {
+             what == "script" || what == "outage" || what == "oauth2/revoke") {
     error_reply(out, 405, "method_not_allowed", "method not allowed");
   } else {
     error_reply(out, 404, "resource_missing", "no such admin endpoint");

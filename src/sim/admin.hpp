@@ -1,4 +1,4 @@
-// The /__admin/* endpoints: truth, stats, config, scripts, reset, outage, health.
+// The /__admin/* endpoints: truth, stats, config, scripts, reset, outage, health, oauth2/revoke.
 // Admin requests are never faulted.
 #pragma once
 

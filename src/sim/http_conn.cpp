@@ -92,6 +92,18 @@ ParseResult parse_request(const char* data, std::size_t len, Request& req) {
     return {ParseStatus::bad_request};
   }
   req.minor_version = version[7] - '0';
+  // A server must accept the absolute form "http://host:port/path?query" (RFC 9112 §3.2.2);
+  // some clients send it (alipay-sdk-python does). The origin form after the authority is what
+  // routes and what request signatures cover.
+  constexpr std::string_view kHttp = "http://", kHttps = "https://";
+  const std::size_t scheme = iequals(req.target.substr(0, kHttp.size()), kHttp)     ? kHttp.size()
+                             : iequals(req.target.substr(0, kHttps.size()), kHttps) ? kHttps.size()
+                                                                                    : 0;
+  if (scheme) {
+    const std::size_t origin = req.target.find_first_of("/?", scheme);
+    if (origin == std::string_view::npos || req.target[origin] != '/') return {ParseStatus::bad_request};
+    req.target.remove_prefix(origin);
+  }
   std::size_t q = req.target.find('?');
   req.path = req.target.substr(0, q);
   req.query = q == std::string_view::npos ? std::string_view{} : req.target.substr(q + 1);

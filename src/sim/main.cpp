@@ -38,19 +38,38 @@ const char kUsage[] =
     "  --slow-ms N         how long 'slow' holds a request (default 2000)\n"
     "  --retry-after-s N   Retry-After sent with 429 (default 1)\n"
     "  --refuse-ms N       how long 'refuse' keeps the listeners closed (default 100)\n"
-    "  --api-key K         require 'Authorization: Bearer K'\n"
+    "  --api-key K         require 'Authorization: Bearer K' (the bearer modes: stripe\n"
+    "                      checkout_com square adyen mollie)\n"
+    "  --keys DIR          a key directory laid out like tests/keys/: wechatpay_v3 and\n"
+    "                      alipay then verify request signatures (and timestamps) and\n"
+    "                      sign every answer; without it they check only the form\n"
+    "  --oauth2-client ID:SECRET\n"
+    "                      paypal's OAuth2 client (default test-client-id:test-client-secret)\n"
+    "  --oauth2-ttl-s N    expires_in of paypal's tokens (default 32400)\n"
     "  --key-header H      idempotency key header (default: the profile's, e.g.\n"
     "                      Idempotency-Key for stripe)\n"
     "  --host ADDR         listen address; loopback only (default 127.0.0.1)\n"
     "  --list              print the profiles and fault names, then exit\n"
     "  --help              this text\n"
     "\n"
+    "Authentication per mode (docs/simulator.md, \"Authentication\"):\n"
+    "  wechatpay_v3  every create and lookup carries 'Authorization: WECHATPAY2-SHA256-RSA2048\n"
+    "                mchid=..,nonce_str=..,signature=..,timestamp=..,serial_no=..', else 401\n"
+    "                SIGN_ERROR; with --keys signed answers (Wechatpay-* headers)\n"
+    "  alipay        POST /gateway.do only: common parameters in the query (or form body),\n"
+    "                biz_content in a form body, sign; else code 40001/40002; with --keys\n"
+    "                a \"sign\" in every answer\n"
+    "  paypal        POST /v1/oauth2/token (Basic ID:SECRET, grant_type=client_credentials)\n"
+    "                gives a token; creates and lookups need 'Authorization: Bearer <it>',\n"
+    "                else 401 invalid_token\n"
+    "\n"
     "Prints 'listening on 127.0.0.1:<port>' once ready. Admin endpoints under /__admin/:\n"
-    "truth, stats, config, script, outage, reset, health (docs/simulator.md).\n"
+    "truth, stats, config, script, outage, reset, oauth2/revoke, health (docs/simulator.md).\n"
     "\n"
     "Examples:\n"
     "  payretry-sim --port 8080 --seed 7 --mix realistic\n"
     "  payretry-sim --profile checkout_com --fault 500=0.1 --latency-ms 150\n"
+    "  payretry-sim --profile wechatpay_v3 --keys tests/keys\n"
     "  curl -s localhost:8080/__admin/truth\n";
 
 // The mix `payretry demo` runs: common production failures, at rates that
@@ -135,6 +154,17 @@ int main(int argc, char** argv) {
       opt.profile = value;
     } else if (arg == "--key-header") {
       opt.key_header = value;
+    } else if (arg == "--keys") {
+      opt.keys_dir = value;
+    } else if (arg == "--oauth2-client") {
+      const auto colon = value.find(':');
+      if (colon == std::string::npos || colon == 0 || colon + 1 == value.size()) {
+        usage_error("--oauth2-client wants ID:SECRET, got " + value);
+      }
+      opt.oauth2_client_id = value.substr(0, colon);
+      opt.oauth2_client_secret = value.substr(colon + 1);
+    } else if (arg == "--oauth2-ttl-s") {
+      opt.oauth2_ttl_s = static_cast<int>(parse_int(arg, value, 1, 10LL * 365 * 86400));
     } else if (arg == "--host") {
       opt.host = value;
     } else {

@@ -148,17 +148,17 @@ void square_declined(std::string& out, const PaymentView&) {
 }
 
 // ---- WeChat Pay v3 ([Wx1]-[Wx7]) ---------------------------------------------------------------
-// Native order creation answers only a code_url; the simulator counts the payment as made at
-// once (the user pays immediately). A re-entry with the same parameters gets the same code_url.
-
-void wechat_code_url(std::string& out, std::string_view out_trade_no) {
+// A JSAPI order (the wechatpay_v3 profile's create) answers only a prepay_id (Wx1), which the
+// payer's client uses to pay; the simulator counts the payment as made at once (the user pays
+// immediately). A re-entry with the same parameters gets the same prepay_id.
+void wechat_prepay_id(std::string& out, std::string_view out_trade_no) {
   static const char kHex[] = "0123456789abcdef";
-  out.append(R"({"code_url":"weixin://wxpay/bizpayurl?pr=)");
+  out.append(R"({"prepay_id":"wx)");
   const uint64_t h = fnv1a64(out_trade_no);
   for (int shift = 60; shift >= 0; shift -= 4) out.push_back(kHex[(h >> shift) & 0xf]);
   out.append(R"("})");
 }
-void wechat_created(std::string& out, const PaymentView& p) { wechat_code_url(out, p.order_id); }
+void wechat_created(std::string& out, const PaymentView& p) { wechat_prepay_id(out, p.order_id); }
 // No decline on a WeChat order creation is documented (the user pays later). The sim's decline
 // uses the v2 table's balance code NOTENOUGH ("余额不足") with 400: sim choice.
 void wechat_declined(std::string& out, const PaymentView&) {
@@ -263,10 +263,11 @@ const Profile kProfiles[] = {
 
     // PayPal: current-state replay, 201 first and 200 after [Pp1][Pp4]; in flight 409
     // PREVIOUS_REQUEST_IN_PROGRESS [Pp2]; mismatch (n.d. for v2) uses the Vault v3 issue
-    // PAYPAL_REQUEST_ID_PREVIOUSLY_USED [Pp3] with 422: sim choice.
+    // PAYPAL_REQUEST_ID_PREVIOUSLY_USED [Pp3] with 422: sim choice. Creates and lookups need an
+    // OAuth2 token (oauth2.cpp); a missing, unknown or expired one gets PayPal's invalid_token.
     {ProfileId::paypal, "paypal", Identity::header, "PayPal-Request-Id", "", Replay::current_state,
      false, false, false, false, "usd", 201, 200, 0,
-     {401, R"({"name":"AUTHENTICATION_FAILURE","message":"Authentication failed due to invalid authentication credentials or a missing Authorization header."})"},
+     {401, R"({"error":"invalid_token","error_description":"Token signature verification failed"})"},
      {400, R"({"name":"INVALID_REQUEST","message":"Request is not well-formed, syntactically incorrect, or violates schema.","details":[{"issue":"MALFORMED_REQUEST_JSON"}]})"},
      {400, R"({"name":"INVALID_REQUEST","message":"Request is not well-formed, syntactically incorrect, or violates schema.","details":[{"issue":"MALFORMED_REQUEST_JSON"}]})"},
      {422, R"({"name":"UNPROCESSABLE_ENTITY","message":"The requested action could not be performed.","details":[{"issue":"PAYPAL_REQUEST_ID_PREVIOUSLY_USED"}]})"},
@@ -278,7 +279,7 @@ const Profile kProfiles[] = {
      {500, R"({"name":"INTERNAL_SERVER_ERROR","message":"An internal server error has occurred."})"},
      {404, R"({"name":"RESOURCE_NOT_FOUND","message":"The specified resource does not exist.","details":[{"issue":"INVALID_RESOURCE_ID"}]})"},
      {405, R"({"name":"METHOD_NOT_SUPPORTED","message":"The server does not implement the requested HTTP method."})"},
-     422, paypal_created, paypal_declined, nullptr},
+     422, paypal_created, paypal_declined, nullptr, AuthScheme::oauth2_client_credentials},
 
     // Square: key in the body, required [Sq1][Sq2]; IDEMPOTENCY_KEY_REUSED [Sq2]; in flight
     // n.d.: 409 CONFLICT is a sim choice. Error codes and categories from [Sq2].
@@ -300,7 +301,8 @@ const Profile kProfiles[] = {
 
     // WeChat Pay v3: out_trade_no is the identity [Wx1]; re-entry with the same parameters is
     // accepted, a paid order answers ORDERPAID, other parameters OUT_TRADE_NO_USED [Wx2];
-    // SYSTEM_ERROR on 5xx [Wx3]; FREQUENCY_LIMITED on 429 [Wx5][Wx6]; SIGN_ERROR on 401.
+    // SYSTEM_ERROR on 5xx [Wx3]; FREQUENCY_LIMITED on 429 [Wx5][Wx6]; SIGN_ERROR on 401 (the
+    // refusal's message says what failed: wechat_auth.cpp).
     {ProfileId::wechatpay_v3, "wechatpay_v3", Identity::reference, "", "", Replay::error_code,
      false, false, false, false, "CNY", 200, 200, 200,
      {401, R"({"code":"SIGN_ERROR","message":"签名错误"})"},
@@ -315,7 +317,7 @@ const Profile kProfiles[] = {
      {500, R"({"code":"SYSTEM_ERROR","message":"系统错误"})"},
      {404, R"({"code":"NOT_FOUND","message":"资源不存在"})"},
      {405, R"({"code":"NOT_FOUND","message":"资源不存在"})"},
-     400, wechat_created, wechat_declined, wechat_code_url},
+     400, wechat_created, wechat_declined, wechat_prepay_id, AuthScheme::wechatpay_v3},
 
     // Adyen: idempotency-key header, echoed in the response [Ad1]; in flight 409 errorCode 704
     // with transient-error: true; 503 errorCode 703 transient [Ad1]. Mismatch n.d.: 422
@@ -359,6 +361,8 @@ const Profile kProfiles[] = {
     // success, ACQ.CONTEXT_INCONSISTENT on other parameters, 20000/ACQ.SYSTEM_ERROR on
     // failures ("query at once") [Al2][Al3]; HTTP 200 throughout. The 429 keeps HTTP 429 and
     // Retry-After (rate limiting is n.d. for Alipay: sim choice) with a gateway error_response.
+    // The gateway's form and signature refusals are alipay_gateway.cpp's; `unauthorized` is
+    // never sent (no bearer in this mode).
     {ProfileId::alipay, "alipay", Identity::reference, "", "", Replay::error_code,
      false, false, false, false, "CNY", 200, 200, 200,
      {200, R"({"error_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-signature","sub_msg":"验签出错"}})"},
@@ -373,7 +377,7 @@ const Profile kProfiles[] = {
      {200, R"({"alipay_trade_pay_response":{"code":"20000","msg":"Service Currently Unavailable","sub_code":"ACQ.SYSTEM_ERROR","sub_msg":"系统异常"}})"},
      {404, R"({"error_response":{"code":"40004","msg":"Business Failed","sub_code":"isv.invalid-path"}})"},
      {405, R"({"error_response":{"code":"40004","msg":"Business Failed","sub_code":"isv.invalid-method"}})"},
-     200, alipay_created, alipay_declined, alipay_in_flight},
+     200, alipay_created, alipay_declined, alipay_in_flight, AuthScheme::alipay_rsa2},
 };
 
 // Where the non-Stripe profiles find the payment fields. Each list is tried in order; every
@@ -505,17 +509,15 @@ std::vector<std::string> profile_names() {
 ParseOutcome parse_profile_payment(const Profile& prof, std::string_view body, ProfileFields* out) {
   CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
   if (!root || !cJSON_IsObject(root.get())) return ParseOutcome::invalid;
-  // Alipay sends biz_content as a JSON string in its form API; accept that as well as an object.
+  // Alipay's biz_content is JSON text (the gateway form's field, see gate.cpp): read it in place.
   if (prof.id == ProfileId::alipay) {
     cJSON* biz = cJSON_GetObjectItemCaseSensitive(root.get(), "biz_content");
-    if (cJSON_IsString(biz) && biz->valuestring) {
-      cJSON* inner = cJSON_Parse(biz->valuestring);
-      if (!inner || !cJSON_IsObject(inner)) {
-        cJSON_Delete(inner);
-        return ParseOutcome::invalid;
-      }
-      cJSON_ReplaceItemInObjectCaseSensitive(root.get(), "biz_content", inner);
+    cJSON* inner = cJSON_IsString(biz) && biz->valuestring ? cJSON_Parse(biz->valuestring) : nullptr;
+    if (!inner || !cJSON_IsObject(inner)) {
+      cJSON_Delete(inner);
+      return ParseOutcome::invalid;
     }
+    cJSON_ReplaceItemInObjectCaseSensitive(root.get(), "biz_content", inner);
   }
   const BodyPaths& paths = body_paths(prof.id);
 
@@ -586,18 +588,8 @@ ParseOutcome parse_profile_payment(const Profile& prof, std::string_view body, P
 
 namespace {
 
-// Alipay's method: the query parameter, else the body's top-level "method".
-std::string alipay_method(std::string_view query, std::string_view body) {
-  std::string m;
-  if (query_param(query, "method", &m) && !m.empty()) return m;
-  CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
-  const cJSON* v = root ? cJSON_GetObjectItemCaseSensitive(root.get(), "method") : nullptr;
-  return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
-}
-
-// /v71/payments and the like.
+// /v71/payments and the like: Adyen's Checkout API is versioned, there is no bare /payments.
 bool adyen_payments_path(std::string_view path) {
-  if (path == "/payments") return true;
   if (!starts_with(path, "/v")) return false;
   std::size_t i = 2;
   while (i < path.size() && path[i] >= '0' && path[i] <= '9') ++i;
@@ -613,8 +605,7 @@ bool wechat_create_path(std::string_view path) {
 
 }  // namespace
 
-Route route(const Profile& p, std::string_view method, std::string_view path, std::string_view query,
-            std::string_view body) {
+Route route(const Profile& p, std::string_view method, std::string_view path) {
   const bool post = method == "POST";
   const bool get = method == "GET";
   // The Stripe profile keeps its exact routes: POST /v1/payments, GET /v1/payments[/{id}].
@@ -629,6 +620,14 @@ Route route(const Profile& p, std::string_view method, std::string_view path, st
     const bool ours = path == "/v1/payments" || starts_with(path, "/v1/payments/");
     if (get && ours) return Route::lookup;
     return ours ? Route::method_not_allowed : Route::no_route;
+  }
+  // Alipay has one URL, the gateway; what a call does is its method parameter.
+  if (p.id == ProfileId::alipay) {
+    if (path != "/gateway.do") return Route::no_route;
+    return post ? Route::gateway : Route::method_not_allowed;
+  }
+  if (p.id == ProfileId::paypal && path == "/v1/oauth2/token") {
+    return post ? Route::oauth2_token : Route::method_not_allowed;
   }
   // Every other profile also takes POST /v1/payments as an alias of its create path.
   if (path == "/v1/payments") return post ? Route::create : Route::method_not_allowed;
@@ -660,13 +659,8 @@ Route route(const Profile& p, std::string_view method, std::string_view path, st
       create_path = path == "/v2/payments";
       lookup_path = starts_with(path, "/v2/payments/");
       break;
-    case ProfileId::alipay:
-      if (path != "/gateway.do") return Route::no_route;
-      if (!post && !get) return Route::method_not_allowed;
-      // alipay.trade.pay creates; every other method (query, or an unknown one) is answered by
-      // lookup(), which knows the method.
-      if (post && alipay_method(query, body) == "alipay.trade.pay") return Route::create;
-      return Route::lookup;
+    case ProfileId::alipay:  // routed above
+      break;
   }
   if (create_path && post) return Route::create;
   if (lookup_path && get) return Route::lookup;
@@ -778,25 +772,15 @@ void lookup_wechat(const State& state, std::string_view path, Reply& out) {
   out.body.assign(R"({"code":"ORDER_NOT_EXIST","message":"订单不存在"})");
 }
 
-void lookup_alipay(const State& state, std::string_view query, std::string_view body, Reply& out) {
+// alipay.trade.query, admitted by the gateway: biz_content.out_trade_no names the trade.
+void lookup_alipay(const State& state, std::string_view body, Reply& out) {
   out.status = 200;
-  const std::string method = alipay_method(query, body);
-  if (method != "alipay.trade.query") {
-    out.body.assign(
-        R"({"error_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-method","sub_msg":"不存在的方法名"}})");
-    return;
-  }
   std::string no;
-  if (!query_param(query, "out_trade_no", &no) || no.empty()) {
+  {
     CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
     const cJSON* biz = root ? cJSON_GetObjectItemCaseSensitive(root.get(), "biz_content") : nullptr;
-    CJsonPtr inner;
-    if (cJSON_IsString(biz) && biz->valuestring) {
-      inner.reset(cJSON_Parse(biz->valuestring));
-      biz = inner.get();
-    }
-    const cJSON* v = biz ? cJSON_GetObjectItemCaseSensitive(biz, "out_trade_no") : nullptr;
-    if (!v && root) v = cJSON_GetObjectItemCaseSensitive(root.get(), "out_trade_no");
+    CJsonPtr inner(cJSON_IsString(biz) && biz->valuestring ? cJSON_Parse(biz->valuestring) : nullptr);
+    const cJSON* v = inner ? cJSON_GetObjectItemCaseSensitive(inner.get(), "out_trade_no") : nullptr;
     if (nonempty_string(v)) no = v->valuestring;
   }
   if (no.empty()) {
@@ -852,7 +836,7 @@ void lookup(const Profile& p, const State& state, std::string_view method, std::
     case ProfileId::square: lookup_by_id(p, state, path, "/v2/payments/", out); return;
     case ProfileId::mollie: lookup_by_id(p, state, path, "/v2/payments/", out); return;
     case ProfileId::wechatpay_v3: lookup_wechat(state, path, out); return;
-    case ProfileId::alipay: lookup_alipay(state, query, body, out); return;
+    case ProfileId::alipay: lookup_alipay(state, body, out); return;
     case ProfileId::adyen: break;  // no synchronous lookup [Ad3]
   }
   set_canned(out, p.no_route);

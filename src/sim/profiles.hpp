@@ -41,6 +41,14 @@ enum class Replay : uint8_t {
   error_code,     // success: the `already_paid` error (WeChat ORDERPAID, Alipay TRADE_HAS_SUCCESS)
 };
 
+// What a create or lookup must carry (gate.cpp), after the design's profile `auth` schemes.
+enum class AuthScheme : uint8_t {
+  bearer,                     // `Authorization: Bearer K` when --api-key K is set (State::authorized)
+  oauth2_client_credentials,  // a live token from POST /v1/oauth2/token (PayPal)
+  wechatpay_v3,               // WECHATPAY2-SHA256-RSA2048 signed requests and answers
+  alipay_rsa2,                // the gateway's signed form and signed answers
+};
+
 // A fixed response.
 struct Canned {
   int status;
@@ -70,7 +78,7 @@ struct Profile {
   int created_status;   // a fresh success
   int replayed_status;  // a current-state replay of a success
   int in_flight_status; // with format_in_flight: the status of a same-body re-entry
-  Canned unauthorized;
+  Canned unauthorized;  // the bearer modes' refusal; OAuth2's too; WeChat Pay takes its status
   Canned invalid;
   Canned missing_key;  // Identity::body_key without the field
   Canned mismatch;     // same identity, other body
@@ -92,6 +100,7 @@ struct Profile {
   // When set, a same-body request while the first one runs is answered with this body and
   // in_flight_status (WeChat Pay re-entry, Alipay WAIT_BUYER_PAY) instead of `in_use`.
   void (*format_in_flight)(std::string& out, std::string_view order_id);
+  AuthScheme auth = AuthScheme::bearer;
 };
 
 const Profile& stripe_profile();
@@ -111,10 +120,12 @@ enum class ParseOutcome { ok, invalid, missing_key };
 ParseOutcome parse_profile_payment(const Profile& p, std::string_view body, ProfileFields* out);
 
 // create_form: Stripe's form-encoded POST /v1/payment_intents (the Stripe profile only).
-enum class Route { create, create_form, lookup, method_not_allowed, no_route };
-Route route(const Profile& p, std::string_view method, std::string_view path, std::string_view query,
-            std::string_view body);
-// Answers a Route::lookup request (authorization already checked).
+// gateway: Alipay's POST /gateway.do, a create or a lookup by its method parameter (gate.cpp).
+// oauth2_token: PayPal's POST /v1/oauth2/token.
+enum class Route { create, create_form, lookup, gateway, oauth2_token, method_not_allowed, no_route };
+Route route(const Profile& p, std::string_view method, std::string_view path);
+// Answers a Route::lookup request (authorization already checked). Alipay's `body` is the
+// admitted gateway call as {"biz_content":"<JSON text>"}.
 void lookup(const Profile& p, const State& state, std::string_view method, std::string_view path,
             std::string_view query, std::string_view body, Reply& out);
 

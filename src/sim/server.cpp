@@ -23,6 +23,7 @@
 
 #include "admin.hpp"
 #include "faults.hpp"
+#include "gate.hpp"
 #include "http_conn.hpp"
 #include "profiles.hpp"
 #include "state.hpp"
@@ -50,6 +51,9 @@ bool is_form(std::string_view content_type) {
   const std::string_view form = "application/x-www-form-urlencoded";
   return content_type.size() >= form.size() && iequals(content_type.substr(0, form.size()), form);
 }
+
+// Signatures and their freshness checks use the wall clock, like the providers'.
+int64_t unix_now_s() { return static_cast<int64_t>(std::time(nullptr)); }
 
 int64_t now_ns() {
   timespec ts{};
@@ -234,8 +238,10 @@ class Worker final : public AdminHooks {
   void close_conn(Conn* c);
   void reset_conn(Conn* c);
   void error_and_close(Conn* c, int status);
-  void append_reply(Conn* c, const Reply& r, bool close);
-  void frame_reply(std::string& out, const Reply& r, bool close);
+  // `provider`: an answer of the provider being played (signed in the signing modes), not of
+  // the admin endpoints.
+  void append_reply(Conn* c, const Reply& r, bool close, bool provider = true);
+  void frame_reply(std::string& out, const Reply& r, bool close, bool provider);
   // With a latency configured: holds the connection and sends reply_ (or an RST) later.
   Next answer_later(Conn* c, bool close, bool rst);
   void refresh_config();
@@ -264,6 +270,8 @@ class Worker final : public AdminHooks {
   Request req_;
   Reply reply_;
   std::string extra_;
+  std::string signed_body_;  // frame_reply's copy of a body that gets signed
+  std::string gate_body_;    // admit()'s rewritten body (Alipay)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -439,8 +447,8 @@ void Worker::error_and_close(Conn* c, int status) {
   c->in.clear();
 }
 
-void Worker::append_reply(Conn* c, const Reply& r, bool close) {
-  frame_reply(c->out, r, close);
+void Worker::append_reply(Conn* c, const Reply& r, bool close, bool provider) {
+  frame_reply(c->out, r, close, provider);
   if (close) c->close_after = true;
 }
 
@@ -452,12 +460,12 @@ Worker::Next Worker::answer_later(Conn* c, bool close, bool rst) {
   t.close = close;
   t.delayed = true;
   t.rst = rst;
-  if (!rst) frame_reply(t.framed, reply_, close);
+  if (!rst) frame_reply(t.framed, reply_, close, true);
   add_timer(std::move(t));
   return Next::stop;
 }
 
-void Worker::frame_reply(std::string& out, const Reply& r, bool close) {
+void Worker::frame_reply(std::string& out, const Reply& r, bool close, bool provider) {
   extra_.clear();
   if (r.retry_after_s >= 0) {
     extra_.append("Retry-After: ");
@@ -471,7 +479,14 @@ void Worker::frame_reply(std::string& out, const Reply& r, bool close) {
   if (r.replayed) extra_.append("Idempotent-Replayed: true\r\n");
   if (r.transient) extra_.append("transient-error: true\r\n");
   if (!r.headers.empty()) extra_.append(r.headers);
-  append_response(out, r.status, r.body, extra_, srv_.next_request_id.fetch_add(1), close);
+  std::string_view body = r.body;
+  if (provider && cfg_.keys) {
+    signed_body_.assign(r.body);
+    sign_answer(cfg_, unix_now_s(), signed_body_, extra_);
+    body = signed_body_;
+  }
+  if (r.cut_in_half) body = body.substr(0, std::max<std::size_t>(1, body.size() / 2));
+  append_response(out, r.status, body, extra_, srv_.next_request_id.fetch_add(1), close);
 }
 
 Worker::Next Worker::handle_request(Conn* c, const Request& req) {
@@ -483,7 +498,7 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
   if (starts_with(path, "/__admin/")) {
     gate_generation_ = 0;
     handle_admin(srv_.state, *this, req.method, path, req.query, req.body, reply_);
-    append_reply(c, reply_, close);
+    append_reply(c, reply_, close, /*provider=*/false);
     if (gate_generation_) {
       // The reply to an outage request leaves only once every worker closed its idle
       // connections, so the caller's next request meets the outage.
@@ -497,8 +512,26 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
   }
 
   const Profile& prof = *cfg_.profile;
+  Route routed = route(prof, req.method, path);
+  if (routed == Route::oauth2_token) {
+    // Never faulted nor delayed: the faults are about payments, not credentials.
+    srv_.state.tokens().issue(cfg_.oauth2, req.header("Authorization"), req.header("Content-Type"),
+                              req.body, &reply_.status, &reply_.body);
+    append_reply(c, reply_, close);
+    return Next::more;
+  }
+  std::string_view body = req.body;
+  if (routed == Route::create || routed == Route::create_form || routed == Route::lookup ||
+      routed == Route::gateway) {
+    if (!admit(cfg_, srv_.state.tokens(), req, routed, unix_now_s(), &routed, &body, gate_body_, reply_)) {
+      srv_.state.count_auth_refused();
+      if (cfg_.latency_ms > 0) return answer_later(c, close, false);
+      append_reply(c, reply_, close);
+      return Next::more;
+    }
+  }
   BodyFormat format = BodyFormat::json;
-  switch (route(prof, req.method, path, req.query, req.body)) {
+  switch (routed) {
     case Route::create:
       // Stripe's v1 API takes form bodies only; the /v1/payments alias takes either, so
       // clients of the other encodings can still drive the Stripe mode.
@@ -520,7 +553,7 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
                                                              : req.header("Authorization"))) {
         set_canned(reply_, prof.unauthorized);
       } else {
-        lookup(prof, srv_.state, req.method, path, req.query, req.body, reply_);
+        lookup(prof, srv_.state, req.method, path, req.query, body, reply_);
       }
       if (cfg_.latency_ms > 0) return answer_later(c, close, false);
       append_reply(c, reply_, close);
@@ -529,6 +562,8 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
       set_canned(reply_, prof.method_not_allowed);
       append_reply(c, reply_, close);
       return Next::more;
+    case Route::gateway:       // admit() made it a create or a lookup
+    case Route::oauth2_token:  // answered above
     case Route::no_route:
       set_canned(reply_, prof.no_route);
       append_reply(c, reply_, close);
@@ -552,7 +587,7 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
   std::string_view auth;
   if (!cfg_.api_key.empty()) auth = req.header("Authorization");
   std::unique_ptr<Held> held;
-  switch (srv_.state.post_payment(cfg_, auth, has_key, key, req.body, reply_, &held, format)) {
+  switch (srv_.state.post_payment(cfg_, auth, has_key, key, body, reply_, &held, format)) {
     case Disposition::respond:
       if (cfg_.latency_ms > 0) return answer_later(c, close, false);
       append_reply(c, reply_, close);
@@ -815,6 +850,12 @@ Config config_from(const Options& o) {
   cfg.profile = profile;
   cfg.key_header = o.key_header;  // empty: the profile's header
   cfg.api_key = o.api_key;
+  if (!o.keys_dir.empty()) cfg.keys = KeySet::load(o.keys_dir);
+  if (o.oauth2_client_id.empty() || o.oauth2_client_secret.empty()) {
+    throw std::invalid_argument("the OAuth2 client id and secret must not be empty");
+  }
+  if (o.oauth2_ttl_s < 1) throw std::invalid_argument("oauth2_ttl_s must be >= 1");
+  cfg.oauth2 = OAuth2Client{o.oauth2_client_id, o.oauth2_client_secret, o.oauth2_ttl_s};
   return cfg;
 }
 
@@ -980,5 +1021,6 @@ void Server::outage(int ms) {
   }
 }
 void Server::reset() { impl_->state.reset(); }
+void Server::revoke_oauth2_tokens() { impl_->state.tokens().revoke_all(); }
 
 }  // namespace payretry_sim

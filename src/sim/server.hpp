@@ -29,7 +29,14 @@ struct Options {
   // faults, scripts, the truth and charges are the same for all.
   std::string profile = "stripe";
   std::string key_header;  // the key header of a header profile; empty: the profile's own
-  std::string api_key;     // empty: no Authorization required
+  std::string api_key;     // empty: no Authorization required (modes with a bearer only)
+  // A directory laid out like tests/keys/: WeChat Pay and Alipay request signatures are then
+  // verified and their answers signed. Empty: those modes check only the form of their auth.
+  std::string keys_dir;
+  // PayPal's OAuth2 client (POST /v1/oauth2/token) and the lifetime of the tokens it gets.
+  std::string oauth2_client_id = "test-client-id";
+  std::string oauth2_client_secret = "test-client-secret";
+  int oauth2_ttl_s = 32400;
 };
 
 // The names accepted in Options::profile.
@@ -78,6 +85,9 @@ class Server {
   // Switches the provider it plays (keys and charges are kept; reset() for a clean start).
   // Throws std::invalid_argument on an unknown name.
   void set_profile(const std::string& name);
+
+  // Forgets every PayPal OAuth2 token issued, as POST /__admin/oauth2/revoke does.
+  void revoke_oauth2_tokens();
 
   // Closes the listeners (and idle keep-alive connections) for `ms`: connects are refused.
   void outage(int ms);

@@ -122,7 +122,7 @@ void State::set_config(Config cfg) {
 }
 
 bool State::authorized(const Config& cfg, std::string_view authorization) const {
-  if (cfg.api_key.empty()) return true;
+  if (cfg.api_key.empty() || cfg.profile->auth != AuthScheme::bearer) return true;
   constexpr std::string_view kBearer = "Bearer ";
   return authorization.size() == kBearer.size() + cfg.api_key.size() &&
          iequals(authorization.substr(0, kBearer.size()), kBearer) &&
@@ -189,7 +189,7 @@ Disposition State::post_fault(const Profile& prof, Fault f, Reply& out) {
       out.retry_after_s = -1;
       return Disposition::respond;
     case Fault::malformed:
-      out.body.resize(out.body.size() / 2 > 0 ? out.body.size() / 2 : 1);
+      out.cut_in_half = true;  // the socket layer cuts it (after signing, if keys are loaded)
       return Disposition::respond;
     default:
       return Disposition::respond;
@@ -611,6 +611,9 @@ Stats State::stats() const {
   s.key_reused_422 = reused_.load(std::memory_order_relaxed);
   s.declines = declines_.load(std::memory_order_relaxed);
   s.charges = charges_.load(std::memory_order_relaxed);
+  s.auth_refused = auth_refused_.load(std::memory_order_relaxed);
+  s.oauth2_tokens_issued = tokens_.issued();
+  s.oauth2_tokens_refused = tokens_.refused();
   return s;
 }
 
@@ -657,6 +660,8 @@ void State::reset() {
   in_use_.store(0);
   reused_.store(0);
   declines_.store(0);
+  auth_refused_.store(0);
+  tokens_.reset_counters();
 }
 
 }  // namespace payretry_sim

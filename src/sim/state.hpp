@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "faults.hpp"
+#include "keys.hpp"
+#include "oauth2.hpp"
 #include "profiles.hpp"
 #include "string_table.hpp"
 
@@ -31,7 +33,11 @@ struct Config {
   // 100 ms-2 s), from the event loop's timers: benchmarks measure what a client adds on top.
   int latency_ms = 0;
   std::string key_header;  // empty: the profile's header
-  std::string api_key;     // empty: no auth required
+  std::string api_key;     // empty: no auth required (the bearer modes; see AuthScheme)
+  // --keys: verify WeChat Pay / Alipay request signatures and sign the answers. Null: those
+  // modes check only the form of their authentication.
+  std::shared_ptr<const KeySet> keys;
+  OAuth2Client oauth2;  // PayPal's one API client
   const Profile* profile = &stripe_profile();
   std::string_view effective_key_header() const {
     return key_header.empty() ? profile->key_header : std::string_view(key_header);
@@ -46,6 +52,9 @@ struct Reply {
   bool retry_after_date = false;  // as an IMF-fixdate instead of delta-seconds
   bool replayed = false;          // Idempotent-Replayed: true
   bool transient = false;         // transient-error: true (Adyen)
+  // The `malformed` fault: only the first half of the body goes out, cut after any answer
+  // signature was made over the whole of it (as a connection that fails mid-answer would).
+  bool cut_in_half = false;
   std::string headers;            // more header lines ("Name: value\r\n"), per profile
   void clear() {
     status = 200;
@@ -54,6 +63,7 @@ struct Reply {
     retry_after_date = false;
     replayed = false;
     transient = false;
+    cut_in_half = false;
     headers.clear();
   }
 };
@@ -93,6 +103,9 @@ struct Stats {
   long key_reused_422 = 0;
   long declines = 0;
   long charges = 0;
+  long auth_refused = 0;          // creates and lookups refused for their authentication
+  long oauth2_tokens_issued = 0;  // PayPal token requests answered with a token
+  long oauth2_tokens_refused = 0; // ... answered with an error
 };
 
 // Charges are stored compactly: one allocation for the three strings.
@@ -164,8 +177,16 @@ class State {
   // Completes a request held by `slow`. False when a reset happened meanwhile: drop it.
   bool finish_held(const Held& h, Reply& out);
 
-  // GET /v1/payments/{id} and GET /v1/payments?order_id=X.
+  // The --api-key bearer check of the bearer modes (true in the others: gate.cpp checks those).
   bool authorized(const Config& cfg, std::string_view authorization) const;
+  // A create or lookup refused by gate.cpp: counted, nothing else.
+  void count_auth_refused() { auth_refused_.fetch_add(1, std::memory_order_relaxed); }
+  // PayPal's issued OAuth2 tokens. They outlive reset(), like the config; its revoke_all()
+  // (POST /__admin/oauth2/revoke) forgets them.
+  OAuth2Tokens& tokens() { return tokens_; }
+  const OAuth2Tokens& tokens() const { return tokens_; }
+
+  // GET /v1/payments/{id} and GET /v1/payments?order_id=X.
   void get_payment(std::string_view id, Reply& out) const;
   void list_payments(std::string_view order_id, Reply& out) const;
 
@@ -285,6 +306,8 @@ class State {
   std::atomic<long> in_use_{0};
   std::atomic<long> reused_{0};
   std::atomic<long> declines_{0};
+  std::atomic<long> auth_refused_{0};
+  OAuth2Tokens tokens_;
 };
 
 }  // namespace payretry_sim

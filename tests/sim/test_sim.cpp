@@ -182,6 +182,20 @@ TEST_F(Sim, garbage_is_400_and_not_counted_as_a_payment_request) {
 
 // ---- payments and idempotency ----------------------------------------------------------------
 
+// RFC 9112 §3.2.2: a server accepts "http://host/path?query" as the request target (some SDKs,
+// alipay-sdk-python among them, send it); it routes like its origin form.
+TEST_F(Sim, absolute_form_targets_route_like_their_origin_form) {
+  Conn c(port_);
+  Response created = c.request("POST", "http://127.0.0.1:" + std::to_string(port_) + "/v1/payments",
+                               R"({"order_id":"abs1","amount":5})", {"Idempotency-Key: kabs1"});
+  ASSERT_EQ(created.status, 200) << created.body;
+  Response listed = c.request("GET", "HTTPS://payments.example/v1/payments?order_id=abs1");
+  EXPECT_EQ(listed.status, 200);
+  EXPECT_EQ(Json(listed.body).num("total_count"), 1);
+  EXPECT_EQ(sim_->charges_for("abs1"), 1);
+  EXPECT_EQ(Conn(port_).request("GET", "http://127.0.0.1").status, 400);  // no path at all
+}
+
 TEST_F(Sim, same_key_replays_the_stored_response_without_a_second_charge) {
   Response first = post(port_, "o1", "k1");
   ASSERT_EQ(first.status, 200);

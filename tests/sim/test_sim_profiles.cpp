@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server.hpp"
+#include "sim_auth.hpp"
 #include "sim_client.hpp"
 
 namespace {
@@ -51,17 +52,28 @@ class Pending {
 
 class Profiles : public ::testing::Test {
  protected:
+  // The signing modes run with the test keys: requests verified, answers signed. PayPal's
+  // token is fetched once, as a client would.
   void start(const std::string& profile) {
     Options o = fast_options();
     o.profile = profile;
+    o.keys_dir = PAYRETRY_TEST_KEYS_DIR;
     sim_ = std::make_unique<Server>(o);
     port_ = sim_->port();
+    token_ = profile == "paypal" ? paypal_token(port_) : "";
+  }
+  // PayPal's headers: the bearer token and, when given, the PayPal-Request-Id.
+  Headers pp(const std::string& request_id = "") const {
+    Headers h{bearer(token_)};
+    if (!request_id.empty()) h.push_back("PayPal-Request-Id: " + request_id);
+    return h;
   }
   void TearDown() override {
     if (sim_) sim_->stop();
   }
   std::unique_ptr<Server> sim_;
   uint16_t port_ = 0;
+  std::string token_;
 };
 
 // ---- selection ----------------------------------------------------------------------------------
@@ -235,14 +247,14 @@ TEST_F(Profiles, checkout_mismatch_in_flight_and_lookups) {
 
 TEST_F(Profiles, paypal_replays_the_current_state_with_200_after_a_201) {
   start("paypal");
-  Response first = call(port_, "POST", "/v2/checkout/orders", plain("p1"), {"PayPal-Request-Id: kp1"});
+  Response first = call(port_, "POST", "/v2/checkout/orders", plain("p1"), pp("kp1"));
   ASSERT_EQ(first.status, 201) << first.body;
   Json j(first.body);
   EXPECT_EQ(j.str("status"), "COMPLETED");
   const std::string id = j.str("id");
   EXPECT_FALSE(id.empty());
 
-  Response again = call(port_, "POST", "/v2/checkout/orders", plain("p1"), {"PayPal-Request-Id: kp1"});
+  Response again = call(port_, "POST", "/v2/checkout/orders", plain("p1"), pp("kp1"));
   EXPECT_EQ(again.status, 200);
   EXPECT_EQ(Json(again.body).str("id"), id);
   EXPECT_EQ(Json(again.body).str("status"), "COMPLETED");
@@ -251,10 +263,10 @@ TEST_F(Profiles, paypal_replays_the_current_state_with_200_after_a_201) {
 
   // A 500 after the commit: the retry gets the payment's current state, not the 500.
   sim_->script("p5", {"500"});
-  Response err = call(port_, "POST", "/v2/checkout/orders", plain("p5"), {"PayPal-Request-Id: kp5"});
+  Response err = call(port_, "POST", "/v2/checkout/orders", plain("p5"), pp("kp5"));
   EXPECT_EQ(err.status, 500);
   EXPECT_EQ(Json(err.body).str("name"), "INTERNAL_SERVER_ERROR");
-  Response current = call(port_, "POST", "/v2/checkout/orders", plain("p5"), {"PayPal-Request-Id: kp5"});
+  Response current = call(port_, "POST", "/v2/checkout/orders", plain("p5"), pp("kp5"));
   EXPECT_EQ(current.status, 200);
   EXPECT_EQ(Json(current.body).str("status"), "COMPLETED");
   EXPECT_EQ(Json(current.body).str("id"), sim_->charge_ids_for("p5").at(0));
@@ -262,46 +274,46 @@ TEST_F(Profiles, paypal_replays_the_current_state_with_200_after_a_201) {
   EXPECT_EQ(sim_->duplicate_orders(), 0);
 
   // Without the header every request is a new order.
-  call(port_, "POST", "/v2/checkout/orders", plain("pn"));
-  call(port_, "POST", "/v2/checkout/orders", plain("pn"));
+  call(port_, "POST", "/v2/checkout/orders", plain("pn"), pp());
+  call(port_, "POST", "/v2/checkout/orders", plain("pn"), pp());
   EXPECT_EQ(sim_->charges_for("pn"), 2);
 }
 
 TEST_F(Profiles, paypal_decline_mismatch_in_flight_and_lookup) {
   start("paypal");
   sim_->script("pd", {"decline"});
-  Response d = call(port_, "POST", "/v2/checkout/orders", plain("pd"), {"PayPal-Request-Id: kpd"});
+  Response d = call(port_, "POST", "/v2/checkout/orders", plain("pd"), pp("kpd"));
   EXPECT_EQ(d.status, 422);
   EXPECT_NE(d.body.find("INSTRUMENT_DECLINED"), std::string::npos);
-  Response d2 = call(port_, "POST", "/v2/checkout/orders", plain("pd"), {"PayPal-Request-Id: kpd"});
+  Response d2 = call(port_, "POST", "/v2/checkout/orders", plain("pd"), pp("kpd"));
   EXPECT_EQ(d2.status, 422);  // still declined: its current state
   EXPECT_EQ(d2.body, d.body);
   EXPECT_EQ(sim_->charges_for("pd"), 0);
 
-  Response created = call(port_, "POST", "/v2/checkout/orders", plain("pm", 1000), {"PayPal-Request-Id: kpm"});
-  Response other = call(port_, "POST", "/v2/checkout/orders", plain("pm", 3000), {"PayPal-Request-Id: kpm"});
+  Response created = call(port_, "POST", "/v2/checkout/orders", plain("pm", 1000), pp("kpm"));
+  Response other = call(port_, "POST", "/v2/checkout/orders", plain("pm", 3000), pp("kpm"));
   EXPECT_EQ(other.status, 422);
   EXPECT_NE(other.body.find("PAYPAL_REQUEST_ID_PREVIOUSLY_USED"), std::string::npos);
 
   sim_->script("ps", {"slow"});
-  Pending held(port_, "POST", "/v2/checkout/orders", plain("ps"), {"PayPal-Request-Id: kps"});
-  Response busy = call(port_, "POST", "/v2/checkout/orders", plain("ps"), {"PayPal-Request-Id: kps"});
+  Pending held(port_, "POST", "/v2/checkout/orders", plain("ps"), pp("kps"));
+  Response busy = call(port_, "POST", "/v2/checkout/orders", plain("ps"), pp("kps"));
   EXPECT_EQ(busy.status, 409);
   EXPECT_NE(busy.body.find("PREVIOUS_REQUEST_IN_PROGRESS"), std::string::npos);
   EXPECT_EQ(held.read().status, 201);
 
   const std::string id = Json(created.body).str("id");
-  Response look = call(port_, "GET", "/v2/checkout/orders/" + id);
+  Response look = call(port_, "GET", "/v2/checkout/orders/" + id, "", pp());
   EXPECT_EQ(look.status, 200);
   EXPECT_EQ(Json(look.body).str("id"), id);
   EXPECT_EQ(Json(look.body).str("status"), "COMPLETED");
-  Response missing = call(port_, "GET", "/v2/checkout/orders/pay_424242");
+  Response missing = call(port_, "GET", "/v2/checkout/orders/pay_424242", "", pp());
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(Json(missing.body).str("name"), "RESOURCE_NOT_FOUND");
   // PayPal's own body shape is understood too.
   const std::string native =
       R"({"intent":"CAPTURE","purchase_units":[{"reference_id":"pu1","amount":{"currency_code":"USD","value":"12.50"}}]})";
-  EXPECT_EQ(call(port_, "POST", "/v2/checkout/orders", native, {"PayPal-Request-Id: kpu1"}).status, 201);
+  EXPECT_EQ(call(port_, "POST", "/v2/checkout/orders", native, pp("kpu1")).status, 201);
   EXPECT_EQ(sim_->charges_for("pu1"), 1);
 }
 
@@ -379,66 +391,74 @@ std::string wx_body(const std::string& out_trade_no, long total = 100) {
 }
 const char kWxCreate[] = "/v3/pay/transactions/native";
 
+// A WeChat Pay request signed with the merchant's test key (target: path and query).
+Response wx(uint16_t port, const std::string& method, const std::string& target, const std::string& body = "") {
+  return call(port, method, target, body, {wechat_authorization(method, target, body)});
+}
+
 TEST_F(Profiles, wechat_out_trade_no_is_the_identity_orderpaid_after_payment) {
   start("wechatpay_v3");
-  Response first = call(port_, "POST", kWxCreate, wx_body("wx_000001"));
+  Response first = wx(port_, "POST", kWxCreate, wx_body("wx_000001"));
   ASSERT_EQ(first.status, 200) << first.body;
-  const std::string url = Json(first.body).str("code_url");
-  EXPECT_EQ(url.rfind("weixin://wxpay/bizpayurl?pr=", 0), 0u);
+  const std::string prepay = Json(first.body).str("prepay_id");
+  EXPECT_EQ(prepay.rfind("wx", 0), 0u) << first.body;
+  EXPECT_TRUE(wechat_answer_verifies(first));
   EXPECT_EQ(sim_->charges_for("wx_000001"), 1);  // out_trade_no is the order in the truth
 
-  Response again = call(port_, "POST", kWxCreate, wx_body("wx_000001"));
+  Response again = wx(port_, "POST", kWxCreate, wx_body("wx_000001"));
   EXPECT_EQ(again.status, 400);
   EXPECT_EQ(Json(again.body).str("code"), "ORDERPAID");
-  Response other = call(port_, "POST", kWxCreate, wx_body("wx_000001", 200));
+  EXPECT_TRUE(wechat_answer_verifies(again));  // errors are signed too
+  Response other = wx(port_, "POST", kWxCreate, wx_body("wx_000001", 200));
   EXPECT_EQ(other.status, 400);
   EXPECT_EQ(Json(other.body).str("code"), "OUT_TRADE_NO_USED");
   EXPECT_EQ(sim_->charges_for("wx_000001"), 1);
   EXPECT_EQ(sim_->duplicate_orders(), 0);
 
   // Any /v3/pay/transactions/{kind} creates; so does the generic alias.
-  EXPECT_EQ(call(port_, "POST", "/v3/pay/transactions/jsapi", wx_body("wx_000002")).status, 200);
-  EXPECT_EQ(call(port_, "POST", "/v1/payments", wx_body("wx_000003")).status, 200);
+  EXPECT_EQ(wx(port_, "POST", "/v3/pay/transactions/jsapi", wx_body("wx_000002")).status, 200);
+  EXPECT_EQ(wx(port_, "POST", "/v1/payments", wx_body("wx_000003")).status, 200);
   EXPECT_EQ(sim_->total_charges(), 3);
 
   // The identity is required, and order_id (if sent) must be the same order.
-  Response none = call(port_, "POST", kWxCreate, R"({"amount":{"total":1}})");
+  Response none = wx(port_, "POST", kWxCreate, R"({"amount":{"total":1}})");
   EXPECT_EQ(none.status, 400);
   EXPECT_EQ(Json(none.body).str("code"), "PARAM_ERROR");
-  Response split = call(port_, "POST", kWxCreate, R"({"out_trade_no":"wx_a","order_id":"wx_b","amount":1})");
+  Response split = wx(port_, "POST", kWxCreate, R"({"out_trade_no":"wx_a","order_id":"wx_b","amount":1})");
   EXPECT_EQ(split.status, 400);
-  EXPECT_EQ(call(port_, "POST", kWxCreate, R"({"out_trade_no":"wx_c","order_id":"wx_c","amount":1})").status, 200);
+  EXPECT_EQ(wx(port_, "POST", kWxCreate, R"({"out_trade_no":"wx_c","order_id":"wx_c","amount":1})").status, 200);
 }
 
 TEST_F(Profiles, wechat_reentry_while_in_flight_replays_the_same_200) {
   start("wechatpay_v3");
   sim_->script("wx_slow01", {"slow"});
-  Pending held(port_, "POST", kWxCreate, wx_body("wx_slow01"), {});
-  Response look = call(port_, "GET", "/v3/pay/transactions/out-trade-no/wx_slow01?mchid=1230000109");
+  Pending held(port_, "POST", kWxCreate, wx_body("wx_slow01"),
+               {wechat_authorization("POST", kWxCreate, wx_body("wx_slow01"))});
+  Response look = wx(port_, "GET", "/v3/pay/transactions/out-trade-no/wx_slow01?mchid=1230000109");
   EXPECT_EQ(look.status, 200);
   EXPECT_EQ(Json(look.body).str("trade_state"), "NOTPAY");
-  Response reentry = call(port_, "POST", kWxCreate, wx_body("wx_slow01"));
+  Response reentry = wx(port_, "POST", kWxCreate, wx_body("wx_slow01"));
   EXPECT_EQ(reentry.status, 200);
-  Response changed = call(port_, "POST", kWxCreate, wx_body("wx_slow01", 999));
+  Response changed = wx(port_, "POST", kWxCreate, wx_body("wx_slow01", 999));
   EXPECT_EQ(changed.status, 400);
   EXPECT_EQ(Json(changed.body).str("code"), "OUT_TRADE_NO_USED");
   EXPECT_EQ(sim_->charges_for("wx_slow01"), 0);
   Response done = held.read();
   EXPECT_EQ(done.status, 200);
-  EXPECT_EQ(done.body, reentry.body);  // the same code_url
+  EXPECT_EQ(done.body, reentry.body);  // the same prepay_id
   EXPECT_EQ(sim_->charges_for("wx_slow01"), 1);
 }
 
 TEST_F(Profiles, wechat_system_error_then_orderpaid_then_lookup_success) {
   start("wechatpay_v3");
   sim_->script("wx_err001", {"500"});
-  Response err = call(port_, "POST", kWxCreate, wx_body("wx_err001"));
+  Response err = wx(port_, "POST", kWxCreate, wx_body("wx_err001"));
   EXPECT_EQ(err.status, 500);
   EXPECT_EQ(Json(err.body).str("code"), "SYSTEM_ERROR");
   EXPECT_EQ(sim_->charges_for("wx_err001"), 1);
-  Response again = call(port_, "POST", kWxCreate, wx_body("wx_err001"));
+  Response again = wx(port_, "POST", kWxCreate, wx_body("wx_err001"));
   EXPECT_EQ(Json(again.body).str("code"), "ORDERPAID");
-  Response look = call(port_, "GET", "/v3/pay/transactions/out-trade-no/wx_err001?mchid=1230000109");
+  Response look = wx(port_, "GET", "/v3/pay/transactions/out-trade-no/wx_err001?mchid=1230000109");
   EXPECT_EQ(look.status, 200);
   Json j(look.body);
   EXPECT_EQ(j.str("out_trade_no"), "wx_err001");
@@ -446,31 +466,32 @@ TEST_F(Profiles, wechat_system_error_then_orderpaid_then_lookup_success) {
   EXPECT_EQ(j.str("transaction_id").size(), 28u);
   EXPECT_EQ(j.str("transaction_id").rfind("4200", 0), 0u);
   EXPECT_EQ(j.num("amount.total"), 100);
+  EXPECT_TRUE(wechat_answer_verifies(look));
 
   sim_->script("wx_gw0001", {"502", "503"});
-  Response gw = call(port_, "POST", kWxCreate, wx_body("wx_gw0001"));
+  Response gw = wx(port_, "POST", kWxCreate, wx_body("wx_gw0001"));
   EXPECT_EQ(gw.status, 502);
   EXPECT_EQ(Json(gw.body).str("code"), "SYSTEM_ERROR");
-  EXPECT_EQ(call(port_, "POST", kWxCreate, wx_body("wx_gw0001")).status, 503);
+  EXPECT_EQ(wx(port_, "POST", kWxCreate, wx_body("wx_gw0001")).status, 503);
   EXPECT_EQ(sim_->charges_for("wx_gw0001"), 0);
-  EXPECT_EQ(call(port_, "GET", "/v3/pay/transactions/out-trade-no/wx_gw0001?mchid=1").status, 404);
-  EXPECT_EQ(call(port_, "POST", kWxCreate, wx_body("wx_gw0001")).status, 200);
+  EXPECT_EQ(wx(port_, "GET", "/v3/pay/transactions/out-trade-no/wx_gw0001?mchid=1").status, 404);
+  EXPECT_EQ(wx(port_, "POST", kWxCreate, wx_body("wx_gw0001")).status, 200);
 
-  Response missing = call(port_, "GET", "/v3/pay/transactions/out-trade-no/wx_nobody?mchid=1230000109");
+  Response missing = wx(port_, "GET", "/v3/pay/transactions/out-trade-no/wx_nobody?mchid=1230000109");
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(Json(missing.body).str("code"), "ORDER_NOT_EXIST");
 
   sim_->script("wx_dec001", {"decline"});
-  Response dec = call(port_, "POST", kWxCreate, wx_body("wx_dec001"));
+  Response dec = wx(port_, "POST", kWxCreate, wx_body("wx_dec001"));
   EXPECT_EQ(dec.status, 400);
   EXPECT_EQ(Json(dec.body).str("code"), "NOTENOUGH");
-  EXPECT_EQ(call(port_, "POST", kWxCreate, wx_body("wx_dec001")).body, dec.body);
-  EXPECT_EQ(Json(call(port_, "GET", "/v3/pay/transactions/out-trade-no/wx_dec001?mchid=1").body).str("trade_state"),
+  EXPECT_EQ(wx(port_, "POST", kWxCreate, wx_body("wx_dec001")).body, dec.body);
+  EXPECT_EQ(Json(wx(port_, "GET", "/v3/pay/transactions/out-trade-no/wx_dec001?mchid=1").body).str("trade_state"),
             "PAYERROR");
   EXPECT_EQ(sim_->charges_for("wx_dec001"), 0);
 
   sim_->script("wx_429001", {"429"});
-  Response rl = call(port_, "POST", kWxCreate, wx_body("wx_429001"));
+  Response rl = wx(port_, "POST", kWxCreate, wx_body("wx_429001"));
   EXPECT_EQ(rl.status, 429);
   EXPECT_EQ(Json(rl.body).str("code"), "FREQUENCY_LIMITED");
   EXPECT_EQ(rl.header("retry-after"), "1");
@@ -548,6 +569,25 @@ TEST_F(Profiles, adyen_transient_errors_mismatch_and_no_lookup) {
   EXPECT_EQ(call(port_, "GET", "/v1/payments/pay_1").status, 404);
 }
 
+TEST_F(Profiles, adyen_creates_only_under_a_versioned_path) {
+  start("adyen");
+  for (const char* path : {"/v72/payments", "/v71/payments", "/v1/payments"}) {
+    Response r = call(port_, "POST", path, adyen_body(std::string("av") + path), {"idempotency-key: k" + std::string(path)});
+    EXPECT_EQ(r.status, 200) << path << ": " << r.body;
+  }
+  EXPECT_EQ(sim_->total_charges(), 3);
+  // The bare path is no Adyen endpoint: 404 like any unknown path, nothing charged.
+  Response bare = call(port_, "POST", "/payments", adyen_body("abare"), {"idempotency-key: kbare"});
+  EXPECT_EQ(bare.status, 404);
+  EXPECT_EQ(Json(bare.body).str("message"), "Not Found");
+  EXPECT_EQ(call(port_, "GET", "/payments").status, 404);
+  EXPECT_EQ(call(port_, "POST", "/vX/payments", adyen_body("abare")).status, 404);
+  EXPECT_EQ(call(port_, "POST", "/v/payments", adyen_body("abare")).status, 404);
+  EXPECT_EQ(call(port_, "POST", "/v72/payments/details", adyen_body("abare")).status, 404);
+  EXPECT_EQ(sim_->charges_for("abare"), 0);
+  EXPECT_EQ(sim_->total_charges(), 3);
+}
+
 // ---- Mollie -------------------------------------------------------------------------------------
 
 TEST_F(Profiles, mollie_stored_replay_with_marker_409_in_flight_and_lookup) {
@@ -595,95 +635,111 @@ TEST_F(Profiles, mollie_stored_replay_with_marker_409_in_flight_and_lookup) {
 
 // ---- Alipay -------------------------------------------------------------------------------------
 
-std::string ali_pay(const std::string& no, const std::string& total = "10.00") {
-  return R"({"method":"alipay.trade.pay","biz_content":{"out_trade_no":")" + no +
-         R"(","total_amount":")" + total + R"(","subject":"test","scene":"bar_code","auth_code":"28763443825664394"}})";
+std::string ali_biz(const std::string& no, const std::string& total = "10.00") {
+  return R"({"out_trade_no":")" + no + R"(","total_amount":")" + total +
+         R"(","subject":"test","scene":"bar_code","auth_code":"28763443825664394"})";
+}
+
+// One signed gateway call, as the SDKs send it.
+Response ali(uint16_t port, const std::string& method, const std::string& biz_content) {
+  const GatewayRequest g = alipay_call(method, biz_content);
+  return call(port, "POST", g.target, g.body, g.headers);
+}
+Response ali_pay(uint16_t port, const std::string& no, const std::string& total = "10.00") {
+  return ali(port, "alipay.trade.pay", ali_biz(no, total));
+}
+Response ali_query(uint16_t port, const std::string& no) {
+  return ali(port, "alipay.trade.query", R"({"out_trade_no":")" + no + R"("})");
 }
 
 TEST_F(Profiles, alipay_trade_pay_replays_as_error_codes) {
   start("alipay");
-  Response first = call(port_, "POST", "/gateway.do", ali_pay("al1"));
+  Response first = ali_pay(port_, "al1");
   ASSERT_EQ(first.status, 200) << first.body;
   Json j(first.body);
   EXPECT_EQ(j.str("alipay_trade_pay_response.code"), "10000");
   EXPECT_EQ(j.str("alipay_trade_pay_response.out_trade_no"), "al1");
   EXPECT_EQ(j.str("alipay_trade_pay_response.trade_no").size(), 28u);
   EXPECT_EQ(j.str("alipay_trade_pay_response.total_amount"), "10.00");
+  EXPECT_TRUE(alipay_answer_verifies(first.body)) << first.body;
   EXPECT_EQ(sim_->charges_for("al1"), 1);
 
-  Response again = call(port_, "POST", "/gateway.do", ali_pay("al1"));
+  Response again = ali_pay(port_, "al1");
   EXPECT_EQ(again.status, 200);
   EXPECT_EQ(Json(again.body).str("alipay_trade_pay_response.code"), "40004");
   EXPECT_EQ(Json(again.body).str("alipay_trade_pay_response.sub_code"), "ACQ.TRADE_HAS_SUCCESS");
-  Response other = call(port_, "POST", "/gateway.do", ali_pay("al1", "11.00"));
+  EXPECT_TRUE(alipay_answer_verifies(again.body));
+  Response other = ali_pay(port_, "al1", "11.00");
   EXPECT_EQ(Json(other.body).str("alipay_trade_pay_response.sub_code"), "ACQ.CONTEXT_INCONSISTENT");
   EXPECT_EQ(sim_->charges_for("al1"), 1);
 
-  // biz_content as a JSON string (the form API's shape), method in the query string.
-  const std::string as_string =
-      R"({"biz_content":"{\"out_trade_no\":\"al2\",\"total_amount\":\"0.01\"}"})";
-  Response s = call(port_, "POST", "/gateway.do?method=alipay.trade.pay", as_string);
+  // The common parameters may travel in the form body too.
+  Params p = alipay_params("alipay.trade.pay", ali_biz("al2", "0.01"));
+  p["sign"] = alipay_sign(p);
+  const GatewayRequest in_body = gateway_request(p, {"biz_content", "timestamp", "sign", "app_id"});
+  Response s = call(port_, "POST", in_body.target, in_body.body, in_body.headers);
   EXPECT_EQ(Json(s.body).str("alipay_trade_pay_response.code"), "10000") << s.body;
   EXPECT_EQ(sim_->charges_for("al2"), 1);
 
-  Response bad = call(port_, "POST", "/gateway.do", R"({"method":"alipay.trade.pay","biz_content":{}})");
+  Response bad = ali(port_, "alipay.trade.pay", "{}");
   EXPECT_EQ(bad.status, 200);
   EXPECT_EQ(Json(bad.body).str("alipay_trade_pay_response.code"), "40002");
-  Response unknown = call(port_, "POST", "/gateway.do", R"({"method":"alipay.trade.refund"})");
+  EXPECT_EQ(Json(bad.body).str("alipay_trade_pay_response.sub_code"), "isv.invalid-parameter");
+  Response unknown = ali(port_, "alipay.trade.refund", R"({"out_trade_no":"al1"})");
   EXPECT_EQ(Json(unknown.body).str("error_response.sub_code"), "isv.invalid-method");
+  EXPECT_TRUE(alipay_answer_verifies(unknown.body));
 }
 
 TEST_F(Profiles, alipay_faults_are_200_system_errors_and_query_tells_the_truth) {
   start("alipay");
   sim_->script("al5", {"500"});
-  Response err = call(port_, "POST", "/gateway.do", ali_pay("al5"));
+  Response err = ali_pay(port_, "al5");
   EXPECT_EQ(err.status, 200);  // errors in the body
   EXPECT_EQ(Json(err.body).str("alipay_trade_pay_response.code"), "20000");
   EXPECT_EQ(Json(err.body).str("alipay_trade_pay_response.sub_code"), "ACQ.SYSTEM_ERROR");
   EXPECT_EQ(sim_->charges_for("al5"), 1);
-  Response q = call(port_, "GET", "/gateway.do?method=alipay.trade.query&out_trade_no=al5");
+  Response q = ali_query(port_, "al5");
   EXPECT_EQ(q.status, 200);
   EXPECT_EQ(Json(q.body).str("alipay_trade_query_response.code"), "10000");
   EXPECT_EQ(Json(q.body).str("alipay_trade_query_response.trade_status"), "TRADE_SUCCESS");
   EXPECT_EQ(Json(q.body).str("alipay_trade_query_response.out_trade_no"), "al5");
-  EXPECT_EQ(Json(call(port_, "POST", "/gateway.do", ali_pay("al5")).body).str("alipay_trade_pay_response.sub_code"),
-            "ACQ.TRADE_HAS_SUCCESS");
+  EXPECT_TRUE(alipay_answer_verifies(q.body));
+  EXPECT_EQ(Json(ali_pay(port_, "al5").body).str("alipay_trade_pay_response.sub_code"), "ACQ.TRADE_HAS_SUCCESS");
 
   sim_->script("al3", {"503"});
-  Response u = call(port_, "POST", "/gateway.do", ali_pay("al3"));
+  Response u = ali_pay(port_, "al3");
   EXPECT_EQ(u.status, 200);
   EXPECT_EQ(Json(u.body).str("alipay_trade_pay_response.sub_code"), "ACQ.SYSTEM_ERROR");
   EXPECT_EQ(sim_->charges_for("al3"), 0);
-  // The query as a POST with biz_content.
-  Response nx = call(port_, "POST", "/gateway.do",
-                     R"({"method":"alipay.trade.query","biz_content":{"out_trade_no":"al3"}})");
+  Response nx = ali_query(port_, "al3");
   EXPECT_EQ(Json(nx.body).str("alipay_trade_query_response.code"), "40004");
   EXPECT_EQ(Json(nx.body).str("alipay_trade_query_response.sub_code"), "ACQ.TRADE_NOT_EXIST");
-  EXPECT_EQ(Json(call(port_, "POST", "/gateway.do", ali_pay("al3")).body).str("alipay_trade_pay_response.code"),
-            "10000");
+  EXPECT_EQ(Json(ali_pay(port_, "al3").body).str("alipay_trade_pay_response.code"), "10000");
+  Response no_trade = ali(port_, "alipay.trade.query", R"({"trade_no":"x"})");
+  EXPECT_EQ(Json(no_trade.body).str("alipay_trade_query_response.sub_code"), "isv.missing-parameter");
 
   sim_->script("als", {"slow"});
-  Pending held(port_, "POST", "/gateway.do", ali_pay("als"), {});
-  Response waiting = call(port_, "POST", "/gateway.do", ali_pay("als"));
+  const GatewayRequest slow = alipay_call("alipay.trade.pay", ali_biz("als"));
+  Pending held(port_, "POST", slow.target, slow.body, slow.headers);
+  Response waiting = ali_pay(port_, "als");
   EXPECT_EQ(Json(waiting.body).str("alipay_trade_pay_response.code"), "10003");
-  EXPECT_EQ(Json(call(port_, "GET", "/gateway.do?method=alipay.trade.query&out_trade_no=als").body)
-                .str("alipay_trade_query_response.trade_status"),
-            "WAIT_BUYER_PAY");
-  EXPECT_EQ(Json(held.read().body).str("alipay_trade_pay_response.code"), "10000");
+  EXPECT_EQ(Json(ali_query(port_, "als").body).str("alipay_trade_query_response.trade_status"), "WAIT_BUYER_PAY");
+  Response done = held.read();
+  EXPECT_EQ(Json(done.body).str("alipay_trade_pay_response.code"), "10000");
+  EXPECT_TRUE(alipay_answer_verifies(done.body));  // signed when it finally goes out
   EXPECT_EQ(sim_->charges_for("als"), 1);
 
   sim_->script("ald", {"decline"});
-  Response d = call(port_, "POST", "/gateway.do", ali_pay("ald"));
+  Response d = ali_pay(port_, "ald");
   EXPECT_EQ(Json(d.body).str("alipay_trade_pay_response.sub_code"), "ACQ.BUYER_BALANCE_NOT_ENOUGH");
-  EXPECT_EQ(Json(call(port_, "GET", "/gateway.do?method=alipay.trade.query&out_trade_no=ald").body)
-                .str("alipay_trade_query_response.trade_status"),
-            "TRADE_CLOSED");
+  EXPECT_EQ(Json(ali_query(port_, "ald").body).str("alipay_trade_query_response.trade_status"), "TRADE_CLOSED");
   EXPECT_EQ(sim_->charges_for("ald"), 0);
 
   sim_->script("alr", {"429"});
-  Response rl = call(port_, "POST", "/gateway.do", ali_pay("alr"));
+  Response rl = ali_pay(port_, "alr");
   EXPECT_EQ(rl.status, 429);
   EXPECT_EQ(rl.header("retry-after"), "1");
+  EXPECT_TRUE(alipay_answer_verifies(rl.body));
 
   Json truth(get(port_, "/__admin/truth").body);
   EXPECT_EQ(truth.num("charges"), 3);
@@ -708,14 +764,18 @@ TEST_F(Profiles, every_profile_keeps_the_truth_under_a_seeded_mix) {
         body = square_body(order, "key-" + order);
       } else if (name == "wechatpay_v3") {
         body = wx_body(order);
+        headers.push_back(wechat_authorization("POST", path, body));
       } else if (name == "alipay") {
-        path = "/gateway.do";
-        body = ali_pay(order);
+        const GatewayRequest g = alipay_call("alipay.trade.pay", ali_biz(order));
+        path = g.target;
+        body = g.body;
+        headers = g.headers;
       } else {
         const char* header = name == "checkout_com" ? "Cko-Idempotency-Key"
                              : name == "paypal"     ? "PayPal-Request-Id"
                                                     : "Idempotency-Key";
         headers.push_back(std::string(header) + ": key-" + order);
+        if (name == "paypal") headers.push_back(bearer(token_));
       }
       for (int attempt = 0; attempt < 4; ++attempt) call(port_, "POST", path, body, headers);
     }

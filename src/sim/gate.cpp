@@ -1,0 +1,74 @@
+#include "gate.hpp"
+
+#include "alipay_gateway.hpp"
+#include "keys.hpp"
+#include "wechat_auth.hpp"
+
+namespace payretry_sim {
+
+bool admit(const Config& cfg, const OAuth2Tokens& tokens, const Request& req, Route route,
+           int64_t now_s, Route* routed, std::string_view* body, std::string& storage, Reply& refusal) {
+  const Profile& prof = *cfg.profile;
+  const KeySet* keys = cfg.keys.get();
+  *routed = route;
+  *body = req.body;
+  refusal.clear();
+  switch (prof.auth) {
+    case AuthScheme::bearer:
+      break;
+    case AuthScheme::oauth2_client_credentials:
+      if (!tokens.live(req.header("Authorization"))) {
+        set_canned(refusal, prof.unauthorized);
+        return false;
+      }
+      break;
+    case AuthScheme::wechatpay_v3: {
+      const std::string fault =
+          check_wechat_request(req.header("Authorization"), req.method, req.target, req.body,
+                               keys ? &keys->wechat_merchant_pub : nullptr, now_s);
+      if (!fault.empty()) {
+        refusal.status = prof.unauthorized.status;
+        refusal.body.assign(R"({"code":"SIGN_ERROR","message":)");
+        append_json_string(refusal.body, fault);
+        refusal.body.push_back('}');
+        return false;
+      }
+      break;
+    }
+    case AuthScheme::alipay_rsa2: {
+      GatewayCall call;
+      refusal.status = 200;  // the gateway answers everything with 200
+      if (!admit_gateway(req.query, req.header("Content-Type"), req.body,
+                         keys ? &keys->alipay_app_pub : nullptr, now_s, &call, &refusal.body)) {
+        return false;
+      }
+      *routed = call.method == "alipay.trade.pay" ? Route::create : Route::lookup;
+      // The profile reads this JSON; the idempotency fingerprint is therefore the business
+      // content alone, not the timestamp and sign that change with every retry.
+      storage.assign(R"({"biz_content":)");
+      append_json_string(storage, call.biz_content);
+      storage.push_back('}');
+      *body = storage;
+      return true;
+    }
+  }
+  return true;
+}
+
+void sign_answer(const Config& cfg, int64_t now_s, std::string& body, std::string& headers) {
+  const KeySet* keys = cfg.keys.get();
+  if (!keys) return;
+  switch (cfg.profile->auth) {
+    case AuthScheme::wechatpay_v3:
+      append_wechat_answer_signature(headers, body, keys->wechat_platform_key, now_s);
+      return;
+    case AuthScheme::alipay_rsa2:
+      sign_gateway_answer(body, keys->alipay_key);
+      return;
+    case AuthScheme::bearer:
+    case AuthScheme::oauth2_client_credentials:
+      return;
+  }
+}
+
+}  // namespace payretry_sim
