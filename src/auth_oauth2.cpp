@@ -102,7 +102,9 @@ class OAuth2ClientCredentials final : public Authenticator {
       if (c < 0x21 || c > 0x7E) return "OAuth2 token answer's access_token is not printable";
     // No expires_in: RFC 6749 leaves it to documentation; renew hourly.
     int64_t life_ms = 3600000;
-    if (cJSON_IsNumber(expires) && expires->valuedouble > 0) life_ms = static_cast<int64_t>(expires->valuedouble * 1000);
+    // Bounded to [1 s, 1 year]: a wild value neither overflows nor pins a token forever.
+    if (cJSON_IsNumber(expires) && expires->valuedouble > 0)
+      life_ms = static_cast<int64_t>(std::min(std::max(expires->valuedouble, 1.0), 365.0 * 86400) * 1000);
     token_ = value;
     // Counted from when it was asked for; renewed a margin early, or at
     // half its life when that is shorter.

@@ -2,6 +2,7 @@
 
 #include <cJSON.h>
 
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -106,13 +107,22 @@ std::string secret_from(const cJSON* obj, const std::string& prefix, const std::
   if (given == 0) fail(prefix + name, "is required (give " + forms + ")");
   if (given > 1) fail(prefix + name, "give only one of " + forms);
   if (in) return string(in, prefix + name);
+  // The name of a variable or a file is echoed in errors; a secret pasted
+  // where the name belongs (PEM text, a password) must not be.
   if (env) {
     const std::string var = string(env, prefix + name + "_env");
+    bool valid = !std::isdigit(static_cast<unsigned char>(var[0])) && var.size() <= 256;
+    for (char ch : var) valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    if (!valid)
+      fail(prefix + name + "_env", "must name an environment variable (letters, digits and _), not hold the secret");
     const char* value = std::getenv(var.c_str());
     if (!value || !*value) fail(prefix + name + "_env", "the environment variable " + var + " is not set");
     return value;
   }
   const std::string path = string(file, prefix + name + "_file");
+  bool plain = path.size() <= 4096 && path.find("-----") == std::string::npos;
+  for (unsigned char ch : path) plain = plain && ch >= 0x20 && ch != 0x7F;
+  if (!plain) fail(prefix + name + "_file", "must be a file's path, not the key itself (or give " + name + "_env)");
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(prefix + name + "_file", "cannot read " + path);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -203,6 +213,7 @@ void parse_auth(const cJSON* a, Config& c) {
     const std::string u = printable_secret(user, "auth.basic.username");
     if (u.find(':') != std::string::npos) fail("auth.basic.username", "must not contain ':'");
     const std::string pw = secret_from(basic, "auth.basic.", "password", true, false);
+    if (!check_header_value(pw).empty()) fail("auth.basic.password", "must be printable with no CR/LF");
     out.kind = AuthConfig::Kind::fixed_headers;
     c.auth_headers.emplace_back("Authorization", "Basic " + base64_encode(u + ":" + pw));
     out.client_secret = pw;  // kept for redaction only

@@ -103,6 +103,18 @@ void Engine::validate(const SubmitRequest& r) const {
       throw Error(Errc::invalid, "body must be a JSON object (payretry sends each member as a gateway form field): "
                                  "profile " + profile_.name + " sends the gateway's form");
   }
+  if (profile_.auth.scheme == AuthScheme::alipay_rsa2 && auth_) {
+    // The built-in Alipay signer owns the gateway's common parameters and
+    // takes the method from the path: a body that sets one, or a path that
+    // names none, could never be signed, on any attempt.
+    if (path_for(r).find("method=") == std::string::npos)
+      throw Error(Errc::invalid, "the path must name the gateway method (e.g. /gateway.do?method=alipay.trade.pay)");
+    JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
+    for (const char* common : {"app_id", "method", "format", "charset", "sign_type", "sign", "timestamp", "version"})
+      if (cJSON_GetObjectItemCaseSensitive(j.get(), common))
+        throw Error(Errc::invalid, std::string("body must not set the gateway parameter ") + common +
+                                       ": auth.alipay writes it (put the trade in biz_content)");
+  }
   if (profile_.encoding == Encoding::form && !looks_form_encoded(r.body)) {
     JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
     if (!j || !cJSON_IsObject(j.get()))
