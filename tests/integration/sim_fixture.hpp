@@ -61,6 +61,9 @@ class SimTest : public ::testing::Test {
     o.retry_after_s = 1;
     o.refuse_ms = 150;
     o.api_key = "sk_test_integration_secret";
+    // As strict as the providers: WeChat Pay and Alipay requests verified,
+    // and their answers signed, with the test keys (tests/keys/README.md).
+    o.keys_dir = PAYRETRY_TEST_KEYS;
     return o;
   }
 

@@ -735,9 +735,16 @@ TEST_F(Holes, hole8_wechat_lookup_goes_through_the_request_hook_and_carries_mchi
     EXPECT_TRUE(has(pay_error_last()->message, "merchant_id")) << pay_error_last()->message;
     pay_client_free(bad);
   }
-  auto c = client_with(cfg(R"("wechatpay_v3")", R"("max_attempts":1)",
-                           R"("merchant_id":"1230000109","ledger":"memory:")"),
-                       probe);
+  // WeChat Pay refuses unsigned requests: the built-in signer signs, and
+  // the probe (a hook) still sees every request, lookups included.
+  std::string config = cfg(R"("wechatpay_v3")", R"("max_attempts":1)", R"("merchant_id":"1230000109","ledger":"memory:")");
+  const std::string bearer = R"("auth":{"bearer":"sk_test_integration_secret"})";
+  const std::string keys = PAYRETRY_TEST_KEYS;
+  config.replace(config.find(bearer), bearer.size(),
+                 R"("auth":{"wechatpay":{"serial_no":"3775B6A45ACD588826D15E583A95F5DD3F3B4DD8","private_key_file":")" +
+                     keys + R"(/wechat_merchant_key.pem","platform_public_key_file":")" + keys +
+                     R"(/wechat_platform_pub.pem"}})");
+  auto c = client_with(config, probe);
   const std::string order = "wx_order_1";
   sim_->script(order, {"lost_response"});  // paid; the answer is lost
   auto first = submit_ok(c.get(), order, R"({"out_trade_no":"wx_order_1","amount":{"total":100,"currency":"CNY"}})");

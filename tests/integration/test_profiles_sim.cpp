@@ -19,10 +19,25 @@ class ProfileSim : public SimTest {
     o.profile = profile;
     sim_ = std::make_unique<payretry_sim::Server>(o);
   }
+  // What each provider takes as authentication (tests/keys/README.md); the
+  // fixture's simulator checks WeChat Pay's and Alipay's signatures and takes
+  // only PayPal's OAuth2 tokens.
+  static std::string auth_for(const std::string& provider) {
+    const std::string keys = PAYRETRY_TEST_KEYS;
+    if (provider == "paypal")
+      return R"({"oauth2":{"client_id":"test-client-id","client_secret":"test-client-secret"}})";
+    if (provider == "wechatpay_v3")
+      return R"({"wechatpay":{"serial_no":"3775B6A45ACD588826D15E583A95F5DD3F3B4DD8","private_key_file":")" + keys +
+             R"(/wechat_merchant_key.pem","platform_public_key_file":")" + keys + R"(/wechat_platform_pub.pem"}})";
+    if (provider == "alipay")
+      return R"({"alipay":{"app_id":"2021000000000001","private_key_file":")" + keys +
+             R"(/alipay_app_key.pem","alipay_public_key_file":")" + keys + R"(/alipay_pub.pem"}})";
+    return R"({"bearer":"sk_test_integration_secret"})";
+  }
   // The profile's own create path; only the retry timings are the test's.
   std::string cfg(const std::string& provider, const std::string& extra = "") {
-    return R"({"provider":")" + provider + R"(","base_url":")" + base_url() +
-           R"(","auth":{"bearer":"sk_test_integration_secret"},"retry":{"max_attempts":4,"connect_timeout_ms":300,)"
+    return R"({"provider":")" + provider + R"(","base_url":")" + base_url() + R"(","auth":)" + auth_for(provider) +
+           R"(,"retry":{"max_attempts":4,"connect_timeout_ms":300,)"
            R"("attempt_timeout_ms":300,"deadline_ms":6000,"backoff_base_ms":20,"backoff_cap_ms":200,"min_attempt_ms":50,)"
            R"("jitter_seed":7},"not_found_grace_ms":0)" +
            (extra.find("\"ledger\"") == std::string::npos ? R"(,"ledger":"memory:")" : "") +
@@ -202,7 +217,7 @@ TEST_F(ProfileSim, AlipaySystemErrorInsideA200IsQueried) {
   start("alipay");
   sim_->script("ali_9", {"500"});
   auto c = client(cfg("alipay"));
-  const std::string body = R"({"method":"alipay.trade.pay","biz_content":{"out_trade_no":"ali_9","total_amount":"1.00"}})";
+  const std::string body = R"({"biz_content":{"out_trade_no":"ali_9","total_amount":"1.00"}})";
   auto r = submit(c.get(), "ali_9", body);
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
   EXPECT_EQ(pay_result_http_status(r.get()), 200);
@@ -216,7 +231,7 @@ TEST_F(ProfileSim, AlipayDeclineIsFailed) {
   start("alipay");
   sim_->script("ali_d", {"decline"});
   auto c = client(cfg("alipay"));
-  const std::string body = R"({"method":"alipay.trade.pay","biz_content":{"out_trade_no":"ali_d","total_amount":"1.00"}})";
+  const std::string body = R"({"biz_content":{"out_trade_no":"ali_d","total_amount":"1.00"}})";
   auto r = submit(c.get(), "ali_d", body);
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_FAILED) << pay_result_json(r.get());
   EXPECT_EQ(sim_->charges_for("ali_d"), 0);
