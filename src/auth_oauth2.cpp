@@ -11,6 +11,7 @@
 #include <mutex>
 
 #include "auth.hpp"
+#include "form_encoding.hpp"
 #include "json_util.hpp"
 #include "rsa_signature.hpp"
 
@@ -21,22 +22,6 @@ namespace {
 // token never runs out between being attached and being read.
 constexpr int64_t kRenewMarginMs = 300000;
 
-// application/x-www-form-urlencoded value (RFC 3986 unreserved pass).
-std::string form_value(const std::string& s) {
-  static const char hex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 0xF]);
-    }
-  }
-  return out;
-}
-
 class OAuth2ClientCredentials final : public Authenticator {
  public:
   OAuth2ClientCredentials(const Config& config, const Profile& profile, Transport& transport, Clock& clock)
@@ -45,7 +30,7 @@ class OAuth2ClientCredentials final : public Authenticator {
     const std::string& path = config.auth.token_path.empty() ? profile.auth.token_path : config.auth.token_path;
     url_ = config.base_url + path;
     body_ = "grant_type=client_credentials";
-    if (!config.auth.scope.empty()) body_ += "&scope=" + form_value(config.auth.scope);
+    if (!config.auth.scope.empty()) body_ += "&scope=" + form_escape(config.auth.scope);
     extra_ = config.extra_headers;
   }
 

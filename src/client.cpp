@@ -44,6 +44,9 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   if (config_.merchant_id.empty() && (profile_.lookup.path.find("{merchant_id}") != std::string::npos ||
                                       profile_.lookup.body.find("{merchant_id}") != std::string::npos))
     throw ConfigError("merchant_id: is required: provider " + profile_.name + "'s lookup names {merchant_id}");
+  const std::string& create_path = config_.create_path.empty() ? profile_.create_path : config_.create_path;
+  if (config_.merchant_id.empty() && create_path.find("{merchant_id}") != std::string::npos)
+    throw ConfigError("merchant_id: is required: the create path names {merchant_id}");
   if (config_.auth.kind == AuthConfig::Kind::api_key) {
     if (profile_.auth.scheme != AuthScheme::api_key)
       throw ConfigError("auth.api_key: provider " + profile_.name + " names no API-key header; give header and value");

@@ -11,6 +11,7 @@
 #include "form_encoding.hpp"
 #include "json_path.hpp"
 #include "json_util.hpp"
+#include "path_template.hpp"
 #include "redact.hpp"
 #include "retry_after.hpp"
 #include "validate.hpp"
@@ -179,7 +180,11 @@ std::string Engine::identity_key(const SubmitRequest& r) const {
 }
 
 std::string Engine::path_for(const SubmitRequest& r) const {
-  return !r.path.empty() ? r.path : !config_.create_path.empty() ? config_.create_path : profile_.create_path;
+  if (!r.path.empty()) return r.path;
+  // The create path may name the merchant or the order (a partner API's
+  // /v3/pay/partner/..., /orders/{order_id}/pay).
+  return fill_template(!config_.create_path.empty() ? config_.create_path : profile_.create_path,
+                       {{"order_id", r.order_id}, {"merchant_id", config_.merchant_id}}, false);
 }
 
 Headers Engine::base_headers(const std::string& key) const {

@@ -522,6 +522,9 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
     p.create_path = string_at(cp, member(P, "create_path"));
     if (!p.create_path.empty() && (p.create_path[0] != '/' || !visible_ascii(p.create_path)))
       fail(member(P, "create_path"), "must be empty or start with / and hold no spaces or control characters");
+    check_placeholders(p.create_path, member(P, "create_path"));
+    if (p.create_path.find("{provider_id}") != std::string::npos || p.create_path.find("{key}") != std::string::npos)
+      fail(member(P, "create_path"), "may name only {order_id} and {merchant_id}");
   }
   if (const cJSON* e = cJSON_GetObjectItemCaseSensitive(v, "encoding")) {
     const std::string ep = member(P, "encoding");

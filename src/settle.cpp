@@ -11,48 +11,22 @@
 #include "form_encoding.hpp"
 #include "json_path.hpp"
 #include "json_util.hpp"
+#include "path_template.hpp"
 #include "redact.hpp"
 #include "retry_after.hpp"
 
 namespace payretry {
 namespace {
 
-// RFC 3986 unreserved characters pass; everything else is percent-encoded.
-std::string url_encode(const std::string& s) {
-  static const char hex[] = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : s) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out.push_back(static_cast<char>(c));
-    } else {
-      out.push_back('%');
-      out.push_back(hex[c >> 4]);
-      out.push_back(hex[c & 0xF]);
-    }
-  }
-  return out;
-}
-
-// JSON string contents (no quotes) for a value placed in a body template.
-std::string json_escape(const std::string& s) {
-  const std::string quoted = json_print(JsonPtr(cJSON_CreateString(s.c_str())).get());
-  return quoted.substr(1, quoted.size() - 2);
-}
-
 // Fills {order_id}, {provider_id}, {key} and {merchant_id} in a lookup path
 // (URL-encoded) or body template (JSON-escaped).
-std::string fill(std::string text, const PaymentRow& row, const Config& config, bool for_json) {
-  const std::pair<const char*, const std::string*> vars[] = {{"{order_id}", &row.order_id},
-                                                             {"{provider_id}", &row.provider_payment_id},
-                                                             {"{key}", &row.idempotency_key},
-                                                             {"{merchant_id}", &config.merchant_id}};
-  std::string& path = text;
-  for (const auto& [name, value] : vars) {
-    const std::string token(name), encoded = for_json ? json_escape(*value) : url_encode(*value);
-    for (size_t at = path.find(token); at != std::string::npos; at = path.find(token, at + encoded.size()))
-      path.replace(at, token.size(), encoded);
-  }
-  return path;
+std::string fill(const std::string& text, const PaymentRow& row, const Config& config, bool for_json) {
+  return fill_template(text,
+                       {{"order_id", row.order_id},
+                        {"provider_id", row.provider_payment_id},
+                        {"key", row.idempotency_key},
+                        {"merchant_id", config.merchant_id}},
+                       for_json);
 }
 
 // A lookup body template is a JSON document; it travels in the profile's

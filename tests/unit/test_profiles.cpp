@@ -722,3 +722,27 @@ TEST(JsonPath, duplicate_members_are_all_reached) {
 
 }  // namespace
 }  // namespace payretry
+
+namespace payretry::test {
+namespace {
+
+TEST(ProfileTemplates, a_create_path_may_name_the_merchant_and_the_order_and_nothing_else) {
+  EXPECT_NO_THROW(parse_profile(R"({"name":"p","create_path":"/v3/pay/partner/{merchant_id}/orders/{order_id}"})"));
+  EXPECT_ERROR_AT(R"({"name":"p","create_path":"/payments/{provider_id}"})", "profile.create_path");
+  EXPECT_ERROR_AT(R"({"name":"p","create_path":"/payments/{key}"})", "profile.create_path");
+  EXPECT_ERROR_AT(R"({"name":"p","create_path":"/payments/{account}"})", "profile.create_path");
+}
+
+TEST(ProfileTemplates, the_create_path_is_filled_from_the_config_and_the_order_percent_encoded) {
+  Harness h("generic");
+  h.config.create_path = "/v1/merchants/{merchant_id}/orders/{order_id}/pay";
+  h.config.merchant_id = "m 1/2";
+  h.transport.script.push_back(http(201, R"({"id":"p1"})"));
+  const PaymentResult r = h.submit("order-7", R"({"amount":1})");
+  EXPECT_EQ(r.outcome, Outcome::succeeded);
+  ASSERT_EQ(h.transport.sent.size(), 1u);
+  EXPECT_EQ(h.transport.sent[0].url, h.config.base_url + "/v1/merchants/m%201%2F2/orders/order-7/pay");
+}
+
+}  // namespace
+}  // namespace payretry::test
