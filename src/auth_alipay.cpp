@@ -119,7 +119,9 @@ class AlipayRsa2 final : public Authenticator {
     if (!in_url.count("method") || in_url["method"].empty())
       return "the gateway path names no method (e.g. /gateway.do?method=alipay.trade.pay)";
     in_url["app_id"] = app_id_;
-    in_url["format"] = "JSON";
+    // Lower case, as Ant Group's SDKs send it (alipay-sdk-python and the
+    // Java SDK's AlipayConstants.FORMAT_JSON); the gateway reads either.
+    in_url["format"] = "json";
     in_url["charset"] = "utf-8";
     in_url["sign_type"] = "RSA2";
     in_url["timestamp"] = beijing_time(unix_ms);

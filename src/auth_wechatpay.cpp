@@ -39,6 +39,9 @@ class WeChatPayV3 final : public Authenticator {
     r.headers.emplace_back("Authorization", "WECHATPAY2-SHA256-RSA2048 mchid=\"" + mchid_ + "\",nonce_str=\"" + nonce +
                                                 "\",signature=\"" + signature + "\",timestamp=\"" + timestamp +
                                                 "\",serial_no=\"" + serial_no_ + "\"");
+    // Names the platform key the merchant trusts, as wechatpayv3 does on
+    // every request (WeChat requires it where fields are encrypted to it).
+    if (!platform_serial_.empty()) r.headers.emplace_back("Wechatpay-Serial", platform_serial_);
     return {};
   }
 

@@ -770,7 +770,7 @@ TEST_F(AlipayAuth, MovesTheCommonParametersAndTheSignIntoTheQuery) {
   std::map<std::string, std::string> query;
   for (const auto& [k, v] : fields_of(query_of(r.path))) EXPECT_TRUE(query.emplace(k, v).second) << "repeated " << k;
   const std::map<std::string, std::string> expected_common = {
-      {"app_id", kAlipayAppId}, {"method", "alipay.trade.pay"}, {"format", "JSON"},      {"charset", "utf-8"},
+      {"app_id", kAlipayAppId}, {"method", "alipay.trade.pay"}, {"format", "json"},      {"charset", "utf-8"},
       {"sign_type", "RSA2"},    {"timestamp", "2023-11-15 06:13:20"}, {"version", "1.0"},
   };
   for (const auto& [k, v] : expected_common) EXPECT_EQ(query[k], v) << k;
