@@ -1,4 +1,4 @@
-// The attempt log (DESIGN §8): one redacted JSON object per attempt and per
+// The attempt log (docs/design.md "Attempt log"): one redacted JSON object per attempt and per
 // outcome, to the caller's callback and/or a JSON-lines file.
 #pragma once
 #include <cJSON.h>

@@ -1,4 +1,4 @@
-// Delay before retry number n: exponential with full jitter (DESIGN §3).
+// Delay before retry number n: exponential with full jitter (docs/design.md "Retries").
 #pragma once
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 // The retry decision for one attempt: what came back -> one verdict
-// (DESIGN §3). This is the single place where that decision is made.
+// (docs/design.md "Verdicts"). This is the single place where that decision is made.
 #pragma once
 #include <string>
 

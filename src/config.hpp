@@ -1,4 +1,4 @@
-// The client's JSON configuration (DESIGN §7), parsed strictly: unknown keys,
+// The client's JSON configuration (docs/design.md "Configuration"), parsed strictly: unknown keys,
 // wrong types and out-of-range values are errors that name the key.
 #pragma once
 #include <cstdint>
@@ -70,7 +70,7 @@ struct Config {
   std::string log_path;
   int log_level = 20;
   size_t max_body_bytes = 1u << 20;
-  // Ledger (DESIGN §4). Required in the JSON: "memory:" keeps keys in this
+  // Ledger (docs/design.md "Ledger"). Required in the JSON: "memory:" keeps keys in this
   // process only, and must be written out to be had.
   std::string ledger_url = "memory:";
   std::string ledger_secret;            // empty: the ledger's own

@@ -1,5 +1,5 @@
 // The engine: one logical payment turned into a safe sequence of attempts
-// (DESIGN §3). Every seam (transport, clock, sleeper, randomness, keys) is
+// (docs/design.md "Verdicts", "Retries"). Every seam (transport, clock, sleeper, randomness, keys) is
 // passed in, so tests drive the real engine through scripted faults.
 #pragma once
 #include <functional>

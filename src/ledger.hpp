@@ -1,4 +1,4 @@
-// The ledger: the durable state machine of every payment (DESIGN §4).
+// The ledger: the durable state machine of every payment (docs/design.md "Ledger").
 //
 //   PENDING --claim--> IN_FLIGHT --> SUCCEEDED | FAILED | UNKNOWN
 //                          ^                              |

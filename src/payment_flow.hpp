@@ -1,7 +1,7 @@
 // One payment through the ledger: commit the key before the first byte,
 // claim a lease, run the engine's attempts, record them, settle. Resubmitting
 // an order returns its stored outcome, resumes it with the same key and
-// bytes, or reports that another worker holds it (DESIGN §4).
+// bytes, or reports that another worker holds it (docs/design.md "Ledger").
 #pragma once
 #include <atomic>
 #include <optional>

@@ -1,5 +1,5 @@
 // A provider profile: the answers, for one provider, to the questions a safe
-// retry depends on (DESIGN §5), as data. Built-in profiles are JSON files in
+// retry depends on (docs/design.md "Profiles"), as data. Built-in profiles are JSON files in
 // src/profiles/; users load their own or write one inline in the config.
 #pragma once
 #include <cstdint>
@@ -90,7 +90,6 @@ enum class Encoding {
 const char* encoding_name(Encoding e);
 const char* content_type_of(Encoding e);
 
-// How to ask the provider what really happened (DESIGN §5 "lookup").
 // How requests prove who sends them. The credentials are the config's
 // ("auth"); the profile says what the provider's own SDK does.
 enum class AuthScheme {
@@ -111,6 +110,7 @@ struct ProfileAuth {
   std::string token_path;  // oauth2: where tokens are issued, under base_url
 };
 
+// How to ask the provider what really happened (docs/design.md "Query and reconcile").
 struct Lookup {
   // "order_id": GET by merchant reference; "provider_id": GET by the
   // provider's id (known only when a response was read); "replay": the only
@@ -156,7 +156,7 @@ struct Profile {
   // can be looked up by id. Empty: errors are not read for an id.
   std::string error_id_path;
   std::string status_path = "$.status";  // provider status word in a create response
-  // Ordered; the first match decides. The generic defaults (DESIGN §3) follow
+  // Ordered; the first match decides. The generic defaults (docs/design.md "Verdicts") follow
   // every profile's own rules.
   std::vector<Rule> classify;
   Lookup lookup;

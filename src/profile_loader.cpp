@@ -1,4 +1,4 @@
-// Provider profiles as data (DESIGN §5): the JSON schema, its validation and
+// Provider profiles as data (docs/profiles.md): the JSON schema, its validation and
 // the built-in profiles, which are src/profiles/*.json compiled into the
 // library (cmake/embed_profiles.cmake writes builtin_profiles.cpp).
 //
@@ -466,7 +466,8 @@ bool valid_name(const std::string& s) {
 
 // One profile object applied on top of its base. `root` marks the one
 // profile with no base at all (generic); every other one without "extends"
-// extends generic, because the DESIGN §3 defaults follow every profile.
+// extends generic, because its default rules follow every profile's
+// (docs/design.md "Verdicts").
 Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) {
   const std::string P = "profile";
   JsonPtr doc(cJSON_ParseWithLength(json.data(), json.size()));

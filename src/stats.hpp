@@ -1,4 +1,4 @@
-// Client-wide counters (DESIGN §8), readable at any time from any thread.
+// Client-wide counters (docs/design.md "Attempt log"), readable at any time from any thread.
 #pragma once
 #include <atomic>
 #include <map>

@@ -1,5 +1,5 @@
 // Transport moves bytes and reports what happened to them. It knows nothing
-// of payments, keys or ledgers (DESIGN §9).
+// of payments, keys or ledgers (docs/design.md "Layers").
 #pragma once
 #include <cstdint>
 #include <functional>

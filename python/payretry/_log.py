@@ -1,6 +1,6 @@
 """Where the library's attempt log goes: ``logging.getLogger("payretry")``.
 
-Each record's message is one JSON line (DESIGN §8), already redacted by the
+Each record's message is one JSON line (docs/design.md "Attempt log"), already redacted by the
 library. The C levels (10, 20, 30, 40) are the logging module's.
 """
 

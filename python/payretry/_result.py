@@ -188,7 +188,7 @@ class ReconcileFailure:
 class ReconcileReport:
     """What one ``Client.reconcile()`` pass did. Iterating it (and ``len()``)
     goes over ``payments``, the settled or still-open results, so it reads like
-    the ``list[Result]`` of DESIGN §6; the counts and failures come with it."""
+    a ``list[Result]``; the counts and failures come with it."""
 
     examined: int
     succeeded: int

@@ -1,4 +1,4 @@
-// The ledger conformance suite (DESIGN §4): the same rules, run against
+// The ledger conformance suite (docs/design.md "Ledger"): the same rules, run against
 // every backend: memory:, SQLite and PostgreSQL (when PAYRETRY_TEST_PG_URL
 // names a server; with PAYRETRY_REQUIRE_PG=1 its absence is a failure).
 // Each test gets a fresh, empty store.

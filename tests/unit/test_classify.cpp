@@ -1,4 +1,4 @@
-// One attempt -> one verdict (DESIGN §3), under the generic and stripe profiles.
+// One attempt -> one verdict (docs/design.md "Verdicts"), under the generic and stripe profiles.
 #include <gtest/gtest.h>
 
 #include <string>

@@ -1,4 +1,4 @@
-// The JSON configuration (DESIGN §7): strict, and every error names its key.
+// The JSON configuration (docs/design.md "Configuration"): strict, and every error names its key.
 #include <gtest/gtest.h>
 
 #include <algorithm>

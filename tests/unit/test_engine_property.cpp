@@ -45,7 +45,7 @@ const char* kind_name(Kind k) {
   return names[static_cast<int>(k)];
 }
 
-// The oracle, written from DESIGN §2/§3 and independent of classify():
+// The oracle, written from docs/design.md "Outcomes" and "Verdicts", independent of classify():
 // could the provider have acted on the payment in this attempt?
 bool may_have_processed(Kind k) {
   switch (k) {

@@ -1,5 +1,5 @@
 // Provider profiles as data: the built-in files, the schema's validation,
-// "extends", and the JSON path dialect the rules use (DESIGN §5).
+// "extends", and the JSON path dialect the rules use (docs/profiles.md).
 #include <gtest/gtest.h>
 
 #include <cJSON.h>
@@ -100,7 +100,7 @@ TEST(Profiles, every_value_of_a_provider_profile_names_its_research_tags) {
       EXPECT_EQ(s.substr(0, 2), pre) << name << ": " << s;
     }
   }
-  EXPECT_TRUE(builtin("generic").sources.empty()) << "generic is DESIGN §3, not research";
+  EXPECT_TRUE(builtin("generic").sources.empty()) << "generic is the default table (docs/design.md), not research";
 }
 
 TEST(Profiles, generic_is_the_design_default_table_in_order) {
