@@ -79,7 +79,7 @@ TEST(Profiles, every_built_in_loads_under_its_own_name) {
 }
 
 TEST(Profiles, every_value_of_a_provider_profile_names_its_research_tags) {
-  // Tags as in research/providers.md: two letters and a number (St1, Ad4, St6b).
+  // Tags as defined in docs/providers.md: two letters and a number (St1, Ad4, St6b).
   const std::map<std::string, std::string> prefix = {
       {"stripe", "St"}, {"adyen", "Ad"}, {"paypal", "Pp"},       {"square", "Sq"},
       {"checkout_com", "Ck"}, {"mollie", "Mo"}, {"wechatpay_v3", "Wx"}, {"alipay", "Al"}};
