@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "http_conn.hpp"
+#include "profiles.hpp"
 
 namespace payretry_sim {
 
@@ -60,16 +61,17 @@ bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_orde
 
 void format_payment_intent(std::string& out, uint64_t number, std::string_view order_id,
                            int64_t amount, std::string_view currency) {
-  out.append(R"({"id":"pi_)");
-  append_int(out, static_cast<unsigned long long>(number));
+  const Profile& stripe = stripe_profile();
+  out.append(R"({"id":")");
+  append_id(out, stripe.payment_id, number);
   out.append(R"(","object":"payment_intent","amount":)");
   append_int(out, static_cast<long long>(amount));
   out.append(R"(,"amount_received":)");
   append_int(out, static_cast<long long>(amount));
   out.append(R"(,"currency":)");
   append_json_string(out, currency);
-  out.append(R"(,"latest_charge":"pay_)");
-  append_int(out, static_cast<unsigned long long>(number));
+  out.append(R"(,"latest_charge":")");
+  append_id(out, stripe.charge_id, number);
   out.append(R"(","livemode":false,"metadata":{"order_id":)");
   append_json_string(out, order_id);
   out.append(R"(},"status":"succeeded"})");

@@ -28,7 +28,8 @@ bool form_decode(std::string_view in, std::string* out);
 // field names the order too.
 bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_order_id = false);
 
-// Stripe's PaymentIntent object for a charge "pay_<number>": id "pi_<number>".
+// Stripe's PaymentIntent object for a charge number: id "pi_<number>", latest_charge
+// "ch_<number>" (the Stripe profile's payment_id and charge_id shapes).
 void format_payment_intent(std::string& out, uint64_t number, std::string_view order_id,
                            int64_t amount, std::string_view currency);
 

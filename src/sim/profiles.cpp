@@ -58,13 +58,6 @@ bool one_segment(std::string_view path, std::string_view prefix, std::string* ou
   return !out->empty();
 }
 
-void append_padded(std::string& out, std::string_view prefix, uint64_t n, std::size_t width) {
-  out.append(prefix);
-  std::string digits = std::to_string(n);
-  if (digits.size() < width) out.append(width - digits.size(), '0');
-  out.append(digits);
-}
-
 // 1050 -> "10.50"
 void append_major(std::string& out, int64_t minor) {
   append_int(out, static_cast<long long>(minor / 100));
@@ -74,21 +67,11 @@ void append_major(std::string& out, int64_t minor) {
   out.push_back(static_cast<char>('0' + cents % 10));
 }
 
-void append_id(std::string& out, uint64_t number) {
-  out.append("pay_");
-  append_int(out, static_cast<unsigned long long>(number));
-}
-
-// WeChat Pay transaction_id: 28 digits starting 4200.
-void append_wechat_txn(std::string& out, uint64_t number) { append_padded(out, "4200", number, 24); }
-// Alipay trade_no: 28 digits.
-void append_alipay_trade(std::string& out, uint64_t number) { append_padded(out, "2024", number, 24); }
-
 // ---- Stripe ([St1]-[St8]): today's behaviour, byte for byte -----------------------------------
 
-void stripe_created(std::string& out, const PaymentView& p) {
-  out.append(R"({"id":"pay_)");
-  append_int(out, static_cast<unsigned long long>(p.number));
+void stripe_created(std::string& out, const Profile& self, const PaymentView& p) {
+  out.append(R"({"id":")");
+  append_id(out, self.payment_id, p.number);
   out.append(R"(","object":"payment","status":"succeeded","order_id":)");
   append_json_string(out, p.order_id);
   out.append(R"(,"amount":)");
@@ -98,7 +81,7 @@ void stripe_created(std::string& out, const PaymentView& p) {
   out.push_back('}');
 }
 
-void stripe_declined(std::string& out, const PaymentView&) {
+void stripe_declined(std::string& out, const Profile&, const PaymentView&) {
   out.append(R"({"error":{"type":"card_error","code":"card_declined","decline_code":"insufficient_funds"}})");
 }
 
@@ -107,10 +90,9 @@ void stripe_declined(std::string& out, const PaymentView&) {
 // "status":"Declined"): both are 2xx, so both are cached. Response codes 10000 (Approved) and
 // 20051 (Insufficient Funds) are Checkout.com's.
 
-void checkout_object(std::string& out, const PaymentView& p, bool approved) {
-  out.append(R"({"id":)");
-  out.push_back('"');
-  append_id(out, p.number);
+void checkout_object(std::string& out, const Profile& self, const PaymentView& p, bool approved) {
+  out.append(R"({"id":")");
+  append_id(out, self.payment_id, p.number);
   out.push_back('"');
   out.append(approved ? R"(,"approved":true,"status":"Captured","response_code":"10000")"
                       : R"(,"approved":false,"status":"Declined","response_code":"20051")");
@@ -122,28 +104,32 @@ void checkout_object(std::string& out, const PaymentView& p, bool approved) {
   append_json_string(out, p.currency);
   out.push_back('}');
 }
-void checkout_created(std::string& out, const PaymentView& p) { checkout_object(out, p, true); }
-void checkout_declined(std::string& out, const PaymentView& p) { checkout_object(out, p, false); }
+void checkout_created(std::string& out, const Profile& self, const PaymentView& p) {
+  checkout_object(out, self, p, true);
+}
+void checkout_declined(std::string& out, const Profile& self, const PaymentView& p) {
+  checkout_object(out, self, p, false);
+}
 
 // ---- PayPal ([Pp1]-[Pp5]) ----------------------------------------------------------------------
 
-void paypal_created(std::string& out, const PaymentView& p) {
+void paypal_created(std::string& out, const Profile& self, const PaymentView& p) {
   out.append(R"({"id":")");
-  append_id(out, p.number);
+  append_id(out, self.payment_id, p.number);
   out.append(R"(","status":"COMPLETED"})");
 }
-void paypal_declined(std::string& out, const PaymentView&) {
+void paypal_declined(std::string& out, const Profile&, const PaymentView&) {
   out.append(R"({"name":"UNPROCESSABLE_ENTITY","message":"The requested action could not be performed.","details":[{"issue":"INSTRUMENT_DECLINED"}]})");
 }
 
 // ---- Square ([Sq1]-[Sq4]) ----------------------------------------------------------------------
 
-void square_created(std::string& out, const PaymentView& p) {
+void square_created(std::string& out, const Profile& self, const PaymentView& p) {
   out.append(R"({"payment":{"id":")");
-  append_id(out, p.number);
+  append_id(out, self.payment_id, p.number);
   out.append(R"(","status":"COMPLETED"}})");
 }
-void square_declined(std::string& out, const PaymentView&) {
+void square_declined(std::string& out, const Profile&, const PaymentView&) {
   out.append(R"({"errors":[{"category":"PAYMENT_METHOD_ERROR","code":"CARD_DECLINED"}]})");
 }
 
@@ -158,18 +144,20 @@ void wechat_prepay_id(std::string& out, std::string_view out_trade_no) {
   for (int shift = 60; shift >= 0; shift -= 4) out.push_back(kHex[(h >> shift) & 0xf]);
   out.append(R"("})");
 }
-void wechat_created(std::string& out, const PaymentView& p) { wechat_prepay_id(out, p.order_id); }
+void wechat_created(std::string& out, const Profile&, const PaymentView& p) {
+  wechat_prepay_id(out, p.order_id);
+}
 // No decline on a WeChat order creation is documented (the user pays later). The sim's decline
 // uses the v2 table's balance code NOTENOUGH ("余额不足") with 400: sim choice.
-void wechat_declined(std::string& out, const PaymentView&) {
+void wechat_declined(std::string& out, const Profile&, const PaymentView&) {
   out.append(R"({"code":"NOTENOUGH","message":"用户账号余额不足"})");
 }
 
 // ---- Adyen ([Ad1]-[Ad4]) -----------------------------------------------------------------------
 
-void adyen_object(std::string& out, const PaymentView& p, bool authorised) {
+void adyen_object(std::string& out, const Profile& self, const PaymentView& p, bool authorised) {
   out.append(R"({"pspReference":")");
-  append_id(out, p.number);
+  append_id(out, self.payment_id, p.number);
   out.append(authorised ? R"(","resultCode":"Authorised")"
                         : R"(","resultCode":"Refused","refusalReason":"Not enough balance")");
   out.append(R"(,"merchantReference":)");
@@ -180,21 +168,25 @@ void adyen_object(std::string& out, const PaymentView& p, bool authorised) {
   append_json_string(out, p.currency);
   out.append("}}");
 }
-void adyen_created(std::string& out, const PaymentView& p) { adyen_object(out, p, true); }
-void adyen_declined(std::string& out, const PaymentView& p) { adyen_object(out, p, false); }
+void adyen_created(std::string& out, const Profile& self, const PaymentView& p) {
+  adyen_object(out, self, p, true);
+}
+void adyen_declined(std::string& out, const Profile& self, const PaymentView& p) {
+  adyen_object(out, self, p, false);
+}
 
 // ---- Mollie ([Mo1], [Mo2]) ---------------------------------------------------------------------
 
-void mollie_created(std::string& out, const PaymentView& p) {
+void mollie_created(std::string& out, const Profile& self, const PaymentView& p) {
   out.append(R"({"resource":"payment","id":")");
-  append_id(out, p.number);
+  append_id(out, self.payment_id, p.number);
   out.append(R"(","status":"paid","amount":{"value":")");
   append_major(out, p.amount);
   out.append(R"(","currency":)");
   append_json_string(out, p.currency);
   out.append("}}");
 }
-void mollie_declined(std::string& out, const PaymentView&) {
+void mollie_declined(std::string& out, const Profile&, const PaymentView&) {
   out.append(R"({"status":422,"title":"Unprocessable Entity","detail":"The card was declined.","extra":{"failureReason":"insufficient_funds"}})");
 }
 
@@ -203,16 +195,16 @@ void mollie_declined(std::string& out, const PaymentView&) {
 // 10003 waiting for the buyer, 20000 service unavailable, 40002 invalid arguments,
 // 40004 business failure with a sub_code.
 
-void alipay_created(std::string& out, const PaymentView& p) {
+void alipay_created(std::string& out, const Profile& self, const PaymentView& p) {
   out.append(R"({"alipay_trade_pay_response":{"code":"10000","msg":"Success","trade_no":")");
-  append_alipay_trade(out, p.number);
+  append_id(out, self.payment_id, p.number);
   out.append(R"(","out_trade_no":)");
   append_json_string(out, p.order_id);
   out.append(R"(,"total_amount":")");
   append_major(out, p.amount);
   out.append(R"("}})");
 }
-void alipay_declined(std::string& out, const PaymentView&) {
+void alipay_declined(std::string& out, const Profile&, const PaymentView&) {
   out.append(R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.BUYER_BALANCE_NOT_ENOUGH","sub_msg":"买家余额不足"}})");
 }
 // Same parameters while the first request runs: "waiting for the buyer" (sim choice; [Al4]'s
@@ -226,9 +218,10 @@ void alipay_in_flight(std::string& out, std::string_view out_trade_no) {
 // ---- the table ---------------------------------------------------------------------------------
 
 const Profile kProfiles[] = {
-    {ProfileId::stripe, "stripe", Identity::header, "Idempotency-Key", "", Replay::stored,
-     /*cache_only_2xx=*/false, /*replay_marker=*/true, /*echo_key=*/false, /*transient_503=*/false,
-     "usd", 200, 200, 0,
+    // Ids: a PaymentIntent is pi_<n>, its charge (latest_charge) ch_<n>, as Stripe's.
+    {ProfileId::stripe, "stripe", {"pi_"}, {"ch_"}, Identity::header, "Idempotency-Key", "",
+     Replay::stored, /*cache_only_2xx=*/false, /*replay_marker=*/true, /*echo_key=*/false,
+     /*transient_503=*/false, "usd", 200, 200, 0,
      {401, R"({"error":{"type":"authentication_error","code":"invalid_api_key"}})"},
      {400, R"({"error":{"type":"invalid_request_error","code":"parameter_invalid"}})"},
      {400, R"({"error":{"type":"invalid_request_error","code":"parameter_invalid"}})"},
@@ -245,8 +238,10 @@ const Profile kProfiles[] = {
 
     // Mismatch and in-flight bodies: sim choice in Checkout.com's error style (status for
     // in-flight: 409, [Ck1][Ck2]; mismatch n.d.).
-    {ProfileId::checkout_com, "checkout_com", Identity::header, "Cko-Idempotency-Key", "",
-     Replay::stored, /*cache_only_2xx=*/true, /*replay_marker=*/false, false, false, "usd", 201, 201, 0,
+    // Ids: pay_<n> (Checkout.com's payment ids start pay_ too).
+    {ProfileId::checkout_com, "checkout_com", {"pay_"}, {}, Identity::header,
+     "Cko-Idempotency-Key", "", Replay::stored, /*cache_only_2xx=*/true, /*replay_marker=*/false,
+     false, false, "usd", 201, 201, 0,
      {401, R"({"error_type":"unauthorized","error_codes":["invalid_secret_key"]})"},
      {422, R"({"error_type":"request_invalid","error_codes":["request_body_invalid"]})"},
      {422, R"({"error_type":"request_invalid","error_codes":["request_body_invalid"]})"},
@@ -265,8 +260,9 @@ const Profile kProfiles[] = {
     // PREVIOUS_REQUEST_IN_PROGRESS [Pp2]; mismatch (n.d. for v2) uses the Vault v3 issue
     // PAYPAL_REQUEST_ID_PREVIOUSLY_USED [Pp3] with 422: sim choice. Creates and lookups need an
     // OAuth2 token (oauth2.cpp); a missing, unknown or expired one gets PayPal's invalid_token.
-    {ProfileId::paypal, "paypal", Identity::header, "PayPal-Request-Id", "", Replay::current_state,
-     false, false, false, false, "usd", 201, 200, 0,
+    // Ids: an order id is 17 upper-case letters and digits: ORD and 14 digits (sim choice).
+    {ProfileId::paypal, "paypal", {"ORD", 14}, {}, Identity::header, "PayPal-Request-Id", "",
+     Replay::current_state, false, false, false, false, "usd", 201, 200, 0,
      {401, R"({"error":"invalid_token","error_description":"Token signature verification failed"})"},
      {400, R"({"name":"INVALID_REQUEST","message":"Request is not well-formed, syntactically incorrect, or violates schema.","details":[{"issue":"MALFORMED_REQUEST_JSON"}]})"},
      {400, R"({"name":"INVALID_REQUEST","message":"Request is not well-formed, syntactically incorrect, or violates schema.","details":[{"issue":"MALFORMED_REQUEST_JSON"}]})"},
@@ -283,8 +279,9 @@ const Profile kProfiles[] = {
 
     // Square: key in the body, required [Sq1][Sq2]; IDEMPOTENCY_KEY_REUSED [Sq2]; in flight
     // n.d.: 409 CONFLICT is a sim choice. Error codes and categories from [Sq2].
-    {ProfileId::square, "square", Identity::body_key, "", "idempotency_key", Replay::stored,
-     false, false, false, false, "usd", 200, 200, 0,
+    // Ids: pay_<n> (Square's are opaque; sim choice).
+    {ProfileId::square, "square", {"pay_"}, {}, Identity::body_key, "", "idempotency_key",
+     Replay::stored, false, false, false, false, "usd", 200, 200, 0,
      {401, R"({"errors":[{"category":"AUTHENTICATION_ERROR","code":"UNAUTHORIZED"}]})"},
      {400, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"BAD_REQUEST"}]})"},
      {400, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"MISSING_REQUIRED_PARAMETER","field":"idempotency_key"}]})"},
@@ -303,8 +300,9 @@ const Profile kProfiles[] = {
     // accepted, a paid order answers ORDERPAID, other parameters OUT_TRADE_NO_USED [Wx2];
     // SYSTEM_ERROR on 5xx [Wx3]; FREQUENCY_LIMITED on 429 [Wx5][Wx6]; SIGN_ERROR on 401 (the
     // refusal's message says what failed: wechat_auth.cpp).
-    {ProfileId::wechatpay_v3, "wechatpay_v3", Identity::reference, "", "", Replay::error_code,
-     false, false, false, false, "CNY", 200, 200, 200,
+    // Ids: the create answers a prepay_id; a lookup's transaction_id is 28 digits, 4200 first.
+    {ProfileId::wechatpay_v3, "wechatpay_v3", {"4200", 24}, {}, Identity::reference, "", "",
+     Replay::error_code, false, false, false, false, "CNY", 200, 200, 200,
      {401, R"({"code":"SIGN_ERROR","message":"签名错误"})"},
      {400, R"({"code":"PARAM_ERROR","message":"参数错误"})"},
      {400, R"({"code":"PARAM_ERROR","message":"参数错误"})"},
@@ -323,8 +321,9 @@ const Profile kProfiles[] = {
     // with transient-error: true; 503 errorCode 703 transient [Ad1]. Mismatch n.d.: 422
     // errorCode 704 without the transient header ("do not retry"), sim choice. A refusal is a
     // 200 with resultCode Refused [Ad4].
-    {ProfileId::adyen, "adyen", Identity::header, "idempotency-key", "", Replay::stored,
-     false, false, /*echo_key=*/true, /*transient_503=*/true, "EUR", 200, 200, 0,
+    // Ids: a pspReference is 16 letters and digits: PSP and 13 digits (sim choice).
+    {ProfileId::adyen, "adyen", {"PSP", 13}, {}, Identity::header, "idempotency-key", "",
+     Replay::stored, false, false, /*echo_key=*/true, /*transient_503=*/true, "EUR", 200, 200, 0,
      {401, R"({"status":401,"errorCode":"000","message":"HTTP Status Response - Unauthorized","errorType":"security"})"},
      {400, R"({"status":400,"errorCode":"702","message":"Unexpected input","errorType":"validation"})"},
      {400, R"({"status":400,"errorCode":"702","message":"Unexpected input","errorType":"validation"})"},
@@ -341,8 +340,9 @@ const Profile kProfiles[] = {
 
     // Mollie: stored replay with Idempotent-Replayed, 409 in flight, 400 on other parameters
     // [Mo1]; problem+json-style bodies.
-    {ProfileId::mollie, "mollie", Identity::header, "Idempotency-Key", "", Replay::stored,
-     false, /*replay_marker=*/true, false, false, "EUR", 201, 201, 0,
+    // Ids: tr_<n>, as Mollie's payment ids (mollie-api-python refuses any other in payments.get).
+    {ProfileId::mollie, "mollie", {"tr_"}, {}, Identity::header, "Idempotency-Key", "",
+     Replay::stored, false, /*replay_marker=*/true, false, false, "EUR", 201, 201, 0,
      {401, R"({"status":401,"title":"Unauthorized Request","detail":"Missing authentication, or failed to authenticate"})"},
      {422, R"({"status":422,"title":"Unprocessable Entity","detail":"The request is invalid"})"},
      {422, R"({"status":422,"title":"Unprocessable Entity","detail":"The request is invalid"})"},
@@ -363,7 +363,8 @@ const Profile kProfiles[] = {
     // Retry-After (rate limiting is n.d. for Alipay: sim choice) with a gateway error_response.
     // The gateway's form and signature refusals are alipay_gateway.cpp's; `unauthorized` is
     // never sent (no bearer in this mode).
-    {ProfileId::alipay, "alipay", Identity::reference, "", "", Replay::error_code,
+    // Ids: trade_no, 28 digits (2024 and 24 digits).
+    {ProfileId::alipay, "alipay", {"2024", 24}, {}, Identity::reference, "", "", Replay::error_code,
      false, false, false, false, "CNY", 200, 200, 200,
      {200, R"({"error_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-signature","sub_msg":"验签出错"}})"},
      {200, R"({"alipay_trade_pay_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-parameter","sub_msg":"参数无效"}})"},
@@ -489,6 +490,35 @@ bool parse_decimal(std::string_view s, int64_t* minor) {
 void set_canned(Reply& out, const Canned& c) {
   out.status = c.status;
   out.body.assign(c.body);
+}
+
+void append_id(std::string& out, const IdShape& shape, uint64_t number) {
+  out.append(shape.prefix);
+  char digits[24];
+  const auto r = std::to_chars(digits, digits + sizeof digits, number);
+  const std::size_t n = static_cast<std::size_t>(r.ptr - digits);
+  if (n < shape.width) out.append(shape.width - n, '0');
+  out.append(digits, n);
+}
+
+std::string format_id(const IdShape& shape, uint64_t number) {
+  std::string s;
+  append_id(s, shape, number);
+  return s;
+}
+
+bool parse_id(const IdShape& shape, std::string_view id, uint64_t* number) {
+  if (!starts_with(id, shape.prefix)) return false;
+  const std::string_view digits = id.substr(shape.prefix.size());
+  // Exactly `width` digits when padded (more only for a number that outgrew it, never with a
+  // leading zero); unpadded, no leading zero. from_chars takes no sign and no space.
+  if (digits.empty() || digits.size() < shape.width) return false;
+  if (digits.size() > 1 && digits.size() > shape.width && digits[0] == '0') return false;
+  uint64_t n = 0;
+  const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (r.ec != std::errc() || r.ptr != digits.data() + digits.size() || n == 0) return false;
+  *number = n;
+  return true;
 }
 
 const Profile& stripe_profile() { return kProfiles[0]; }
@@ -669,19 +699,17 @@ Route route(const Profile& p, std::string_view method, std::string_view path) {
 
 namespace {
 
-void lookup_stripe(const State& state, std::string_view path, std::string_view query, Reply& out) {
+void lookup_stripe(const Profile& p, const State& state, std::string_view path, std::string_view query,
+                   Reply& out) {
   std::string pi;
   if (one_segment(path, "/v1/payment_intents/", &pi)) {
     uint64_t number = 0;
     State::PaymentCopy c;
-    const auto r = pi.size() > 3 && pi.compare(0, 3, "pi_") == 0
-                       ? std::from_chars(pi.data() + 3, pi.data() + pi.size(), number)
-                       : std::from_chars_result{pi.data(), std::errc::invalid_argument};
-    if (r.ec == std::errc() && r.ptr == pi.data() + pi.size() && state.payment_by_number(number, &c)) {
+    if (parse_id(p.payment_id, pi, &number) && state.payment_by_number(number, &c)) {
       out.status = 200;
       format_payment_intent(out.body, c.number, c.order_id, c.amount, c.currency);
     } else {
-      set_canned(out, stripe_profile().no_route);
+      set_canned(out, p.no_route);
     }
     return;
   }
@@ -703,10 +731,12 @@ void lookup_stripe(const State& state, std::string_view path, std::string_view q
 void lookup_by_id(const Profile& p, const State& state, std::string_view path, std::string_view prefix,
                   Reply& out) {
   std::string id;
+  uint64_t number = 0;
   State::PaymentCopy c;
-  if (one_segment(path, prefix, &id) && state.payment_by_id(id, &c)) {
+  if (one_segment(path, prefix, &id) && parse_id(p.payment_id, id, &number) &&
+      state.payment_by_number(number, &c)) {
     out.status = 200;
-    p.format_created(out.body, c.view());
+    format_created(p, out.body, c.view());
     return;
   }
   set_canned(out, p.no_route);
@@ -731,12 +761,12 @@ void lookup_checkout(const Profile& p, const State& state, std::string_view path
   out.body.append(R"(,"data":[)");
   for (std::size_t i = 0; i < payments.size(); ++i) {
     if (i) out.body.push_back(',');
-    p.format_created(out.body, payments[i].view());
+    format_created(p, out.body, payments[i].view());
   }
   out.body.append("]}");
 }
 
-void lookup_wechat(const State& state, std::string_view path, Reply& out) {
+void lookup_wechat(const Profile& p, const State& state, std::string_view path, Reply& out) {
   std::string no;
   if (!one_segment(path, "/v3/pay/transactions/out-trade-no/", &no)) {
     out.status = 400;
@@ -749,7 +779,7 @@ void lookup_wechat(const State& state, std::string_view path, Reply& out) {
   append_json_string(out.body, no);
   if (!payments.empty()) {
     out.body.append(R"(,"transaction_id":")");
-    append_wechat_txn(out.body, payments.front().number);
+    append_id(out.body, p.payment_id, payments.front().number);
     out.body.append(R"(","trade_state":"SUCCESS","amount":{"total":)");
     append_int(out.body, static_cast<long long>(payments.front().amount));
     out.body.append(R"(,"currency":)");
@@ -773,7 +803,7 @@ void lookup_wechat(const State& state, std::string_view path, Reply& out) {
 }
 
 // alipay.trade.query, admitted by the gateway: biz_content.out_trade_no names the trade.
-void lookup_alipay(const State& state, std::string_view body, Reply& out) {
+void lookup_alipay(const Profile& p, const State& state, std::string_view body, Reply& out) {
   out.status = 200;
   std::string no;
   {
@@ -807,7 +837,7 @@ void lookup_alipay(const State& state, std::string_view body, Reply& out) {
   out.body.assign(R"({"alipay_trade_query_response":{"code":"10000","msg":"Success",)");
   if (!payments.empty()) {
     out.body.append(R"("trade_no":")");
-    append_alipay_trade(out.body, payments.front().number);
+    append_id(out.body, p.payment_id, payments.front().number);
     out.body.append(R"(",)");
   }
   out.body.append(R"("out_trade_no":)");
@@ -830,13 +860,13 @@ void lookup(const Profile& p, const State& state, std::string_view method, std::
   (void)method;
   out.clear();
   switch (p.id) {
-    case ProfileId::stripe: lookup_stripe(state, path, query, out); return;
+    case ProfileId::stripe: lookup_stripe(p, state, path, query, out); return;
     case ProfileId::checkout_com: lookup_checkout(p, state, path, query, out); return;
     case ProfileId::paypal: lookup_by_id(p, state, path, "/v2/checkout/orders/", out); return;
     case ProfileId::square: lookup_by_id(p, state, path, "/v2/payments/", out); return;
     case ProfileId::mollie: lookup_by_id(p, state, path, "/v2/payments/", out); return;
-    case ProfileId::wechatpay_v3: lookup_wechat(state, path, out); return;
-    case ProfileId::alipay: lookup_alipay(state, body, out); return;
+    case ProfileId::wechatpay_v3: lookup_wechat(p, state, path, out); return;
+    case ProfileId::alipay: lookup_alipay(p, state, body, out); return;
     case ProfileId::adyen: break;  // no synchronous lookup [Ad3]
   }
   set_canned(out, p.no_route);

@@ -55,9 +55,22 @@ struct Canned {
   std::string_view body;
 };
 
+// How a provider writes a payment id: `prefix`, then the decimal number, zero-padded to `width`
+// digits (0: not padded). One counter numbers every charge; the shape only writes it.
+struct IdShape {
+  std::string_view prefix;
+  uint8_t width = 0;
+};
+// prefix + number, e.g. {"tr_"} and 7 -> "tr_7", {"ORD", 14} and 7 -> "ORD00000000000007".
+void append_id(std::string& out, const IdShape& shape, uint64_t number);
+std::string format_id(const IdShape& shape, uint64_t number);
+// The number of an id in this shape, exactly: only what append_id writes for a number > 0
+// parses (for {"tr_"} not "tr_07", "tr_+7", "tr_7x" nor "pay_7"; for {"ORD", 14} not "ORD7").
+bool parse_id(const IdShape& shape, std::string_view id, uint64_t* number);
+
 // A payment as the formatters see it.
 struct PaymentView {
-  uint64_t number = 0;  // the charge number: ids are "pay_<number>"
+  uint64_t number = 0;  // the charge number, written in the profile's payment_id shape
   std::string_view order_id;
   int64_t amount = 0;  // minor units
   std::string_view currency;
@@ -66,6 +79,13 @@ struct PaymentView {
 struct Profile {
   ProfileId id;
   std::string_view name;
+  // The ids it hands out and takes back in lookup paths (and the truth's "ids"): a payment's
+  // (Stripe's PaymentIntent pi_, Mollie's tr_, Checkout.com's pay_, PayPal's 17-character order
+  // id, Adyen's 16-character pspReference, WeChat Pay's transaction_id, Alipay's trade_no)...
+  IdShape payment_id;
+  // ...and its charge's where the provider tells them apart (Stripe's latest_charge ch_);
+  // empty prefix elsewhere.
+  IdShape charge_id;
   Identity identity;
   std::string_view key_header;  // Identity::header: the default key header
   std::string_view key_field;   // Identity::body_key: the body field
@@ -92,11 +112,11 @@ struct Profile {
   Canned method_not_allowed;
   int decline_status;
   // The body of a fresh success (also current-state replays and lookups by id where the
-  // lookup returns the same object).
-  void (*format_created)(std::string& out, const PaymentView& p);
+  // lookup returns the same object). `self` is the profile (its id shapes).
+  void (*format_created)(std::string& out, const Profile& self, const PaymentView& p);
   // The body of a decline. No charge is made; p.number is a fresh number (never a charge's)
   // for the providers that give a declined payment an id (Checkout.com, Adyen), 0 for Stripe.
-  void (*format_declined)(std::string& out, const PaymentView& p);
+  void (*format_declined)(std::string& out, const Profile& self, const PaymentView& p);
   // When set, a same-body request while the first one runs is answered with this body and
   // in_flight_status (WeChat Pay re-entry, Alipay WAIT_BUYER_PAY) instead of `in_use`.
   void (*format_in_flight)(std::string& out, std::string_view order_id);
@@ -130,5 +150,13 @@ void lookup(const Profile& p, const State& state, std::string_view method, std::
             std::string_view query, std::string_view body, Reply& out);
 
 void set_canned(Reply& out, const Canned& c);
+
+// The bodies of a fresh success and of a decline in this profile's shape.
+inline void format_created(const Profile& p, std::string& out, const PaymentView& v) {
+  p.format_created(out, p, v);
+}
+inline void format_declined(const Profile& p, std::string& out, const PaymentView& v) {
+  p.format_declined(out, p, v);
+}
 
 }  // namespace payretry_sim

@@ -1,6 +1,5 @@
 #include "state.hpp"
 
-#include <charconv>
 #include <cmath>
 
 #include "form_body.hpp"
@@ -43,7 +42,7 @@ bool parse_payment(std::string_view body, ParsedPayment* p) {
 
 void format_stripe(std::string& out, uint64_t number, std::string_view order_id, int64_t amount,
                    std::string_view currency) {
-  stripe_profile().format_created(out, PaymentView{number, order_id, amount, currency});
+  format_created(stripe_profile(), out, PaymentView{number, order_id, amount, currency});
 }
 
 void append_echo(Reply& out, std::string_view key) {
@@ -371,7 +370,7 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
     if (prof.id != ProfileId::stripe) v.number = next_charge_.fetch_add(1, std::memory_order_relaxed);
     out.status = prof.decline_status;
     out.body.clear();
-    prof.format_declined(out.body, v);
+    format_declined(prof, out.body, v);
     return 0;
   }
   const uint64_t number = create_charge(order_id, has_key ? key : std::string_view{}, amount, currency);
@@ -380,7 +379,7 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
   if (format == BodyFormat::form) {
     format_payment_intent(out.body, number, order_id, amount, currency);
   } else {
-    prof.format_created(out.body, PaymentView{number, order_id, amount, currency});
+    format_created(prof, out.body, PaymentView{number, order_id, amount, currency});
   }
   return number;
 }
@@ -451,7 +450,7 @@ void State::shape_replay(const Profile& prof, uint64_t charge, Reply& out) const
       if (charge && payment_by_number(charge, &c)) {
         out.status = prof.replayed_status;
         out.body.clear();
-        prof.format_created(out.body, c.view());
+        format_created(prof, out.body, c.view());
       }
       return;  // no charge (a decline): its stored answer is still its current state
     }
@@ -493,16 +492,11 @@ uint64_t State::create_charge(std::string_view order_id, std::string_view key, i
 void State::get_payment(std::string_view id, Reply& out) const {
   out.clear();
   uint64_t number = 0;
-  bool ok = id.size() > 4 && id.substr(0, 4) == "pay_";
-  if (ok) {
-    auto r = std::from_chars(id.data() + 4, id.data() + id.size(), number);
-    ok = r.ec == std::errc() && r.ptr == id.data() + id.size();
-  }
-  if (ok && charge_log_.with(number, [&](const StoredCharge& c) {
-        format_stripe(out.body, c.number, c.order_id(), c.amount, c.currency());
-      })) {
-    return;
-  }
+  const bool found = parse_id(stripe_profile().payment_id, id, &number) &&
+                     charge_log_.with(number, [&](const StoredCharge& c) {
+                       format_stripe(out.body, c.number, c.order_id(), c.amount, c.currency());
+                     });
+  if (found) return;
   out.status = 404;
   out.body.assign(kMissing);
 }
@@ -544,14 +538,6 @@ bool State::payment_by_number(uint64_t number, PaymentCopy* out) const {
   });
 }
 
-bool State::payment_by_id(std::string_view id, PaymentCopy* out) const {
-  uint64_t number = 0;
-  if (id.size() <= 4 || id.substr(0, 4) != "pay_") return false;
-  auto r = std::from_chars(id.data() + 4, id.data() + id.size(), number);
-  if (r.ec != std::errc() || r.ptr != id.data() + id.size()) return false;
-  return payment_by_number(number, out);
-}
-
 std::vector<State::PaymentCopy> State::payments_for(std::string_view order_id) const {
   std::vector<PaymentCopy> v;
   for (uint64_t n : charge_numbers(order_id)) {
@@ -583,8 +569,9 @@ int State::charges_for(std::string_view order_id) const {
 }
 
 std::vector<std::string> State::charge_ids_for(std::string_view order_id) const {
+  const IdShape shape = config().profile->payment_id;
   std::vector<std::string> ids;
-  for (uint64_t n : charge_numbers(order_id)) ids.push_back("pay_" + std::to_string(n));
+  for (uint64_t n : charge_numbers(order_id)) ids.push_back(format_id(shape, n));
   return ids;
 }
 

@@ -198,8 +198,7 @@ class State {
     int64_t amount = 0;
     PaymentView view() const { return {number, order_id, amount, currency}; }
   };
-  // By id "pay_<number>"; false when there is no such charge.
-  bool payment_by_id(std::string_view id, PaymentCopy* out) const;
+  // By number (a profile's parse_id of its payment id); false when there is no such charge.
   bool payment_by_number(uint64_t number, PaymentCopy* out) const;
   std::vector<PaymentCopy> payments_for(std::string_view order_id) const;
   // Where an identity (key or reference) stands.
@@ -208,6 +207,7 @@ class State {
 
   // Truth.
   int charges_for(std::string_view order_id) const;
+  // The order's payment ids, in the running profile's payment_id shape.
   std::vector<std::string> charge_ids_for(std::string_view order_id) const;
   long total_charges() const { return charges_.load(std::memory_order_relaxed); }
   long orders() const { return orders_.load(std::memory_order_relaxed); }

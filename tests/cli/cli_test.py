@@ -159,7 +159,7 @@ class CommandTests(CliCase):
         self.assertEqual(r["order_id"], o)
         self.assertEqual(r["idempotency_key"], "cli-key-ok-1")
         self.assertEqual(r["http_status"], 200)
-        self.assertTrue(r["provider_payment_id"].startswith("pay_"), r)
+        self.assertTrue(r["provider_payment_id"].startswith("pi_"), r)
         self.assertEqual(r["provider_status"], "succeeded")
         self.assertIsNone(r["error"])
         self.assertFalse(r["from_ledger"])

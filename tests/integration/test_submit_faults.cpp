@@ -49,7 +49,7 @@ TEST_F(Submit, PlainSuccessChargesOnceAndReadsProviderFields) {
   EXPECT_EQ(pay_result_attempts(r.get()), 1);
   EXPECT_EQ(pay_result_http_status(r.get()), 200);
   ASSERT_NE(pay_result_provider_payment_id(r.get()), nullptr);
-  EXPECT_EQ(std::string(pay_result_provider_payment_id(r.get())).rfind("pay_", 0), 0u);
+  EXPECT_EQ(std::string(pay_result_provider_payment_id(r.get())).rfind("pi_", 0), 0u);
   EXPECT_STREQ(pay_result_provider_status(r.get()), "succeeded");
   EXPECT_EQ(std::string(pay_result_idempotency_key(r.get())).size(), 36u);  // UUIDv4
   EXPECT_EQ(sim_->charges_for("o-plain"), 1);

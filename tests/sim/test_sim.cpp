@@ -205,7 +205,8 @@ TEST_F(Sim, same_key_replays_the_stored_response_without_a_second_charge) {
   EXPECT_EQ(j.str("order_id"), "o1");
   EXPECT_EQ(j.num("amount"), 1000);
   EXPECT_EQ(j.str("currency"), "eur");
-  EXPECT_EQ(j.str("id").rfind("pay_", 0), 0u);
+  EXPECT_EQ(j.str("id").rfind("pi_", 0), 0u) << j.str("id");  // a PaymentIntent id, as Stripe's
+  EXPECT_EQ(sim_->charge_ids_for("o1"), std::vector<std::string>{j.str("id")});
   EXPECT_EQ(first.header("idempotent-replayed"), "");
 
   Response again = post(port_, "o1", "k1");
@@ -274,9 +275,15 @@ TEST_F(Sim, lookups_by_id_and_by_order) {
   Response byid = get(port_, "/v1/payments/" + id);
   EXPECT_EQ(byid.status, 200);
   EXPECT_EQ(byid.body, created.body);
-  Response none = get(port_, "/v1/payments/pay_999999");
+  Response none = get(port_, "/v1/payments/pi_999999");
   EXPECT_EQ(none.status, 404);
   EXPECT_EQ(Json(none.body).str("error.code"), "resource_missing");
+  // Only the exact id: not another provider's prefix, not a padded or signed number.
+  ASSERT_EQ(id.rfind("pi_", 0), 0u) << id;
+  const std::string n = id.substr(3);
+  for (const std::string& other : {"pay_" + n, "ch_" + n, "pi_0" + n, "pi_+" + n, n, "pi_" + n + "x"}) {
+    EXPECT_EQ(get(port_, "/v1/payments/" + other).status, 404) << other;
+  }
   Response list = get(port_, "/v1/payments?order_id=look");
   EXPECT_EQ(list.status, 200);
   Json j(list.body);
@@ -302,6 +309,7 @@ TEST_F(Sim, form_encoded_payment_intent_is_charged_once_per_key_and_looked_up_by
   Json j(first.body);
   const std::string id = j.str("id");
   EXPECT_EQ(id.rfind("pi_", 0), 0u) << id;
+  EXPECT_EQ(j.str("latest_charge"), "ch_" + id.substr(3));  // the charge's id, same number
   EXPECT_EQ(j.str("metadata.order_id"), "form-1");
   Response again = c.request("POST", "/v1/payment_intents", body, form_headers("kf1"));
   EXPECT_EQ(again.status, 200);
@@ -317,6 +325,9 @@ TEST_F(Sim, form_encoded_payment_intent_is_charged_once_per_key_and_looked_up_by
   EXPECT_EQ(looked.status, 200);
   EXPECT_EQ(Json(looked.body).str("id"), id);
   EXPECT_EQ(c.request("GET", "/v1/payment_intents/pi_999999").status, 404);
+  EXPECT_EQ(c.request("GET", "/v1/payment_intents/ch_" + id.substr(3)).status, 404);
+  EXPECT_EQ(c.request("GET", "/v1/payment_intents/pay_" + id.substr(3)).status, 404);
+  EXPECT_EQ(sim_->charge_ids_for("form-1"), std::vector<std::string>{id});
   EXPECT_EQ(c.request("GET", "/v1/payment_intents/nonsense").status, 404);
 }
 

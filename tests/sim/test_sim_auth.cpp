@@ -441,7 +441,7 @@ TEST_F(Auth, paypal_creates_and_lookups_need_a_live_issued_token) {
   expect_invalid_token(call(port_, "POST", "/v1/payments", kOrder, {"PayPal-Request-Id: r1"}));
   const std::string token = paypal_token(port_);
   expect_invalid_token(call(port_, "POST", kOrders, kOrder, {"Authorization: Basic " + token}));
-  expect_invalid_token(call(port_, "GET", "/v2/checkout/orders/pay_1"));
+  expect_invalid_token(call(port_, "GET", "/v2/checkout/orders/ORD00000000000001"));
   expect_untouched();
   EXPECT_EQ(stat("auth_refused"), 6);
 

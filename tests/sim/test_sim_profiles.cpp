@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "profiles.hpp"
 #include "server.hpp"
 #include "sim_auth.hpp"
 #include "sim_client.hpp"
@@ -75,6 +77,55 @@ class Profiles : public ::testing::Test {
   uint16_t port_ = 0;
   std::string token_;
 };
+
+// ---- ids ----------------------------------------------------------------------------------------
+
+// Each mode writes its provider's id shape, and a lookup takes back exactly what it wrote.
+TEST(IdShapes, each_profile_writes_its_providers_ids_and_parses_only_those) {
+  using payretry_sim::find_profile;
+  using payretry_sim::format_id;
+  using payretry_sim::parse_id;
+  const std::vector<std::pair<std::string, std::string>> first = {
+      {"stripe", "pi_1"},           {"checkout_com", "pay_1"},
+      {"paypal", "ORD00000000000001"}, {"square", "pay_1"},
+      {"wechatpay_v3", "4200000000000000000000000001"}, {"adyen", "PSP0000000000001"},
+      {"mollie", "tr_1"},           {"alipay", "2024000000000000000000000001"}};
+  for (const auto& [name, id1] : first) {
+    const payretry_sim::Profile* p = find_profile(name);
+    ASSERT_NE(p, nullptr) << name;
+    EXPECT_EQ(format_id(p->payment_id, 1), id1) << name;
+    const std::string prefix(p->payment_id.prefix);
+    for (uint64_t n : {uint64_t{1}, uint64_t{7}, uint64_t{42}, uint64_t{999999}, uint64_t{100000000000000},
+                       UINT64_MAX}) {
+      const std::string id = format_id(p->payment_id, n);
+      uint64_t back = 0;
+      EXPECT_TRUE(parse_id(p->payment_id, id, &back)) << name << " " << id;
+      EXPECT_EQ(back, n) << name << " " << id;
+      const std::string digits = id.substr(prefix.size());
+      for (const std::string& bad : {prefix + "0" + digits, prefix + "+" + digits, prefix + "-" + digits,
+                                     id + "x", id + " ", " " + id, "x" + id}) {
+        EXPECT_FALSE(parse_id(p->payment_id, bad, &back)) << name << " " << bad;
+      }
+      // Padded shapes: the bare number is not the id.
+      if (std::to_string(n) != digits) {
+        EXPECT_FALSE(parse_id(p->payment_id, prefix + std::to_string(n), &back)) << name << " " << n;
+      }
+    }
+    uint64_t n = 0;
+    for (const std::string& bad : {std::string(), prefix, prefix + "0", format_id(p->payment_id, 0),
+                                   prefix + "18446744073709551616"}) {
+      EXPECT_FALSE(parse_id(p->payment_id, bad, &n)) << name << " " << bad;
+    }
+  }
+  // Stripe tells a PaymentIntent (pi_) from its charge (latest_charge, ch_).
+  EXPECT_EQ(format_id(find_profile("stripe")->charge_id, 5), "ch_5");
+  // A padded shape takes only the padded text; a number that outgrew the width has no zeros in front.
+  uint64_t n = 0;
+  EXPECT_FALSE(parse_id(find_profile("paypal")->payment_id, "ORD1", &n));
+  EXPECT_TRUE(parse_id(find_profile("paypal")->payment_id, "ORD100000000000000", &n));
+  EXPECT_EQ(n, 100000000000000u);
+  EXPECT_FALSE(parse_id(find_profile("paypal")->payment_id, "ORD010000000000000", &n));
+}
 
 // ---- selection ----------------------------------------------------------------------------------
 
@@ -252,7 +303,10 @@ TEST_F(Profiles, paypal_replays_the_current_state_with_200_after_a_201) {
   Json j(first.body);
   EXPECT_EQ(j.str("status"), "COMPLETED");
   const std::string id = j.str("id");
-  EXPECT_FALSE(id.empty());
+  // An order id is 17 upper-case letters and digits, as PayPal's.
+  EXPECT_EQ(id.size(), 17u) << id;
+  EXPECT_EQ(id.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"), std::string::npos) << id;
+  EXPECT_EQ(sim_->charge_ids_for("p1"), std::vector<std::string>{id});
 
   Response again = call(port_, "POST", "/v2/checkout/orders", plain("p1"), pp("kp1"));
   EXPECT_EQ(again.status, 200);
@@ -307,7 +361,11 @@ TEST_F(Profiles, paypal_decline_mismatch_in_flight_and_lookup) {
   EXPECT_EQ(look.status, 200);
   EXPECT_EQ(Json(look.body).str("id"), id);
   EXPECT_EQ(Json(look.body).str("status"), "COMPLETED");
-  Response missing = call(port_, "GET", "/v2/checkout/orders/pay_424242", "", pp());
+  // The number unpadded, or in another mode's shape, is no order id.
+  const std::string n = std::to_string(std::stoull(id.substr(3)));
+  EXPECT_EQ(call(port_, "GET", "/v2/checkout/orders/ORD" + n, "", pp()).status, 404);
+  EXPECT_EQ(call(port_, "GET", "/v2/checkout/orders/pay_" + n, "", pp()).status, 404);
+  Response missing = call(port_, "GET", "/v2/checkout/orders/ORD00000000424242", "", pp());
   EXPECT_EQ(missing.status, 404);
   EXPECT_EQ(Json(missing.body).str("name"), "RESOURCE_NOT_FOUND");
   // PayPal's own body shape is understood too.
@@ -510,7 +568,10 @@ TEST_F(Profiles, adyen_stored_replay_echoes_the_key_and_refusals_are_200) {
   ASSERT_EQ(first.status, 200) << first.body;
   Json j(first.body);
   EXPECT_EQ(j.str("resultCode"), "Authorised");
-  EXPECT_FALSE(j.str("pspReference").empty());
+  // A pspReference is 16 letters and digits, as Adyen's.
+  EXPECT_EQ(j.str("pspReference").size(), 16u) << j.str("pspReference");
+  EXPECT_EQ(j.str("pspReference").find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"), std::string::npos);
+  EXPECT_EQ(sim_->charge_ids_for("a1"), std::vector<std::string>{j.str("pspReference")});
   EXPECT_EQ(j.str("merchantReference"), "a1");
   EXPECT_EQ(first.header("idempotency-key"), "ka1");
   Response again = call(port_, "POST", "/v71/payments", adyen_body("a1"), {"idempotency-key: ka1"});
@@ -523,7 +584,8 @@ TEST_F(Profiles, adyen_stored_replay_echoes_the_key_and_refusals_are_200) {
   Response refused = call(port_, "POST", "/v71/payments", adyen_body("ar"), {"idempotency-key: kar"});
   EXPECT_EQ(refused.status, 200);  // Adyen refuses with 200
   EXPECT_EQ(Json(refused.body).str("resultCode"), "Refused");
-  EXPECT_FALSE(Json(refused.body).str("pspReference").empty());
+  EXPECT_EQ(Json(refused.body).str("pspReference").size(), 16u);
+  EXPECT_NE(Json(refused.body).str("pspReference"), j.str("pspReference"));
   EXPECT_EQ(call(port_, "POST", "/v71/payments", adyen_body("ar"), {"idempotency-key: kar"}).body, refused.body);
   EXPECT_EQ(sim_->charges_for("ar"), 0);
   EXPECT_EQ(sim_->total_charges(), 1);
@@ -624,11 +686,16 @@ TEST_F(Profiles, mollie_stored_replay_with_marker_409_in_flight_and_lookup) {
   EXPECT_EQ(Json(d.body).str("extra.failureReason"), "insufficient_funds");
   EXPECT_EQ(sim_->charges_for("md"), 0);
 
+  // Mollie payment ids are tr_...: mollie-api-python's payments.get refuses any other.
   const std::string id = j.str("id");
+  ASSERT_EQ(id.rfind("tr_", 0), 0u) << id;
+  EXPECT_EQ(sim_->charge_ids_for("m1"), std::vector<std::string>{id});
   Response look = call(port_, "GET", "/v2/payments/" + id);
   EXPECT_EQ(look.status, 200);
   EXPECT_EQ(look.body, first.body);
-  Response none = call(port_, "GET", "/v2/payments/pay_31337");
+  EXPECT_EQ(call(port_, "GET", "/v2/payments/pay_" + id.substr(3)).status, 404);
+  EXPECT_EQ(call(port_, "GET", "/v2/payments/tr_0" + id.substr(3)).status, 404);
+  Response none = call(port_, "GET", "/v2/payments/tr_31337");
   EXPECT_EQ(none.status, 404);
   EXPECT_EQ(Json(none.body).num("status"), 404);
 }
