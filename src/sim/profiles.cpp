@@ -1,6 +1,6 @@
 // The provider profiles: one table entry per provider, its formatters, its request parser, its
-// routes and its lookups. Sources are the tags of shared/research/providers.md ([St1], [Ck1],
-// ...). Where the research found nothing, the shape is marked "sim choice": plausible, in the
+// routes and its lookups. Sources are the tags defined in docs/providers.md ([St1], [Ck1],
+// ...). Where the sources say nothing, the shape is marked "sim choice": plausible, in the
 // provider's error style, and stable so client profiles can match it.
 #include "profiles.hpp"
 

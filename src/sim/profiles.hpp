@@ -2,8 +2,8 @@
 // changes identity (key header, body key field or merchant reference), replay semantics
 // (stored response, current state, or an "already paid" error code), which outcomes are cached,
 // error shapes and the lookup endpoints. Faults, scripts, admin truth and charges are the same
-// for every profile. The facts behind each choice are in shared/research/providers.md; shapes
-// the research could not settle are marked "sim choice" in profiles.cpp.
+// for every profile. The facts behind each choice are in docs/providers.md; shapes the
+// sources do not settle are marked "sim choice" in profiles.cpp.
 #pragma once
 
 #include <cstdint>
