@@ -22,7 +22,7 @@ def sim_binary() -> str:
     if env:
         return env
     for build in ("build-py", "build"):
-        p = _REPO / build / "src" / "sim" / "payretry-sim"
+        p = _REPO / build / "sim" / "payretry-sim"
         if p.exists():
             return str(p)
     raise RuntimeError("payretry-sim not found: set PAYRETRY_SIM to the simulator binary")

@@ -91,7 +91,7 @@ if [ "$build" = 1 ]; then
   fi
   cmake --build "$build_dir" -j2 --target payretry-sim curl_multi_baseline payretry_driver >&2
 fi
-sim=$build_dir/src/sim/payretry-sim
+sim=$build_dir/sim/payretry-sim
 curl_bin=$build_dir/tests/bench/curl_multi_baseline
 driver=$build_dir/tests/bench/payretry_driver
 for b in "$sim" "$curl_bin" "$driver"; do

@@ -6,7 +6,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../../build}
-sim=$build/src/sim/payretry-sim
+sim=$build/sim/payretry-sim
 [ -x "$sim" ] || { echo "no simulator at $sim (build it first)" >&2; exit 1; }
 command -v wrk >/dev/null || { echo "wrk not installed (apt-get install wrk)" >&2; exit 1; }
 

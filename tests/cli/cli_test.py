@@ -11,7 +11,7 @@ field, and that bad input (unknown order, bad config, a body that is not JSON,
 an unreadable or corrupt ledger) gives one clear message on stderr, a
 non-zero exit and never a stack trace.
 
-    cli_test.py --cli build/src/cli/payretry --sim build/src/sim/payretry-sim [unittest args]
+    cli_test.py --cli build/cli/payretry --sim build/sim/payretry-sim [unittest args]
 """
 
 import argparse

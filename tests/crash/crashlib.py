@@ -100,7 +100,7 @@ def find_binary(build, *candidates):
 class Simulator:
     def __init__(self, build, seed, faults, slow_ms=300, retry_after_s=0, api_key="sk_test_crash_secret",
                  threads=2):
-        self.binary = find_binary(build, "src/sim/payretry-sim")
+        self.binary = find_binary(build, "sim/payretry-sim")
         self.api_key = api_key
         argv = [self.binary, "--port", "0", "--threads", str(threads), "--seed", str(seed),
                 "--slow-ms", str(slow_ms), "--retry-after-s", str(retry_after_s), "--refuse-ms", "100",

@@ -15,7 +15,7 @@ export PKG_CONFIG_PATH=$pc
 libdir=$(pkg-config --variable=libdir payretry)
 
 # The build tree's headers and library must not be visible: only the prefix.
-cc -std=c99 -Wall -Wextra -pedantic -Werror -o "$work/example" "$src/src/examples/submit_example.c" \
+cc -std=c99 -Wall -Wextra -pedantic -Werror -o "$work/example" "$src/examples/submit_example.c" \
    $(pkg-config --cflags --libs payretry) -lpthread
 # (ldd's output is captured first: grep -q closing the pipe early would make
 # ldd die of SIGPIPE and pipefail report a failure.)
@@ -54,7 +54,7 @@ project(consumer C CXX)
 set(CMAKE_CXX_STANDARD 17)
 find_package(payretry 0 REQUIRED)
 find_package(Threads REQUIRED)
-add_executable(example "$src/src/examples/submit_example.c")
+add_executable(example "$src/examples/submit_example.c")
 target_link_libraries(example PRIVATE payretry::payretry Threads::Threads)
 add_executable(cxx_consumer consumer.cpp)
 target_link_libraries(cxx_consumer PRIVATE payretry::payretry)
@@ -65,7 +65,7 @@ cmake --build "$work/cmake-consumer/build" >/dev/null
 links=$(LD_LIBRARY_PATH=$libdir ldd "$work/cmake-consumer/build/example")
 case "$links" in *"$work/prefix"*) ;; *) echo "find_package consumer does not link the installed libpayretry"; exit 1 ;; esac
 
-"$build/src/sim/payretry-sim" --port 0 --seed 7 --fault lost_response=0.1 --fault 503=0.1 \
+"$build/sim/payretry-sim" --port 0 --seed 7 --fault lost_response=0.1 --fault 503=0.1 \
   > "$work/sim.out" &
 sim_pid=$!
 for _ in $(seq 400); do grep -q listening "$work/sim.out" 2>/dev/null && break; sleep 0.05; done
