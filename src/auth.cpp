@@ -2,6 +2,14 @@
 
 namespace payretry {
 
+std::string authorize_or_why(Authenticator& auth, OutgoingRequest& r, int64_t unix_ms, int64_t budget_ms) {
+  try {
+    return auth.authorize(r, unix_ms, budget_ms);
+  } catch (const std::exception& e) {
+    return std::string("the request could not be signed: ") + e.what();
+  }
+}
+
 std::unique_ptr<Authenticator> make_authenticator(const Config& config, const Profile& profile, Transport& transport,
                                                   Clock& clock) {
   const AuthScheme scheme = profile.auth.scheme;

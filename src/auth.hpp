@@ -44,15 +44,21 @@ class Authenticator {
   virtual std::string authorize(OutgoingRequest& r, int64_t unix_ms, int64_t budget_ms) = 0;
   // Whether the provider signs its answers (then a success must be verified).
   virtual bool signs_answers() const { return false; }
-  // `why` says what failed when the answer is not verified.
-  virtual AnswerTrust check_answer(const HttpResponse& answer, int64_t unix_ms, std::string& why) const {
-    (void)answer, (void)unix_ms, (void)why;
+  // The answer to the request sent to `request_path` (as the profile gave
+  // it, before signing). `why` says what failed when it is not verified.
+  virtual AnswerTrust check_answer(const HttpResponse& answer, std::string_view request_path, int64_t unix_ms,
+                                   std::string& why) const {
+    (void)answer, (void)request_path, (void)unix_ms, (void)why;
     return AnswerTrust::unsigned_;
   }
   // A 401 came back: drop the cached credential. True when a fresh one is
   // worth exactly one more send of the same request.
   virtual bool renew_after_unauthorized() { return false; }
 };
+
+// authorize(), with a failure of the signer itself (OpenSSL, memory) as a
+// reason too: nothing was sent, and the caller treats it like any refusal.
+std::string authorize_or_why(Authenticator& auth, OutgoingRequest& r, int64_t unix_ms, int64_t budget_ms);
 
 // The authenticator the profile's scheme and the config's credentials call
 // for; nullptr when fixed headers (or a request hook) do the work. Throws

@@ -16,6 +16,7 @@
 
 #include "auth.hpp"
 #include "form_encoding.hpp"
+#include "json_raw.hpp"
 #include "rsa_signature.hpp"
 
 namespace payretry {
@@ -31,70 +32,14 @@ std::string beijing_time(int64_t unix_ms) {
   return buf;
 }
 
-size_t skip_ws(std::string_view s, size_t i) {
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
-  return i;
-}
-
-// End (one past) of the JSON string starting at s[i] == '"'; npos if unclosed.
-size_t string_end(std::string_view s, size_t i) {
-  for (++i; i < s.size(); ++i) {
-    if (s[i] == '\\') ++i;
-    else if (s[i] == '"') return i + 1;
-  }
-  return std::string_view::npos;
-}
-
-// End of the JSON value starting at s[i]; npos if it runs off the text.
-size_t value_end(std::string_view s, size_t i) {
-  if (i >= s.size()) return std::string_view::npos;
-  if (s[i] == '"') return string_end(s, i);
-  if (s[i] != '{' && s[i] != '[') {
-    while (i < s.size() && s[i] != ',' && s[i] != '}' && s[i] != ']' && s[i] != ' ' && s[i] != '\n' && s[i] != '\r' &&
-           s[i] != '\t')
-      ++i;
-    return i;
-  }
-  int depth = 0;
-  for (; i < s.size(); ++i) {
-    if (s[i] == '"') {
-      i = string_end(s, i);
-      if (i == std::string_view::npos) return i;
-      --i;
-    } else if (s[i] == '{' || s[i] == '[') {
-      ++depth;
-    } else if (s[i] == '}' || s[i] == ']') {
-      if (--depth == 0) return i + 1;
-    }
-  }
-  return std::string_view::npos;
-}
-
-// The top-level members of a JSON object as raw text: name (still quoted,
-// escapes as sent) -> the exact bytes of its value. False if malformed.
-bool raw_members(std::string_view s, std::vector<std::pair<std::string_view, std::string_view>>& out) {
-  size_t i = skip_ws(s, 0);
-  if (i >= s.size() || s[i] != '{') return false;
-  i = skip_ws(s, i + 1);
-  if (i < s.size() && s[i] == '}') return true;
-  for (;;) {
-    if (i >= s.size() || s[i] != '"') return false;
-    const size_t name_end = string_end(s, i);
-    if (name_end == std::string_view::npos) return false;
-    const std::string_view name = s.substr(i + 1, name_end - i - 2);
-    i = skip_ws(s, name_end);
-    if (i >= s.size() || s[i] != ':') return false;
-    i = skip_ws(s, i + 1);
-    const size_t end = value_end(s, i);
-    if (end == std::string_view::npos) return false;
-    out.emplace_back(name, s.substr(i, end - i));
-    i = skip_ws(s, end);
-    if (i < s.size() && s[i] == ',') {
-      i = skip_ws(s, i + 1);
-      continue;
-    }
-    return i < s.size() && s[i] == '}';
-  }
+// The gateway method a request path names (?method=...), decoded; "" if none.
+std::string method_of(std::string_view path) {
+  const size_t q = path.find('?');
+  std::vector<std::pair<std::string, std::string>> query;
+  if (q == std::string_view::npos || !form_decode(path.substr(q + 1), query)) return {};
+  for (const auto& [name, value] : query)
+    if (name == "method") return value;
+  return {};
 }
 
 bool ends_with(std::string_view s, std::string_view tail) {
@@ -149,26 +94,71 @@ class AlipayRsa2 final : public Authenticator {
 
   bool signs_answers() const override { return true; }
 
-  AnswerTrust check_answer(const HttpResponse& a, int64_t, std::string& why) const override {
-    std::vector<std::pair<std::string_view, std::string_view>> members;
-    if (!raw_members(a.body, members)) {
-      why = "the answer is not a JSON object";
-      return AnswerTrust::unsigned_;
+  AnswerTrust check_answer(const HttpResponse& a, std::string_view request_path, int64_t,
+                           std::string& why) const override {
+    // The member this request's answer must be in: alipay.trade.pay ->
+    // alipay_trade_pay_response. The only other is the gateway's own
+    // error_response (a refusal before the app was authenticated, unsigned).
+    std::string expected = method_of(request_path);
+    for (char& c : expected)
+      if (c == '.') c = '_';
+    expected += "_response";
+    std::vector<RawMember> members;
+    if (!json_raw_members(a.body, members)) {
+      why = "the answer is not one JSON object";
+      return AnswerTrust::forged;
     }
     std::string_view response, sign;
-    for (const auto& [name, value] : members) {
-      if (ends_with(name, "_response") && response.empty()) response = value;
-      if (name == "sign" && value.size() >= 2 && value.front() == '"') sign = value.substr(1, value.size() - 2);
+    bool gateway_error = false;
+    std::vector<std::string_view> seen;
+    for (const RawMember& m : members) {
+      // Names are compared as sent: an escape could make the JSON paths
+      // that classify the answer read a member this check did not.
+      if (m.name.find('\\') != std::string_view::npos) {
+        why = "the answer has a member name with an escape";
+        return AnswerTrust::forged;
+      }
+      for (std::string_view before : seen)
+        if (before == m.name) {
+          why = "the answer repeats the member " + std::string(m.name);
+          return AnswerTrust::forged;
+        }
+      seen.push_back(m.name);
+      if (m.name == "sign") {
+        if (m.value.size() < 2 || m.value.front() != '"') {
+          why = "the answer's sign is not a string";
+          return AnswerTrust::forged;
+        }
+        sign = m.value.substr(1, m.value.size() - 2);
+      } else if (m.name == expected || m.name == "error_response") {
+        if (!response.empty()) {
+          why = "the answer holds two response members";
+          return AnswerTrust::forged;
+        }
+        response = m.value;
+        gateway_error = m.name == "error_response";
+      } else if (ends_with(m.name, "_response")) {
+        // Only the verified member may be read: a second one would be
+        // classified without being signed.
+        why = "the answer holds " + std::string(m.name) + " beside " + expected;
+        return AnswerTrust::forged;
+      }
+    }
+    if (response.empty()) {
+      why = "the answer holds no " + expected;
+      return AnswerTrust::forged;
     }
     if (sign.empty()) {
       why = "the answer carries no sign";
-      return AnswerTrust::unsigned_;
+      // Alipay signs every answer of an authenticated app; only the
+      // gateway's own refusals come unsigned.
+      return gateway_error ? AnswerTrust::unsigned_ : AnswerTrust::forged;
     }
     // Base64 holds no JSON escapes but "\/", which a JSON writer may use.
     std::string signature(sign);
     for (size_t at = signature.find("\\/"); at != std::string::npos; at = signature.find("\\/", at))
       signature.erase(at, 1);
-    if (response.empty() || !alipay_.verifies(response, signature)) {
+    if (!alipay_.verifies(response, signature)) {
       why = "the answer's sign does not verify with Alipay's public key";
       return AnswerTrust::forged;
     }

@@ -32,15 +32,26 @@ class OAuth2ClientCredentials final : public Authenticator {
     body_ = "grant_type=client_credentials";
     if (!config.auth.scope.empty()) body_ += "&scope=" + form_escape(config.auth.scope);
     extra_ = config.extra_headers;
+    attempt_timeout_ms_ = config.retry.attempt_timeout_ms;
+    connect_timeout_ms_ = config.retry.connect_timeout_ms;
   }
 
   std::string authorize(OutgoingRequest& r, int64_t, int64_t budget_ms) override {
     std::string token;
+    const int64_t arrived = clock_.now_ms();
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (token_.empty() || clock_.now_ms() >= renew_at_) {
+        // A payment that was already waiting while a fetch failed takes that
+        // answer instead of fetching again in turn; later ones ask anew.
+        if (arrived < failed_at_) return failed_why_;
         // One fetch at a time; the others wait for its token.
-        if (std::string why = fetch(budget_ms); !why.empty()) return why;
+        if (std::string why = fetch(budget_ms); !why.empty()) {
+          failed_at_ = clock_.now_ms();
+          failed_why_ = why;
+          // A token still valid (renewal was early) keeps being used.
+          if (token_.empty() || clock_.now_ms() >= expires_at_) return why;
+        }
       }
       token = token_;
     }
@@ -51,6 +62,7 @@ class OAuth2ClientCredentials final : public Authenticator {
   bool renew_after_unauthorized() override {
     std::lock_guard<std::mutex> lock(mu_);
     token_.clear();
+    failed_at_ = 0;
     return true;
   }
 
@@ -66,8 +78,9 @@ class OAuth2ClientCredentials final : public Authenticator {
                  {"User-Agent", "payretry/" PAYRETRY_VERSION_STRING}};
     h.headers.insert(h.headers.end(), extra_.begin(), extra_.end());
     h.body = body_;
-    h.timeout_ms = std::max<int64_t>(1, budget_ms);
-    h.connect_timeout_ms = h.timeout_ms;
+    // Bounded like an attempt, and by what the payment has left.
+    h.timeout_ms = std::max<int64_t>(1, std::min(budget_ms, attempt_timeout_ms_));
+    h.connect_timeout_ms = std::min(connect_timeout_ms_, h.timeout_ms);
     const int64_t asked = clock_.now_ms();
     const TransportResult t = transport_.post(h);
     if (t.failure != TransportFailure::none)
@@ -94,6 +107,8 @@ class OAuth2ClientCredentials final : public Authenticator {
     // Counted from when it was asked for; renewed a margin early, or at
     // half its life when that is shorter.
     renew_at_ = asked + life_ms - std::min(kRenewMarginMs, life_ms / 2);
+    expires_at_ = asked + life_ms;
+    failed_at_ = 0;
     return {};
   }
 
@@ -105,7 +120,12 @@ class OAuth2ClientCredentials final : public Authenticator {
   Headers extra_;
   std::mutex mu_;
   std::string token_;
-  int64_t renew_at_ = 0;  // monotonic ms
+  int64_t renew_at_ = 0;    // monotonic ms
+  int64_t expires_at_ = 0;  // monotonic ms
+  int64_t failed_at_ = 0;  // monotonic ms the last fetch failed
+  std::string failed_why_;
+  int64_t attempt_timeout_ms_ = 0;
+  int64_t connect_timeout_ms_ = 0;
 };
 
 }  // namespace

@@ -47,7 +47,7 @@ class WeChatPayV3 final : public Authenticator {
 
   bool signs_answers() const override { return true; }
 
-  AnswerTrust check_answer(const HttpResponse& a, int64_t unix_ms, std::string& why) const override {
+  AnswerTrust check_answer(const HttpResponse& a, std::string_view, int64_t unix_ms, std::string& why) const override {
     const std::string* signature = a.header("Wechatpay-Signature");
     const std::string* timestamp = a.header("Wechatpay-Timestamp");
     const std::string* nonce = a.header("Wechatpay-Nonce");
@@ -65,9 +65,11 @@ class WeChatPayV3 final : public Authenticator {
             platform_serial_;
       return AnswerTrust::forged;
     }
-    char* end = nullptr;
-    const long long ts = std::strtoll(timestamp->c_str(), &end, 10);
-    if (timestamp->empty() || *end || std::llabs(unix_ms / 1000 - ts) > kMaxAnswerAgeS) {
+    // Unix seconds: digits only, at most 12 (no sign, no space, no overflow).
+    bool digits = !timestamp->empty() && timestamp->size() <= 12;
+    for (char c : *timestamp) digits = digits && c >= '0' && c <= '9';
+    const long long ts = digits ? std::stoll(*timestamp) : 0;
+    if (!digits || std::llabs(unix_ms / 1000 - ts) > kMaxAnswerAgeS) {
       why = "the answer's Wechatpay-Timestamp is not within 5 minutes of this host's clock";
       return AnswerTrust::forged;
     }

@@ -250,8 +250,7 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
     keyed_body_ = form_encode_json(j.get());
     body_ = keyed_body_;
   } else if (profile.encoding == Encoding::form_flat) {
-    JsonPtr j(cJSON_ParseWithLength(body_.data(), body_.size()));
-    keyed_body_ = form_encode_flat(j.get());
+    keyed_body_ = form_encode_flat(body_);
     body_ = keyed_body_;
   }
   path_ = e_.path_for(req);
@@ -332,7 +331,7 @@ AttemptRun::Step AttemptRun::attempt() {
   if (e_.auth_) {
     // Signed last, over exactly what leaves; a token may take a round trip.
     OutgoingRequest out{"POST", e_.config_.base_url, path_, body_, {}};
-    const std::string why = e_.auth_->authorize(out, a_.started_unix_ms, left);
+    const std::string why = authorize_or_why(*e_.auth_, out, a_.started_unix_ms, left);
     if (!why.empty()) {
       // No credential, so no byte of the payment left: an attempt that
       // was never sent, retried like a refused connection.
@@ -384,7 +383,7 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   // the answer is the provider's, and a success must carry a good one.
   if (auth && auth->signs_answers() && t.failure == TransportFailure::none) {
     std::string why;
-    const AnswerTrust trust = auth->check_answer(t.response, clock.unix_ms(), why);
+    const AnswerTrust trust = auth->check_answer(t.response, path_, clock.unix_ms(), why);
     if (trust == AnswerTrust::forged || (trust == AnswerTrust::unsigned_ && c.verdict == Verdict::success))
       return untrusted(t.response.status, why);
   }
@@ -417,8 +416,19 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
 
   switch (c.verdict) {
     case Verdict::success:
-      record_attempt();
       read_provider_fields(profile, r_.body, true, r_, e_.secrets_);
+      if (profile.success_requires_id && r_.provider_payment_id.empty()) {
+        // Not the answer to a payment the provider made (an error body
+        // under a 2xx, a proxy's page): the request went out, so query.
+        a_.verdict = verdict_name(Verdict::query);
+        a_.reason = "success_without_id";
+        a_.may_have_processed = true;
+        may_have_processed_ = true;
+        record_attempt();
+        return finish(Outcome::unknown, "a success answer without the payment's id (" + profile.id_path +
+                                            "); settle it by query");
+      }
+      record_attempt();
       e_.d_.budget.on_success();
       return finish(Outcome::succeeded, {});
     case Verdict::fail: {

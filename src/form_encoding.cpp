@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "json_raw.hpp"
 #include "json_util.hpp"
 
 namespace payretry {
@@ -71,11 +72,42 @@ std::string form_encode_json(const cJSON* object) {
   return out;
 }
 
-std::string form_encode_flat(const cJSON* object) {
+namespace {
+// JSON text without the whitespace between tokens: compact, and every
+// number exactly as the caller wrote it (a parse and print would turn
+// 20150320010101001 into 2.0150320010101e+16).
+std::string minified(std::string_view json) {
   std::string out;
-  for (const cJSON* c = object ? object->child : nullptr; c; c = c->next) {
-    if (cJSON_IsObject(c) || cJSON_IsArray(c)) pair(out, c->string, json_print(c));
-    else encode(out, c->string, c);
+  out.reserve(json.size());
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    const char c = json[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < json.size()) out.push_back(json[++i]);
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+      out.push_back(c);
+    } else if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+std::string form_encode_flat(std::string_view json) {
+  JsonPtr doc(cJSON_ParseWithLength(json.data(), json.size()));
+  std::vector<RawMember> raw;
+  if (!doc || !cJSON_IsObject(doc.get()) || !json_raw_members(json, raw)) return {};
+  std::string out;
+  size_t i = 0;
+  for (const cJSON* c = doc->child; c; c = c->next, ++i) {
+    if (cJSON_IsObject(c) || cJSON_IsArray(c))
+      pair(out, c->string, i < raw.size() ? minified(raw[i].value) : json_print(c));
+    else
+      encode(out, c->string, c);
   }
   return out;
 }

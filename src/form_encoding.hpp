@@ -22,10 +22,12 @@ namespace payretry {
 // The document must be a JSON object.
 std::string form_encode_json(const cJSON* object);
 
-// Alipay's gateway form: one field per top-level member; an object or array
-// member travels as its compact JSON text (biz_content={"out_trade_no":..}),
-// other values as form_encode_json writes them.
-std::string form_encode_flat(const cJSON* object);
+// Alipay's gateway form from a JSON object's text: one field per top-level
+// member; an object or array member travels as its own text without the
+// whitespace between tokens (biz_content={"out_trade_no":..}, numbers
+// exactly as written), other values as form_encode_json writes them. ""
+// for text that is not a JSON object.
+std::string form_encode_flat(std::string_view json);
 
 // One name or value percent-encoded as form_encode_json does it.
 std::string form_escape(std::string_view s);

@@ -156,6 +156,10 @@ struct Profile {
   // can be looked up by id. Empty: errors are not read for an id.
   std::string error_id_path;
   std::string status_path = "$.status";  // provider status word in a create response
+  // A success must name the payment (id_path): a 2xx without it is not the
+  // answer the provider gives to a payment it made (WeChat Pay's prepay_id,
+  // Alipay's trade_no), so it is settled by query instead.
+  bool success_requires_id = false;
   // Ordered; the first match decides. The generic defaults (docs/design.md "Verdicts") follow
   // every profile's own rules.
   std::vector<Rule> classify;

@@ -562,7 +562,11 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "response")) {
     const std::string rp = member(P, "response");
     object_at(r, rp);
-    check_members(r, rp, {"id_path", "status_path", "error_id_path"});
+    check_members(r, rp, {"id_path", "status_path", "error_id_path", "success_requires_id"});
+    if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(r, "success_requires_id")) {
+      if (!cJSON_IsBool(b)) fail(member(rp, "success_requires_id"), "must be true or false");
+      p.success_requires_id = cJSON_IsTrue(b);
+    }
     if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(r, "id_path")) p.id_path = json_path_at(s, member(rp, "id_path"), true);
     if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(r, "error_id_path"))
       p.error_id_path = json_path_at(s, member(rp, "error_id_path"), true);

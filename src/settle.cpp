@@ -35,7 +35,7 @@ std::string encode_lookup_body(const std::string& json, Encoding encoding) {
   if (encoding == Encoding::json) return json;
   JsonPtr j(cJSON_ParseWithLength(json.data(), json.size()));
   if (!j || !cJSON_IsObject(j.get())) return json;  // the profile loader checked it is one
-  return encoding == Encoding::form ? form_encode_json(j.get()) : form_encode_flat(j.get());
+  return encoding == Encoding::form ? form_encode_json(j.get()) : form_encode_flat(json);
 }
 
 }  // namespace
@@ -105,7 +105,7 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
     }
     if (auth_) {
       OutgoingRequest out{lk.method, config_.base_url, path, body, {}};
-      const std::string refused = auth_->authorize(out, clock_.unix_ms(), deadline - clock_.now_ms());
+      const std::string refused = authorize_or_why(*auth_, out, clock_.unix_ms(), deadline - clock_.now_ms());
       if (!refused.empty()) {
         a.kind = Answer::failed;
         a.why = "lookup not sent: " + refused;
@@ -138,7 +138,7 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
     AnswerTrust trust = AnswerTrust::verified;
     std::string untrusted;
     if (t.failure == TransportFailure::none && auth_ && auth_->signs_answers())
-      trust = auth_->check_answer(t.response, clock_.unix_ms(), untrusted);
+      trust = auth_->check_answer(t.response, path, clock_.unix_ms(), untrusted);
     if (trust == AnswerTrust::forged) {
       a.kind = Answer::failed;
       a.http_status = t.response.status;

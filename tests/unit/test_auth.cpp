@@ -635,18 +635,20 @@ TEST_F(WeChatAuth, EveryCallHasItsOwnNonce) {
   EXPECT_EQ(signatures.size(), 20u);
 }
 
+const std::string kWxPath = "/v3/pay/transactions/jsapi";
+
 TEST_F(WeChatAuth, AnAnswerSignedByThePlatformKeyIsVerified) {
   auto auth = make();
   EXPECT_TRUE(auth->signs_answers());
   const int64_t now_ms = 1'700'000'000'000;
   const std::string body = R"({"prepay_id":"wx26112221580621e9b071c00d9e093b0000"})";
   std::string why;
-  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000), now_ms, why), AnswerTrust::verified) << why;
+  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000), kWxPath, now_ms, why), AnswerTrust::verified) << why;
   // A few minutes of skew either way is fine.
-  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000 - 290), now_ms, why), AnswerTrust::verified) << why;
-  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000 + 290), now_ms, why), AnswerTrust::verified) << why;
+  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000 - 290), kWxPath, now_ms, why), AnswerTrust::verified) << why;
+  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000 + 290), kWxPath, now_ms, why), AnswerTrust::verified) << why;
   // An empty body (204) is signed over "TS\nNONCE\n\n".
-  EXPECT_EQ(auth->check_answer(answer(204, "", now_ms / 1000), now_ms, why), AnswerTrust::verified) << why;
+  EXPECT_EQ(auth->check_answer(answer(204, "", now_ms / 1000), kWxPath, now_ms, why), AnswerTrust::verified) << why;
 }
 
 TEST_F(WeChatAuth, AChangedBodyByteIsForged) {
@@ -656,26 +658,26 @@ TEST_F(WeChatAuth, AChangedBodyByteIsForged) {
   HttpResponse a = answer(200, body, now_ms / 1000);
   a.body[15] ^= 0x01;
   std::string why;
-  EXPECT_EQ(auth->check_answer(a, now_ms, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(a, kWxPath, now_ms, why), AnswerTrust::forged);
   EXPECT_FALSE(why.empty());
   // A trailing byte added, too.
   a = answer(200, body, now_ms / 1000);
   a.body += " ";
-  EXPECT_EQ(auth->check_answer(a, now_ms, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(a, kWxPath, now_ms, why), AnswerTrust::forged);
   // The nonce is signed as well.
   a = answer(200, body, now_ms / 1000);
   for (auto& [k, v] : a.headers)
     if (k == "Wechatpay-Nonce") v = "OTHERNONCE";
-  EXPECT_EQ(auth->check_answer(a, now_ms, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(a, kWxPath, now_ms, why), AnswerTrust::forged);
   // Signed by another key (the merchant's).
-  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000, "N1", kPlatformSerial, "wechat_merchant_key.pem"), now_ms,
+  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000, "N1", kPlatformSerial, "wechat_merchant_key.pem"), kWxPath, now_ms,
                                why),
             AnswerTrust::forged);
   // A signature that is not base64.
   a = answer(200, body, now_ms / 1000);
   for (auto& [k, v] : a.headers)
     if (k == "Wechatpay-Signature") v = "!!not base64!!";
-  EXPECT_EQ(auth->check_answer(a, now_ms, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(a, kWxPath, now_ms, why), AnswerTrust::forged);
 }
 
 TEST_F(WeChatAuth, AnAnswerWithoutSignatureHeadersIsUnsigned) {
@@ -685,11 +687,11 @@ TEST_F(WeChatAuth, AnAnswerWithoutSignatureHeadersIsUnsigned) {
   a.body = R"({"prepay_id":"wx1"})";
   a.headers = {{"Content-Type", "application/json"}, {"Request-ID", "08F78BB5AF0610D302"}};
   std::string why;
-  EXPECT_EQ(auth->check_answer(a, 1'700'000'000'000, why), AnswerTrust::unsigned_);
+  EXPECT_EQ(auth->check_answer(a, kWxPath, 1'700'000'000'000, why), AnswerTrust::unsigned_);
   EXPECT_FALSE(why.empty());
   // Only some of them: not a clean "unsigned".
   a.headers.emplace_back("Wechatpay-Timestamp", "1700000000");
-  EXPECT_EQ(auth->check_answer(a, 1'700'000'000'000, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(a, kWxPath, 1'700'000'000'000, why), AnswerTrust::forged);
 }
 
 TEST_F(WeChatAuth, AStaleAnswerIsForged) {
@@ -697,13 +699,13 @@ TEST_F(WeChatAuth, AStaleAnswerIsForged) {
   const int64_t now_ms = 1'700'000'000'000;
   const std::string body = R"({"prepay_id":"wx1"})";
   std::string why;
-  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000 - 600), now_ms, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000 - 600), kWxPath, now_ms, why), AnswerTrust::forged);
   EXPECT_TRUE(has(why, "Timestamp")) << why;
-  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000 + 600), now_ms, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000 + 600), kWxPath, now_ms, why), AnswerTrust::forged);
   HttpResponse a = answer(200, body, now_ms / 1000);
   for (auto& [k, v] : a.headers)
     if (k == "Wechatpay-Timestamp") v = "1700000000x";
-  EXPECT_EQ(auth->check_answer(a, now_ms, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(a, kWxPath, now_ms, why), AnswerTrust::forged);
 }
 
 TEST_F(WeChatAuth, TheConfiguredPlatformSerialMustBeTheAnswersKey) {
@@ -711,8 +713,8 @@ TEST_F(WeChatAuth, TheConfiguredPlatformSerialMustBeTheAnswersKey) {
   const int64_t now_ms = 1'700'000'000'000;
   const std::string body = R"({"prepay_id":"wx1"})";
   std::string why;
-  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000), now_ms, why), AnswerTrust::verified) << why;
-  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000, "N", "PUB_KEY_ID_0000000000000000000000000000"), now_ms,
+  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000), kWxPath, now_ms, why), AnswerTrust::verified) << why;
+  EXPECT_EQ(auth->check_answer(answer(200, body, now_ms / 1000, "N", "PUB_KEY_ID_0000000000000000000000000000"), kWxPath, now_ms,
                                why),
             AnswerTrust::forged);
   EXPECT_TRUE(has(why, "PUB_KEY_ID_0000000000000000000000000000")) << why;
@@ -720,10 +722,10 @@ TEST_F(WeChatAuth, TheConfiguredPlatformSerialMustBeTheAnswersKey) {
   a.headers.erase(std::remove_if(a.headers.begin(), a.headers.end(),
                                  [](const auto& h) { return h.first == "Wechatpay-Serial"; }),
                   a.headers.end());
-  EXPECT_EQ(auth->check_answer(a, now_ms, why), AnswerTrust::forged) << "no serial at all";
+  EXPECT_EQ(auth->check_answer(a, kWxPath, now_ms, why), AnswerTrust::forged) << "no serial at all";
   // Without platform_serial in the config, any serial is accepted.
   auto any = make();
-  EXPECT_EQ(any->check_answer(answer(200, body, now_ms / 1000, "N", "PUB_KEY_ID_0000000000000000000000000000"), now_ms,
+  EXPECT_EQ(any->check_answer(answer(200, body, now_ms / 1000, "N", "PUB_KEY_ID_0000000000000000000000000000"), kWxPath, now_ms,
                               why),
             AnswerTrust::verified)
       << why;
@@ -849,6 +851,7 @@ std::string alipay_answer(const std::string& value, const std::string& sig, cons
   return "{\"" + member + "\":" + value + ",\"sign\":\"" + sig + "\"}";
 }
 
+const std::string kAliPath = "/gateway.do?method=alipay.trade.pay";
 const std::string kPayResponse =
     R"({"code":"10000","msg":"Success","buyer_logon_id":"15901825620","buyer_pay_amount":"88.88","out_trade_no":"20150320010101001","trade_no":"2013112011001004330000121536","gmt_payment":"2014-11-27 15:45:57","total_amount":"88.88"})";
 
@@ -859,15 +862,15 @@ TEST_F(AlipayAuth, AnAnswerSignedByAlipayIsVerified) {
   a.status = 200;
   a.body = alipay_answer(kPayResponse, ossl_sign("alipay_key.pem", kPayResponse));
   std::string why;
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::verified) << why;
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::verified) << why;
   // The sign first, then the member.
   a.body = R"({"sign":")" + ossl_sign("alipay_key.pem", kPayResponse) + R"(","alipay_trade_pay_response":)" +
            kPayResponse + "}";
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::verified) << why;
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::verified) << why;
   // A gateway error answer.
   const std::string err = R"({"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-signature"})";
   a.body = alipay_answer(err, ossl_sign("alipay_key.pem", err), "error_response");
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::verified) << why;
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::verified) << why;
 }
 
 TEST_F(AlipayAuth, WhitespaceInsideAndAroundTheMemberAndEscapedSlashesInTheSign) {
@@ -889,10 +892,10 @@ TEST_F(AlipayAuth, WhitespaceInsideAndAroundTheMemberAndEscapedSlashesInTheSign)
   a.status = 200;
   a.body = "\n{\n  \"alipay_trade_pay_response\" :  " + member + "  \n ,\n  \"sign\"  :\t\"" + escaped + "\"\n}\n";
   std::string why;
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::verified) << why << "\n" << a.body;
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::verified) << why << "\n" << a.body;
   // The same with the sign unescaped.
   a.body = "{ \"alipay_trade_pay_response\" : " + member + " , \"sign\" : \"" + sig + "\" }";
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::verified) << why;
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::verified) << why;
 }
 
 TEST_F(AlipayAuth, AChangedByteIsForged) {
@@ -904,31 +907,58 @@ TEST_F(AlipayAuth, AChangedByteIsForged) {
   a.status = 200;
   a.body = alipay_answer(changed, sig);
   std::string why;
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::forged);
   EXPECT_FALSE(why.empty());
   // Signed by the merchant's app key, not Alipay's.
   a.body = alipay_answer(kPayResponse, ossl_sign("alipay_app_key.pem", kPayResponse));
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::forged);
   // One character of the sign changed.
   std::string bad = sig;
   bad[10] = bad[10] == 'A' ? 'B' : 'A';
   a.body = alipay_answer(kPayResponse, bad);
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::forged);
   // A sign but no *_response member.
   a.body = R"({"other":)" + kPayResponse + R"(,"sign":")" + sig + "\"}";
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::forged);
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::forged);
 }
 
-TEST_F(AlipayAuth, NoSignIsUnsigned) {
+TEST_F(AlipayAuth, OnlyTheGatewaysOwnRefusalMayBeUnsigned) {
   auto auth = make();
   HttpResponse a;
   a.status = 200;
-  a.body = R"({"alipay_trade_pay_response":)" + kPayResponse + "}";
   std::string why;
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::unsigned_);
+  // Alipay signs every answer of an authenticated app: an unsigned business
+  // answer (a decline, "no such trade") is not Alipay's.
+  a.body = R"({"alipay_trade_pay_response":)" + kPayResponse + "}";
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::forged);
   EXPECT_FALSE(why.empty());
+  a.body = R"({"error_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-app-id"}})";
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::unsigned_) << why;
   a.body = "<html>502 Bad Gateway</html>";
-  EXPECT_EQ(auth->check_answer(a, 0, why), AnswerTrust::unsigned_);
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::forged);
+}
+
+TEST_F(AlipayAuth, OnlyTheSignedMemberMayBeReadSoNoOtherResponseMemberIsAccepted) {
+  // A genuinely signed decline with a forged success beside it: the paths
+  // that classify the answer ($.*_response.code) would read the forgery.
+  auto auth = make();
+  const std::string decline = R"({"code":"40004","msg":"Business Failed","sub_code":"ACQ.PAYMENT_AUTH_CODE_INVALID"})";
+  const std::string sig = ossl_sign("alipay_key.pem", decline);
+  HttpResponse a;
+  a.status = 200;
+  std::string why;
+  a.body = R"({"alipay_trade_pay_response":)" + decline + R"(,"zz_response":{"code":"10000","trade_no":"FORGED"},"sign":")" + sig + "\"}";
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::forged) << why;
+  // The forgery under an escaped name the scanner would not compare.
+  a.body = R"({"alipay_trade_pay\u005fresponse":{"code":"10000"},"alipay_trade_pay_response":)" + decline + R"(,"sign":")" + sig + "\"}";
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::forged) << why;
+  // The member twice.
+  a.body = R"({"alipay_trade_pay_response":{"code":"10000"},"alipay_trade_pay_response":)" + decline + R"(,"sign":")" + sig + "\"}";
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::forged) << why;
+  // A signed answer to another method (an old pay answer) for a query.
+  a.body = alipay_answer(decline, sig);
+  EXPECT_EQ(auth->check_answer(a, "/gateway.do?method=alipay.trade.query", 0, why), AnswerTrust::forged) << why;
+  EXPECT_EQ(auth->check_answer(a, kAliPath, 0, why), AnswerTrust::verified) << why;
 }
 
 // =========================================================================================
@@ -942,36 +972,39 @@ struct Doc {
 };
 
 TEST(FormFlat, ObjectsAndArraysTravelAsCompactJsonText) {
-  Doc d(R"({
+  const std::string text = (R"({
     "biz_content": {"out_trade_no": "o 1", "total_amount": 88.88, "goods": [1, 2], "sub": {"a": null, "b": true}},
     "notify_url": "https://x.test/n?a=b&c=d",
     "n": 12, "f": 1.5, "t": true, "no": false, "z": null,
     "arr": ["a", {"b": 1}], "empty_obj": {}, "empty_arr": []
   })");
-  ASSERT_NE(d.j, nullptr);
   const std::string expected =
       "biz_content=%7B%22out_trade_no%22%3A%22o+1%22%2C%22total_amount%22%3A88.88%2C%22goods%22%3A%5B1%2C2%5D%2C"
       "%22sub%22%3A%7B%22a%22%3Anull%2C%22b%22%3Atrue%7D%7D"
       "&notify_url=https%3A%2F%2Fx.test%2Fn%3Fa%3Db%26c%3Dd"
       "&n=12&f=1.5&t=true&no=false&z="
       "&arr=%5B%22a%22%2C%7B%22b%22%3A1%7D%5D&empty_obj=%7B%7D&empty_arr=%5B%5D";
-  EXPECT_EQ(form_encode_flat(d.j), expected);
+  EXPECT_EQ(form_encode_flat(text), expected);
+  // Numbers inside travel exactly as written, never through a double.
+  EXPECT_EQ(form_encode_flat(R"({"biz_content":{"id":20150320010101001,"x":1.10}})"),
+            "biz_content=%7B%22id%22%3A20150320010101001%2C%22x%22%3A1.10%7D");
+  // Whitespace inside strings stays.
+  EXPECT_EQ(form_encode_flat(R"({"b": { "s" : "a \" b" } })"), "b=%7B%22s%22%3A%22a+%5C%22+b%22%7D");
+  EXPECT_EQ(form_encode_flat("not json"), "");
 }
 
 TEST(FormFlat, StringsAndNumbersArePlainAndSpaceIsPlus) {
-  Doc d(R"({"subject":"Iphone6 16G +1/2 ~ok* é","amount":2000,"big":9007199254740991,"neg":-3})");
-  EXPECT_EQ(form_encode_flat(d.j),
+  EXPECT_EQ(form_encode_flat(R"({"subject":"Iphone6 16G +1/2 ~ok* é","amount":2000,"big":9007199254740991,"neg":-3})"),
             "subject=Iphone6+16G+%2B1%2F2+~ok%2A+%C3%A9&amount=2000&big=9007199254740991&neg=-3");
   EXPECT_EQ(form_escape("a b+c&d=e%f"), "a+b%2Bc%26d%3De%25f");
   EXPECT_EQ(form_escape("AZaz09-_.~"), "AZaz09-_.~");
-  Doc empty("{}");
-  EXPECT_EQ(form_encode_flat(empty.j), "");
+  EXPECT_EQ(form_encode_flat("{}"), "");
 }
 
 TEST(FormFlat, DecodeReadsBackWhatTheEncoderWrote) {
-  Doc d(R"({"biz_content":{"out_trade_no":"o&1=2","subject":"a b+c 形"},"notify_url":"https://x.test/?q=1 2","n":7})");
+  const std::string text = R"({"biz_content":{"out_trade_no":"o&1=2","subject":"a b+c 形"},"notify_url":"https://x.test/?q=1 2","n":7})";
   std::vector<std::pair<std::string, std::string>> fields;
-  ASSERT_TRUE(form_decode(form_encode_flat(d.j), fields));
+  ASSERT_TRUE(form_decode(form_encode_flat(text), fields));
   ASSERT_EQ(fields.size(), 3u);
   EXPECT_EQ(fields[0].first, "biz_content");
   EXPECT_EQ(fields[0].second, R"({"out_trade_no":"o&1=2","subject":"a b+c 形"})");
@@ -1477,6 +1510,45 @@ TEST(EngineAuth, AlipayAnUnsignedSuccessIsUnknown) {
   EXPECT_EQ(r.outcome, Outcome::unknown);
   EXPECT_EQ(r.delivery, Delivery::maybe_processed);
   EXPECT_TRUE(has(r.error, "verif")) << r.error;
+}
+
+TEST(EngineAuth, AlipayAnUnsignedDeclineIsUnknownNotFailed) {
+  // Alipay signs its business answers: an unsigned "balance not enough"
+  // for a bar-code payment that may have been debited is not Alipay's word,
+  // and a FAILED would have the caller charge the buyer again.
+  AuthHarness h(R"({"provider":"alipay","base_url":"https://openapi.alipay.com","ledger":"memory:","auth":)" +
+                alipay_auth_json() + "}");
+  const std::string body = R"({"biz_content":{"out_trade_no":"order_0001","total_amount":"88.88","subject":"x"}})";
+  h.transport.script = {http(200, R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.BUYER_BALANCE_NOT_ENOUGH"}})")};
+  const PaymentResult r = h.submit("order_0001", body);
+  EXPECT_EQ(r.outcome, Outcome::unknown) << r.error;
+  EXPECT_EQ(r.delivery, Delivery::maybe_processed);
+}
+
+TEST(EngineAuth, AlipayASignedDeclineWithAForgedSuccessBesideItIsUnknown) {
+  AuthHarness h(R"({"provider":"alipay","base_url":"https://openapi.alipay.com","ledger":"memory:","auth":)" +
+                alipay_auth_json() + "}");
+  const std::string body = R"({"biz_content":{"out_trade_no":"order_0001","total_amount":"88.88","subject":"x"}})";
+  const std::string decline = R"({"code":"40004","msg":"Business Failed","sub_code":"ACQ.PAYMENT_AUTH_CODE_INVALID"})";
+  h.transport.script = {http(200, R"({"alipay_trade_pay_response":)" + decline +
+                                      R"(,"zz_response":{"code":"10000","trade_no":"FORGED"},"sign":")" +
+                                      ossl_sign("alipay_key.pem", decline) + "\"}")};
+  const PaymentResult r = h.submit("order_0001", body);
+  EXPECT_EQ(r.outcome, Outcome::unknown) << r.error;
+  EXPECT_NE(r.provider_payment_id, "FORGED");
+}
+
+TEST(EngineAuth, WeChatASigned2xxWithoutAPrepayIdIsUnknown) {
+  // A signed error body under a 200 (the status is not signed): not the
+  // answer WeChat gives to an order it created.
+  AuthHarness h(wechat_config_json());
+  const int64_t ts = h.clock.unix_ms() / 1000;
+  h.transport.script = {wx_signed(200, R"({"code":"PARAM_ERROR","message":"x"})", ts)};
+  const PaymentResult r = h.submit("order-0001", kWxBody);
+  EXPECT_EQ(r.outcome, Outcome::unknown) << r.error;
+  EXPECT_EQ(r.delivery, Delivery::maybe_processed);
+  ASSERT_EQ(r.attempts.size(), 1u);
+  EXPECT_EQ(r.attempts[0].reason, "success_without_id");
 }
 
 }  // namespace
