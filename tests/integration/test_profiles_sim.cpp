@@ -5,6 +5,7 @@
 #include <cJSON.h>
 
 #include <string>
+#include <vector>
 
 #include "sim_fixture.hpp"
 
@@ -93,6 +94,50 @@ TEST_F(ProfileSim, PaypalReplayReturnsTheCurrentState) {
   EXPECT_STREQ(pay_result_provider_status(r.get()), "COMPLETED");
   EXPECT_EQ(sim_->charges_for("pp-lost"), 1);
   expect_one_key_and_identical_bytes();
+}
+
+TEST_F(ProfileSim, PaypalTokensServeTheConcurrentEngineAndAreRenewedOnceAfterARevocation) {
+  // The concurrent engine signs on its own thread: one token for a whole
+  // batch, and after PayPal forgets it, one renewal for the next batch.
+  start("paypal");
+  auto c = client(cfg("paypal"));
+  auto batch = [&](const std::string& prefix) {
+    std::vector<std::string> orders, bodies;
+    for (int i = 0; i < 20; ++i) {
+      orders.push_back(prefix + std::to_string(i));
+      bodies.push_back(R"({"intent":"CAPTURE","purchase_units":[{"reference_id":")" + orders.back() +
+                       R"(","amount":{"currency_code":"EUR","value":"10.00"}}]})");
+    }
+    std::vector<pay_batch_item> items(orders.size());
+    for (size_t i = 0; i < items.size(); ++i) {
+      items[i] = pay_batch_item{};
+      items[i].order_id = orders[i].c_str();
+      items[i].body = bodies[i].data();
+      items[i].body_len = bodies[i].size();
+    }
+    ASSERT_EQ(pay_submit_batch(items.data(), items.size(), c.get(), nullptr), PAY_OK) << pay_error_last()->message;
+    for (size_t i = 0; i < items.size(); ++i) {
+      ASSERT_EQ(items[i].rc, PAY_OK) << items[i].message;
+      EXPECT_EQ(pay_result_outcome(items[i].result), PAY_OUTCOME_SUCCEEDED) << pay_result_json(items[i].result);
+      EXPECT_EQ(sim_->charges_for(orders[i]), 1);
+      pay_result_free(items[i].result);
+    }
+  };
+  batch("pp-b1-");
+  const auto tokens = [&] {
+    cJSON* j = cJSON_Parse(sim_->stats_json().c_str());
+    const cJSON* n = cJSON_GetObjectItem(j, "oauth2_tokens_issued");
+    const int out = cJSON_IsNumber(n) ? n->valueint : -1;
+    cJSON_Delete(j);
+    return out;
+  };
+  EXPECT_EQ(tokens(), 1);
+  sim_->revoke_oauth2_tokens();
+  batch("pp-b2-");
+  // Every payment in flight may see the 401 before the renewal lands; each
+  // renews at most once, and the token is shared once fetched.
+  EXPECT_GE(tokens(), 2);
+  EXPECT_LE(tokens(), 21);
 }
 
 TEST_F(ProfileSim, SquareKeyTravelsInTheBodyAndIsWrittenInWhenAbsent) {
