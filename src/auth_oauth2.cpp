@@ -42,13 +42,16 @@ class OAuth2ClientCredentials final : public Authenticator {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (token_.empty() || clock_.now_ms() >= renew_at_) {
-        // A payment that was already waiting while a fetch failed takes that
-        // answer instead of fetching again in turn; later ones ask anew.
-        if (arrived < failed_at_) return failed_why_;
-        // One fetch at a time; the others wait for its token.
-        if (std::string why = fetch(budget_ms); !why.empty()) {
-          failed_at_ = clock_.now_ms();
-          failed_why_ = why;
+        // One fetch at a time; the others wait for its token. A payment that
+        // was already waiting while a fetch failed takes that answer instead
+        // of fetching again in turn; later ones ask anew.
+        const bool waited_on_failure = arrived < failed_at_;
+        const std::string why = waited_on_failure ? failed_why_ : fetch(budget_ms);
+        if (!why.empty()) {
+          if (!waited_on_failure) {
+            failed_at_ = clock_.now_ms();
+            failed_why_ = why;
+          }
           // A token still valid (renewal was early) keeps being used.
           if (token_.empty() || clock_.now_ms() >= expires_at_) return why;
         }

@@ -18,7 +18,10 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -1079,6 +1082,63 @@ class OAuth2Auth : public ::testing::Test {
   ScriptedTransport transport{clock};
   MethodRecorder recorder{transport};
 };
+
+TEST(OAuth2Waiters, PaymentsWaitingOnAFailedFetchTakeItsAnswerInsteadOfFetchingInTurn) {
+  // A token endpoint that hangs and fails: the payments that queued behind
+  // the fetch must not each hang on it again, one after another.
+  struct AtomicClock final : Clock {
+    std::atomic<int64_t> t{1000};
+    int64_t now_ms() override { return t; }
+    int64_t unix_ms() override { return 1'700'000'000'000 + t; }
+  };
+  struct SlowFailingEndpoint final : Transport {
+    explicit SlowFailingEndpoint(AtomicClock& c) : clock(c) {}
+    TransportResult post(const HttpRequest&) override {
+      ++calls;
+      in_fetch = true;
+      // The others arrive and queue behind this fetch before it fails.
+      for (int i = 0; i < 5000 && queued < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      clock.t += 150;
+      TransportResult t;
+      t.failure = TransportFailure::connect;
+      return t;
+    }
+    AtomicClock& clock;
+    std::atomic<int> calls{0};
+    std::atomic<int> queued{0};
+    std::atomic<bool> in_fetch{false};
+  };
+  AtomicClock clock;
+  SlowFailingEndpoint endpoint(clock);
+  const Config config = parse_config(R"({"provider":"paypal","base_url":"https://api-m.sandbox.paypal.com",)"
+                                     R"("ledger":"memory:","auth":{"oauth2":{"client_id":"id","client_secret":"s"}}})");
+  const Profile profile = *builtin_profile("paypal");
+  auto auth = make_authenticator(config, profile, endpoint, clock);
+  const std::string body = "{}";
+  auto ask = [&] {
+    OutgoingRequest r{"POST", config.base_url, "/v2/checkout/orders", body, {}};
+    return auth->authorize(r, clock.unix_ms(), 5000);
+  };
+  std::string first_why;
+  std::thread first([&] { first_why = ask(); });
+  while (!endpoint.in_fetch) std::this_thread::yield();
+  std::vector<std::string> whys(3);
+  std::vector<std::thread> queued;
+  for (auto& w : whys)
+    queued.emplace_back([&w, &ask, &endpoint] {
+      ++endpoint.queued;
+      w = ask();
+    });
+  first.join();
+  for (auto& t : queued) t.join();
+  EXPECT_FALSE(first_why.empty());
+  for (const auto& w : whys) EXPECT_EQ(w, first_why);
+  EXPECT_EQ(endpoint.calls, 1) << "the queued payments took the failed fetch's answer";
+  // A payment that arrives after the failure asks again.
+  EXPECT_FALSE(ask().empty());
+  EXPECT_EQ(endpoint.calls, 2);
+}
 
 TEST_F(OAuth2Auth, TheFirstRequestFetchesATokenAndCarriesIt) {
   auto auth = make();
