@@ -40,7 +40,7 @@ endif()
 # and sets <out_var> to its path; add that path to a target's sources in the
 # same directory.
 function(payretry_embed_profiles out_var)
-  set(dir ${PROJECT_SOURCE_DIR}/src/profiles)
+  set(dir ${PROJECT_SOURCE_DIR}/src/profiles/builtin)
   file(GLOB jsons CONFIGURE_DEPENDS ${dir}/*.json)
   set(out ${CMAKE_CURRENT_BINARY_DIR}/builtin_profiles.cpp)
   add_custom_command(OUTPUT ${out}
