@@ -1,6 +1,6 @@
 // A provider profile: the answers, for one provider, to the questions a safe
 // retry depends on (docs/design.md "Profiles"), as data. Built-in profiles are JSON files in
-// src/profiles/; users load their own or write one inline in the config.
+// src/profiles/builtin/; users load their own or write one inline in the config.
 #pragma once
 #include <cstdint>
 #include <map>

@@ -1,5 +1,5 @@
 // Provider profiles as data (docs/profiles.md): the JSON schema, its validation and
-// the built-in profiles, which are src/profiles/*.json compiled into the
+// the built-in profiles, which are src/profiles/builtin/*.json compiled into the
 // library (cmake/embed_profiles.cmake writes builtin_profiles.cpp).
 //
 // Every error names the field it is about, as a path from "profile"
@@ -21,7 +21,7 @@
 namespace payretry {
 
 // Defined in the generated builtin_profiles.cpp: one entry per
-// src/profiles/<name>.json, sorted by name.
+// src/profiles/builtin/<name>.json, sorted by name.
 namespace builtin_json {
 struct Entry {
   const char* name;
@@ -619,10 +619,10 @@ Registry build_registry() {
       const std::string what = e.what();
       // Errors from a base already carry their own "built-in profile" prefix.
       if (what.rfind("built-in profile ", 0) == 0) throw;
-      throw ProfileError("built-in profile " + n + " (src/profiles/" + n + ".json): " + what);
+      throw ProfileError("built-in profile " + n + " (src/profiles/builtin/" + n + ".json): " + what);
     }
     if (p.name != n)
-      throw ProfileError("built-in profile " + n + " (src/profiles/" + n + ".json): profile.name: is " + quoted(p.name) +
+      throw ProfileError("built-in profile " + n + " (src/profiles/builtin/" + n + ".json): profile.name: is " + quoted(p.name) +
                          ", must be the file's name");
     resolving.erase(n);
     return &reg.profiles.emplace(n, std::move(p)).first->second;

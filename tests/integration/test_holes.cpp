@@ -219,7 +219,7 @@ class Holes : public SimTest {
 // Hole 1: reconcile re-sent every UNKNOWN payment it had a body for, whatever
 // the provider does with a same-key re-send. Checkout.com caches only 2xx: a
 // re-send after its 500 runs the payment again.
-// Protects src/history.cpp read_history (`h.resend_safe = !forbidding ||
+// Protects src/core/history.cpp read_history (`h.resend_safe = !forbidding ||
 // resend_always_safe(profile.replay)`) and its use in Settler::reconcile_one
 // (`if (!h.resend_safe) return settle_unknown(...)`).
 // =================================================================================================
@@ -278,7 +278,7 @@ TEST_F(Holes, hole1_control_reconcile_resends_a_stripe_payment_with_the_same_key
 // another reference, or none, reads as "not found" and could be sent twice.
 // =================================================================================================
 
-// Protects src/engine.cpp Engine::validate: "body $.reference must equal the order id".
+// Protects src/engine/engine.cpp Engine::validate: "body $.reference must equal the order id".
 TEST_F(Holes, hole2_checkout_refuses_a_reference_that_is_not_the_order_id_and_sends_nothing) {
   sim_->set_profile("checkout_com");
   Probe probe;
@@ -292,7 +292,7 @@ TEST_F(Holes, hole2_checkout_refuses_a_reference_that_is_not_the_order_id_and_se
   EXPECT_TRUE(probe.seen().empty());
 }
 
-// Protects src/engine.cpp AttemptRun::AttemptRun: the reference written into
+// Protects src/engine/engine.cpp AttemptRun::AttemptRun: the reference written into
 // the bytes (`body_with_key(body_, top_level_member(ref), r_.order_id)`).
 TEST_F(Holes, hole2_checkout_writes_the_order_id_as_reference_into_the_bytes_sent) {
   sim_->set_profile("checkout_com");
@@ -312,7 +312,7 @@ TEST_F(Holes, hole2_checkout_writes_the_order_id_as_reference_into_the_bytes_sen
 
 // "Not found" within the read-lag grace is no proof, counted from when the
 // lookup was SENT (not when its slow answer arrived, nor from the row's last
-// update). Protects src/settle.cpp Settler::lookup_entry (`lag_passed =
+// update). Protects src/core/settle.cpp Settler::lookup_entry (`lag_passed =
 // ... e.started_at - h.last_possible_send >= config_.not_found_grace_ms`,
 // started_at = a.asked_at).
 TEST_F(Holes, hole2_checkout_not_found_within_the_grace_period_is_no_proof_and_nothing_is_resent) {
@@ -359,7 +359,7 @@ TEST_F(Holes, hole2_checkout_not_found_within_the_grace_period_is_no_proof_and_n
 }
 
 // A bare 404 (a wrong path, a proxy) from a lookup whose profile has no
-// not_found matcher proves nothing. Protects src/settle.cpp Settler::look_up
+// not_found matcher proves nothing. Protects src/core/settle.cpp Settler::look_up
 // ("Not found" only `if (!lk.not_found.empty() && rule_matches(...))`).
 TEST_F(Holes, hole2_a_bare_404_from_a_lookup_without_a_not_found_matcher_is_no_proof) {
   sim_->set_profile("checkout_com");
@@ -410,7 +410,7 @@ struct DbLock {
   }
 };
 
-// Protects src/payment_flow.cpp PaymentFlow::run (`catch (const LedgerError&)
+// Protects src/core/payment_flow.cpp PaymentFlow::run (`catch (const LedgerError&)
 // { mark_unrecorded(result, e.what()); }` around the settle).
 TEST_F(Holes, hole3_a_ledger_failure_after_the_send_answers_a_result_flagged_unrecorded_blocking) {
   Probe probe;
@@ -440,7 +440,7 @@ TEST_F(Holes, hole3_a_ledger_failure_after_the_send_answers_a_result_flagged_unr
   EXPECT_EQ(str(at(row.j, "payment"), "state"), "IN_FLIGHT");
 }
 
-// Protects src/multi_engine.cpp MultiEngine::flush (a failed settle entry:
+// Protects src/core/multi_engine.cpp MultiEngine::flush (a failed settle entry:
 // `flow_.mark_unrecorded(p->result, s.error)`, then the result is handed over).
 TEST_F(Holes, hole3_a_ledger_failure_after_the_send_answers_a_result_flagged_unrecorded_batch) {
   Probe probe;
@@ -473,9 +473,9 @@ TEST_F(Holes, hole3_a_ledger_failure_after_the_send_answers_a_result_flagged_unr
 // Hole 4: the concurrent engine checked the deadline when a request was
 // queued, not when its first byte left: a payment held up behind other
 // payments' work could be sent after its caller had been given up on.
-// Protects src/curl_transfer.cpp on_prereq (`ex->refused = ex->may_start();
+// Protects src/transport/curl_transfer.cpp on_prereq (`ex->refused = ex->may_start();
 // ... return CURL_PREREQFUNC_ABORT`) and the may_start set in
-// src/engine.cpp AttemptRun::attempt.
+// src/engine/engine.cpp AttemptRun::attempt.
 // =================================================================================================
 
 TEST_F(Holes, hole4_concurrent_engine_sends_no_byte_after_the_payment_deadline) {
@@ -517,7 +517,7 @@ TEST_F(Holes, hole4_concurrent_engine_sends_no_byte_after_the_payment_deadline) 
 // Hole 5: the fencing token was the client's, not the claim's: two runs of
 // ONE client on one order (a stalled run and the run that took it over)
 // could both write, and the stalled one overwrite the other's history and
-// outcome. Protects src/payment_flow.cpp PaymentFlow::new_fence (a token per
+// outcome. Protects src/core/payment_flow.cpp PaymentFlow::new_fence (a token per
 // claim: `owner_ + "#" + std::to_string(++claims_)`), the fenced writes of
 // the SQLite ledger (`WHERE order_id=?1 AND lease_owner=?2`), and entries
 // that are never overwritten (a plain INSERT in fence_and_store).
@@ -640,10 +640,10 @@ TEST_F(Holes, hole5_a_stalled_run_cannot_settle_a_payment_another_run_of_the_sam
 // something other than a reset (a weird reply, an answer too large) fell
 // through Checkout.com's "look up first" rule to generic's "retry": a second
 // POST, which Checkout.com (only 2xx cached) runs again.
-// Protects src/classify.cpp transport_matches (`connection_lost` is any
+// Protects src/engine/classify.cpp transport_matches (`connection_lost` is any
 // failure after the request may have been written: reverting that line alone
 // fails the answer-too-large test) and, for the weird reply, that line or the
-// CURLE_WEIRD_SERVER_REPLY -> connection_lost mapping in src/curl_transfer.cpp
+// CURLE_WEIRD_SERVER_REPLY -> connection_lost mapping in src/transport/curl_transfer.cpp
 // CurlTransfer::finish (either one keeps it right; reverting both, as the
 // fix's whole commit, fails it).
 // =================================================================================================
@@ -691,7 +691,7 @@ TEST_F(Holes, hole6_checkout_looks_up_after_an_answer_too_large_and_never_posts_
 // =================================================================================================
 // Hole 7: Alipay answers HTTP 200 whatever happened; generic's "2xx is
 // success" read an unlisted gateway code, or none, as a paid trade.
-// Protects src/profiles/alipay.json: only code 10000 is success, and
+// Protects src/profiles/builtin/alipay.json: only code 10000 is success, and
 // `{"when": {"status": "2xx"}, "verdict": "query", "reason": "unlisted_gateway_code"}`.
 // =================================================================================================
 
@@ -719,8 +719,8 @@ TEST_F(Holes, hole7_alipay_http_200_with_an_unlisted_code_or_no_code_is_never_su
 // =================================================================================================
 // Hole 8: lookups bypassed the request hook (a provider that signs its
 // requests got unsigned lookups), and WeChat's lookup lacked its mchid.
-// Protects src/settle.cpp Settler::look_up (`hook_(view, extra)` before every
-// lookup) and fill()'s {merchant_id}; src/client.cpp requires merchant_id
+// Protects src/core/settle.cpp Settler::look_up (`hook_(view, extra)` before every
+// lookup) and fill()'s {merchant_id}; src/core/client.cpp requires merchant_id
 // when the profile's lookup names it.
 // =================================================================================================
 
@@ -764,8 +764,8 @@ TEST_F(Holes, hole8_wechat_lookup_goes_through_the_request_hook_and_carries_mchi
 // Hole 9: a resumed payment with less than retry.min_attempt_ms left failed
 // the call with PAY_EINVALID ("deadline_ms is below retry.min_attempt_ms"),
 // although an earlier run may have charged it: the caller must get UNKNOWN.
-// Protects src/payment_flow.cpp PaymentFlow::resume_request
-// (`r.deadline_from_ledger = true`) and its use in src/engine.cpp
+// Protects src/core/payment_flow.cpp PaymentFlow::resume_request
+// (`r.deadline_from_ledger = true`) and its use in src/engine/engine.cpp
 // Engine::validate (`&& !r.deadline_from_ledger`).
 // =================================================================================================
 
@@ -818,7 +818,7 @@ TEST_F(Holes, hole9_a_resumed_payment_with_too_little_time_left_answers_unknown_
 // =================================================================================================
 // Hole 10: a config without "ledger" silently kept keys in memory: a restart
 // minted a new key for an order that may already be charged.
-// Protects src/config.cpp parse_config (`if (!ledger) fail("ledger", "is required: ...")`).
+// Protects src/model/config.cpp parse_config (`if (!ledger) fail("ledger", "is required: ...")`).
 // (tests/cli/cli_test.py is being edited by someone else; the CLI part is left out.)
 // =================================================================================================
 
@@ -837,7 +837,7 @@ TEST_F(Holes, hole10_a_config_without_ledger_is_refused_naming_ledger) {
 // =================================================================================================
 // Hole 11: Stripe-Should-Retry: false on a 409 (key in use) or a 429 was
 // ignored: the status rule retried anyway, against Stripe's word.
-// Protects the two rules in src/profiles/stripe.json:
+// Protects the two rules in src/profiles/builtin/stripe.json:
 // `{"status": 429, "header": {"Stripe-Should-Retry": "false"}} -> query` and
 // `{"status": 409, "header": {"Stripe-Should-Retry": "false"}} -> query`.
 // =================================================================================================
@@ -868,7 +868,7 @@ TEST_F(Holes, hole11_stripe_should_retry_false_on_409_and_429_stops_after_one_at
 
 // =================================================================================================
 // Hole 16: what a provider echoes (its payment id, its request id) went
-// unredacted into results, the ledger and logs. Protects src/engine.cpp
+// unredacted into results, the ledger and logs. Protects src/engine/engine.cpp
 // read_provider_fields (`redact(id.front(), secrets)`) and AttemptRun::sent
 // (`a_.provider_request_id = redact(first_header(...), e_.secrets_)`).
 // =================================================================================================
@@ -893,7 +893,7 @@ TEST_F(Holes, hole16_a_card_number_echoed_as_the_payment_id_is_redacted_everywhe
   EXPECT_FALSE(has(probe.all_logs(), pan)) << probe.all_logs();
 }
 
-// DISABLED: src/ does not meet this rule yet. redact() (src/redact.cpp) masks
+// DISABLED: src/ does not meet this rule yet. redact() (src/log/redact.cpp) masks
 // the client's own secrets, values of sensitive field names ("token": ...,
 // "api_key=...") and Luhn-valid card numbers; a bare token-shaped value such
 // as a Request-Id header "tok_live_abcdefghijklmnop" matches none of them and
@@ -925,8 +925,8 @@ TEST_F(Holes, hole16_a_live_token_echoed_as_the_request_id_is_redacted_everywher
 // backoff) and that then ends without another send (here: the request hook
 // refuses attempt 2; likewise "deadline" after a slow hook, or the lease
 // check at the top of AttemptRun::attempt) settles with that same attempt as
-// its `last` entry (src/payment_flow.cpp PaymentFlow::run and
-// src/multi_engine.cpp MultiEngine::step, `result.attempts.back()`). The
+// its `last` entry (src/core/payment_flow.cpp PaymentFlow::run and
+// src/core/multi_engine.cpp MultiEngine::step, `result.attempts.back()`). The
 // ledger refuses to write entry 1 twice ("entries are never overwritten"),
 // the whole settle rolls back, the caller gets recorded:false, and the row
 // stays IN_FLIGHT until its lease ends instead of UNKNOWN. DISABLED until

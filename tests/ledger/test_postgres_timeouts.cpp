@@ -1,5 +1,5 @@
 // The PostgreSQL ledger's time bound (see the comment above PostgresLedger
-// in src/ledger_postgres.cpp): every call returns or throws within
+// in src/ledger/ledger_postgres.cpp): every call returns or throws within
 // 2 x timeout_ms, whatever the server does: stall entirely (a paused
 // server, a black-holed network), leave a COMMIT unanswered after it took
 // effect, lose one before it arrived, or keep one in progress (a

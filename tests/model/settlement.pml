@@ -66,7 +66,7 @@
 #endif
 #define MAXLFAIL 1      /* failed ledger writes in one behaviour */
 
-/* Replay kinds (src/profile.hpp ReplayKind); tables.pml sets REPLAY. */
+/* Replay kinds (src/profiles/profile.hpp ReplayKind); tables.pml sets REPLAY. */
 #define RK_NONE 0
 #define RK_SUCCESS_ONLY 1
 #define RK_ALL_ANSWERS 2
@@ -93,7 +93,7 @@ byte tok;             /* fencing token of the claim holding the row; 0 = none */
 bool tok_sends;       /* that claim may send (a lookup's claim never does) */
 byte lease_until;
 byte next_tok;
-/* Its history, as read_history() reads it (src/history.cpp). */
+/* Its history, as read_history() reads it (src/core/history.cpp). */
 bool h_maybe;         /* a send may have been processed, and no later lookup proved otherwise */
 bool h_forbid;        /* one of those sends got a verdict the profile does not retry, or was never recorded */
 byte h_last;          /* the latest moment a possibly processed send may have left; 0 = none ever */

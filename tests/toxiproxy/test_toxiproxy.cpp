@@ -7,7 +7,7 @@
 //   - the call returns within its deadline plus the ledger's bound: a
 //     payment meets at most two ledger calls that can outlast its own time
 //     (a record before a retry, and the settle), each at most
-//     2 x ledger.timeout_ms (src/ledger_postgres.cpp);
+//     2 x ledger.timeout_ms (src/ledger/ledger_postgres.cpp);
 //   - once a byte may have left (the request hook saw an attempt), the
 //     answer is a result, never an error code (a ledger failure then shows
 //     as "recorded": false with a "ledger_error");

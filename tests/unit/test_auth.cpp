@@ -53,7 +53,7 @@ const char kMerchantSerial[] = "3775B6A45ACD588826D15E583A95F5DD3F3B4DD8";
 const char kPlatformSerial[] = "PUB_KEY_ID_0119000001092026120200000000";
 const char kAlipayAppId[] = "2021000000000001";
 
-// ---- OpenSSL, independently of src/rsa_signature.cpp ------------------------------------
+// ---- OpenSSL, independently of src/auth/rsa_signature.cpp ------------------------------------
 
 using Pkey = std::unique_ptr<EVP_PKEY, decltype(&EVP_PKEY_free)>;
 
