@@ -14,14 +14,8 @@ set -uo pipefail
 build=$1 binary=$2 filter=$3
 version=v0.203.0
 
-missing() {
-  if [ "${PAYRETRY_REQUIRE_MOCKS:-}" = 1 ]; then
-    echo "FAIL: PAYRETRY_REQUIRE_MOCKS=1 but $*" >&2
-    exit 1
-  fi
-  echo "skipped: $*"
-  exit 77
-}
+. "$(dirname "$0")/../lib/skip_or_fail.sh"
+missing() { skip_or_fail PAYRETRY_REQUIRE_MOCKS "$@"; }
 . "$(dirname "$0")/../lib/go_tool.sh"
 
 go_tool "$build/stripe-mock-$version" "github.com/stripe/stripe-mock@$version" stripe-mock

@@ -1,7 +1,7 @@
 # Shared by the tests that run a Go program no one here wrote (toxiproxy,
 # stripe-mock): installs it once under the build dir with `go install`,
 # picks a free loopback port, and waits for the program to listen.
-# Sourced. The caller defines missing() (exit 77 to skip, or fail when the
+# Sourced. The caller defines missing() (skip_or_fail.sh: exit 77 to skip, or fail when the
 # tool is required).
 
 # go_tool BIN_DIR MODULE@VERSION BINARY: installs the tool unless BIN_DIR

@@ -13,14 +13,8 @@ set -uo pipefail
 build=$1 binary=$2 filter=$3
 version=v2.5.0
 
-missing() {
-  if [ "${PAYRETRY_REQUIRE_PG:-}" = 1 ]; then
-    echo "FAIL: PAYRETRY_REQUIRE_PG=1 but $*" >&2
-    exit 1
-  fi
-  echo "skipped: $*"
-  exit 77
-}
+. "$(dirname "$0")/../lib/skip_or_fail.sh"
+missing() { skip_or_fail PAYRETRY_REQUIRE_PG "$@"; }
 . "$(dirname "$0")/../lib/go_tool.sh"
 
 [ -n "${PAYRETRY_TEST_PG_URL:-}" ] || missing "PAYRETRY_TEST_PG_URL is not set (tests/ledger/pg_cluster.sh starts a server)"

@@ -16,14 +16,8 @@ set -uo pipefail
 build=$1 profile=$2 payretry=$3 sim=$4
 here=$(cd "$(dirname "$0")" && pwd)
 
-missing() {
-  if [ "${PAYRETRY_REQUIRE_MOCKS:-}" = 1 ]; then
-    echo "FAIL: PAYRETRY_REQUIRE_MOCKS=1 but $*" >&2
-    exit 1
-  fi
-  echo "skipped: $*"
-  exit 77
-}
+. "$(dirname "$0")/../../lib/skip_or_fail.sh"
+missing() { skip_or_fail PAYRETRY_REQUIRE_MOCKS "$@"; }
 
 python=${PYTHON:-$(command -v python3 || true)}
 [ -n "$python" ] || missing "python3 is not installed"
