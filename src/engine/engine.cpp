@@ -315,8 +315,10 @@ AttemptRun::Step AttemptRun::attempt() {
     std::string why = e_.hook_(view, extra);
     if (!why.empty()) {
       // Nothing of this payment can have reached the provider: a failed
-      // call. Otherwise the payment may exist and must be reported.
-      if (!may_have_processed_) throw Error(Errc::hook, "request hook: " + why);
+      // call. Otherwise the payment may exist and must be reported; so
+      // must one whose request already left once, answered 401 before the
+      // credential was renewed (once a byte left, the call has a result).
+      if (!may_have_processed_ && !renewed_credentials_) throw Error(Errc::hook, "request hook: " + why);
       return finish(Outcome::unknown, "request hook failed: " + why);
     }
   }

@@ -1316,7 +1316,7 @@ class AuthHarness {
           config.secrets(), clock);
       budget_ = std::make_unique<RetryBudget>(config.budget);
       engine_ = std::make_unique<Engine>(
-          config, profile, EngineDeps{transport, clock, sleeper, jitter, keys, *log_, *budget_, stats}, RequestHook{},
+          config, profile, EngineDeps{transport, clock, sleeper, jitter, keys, *log_, *budget_, stats}, hook,
           auth.get());
     }
     return *engine_;
@@ -1338,6 +1338,7 @@ class AuthHarness {
   Stats stats;
   std::vector<LogLine> lines;
   std::unique_ptr<Authenticator> auth;
+  RequestHook hook;  // set before the first submit
 
  private:
   std::unique_ptr<AttemptLog> log_;
@@ -1390,6 +1391,22 @@ TEST(EngineAuth, ASecond401IsFinal) {
   ASSERT_EQ(r.attempts.size(), 1u);
   EXPECT_EQ(r.attempts[0].number, 1u);
   EXPECT_EQ(r.attempts[0].http_status, 401);
+}
+
+// The 401'd request left the process; a hook that refuses the re-send must
+// not turn that into a bare error: the call answers with a result.
+TEST(EngineAuth, AHookThatRefusesTheResendAfterA401StillAnswersAResult) {
+  AuthHarness h(kPayPalConfig);
+  h.token_transport.script = {token("tok-1"), token("tok-2")};
+  h.transport.script = {paypal_401(), paypal_created()};
+  int calls = 0;
+  h.hook = [&calls](const AttemptView&, Headers&) -> std::string { return ++calls == 1 ? "" : "signer offline"; };
+  PaymentResult r;
+  ASSERT_NO_THROW(r = h.submit("order-1", kPayPalBody, "req-1"));
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(h.transport.sent.size(), 1u) << "the refused re-send never left";
+  EXPECT_EQ(r.outcome, Outcome::unknown) << r.error;
+  EXPECT_TRUE(has(r.error, "signer offline")) << r.error;
 }
 
 TEST(EngineAuth, A401OnALaterAttemptKeepsThatAttemptsNumber) {
