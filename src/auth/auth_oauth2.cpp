@@ -13,6 +13,7 @@
 #include "auth.hpp"
 #include "form_encoding.hpp"
 #include "json_util.hpp"
+#include "base64.hpp"
 #include "rsa_signature.hpp"
 
 namespace payretry {

@@ -1,4 +1,4 @@
-// RSA-SHA256 signatures (PKCS#1 v1.5) and base64, as WeChat Pay v3 and
+// RSA-SHA256 signatures (PKCS#1 v1.5), as WeChat Pay v3 and
 // Alipay's RSA2 use them on requests and on answers. Keys are PEM text:
 // PKCS#8 or PKCS#1 private keys, SubjectPublicKeyInfo public keys (an X.509
 // certificate's public key is accepted too).
@@ -8,10 +8,6 @@
 #include <string_view>
 
 namespace payretry {
-
-std::string base64_encode(std::string_view bytes);
-// Standard alphabet with padding; false (and `out` empty) for anything else.
-bool base64_decode(std::string_view text, std::string& out);
 
 // Letters and digits from the CSPRNG, for nonces.
 std::string random_token(size_t length);

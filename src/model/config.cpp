@@ -11,7 +11,7 @@
 #include <set>
 
 #include "json_util.hpp"
-#include "rsa_signature.hpp"
+#include "base64.hpp"
 #include "validate.hpp"
 
 namespace payretry {

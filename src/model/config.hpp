@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "transport.hpp"
+#include "http.hpp"
 
 namespace payretry {
 

@@ -28,6 +28,25 @@ const char* delivery_name(Delivery d) {
   return "?";
 }
 
+void json_add_attempt(cJSON* o, const AttemptRecord& a) {
+  json_add(o, "attempt", a.number);
+  json_add(o, "started_unix_ms", a.started_unix_ms);
+  json_add(o, "elapsed_ms", a.elapsed_ms);
+  if (a.http_status) json_add(o, "http_status", a.http_status);
+  else if (!cJSON_AddNullToObject(o, "http_status")) throw std::bad_alloc();
+  json_add_or_null(o, "transport_error", a.transport_error);
+  json_add(o, "verdict", a.verdict);
+  json_add(o, "reason", a.reason);
+  json_add_bool(o, "may_have_processed", a.may_have_processed);
+  if (a.delay_ms >= 0) {
+    json_add(o, "delay_ms", a.delay_ms);
+    json_add(o, "delay_source", a.delay_source);
+  }
+  json_add_or_null(o, "provider_request_id", a.provider_request_id);
+  json_add_bool(o, "replayed", a.replayed);
+  json_add_bool(o, "reused_connection", a.reused_connection);
+}
+
 std::string PaymentResult::to_json() const {
   JsonPtr root(cJSON_CreateObject());
   cJSON* r = root.get();

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+struct cJSON;
+
 namespace payretry {
 
 enum class Outcome { succeeded = 1, failed = 2, unknown = 3, in_progress = 4 };
@@ -30,6 +32,10 @@ struct AttemptRecord {
   // settlement must not write it a second time.
   bool recorded = false;
 };
+
+// Adds an attempt's fields to `obj`: the one JSON shape of an attempt, as
+// the result JSON and the attempt log both write it. Throws std::bad_alloc.
+void json_add_attempt(cJSON* obj, const AttemptRecord& a);
 
 struct PaymentResult {
   Outcome outcome = Outcome::unknown;

@@ -8,8 +8,6 @@
 
 namespace payretry {
 
-struct AttemptRecord;
-
 struct JsonDeleter {
   void operator()(cJSON* j) const { cJSON_Delete(j); }
 };
@@ -22,8 +20,6 @@ void json_add(cJSON* obj, const char* key, int value);
 void json_add(cJSON* obj, const char* key, unsigned value);
 void json_add_bool(cJSON* obj, const char* key, bool value);
 void json_add_or_null(cJSON* obj, const char* key, const std::string& value);  // "" -> null
-// The attempt's fields, as both the result JSON and the attempt log write them.
-void json_add_attempt(cJSON* obj, const AttemptRecord& a);
 std::string json_print(const cJSON* obj);  // compact, one line
 
 }  // namespace payretry

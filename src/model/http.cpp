@@ -1,4 +1,4 @@
-#include "transport.hpp"
+#include "http.hpp"
 
 #include <strings.h>
 
