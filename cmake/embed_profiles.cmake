@@ -1,9 +1,9 @@
 # Built-in provider profiles: src/profiles/builtin/*.json compiled into the library as
 # raw strings, so that no profile is read from disk at run time.
 #
-# From src/CMakeLists.txt:
+# From src/profiles/CMakeLists.txt:
 #   include(${PROJECT_SOURCE_DIR}/cmake/embed_profiles.cmake)
-#   payretry_embed_profiles(PAYRETRY_BUILTIN_PROFILES_CPP)   # -> .../builtin_profiles.cpp
+#   payretry_embed_profiles(builtin_profiles_cpp)   # -> .../builtin_profiles.cpp
 # The build then runs this same file as a script (cmake -P) to write it.
 
 if(CMAKE_SCRIPT_MODE_FILE)

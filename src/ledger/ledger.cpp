@@ -1,8 +1,12 @@
 #include "ledger.hpp"
 
 #include "ledger_memory.hpp"
+#ifdef PAYRETRY_WITH_POSTGRESQL
 #include "ledger_postgres.hpp"
+#endif
+#ifdef PAYRETRY_WITH_SQLITE
 #include "ledger_sqlite.hpp"
+#endif
 
 namespace payretry {
 
@@ -78,9 +82,19 @@ std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& s
   if (url.rfind("sqlite://", 0) == 0) {
     const std::string path = url.substr(9);
     if (path.empty() || path[0] != '/') throw LedgerError("ledger: sqlite URL needs an absolute path: sqlite:///abs/path.db");
+#ifdef PAYRETRY_WITH_SQLITE
     return open_sqlite_ledger(path, secret, timeout_ms);
+#else
+    throw LedgerError("ledger: this libpayretry was built without SQLite (PAYRETRY_WITH_SQLITE=OFF)");
+#endif
   }
-  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) return open_postgres_ledger(url, secret, timeout_ms);
+  if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) {
+#ifdef PAYRETRY_WITH_POSTGRESQL
+    return open_postgres_ledger(url, secret, timeout_ms);
+#else
+    throw LedgerError("ledger: this libpayretry was built without PostgreSQL (PAYRETRY_WITH_POSTGRESQL=OFF)");
+#endif
+  }
   throw LedgerError("ledger: unknown URL scheme; use memory:, sqlite:///abs/path.db or postgresql://...");
 }
 
