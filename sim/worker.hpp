@@ -79,6 +79,10 @@ class Worker final : public AdminHooks {
   bool process_input(Conn* c);
   enum class Next { more, stop, gone };
   Next handle_request(Conn* c, const Request& req);
+  Next answer_admin(Conn* c, const Request& req, bool close);
+  // A create, once routed and admitted: `body` is what the gate made of the request's body.
+  Next answer_payment(Conn* c, const Request& req, std::string_view body, BodyFormat format,
+                      bool close);
   bool flush(Conn* c);
   void update_interest(Conn* c);
   void close_conn(Conn* c);
@@ -109,7 +113,7 @@ class Worker final : public AdminHooks {
   std::vector<Timer> timers_;
   uint64_t timer_seq_ = 0;
   std::vector<Deferred> deferred_;
-  uint64_t gate_generation_ = 0;  // set by an admin outage inside handle_request
+  uint64_t gate_generation_ = 0;  // set by an admin outage inside answer_admin
 
   Config cfg_;
   uint64_t cfg_version_ = 0;

@@ -93,26 +93,10 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
   refresh_config();
   reply_.clear();
   const bool close = !req.keep_alive || c->read_eof;
-  const std::string_view path = req.path;
-
-  if (starts_with(path, "/__admin/")) {
-    gate_generation_ = 0;
-    handle_admin(srv_.state, *this, req.method, path, req.query, req.body, reply_);
-    append_reply(c, reply_, close, /*provider=*/false);
-    if (gate_generation_) {
-      // The reply to an outage request leaves only once every worker closed its idle
-      // connections, so the caller's next request meets the outage.
-      c->held = true;
-      c->gate_output = true;
-      deferred_.push_back({gate_generation_, key_of(*c), false});
-      gate_generation_ = 0;
-      return Next::stop;
-    }
-    return Next::more;
-  }
+  if (starts_with(req.path, "/__admin/")) return answer_admin(c, req, close);
 
   const Profile& prof = *cfg_.profile;
-  Route routed = route(prof, req.method, path);
+  Route routed = route(prof, req.method, req.path);
   if (routed == Route::oauth2_token) {
     // Never faulted nor delayed: the faults are about payments, not credentials.
     srv_.state.tokens().issue(cfg_.oauth2, req.header("Authorization"), req.header("Content-Type"),
@@ -153,7 +137,7 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
                                                              : req.header("Authorization"))) {
         set_canned(reply_, prof.unauthorized);
       } else {
-        lookup(prof, srv_.state, req.method, path, req.query, body, reply_);
+        lookup(prof, srv_.state, req.method, req.path, req.query, body, reply_);
       }
       if (cfg_.latency_ms > 0) return answer_later(c, close, false);
       append_reply(c, reply_, close);
@@ -169,9 +153,30 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
       append_reply(c, reply_, close);
       return Next::more;
   }
+  return answer_payment(c, req, body, format, close);
+}
 
-  // A payment. With a key header profile the key is the header; otherwise State finds the
-  // identity in the body.
+Worker::Next Worker::answer_admin(Conn* c, const Request& req, bool close) {
+  gate_generation_ = 0;
+  handle_admin(srv_.state, *this, req.method, req.path, req.query, req.body, reply_);
+  append_reply(c, reply_, close, /*provider=*/false);
+  if (gate_generation_) {
+    // The reply to an outage request leaves only once every worker closed its idle
+    // connections, so the caller's next request meets the outage.
+    c->held = true;
+    c->gate_output = true;
+    deferred_.push_back({gate_generation_, key_of(*c), false});
+    gate_generation_ = 0;
+    return Next::stop;
+  }
+  return Next::more;
+}
+
+Worker::Next Worker::answer_payment(Conn* c, const Request& req, std::string_view body,
+                                    BodyFormat format, bool close) {
+  // With a key header profile the key is the header; otherwise State finds the identity in
+  // the body.
+  const Profile& prof = *cfg_.profile;
   bool has_key = false;
   std::string_view key;
   if (prof.identity == Identity::header) {
