@@ -1,10 +1,8 @@
 #include "state.hpp"
 
-#include <cmath>
-
+#include "create_request.hpp"
 #include "form_body.hpp"
 #include "http_conn.hpp"
-#include "json_lite.hpp"
 #include "profiles.hpp"
 
 namespace payretry_sim {
@@ -13,32 +11,6 @@ namespace {
 
 constexpr std::string_view kMissing =
     R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})";
-
-struct ParsedPayment {
-  PaymentFields fields;   // views into the body (or its own buffers): the Stripe fast path
-  ProfileFields general;  // the other profiles
-  FormPayment form;       // Stripe's form-encoded /v1/payment_intents
-  std::string_view order_id;
-  std::string_view currency = "usd";
-  int64_t amount = 0;
-};
-
-bool parse_payment(std::string_view body, ParsedPayment* p) {
-  PaymentFields& f = p->fields;
-  if (!scan_payment_json(body, &f)) return false;
-  if (!f.has_order_id || f.order_id.empty() || !f.has_amount) return false;
-  // An embedded NUL would make the order id differ between this view and C-string users.
-  if (f.order_id.find('\0') != std::string_view::npos) return false;
-  const double v = f.amount;
-  if (!(v > 0 && v <= 9007199254740991.0) || std::floor(v) != v) return false;
-  if (f.has_currency) {
-    if (!f.currency_is_string) return false;
-    p->currency = f.currency;
-  }
-  p->order_id = f.order_id;
-  p->amount = static_cast<int64_t>(v);
-  return true;
-}
 
 void format_stripe(std::string& out, uint64_t number, std::string_view order_id, int64_t amount,
                    std::string_view currency) {

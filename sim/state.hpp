@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "create_request.hpp"
 #include "faults.hpp"
 #include "keys.hpp"
 #include "oauth2.hpp"
@@ -75,11 +76,6 @@ enum class Disposition {
   refuse,   // RST the connection and close the listeners for refuse_ms
   hold,     // keep the request for slow_ms, then finish_held()
 };
-
-// How a create request carries its fields: JSON (/v1/payments and the other profiles),
-// Stripe's form encoding at /v1/payment_intents (what Stripe's SDKs send: answered with a
-// PaymentIntent), or form fields at the /v1/payments alias (answered like its JSON form).
-enum class BodyFormat : uint8_t { json, form, form_alias };
 
 // A request held by the `slow` fault: owns copies of everything it needs, because the
 // client's connection (and its buffer) may be gone by the time it is finished.
