@@ -1,5 +1,5 @@
 // HTTP/1.1 request parsing and response framing for the simulator, plus the per-connection
-// buffers. No I/O here: server.cpp moves the bytes.
+// buffers. No I/O here: worker_io.cpp moves the bytes.
 #pragma once
 
 #include <cstddef>
