@@ -257,6 +257,28 @@ class State {
   };
 
   static std::size_t shard_of(uint64_t hash) { return hash >> 58; }  // top 6 bits: 64 shards
+
+  // A create in three steps: post_payment parses it (create_request.hpp), transition() decides
+  // what the idempotency rules make of it, answer() renders the provider's reply.
+  enum class Transition : uint8_t {
+    process,  // a fresh key (now claimed), or no key: run the payment
+    replay,   // the key is done and the body the same: its stored answer again
+    in_use,   // the key is running and the body the same: the profile's in-use error
+    reentry,  // ... in a profile that answers that like the first request (format_in_flight)
+    reused,   // the key was used with another body: the profile's mismatch error
+  };
+  struct Decision {
+    Fault fault = Fault::none;  // the request's place in the seeded schedule (or its script)
+    Transition transition = Transition::process;
+    uint64_t charge = 0;  // replay: the stored answer's charge (0: none, e.g. a decline)
+  };
+  // Under the key's shard lock: picks the fault and, unless the fault acts before the
+  // provider, claims a fresh key (fingerprinted by `body`) or copies a done key's stored answer
+  // into `out`.
+  Decision transition(const Config& cfg, const CreateRequest& req, std::string_view body,
+                      Reply& out);
+  Disposition answer(const Config& cfg, const CreateRequest& req, const Decision& d,
+                     uint64_t epoch, Reply& out, std::unique_ptr<Held>* held);
   Fault pick(const Config& cfg, std::string_view order_id, bool has_key, std::string_view key,
              uint64_t n);
   bool pop_script(std::string_view order_id, bool has_key, std::string_view key, Fault* out);
