@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <clocale>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "faults.hpp"
+#include "http_conn.hpp"
 #include "json_lite.hpp"
 #include "server.hpp"
 #include "sim_client.hpp"
@@ -467,6 +469,20 @@ TEST_F(Sim, rate_limit_date_is_an_imf_fixdate_in_the_future) {
   EXPECT_GE(when, before + 3);
   EXPECT_LE(when, std::time(nullptr) + 3);
   EXPECT_EQ(sim_->charges_for("rld"), 0);
+}
+
+TEST(HttpDate, imf_fixdate_writes_english_names_whatever_the_locale) {
+  EXPECT_EQ(payretry_sim::imf_fixdate(784111777), "Sun, 06 Nov 1994 08:49:37 GMT");  // RFC 9110's
+  EXPECT_EQ(payretry_sim::imf_fixdate(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+  // A host process (a test binary, a Python interpreter) may set a locale with other day and
+  // month names; the dates the provider writes must not follow it. Checked where one exists.
+  const std::string saved = std::setlocale(LC_TIME, nullptr);
+  for (const char* name : {"de_DE.UTF-8", "fr_FR.UTF-8", "es_ES.UTF-8", "de_DE", "fr_FR"}) {
+    if (!std::setlocale(LC_TIME, name)) continue;
+    EXPECT_EQ(payretry_sim::imf_fixdate(784111777), "Sun, 06 Nov 1994 08:49:37 GMT") << name;
+    break;
+  }
+  std::setlocale(LC_TIME, saved.c_str());
 }
 
 TEST_F(Sim, bad_gateway_and_unavailable_process_nothing) {
