@@ -250,6 +250,9 @@ TEST_F(Sim, without_a_key_every_request_is_a_new_charge) {
   EXPECT_EQ(one.str("order_id"), "dup");
   EXPECT_EQ(one.num("charges"), 2);
   EXPECT_EQ(cJSON_GetArraySize(one.at("ids")), 2);
+  // No order id holds a NUL, and a JSON string cannot carry one past cJSON: asked for, it is
+  // refused rather than answered about a shorter id.
+  EXPECT_EQ(get(port_, "/__admin/truth?order_id=dup%00x").status, 400);
 }
 
 TEST_F(Sim, invalid_bodies_are_400_and_not_stored) {
@@ -789,6 +792,11 @@ TEST_F(Sim, admin_config_applies_and_names_what_it_rejects) {
   EXPECT_EQ(j.num("slow_ms"), 10);
   EXPECT_EQ(j.num("retry_after_s"), 2);
   EXPECT_EQ(j.num("refuse_ms"), 20);
+  // A seed is a uint64_t: one above 2^53 comes back digit for digit, not rounded to a double.
+  Response big = admin_post(port_, "/__admin/config", R"({"seed":"18446744073709551615"})");
+  ASSERT_EQ(big.status, 200) << big.body;
+  EXPECT_NE(big.body.find(R"("seed":18446744073709551615,)"), std::string::npos) << big.body;
+  ASSERT_EQ(admin_post(port_, "/__admin/config", R"({"seed":12345678901})").status, 200);
   EXPECT_EQ(post(port_, "cfg", "kcfg").status, 503);
   EXPECT_EQ(get(port_, "/__admin/health").status, 200);  // admin is never faulted
   ASSERT_EQ(admin_post(port_, "/__admin/config", R"({"faults":{}})").status, 200);
