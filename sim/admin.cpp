@@ -4,9 +4,11 @@
 
 #include <cerrno>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <new>
+#include <string>
+#include <vector>
 
 #include "http_conn.hpp"
 
@@ -19,13 +21,61 @@ struct CJsonDeleter {
 };
 using CJsonPtr = std::unique_ptr<cJSON, CJsonDeleter>;
 
+// cJSON answers NULL when it cannot allocate; the admin answers then fail as a std::string
+// append would, with std::bad_alloc, instead of going out with members missing.
+cJSON* made(cJSON* item) {
+  if (!item) throw std::bad_alloc();
+  return item;
+}
+
+CJsonPtr new_object() { return CJsonPtr(made(cJSON_CreateObject())); }
+
+// Adds `item` (owned from here on) to `object` under `name`; returns it for filling in.
+cJSON* add(cJSON* object, const char* name, cJSON* item) {
+  made(item);
+  if (!cJSON_AddItemToObject(object, name, item)) {
+    cJSON_Delete(item);
+    throw std::bad_alloc();
+  }
+  return item;
+}
+
+void add_number(cJSON* object, const char* name, double value) {
+  add(object, name, cJSON_CreateNumber(value));
+}
+
+void add_string(cJSON* object, const char* name, std::string_view value) {
+  add(object, name, cJSON_CreateString(std::string(value).c_str()));
+}
+
+void add_bool(cJSON* object, const char* name, bool value) {
+  add(object, name, cJSON_CreateBool(value));
+}
+
+std::string print(const cJSON* doc) {
+  char* text = cJSON_PrintUnformatted(doc);
+  if (!text) throw std::bad_alloc();
+  std::string out(text);
+  cJSON_free(text);
+  return out;
+}
+
+// {"ok":true}, with one number when there is one to report.
+std::string ok_json(const char* name = nullptr, double value = 0) {
+  CJsonPtr doc = new_object();
+  add_bool(doc.get(), "ok", true);
+  if (name) add_number(doc.get(), name, value);
+  return print(doc.get());
+}
+
 void error_reply(Reply& out, int status, std::string_view code, std::string_view message) {
+  CJsonPtr doc = new_object();
+  cJSON* error = add(doc.get(), "error", cJSON_CreateObject());
+  add_string(error, "type", "invalid_request_error");
+  add_string(error, "code", code);
+  add_string(error, "message", message);
   out.status = status;
-  out.body.assign(R"({"error":{"type":"invalid_request_error","code":)");
-  append_json_string(out.body, code);
-  out.body.append(R"(,"message":)");
-  append_json_string(out.body, message);
-  out.body.append("}}");
+  out.body = print(doc.get());
 }
 
 bool get_int(const cJSON* item, long long lo, long long hi, long long* out) {
@@ -60,40 +110,23 @@ void append_join(std::string& s, const std::string& name) {
 }  // namespace
 
 std::string config_json(const Config& cfg) {
-  std::string out = R"({"seed":)";
-  append_int(out, static_cast<unsigned long long>(cfg.seed));
-  out += R"(,"faults":{)";
-  bool first = true;
-  for (const auto& [name, p] : cfg.mix.to_map()) {
-    if (!first) out.push_back(',');
-    first = false;
-    append_json_string(out, name);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, ":%.17g", p);
-    out += buf;
-  }
-  out += R"(},"slow_ms":)";
-  append_int(out, cfg.slow_ms);
-  out += R"(,"retry_after_s":)";
-  append_int(out, cfg.retry_after_s);
-  out += R"(,"refuse_ms":)";
-  append_int(out, cfg.refuse_ms);
-  out += R"(,"latency_ms":)";
-  append_int(out, cfg.latency_ms);
-  out += R"(,"key_header":)";
-  append_json_string(out, cfg.effective_key_header());
-  out += R"(,"auth":)";
-  out += cfg.api_key.empty() ? "false" : "true";
-  out += R"(,"keys":)";
-  out += cfg.keys ? "true" : "false";
-  out += R"(,"oauth2_client_id":)";  // never the secret
-  append_json_string(out, cfg.oauth2.id);
-  out += R"(,"oauth2_ttl_s":)";
-  append_int(out, cfg.oauth2.ttl_s);
-  out += R"(,"profile":)";
-  append_json_string(out, cfg.profile->name);
-  out += "}";
-  return out;
+  CJsonPtr doc = new_object();
+  // Raw digits: a seed is a uint64_t, and a JSON number made from a double would round the
+  // ones above 2^53.
+  add(doc.get(), "seed", cJSON_CreateRaw(std::to_string(cfg.seed).c_str()));
+  cJSON* faults = add(doc.get(), "faults", cJSON_CreateObject());
+  for (const auto& [name, p] : cfg.mix.to_map()) add_number(faults, name.c_str(), p);
+  add_number(doc.get(), "slow_ms", cfg.slow_ms);
+  add_number(doc.get(), "retry_after_s", cfg.retry_after_s);
+  add_number(doc.get(), "refuse_ms", cfg.refuse_ms);
+  add_number(doc.get(), "latency_ms", cfg.latency_ms);
+  add_string(doc.get(), "key_header", cfg.effective_key_header());
+  add_bool(doc.get(), "auth", !cfg.api_key.empty());
+  add_bool(doc.get(), "keys", cfg.keys != nullptr);
+  add_string(doc.get(), "oauth2_client_id", cfg.oauth2.id);  // never the secret
+  add_number(doc.get(), "oauth2_ttl_s", cfg.oauth2.ttl_s);
+  add_string(doc.get(), "profile", cfg.profile->name);
+  return print(doc.get());
 }
 
 bool apply_config_patch(const Config& base, std::string_view json, Config* out, std::string* error) {
@@ -164,71 +197,49 @@ bool apply_config_patch(const Config& base, std::string_view json, Config* out, 
 }
 
 std::string truth_json(const State& state) {
-  std::string out = R"({"charges":)";
-  append_int(out, state.total_charges());
-  out += R"(,"orders":)";
-  append_int(out, state.orders());
-  out += R"(,"duplicates":)";
-  append_int(out, state.duplicate_orders());
-  out += R"(,"by_order":{)";
-  bool first = true;
-  for (const auto& [order, n] : state.charges_by_order()) {
-    if (!first) out.push_back(',');
-    first = false;
-    append_json_string(out, order);
-    out.push_back(':');
-    append_int(out, n);
-  }
-  out += R"(},"requests":)";
-  append_int(out, state.requests());
-  out += "}";
-  return out;
+  CJsonPtr doc = new_object();
+  add_number(doc.get(), "charges", state.total_charges());
+  add_number(doc.get(), "orders", state.orders());
+  add_number(doc.get(), "duplicates", state.duplicate_orders());
+  cJSON* by_order = add(doc.get(), "by_order", cJSON_CreateObject());
+  for (const auto& [order, n] : state.charges_by_order()) add_number(by_order, order.c_str(), n);
+  add_number(doc.get(), "requests", state.requests());
+  return print(doc.get());
 }
 
 std::string truth_json(const State& state, std::string_view order_id) {
   const std::vector<std::string> ids = state.charge_ids_for(order_id);
-  std::string out = R"({"order_id":)";
-  append_json_string(out, order_id);
-  out += R"(,"charges":)";
-  append_int(out, ids.size());
-  out += R"(,"ids":[)";
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (i) out.push_back(',');
-    append_json_string(out, ids[i]);
+  CJsonPtr doc = new_object();
+  add_string(doc.get(), "order_id", order_id);
+  add_number(doc.get(), "charges", static_cast<double>(ids.size()));
+  cJSON* list = add(doc.get(), "ids", cJSON_CreateArray());
+  for (const std::string& id : ids) {
+    cJSON* item = made(cJSON_CreateString(id.c_str()));
+    if (!cJSON_AddItemToArray(list, item)) {
+      cJSON_Delete(item);
+      throw std::bad_alloc();
+    }
   }
-  out += "]}";
-  return out;
+  return print(doc.get());
 }
 
 std::string stats_json(const State& state) {
   const Stats s = state.stats();
-  std::string out = R"({"requests":)";
-  append_int(out, s.requests);
-  out += R"(,"faults":{)";
+  CJsonPtr doc = new_object();
+  add_number(doc.get(), "requests", s.requests);
+  cJSON* faults = add(doc.get(), "faults", cJSON_CreateObject());
   for (std::size_t i = 0; i < kFaultCount; ++i) {
-    if (i) out.push_back(',');
-    append_json_string(out, fault_name(static_cast<Fault>(i)));
-    out.push_back(':');
-    append_int(out, s.faults[i]);
+    add_number(faults, std::string(fault_name(static_cast<Fault>(i))).c_str(), s.faults[i]);
   }
-  out += R"(},"replays":)";
-  append_int(out, s.replays);
-  out += R"(,"in_use_409":)";
-  append_int(out, s.in_use_409);
-  out += R"(,"key_reused_422":)";
-  append_int(out, s.key_reused_422);
-  out += R"(,"declines":)";
-  append_int(out, s.declines);
-  out += R"(,"charges":)";
-  append_int(out, s.charges);
-  out += R"(,"auth_refused":)";
-  append_int(out, s.auth_refused);
-  out += R"(,"oauth2_tokens_issued":)";
-  append_int(out, s.oauth2_tokens_issued);
-  out += R"(,"oauth2_tokens_refused":)";
-  append_int(out, s.oauth2_tokens_refused);
-  out += "}";
-  return out;
+  add_number(doc.get(), "replays", s.replays);
+  add_number(doc.get(), "in_use_409", s.in_use_409);
+  add_number(doc.get(), "key_reused_422", s.key_reused_422);
+  add_number(doc.get(), "declines", s.declines);
+  add_number(doc.get(), "charges", s.charges);
+  add_number(doc.get(), "auth_refused", s.auth_refused);
+  add_number(doc.get(), "oauth2_tokens_issued", s.oauth2_tokens_issued);
+  add_number(doc.get(), "oauth2_tokens_refused", s.oauth2_tokens_refused);
+  return print(doc.get());
 }
 
 void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std::string_view path,
@@ -239,11 +250,17 @@ void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std:
   std::string_view what = path.substr(std::string_view("/__admin/").size());
 
   if (what == "health") {
-    out.body.assign(R"({"ok":true})");
+    out.body = ok_json();
   } else if (what == "truth" && get) {
     std::string order;
-    if (query_param(query, "order_id", &order)) out.body = truth_json(state, order);
-    else out.body = truth_json(state);
+    if (!query_param(query, "order_id", &order)) {
+      out.body = truth_json(state);
+    } else if (order.find('\0') != std::string::npos) {
+      // No order id holds one (creates refuse them), and a JSON string from cJSON cannot.
+      error_reply(out, 400, "parameter_invalid", "order_id must not contain NUL");
+    } else {
+      out.body = truth_json(state, order);
+    }
   } else if (what == "stats" && get) {
     out.body = stats_json(state);
   } else if (what == "config" && get) {
@@ -259,7 +276,7 @@ void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std:
     out.body = config_json(cfg);
   } else if (what == "reset" && post) {
     state.reset();
-    out.body.assign(R"({"ok":true})");
+    out.body = ok_json();
   } else if (what == "script" && post) {
     CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
     const cJSON* order = root ? cJSON_GetObjectItemCaseSensitive(root.get(), "order_id") : nullptr;
@@ -285,9 +302,7 @@ void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std:
     const std::size_t count = list.size();
     if (cJSON_IsString(order)) state.script_order(order->valuestring, std::move(list));
     else state.script_key(key->valuestring, std::move(list));
-    out.body.assign(R"({"ok":true,"queued":)");
-    append_int(out.body, count);
-    out.body.push_back('}');
+    out.body = ok_json("queued", static_cast<double>(count));
   } else if (what == "outage" && post) {
     CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
     long long ms = 0;
@@ -296,14 +311,12 @@ void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std:
       return;
     }
     hooks.outage(static_cast<int>(ms));
-    out.body.assign(R"({"ok":true,"ms":)");
-    append_int(out.body, ms);
-    out.body.push_back('}');
+    out.body = ok_json("ms", static_cast<double>(ms));
   } else if (what == "oauth2/revoke" && post) {
     // Every PayPal token issued so far stops working: the client's next call gets 401 and it
     // must fetch a new token.
     state.tokens().revoke_all();
-    out.body.assign(R"({"ok":true})");
+    out.body = ok_json();
   } else if (what == "truth" || what == "stats" || what == "config" || what == "reset" ||
              what == "script" || what == "outage" || what == "oauth2/revoke") {
     error_reply(out, 405, "method_not_allowed", "method not allowed");

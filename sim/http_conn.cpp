@@ -1,5 +1,8 @@
 #include "http_conn.hpp"
 
+#include <locale.h>
+#include <time.h>
+
 #include <charconv>
 #include <cstring>
 #include <ctime>
@@ -204,17 +207,14 @@ bool query_param(std::string_view query, std::string_view name, std::string* out
 }
 
 std::string imf_fixdate(int64_t unix_seconds) {
-  static const char* const kDays[] = {"Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"};
-  static const char* const kMonths[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                        "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  // Day and month names are English whatever locale the host process set (RFC 9110 §5.6.7).
+  static const locale_t c_locale = newlocale(LC_TIME_MASK, "C", static_cast<locale_t>(0));
+  const std::time_t t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[40];
-  std::snprintf(buf, sizeof buf, "%s, %02d %s %04d %02d:%02d:%02d GMT", kDays[tm.tm_wday],
-                tm.tm_mday, kMonths[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min,
-                tm.tm_sec);
-  return buf;
+  const std::size_t n = strftime_l(buf, sizeof buf, "%a, %d %b %Y %H:%M:%S GMT", &tm, c_locale);
+  return std::string(buf, n);
 }
 
 template <typename Int>

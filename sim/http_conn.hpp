@@ -1,5 +1,5 @@
 // HTTP/1.1 request parsing and response framing for the simulator, plus the per-connection
-// buffers. No I/O here: server.cpp moves the bytes.
+// buffers. No I/O here: worker_io.cpp moves the bytes.
 #pragma once
 
 #include <cstddef>
@@ -66,7 +66,8 @@ int hexval(char c);
 
 bool query_param(std::string_view query, std::string_view name, std::string* out);
 
-// "Sun, 06 Nov 1994 08:49:37 GMT" for a Unix time.
+// The HTTP-date for a Unix time, in the IMF-fixdate form senders must use (RFC 9110 §5.6.7):
+// "Sun, 06 Nov 1994 08:49:37 GMT". Every date the simulator writes (Retry-After) comes from here.
 std::string imf_fixdate(int64_t unix_seconds);
 
 // Appends a complete response. `extra_headers` is zero or more "Name: value\r\n" lines.

@@ -129,7 +129,8 @@ const Profile* find_profile(std::string_view name);
 std::vector<std::string> profile_names();
 
 // The fields of a payment request for the non-Stripe profiles, parsed with cJSON (the Stripe
-// profile keeps the allocation-free scanner in state.cpp: it is the measured hot path).
+// profile keeps the allocation-free scanner, json_lite.hpp, in create_request.cpp: it is the
+// measured hot path).
 struct ProfileFields {
   std::string order_id;
   std::string currency;

@@ -1,10 +1,8 @@
 #include "state.hpp"
 
-#include <cmath>
-
+#include "create_request.hpp"
 #include "form_body.hpp"
 #include "http_conn.hpp"
-#include "json_lite.hpp"
 #include "profiles.hpp"
 
 namespace payretry_sim {
@@ -14,32 +12,6 @@ namespace {
 constexpr std::string_view kMissing =
     R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})";
 
-struct ParsedPayment {
-  PaymentFields fields;   // views into the body (or its own buffers): the Stripe fast path
-  ProfileFields general;  // the other profiles
-  FormPayment form;       // Stripe's form-encoded /v1/payment_intents
-  std::string_view order_id;
-  std::string_view currency = "usd";
-  int64_t amount = 0;
-};
-
-bool parse_payment(std::string_view body, ParsedPayment* p) {
-  PaymentFields& f = p->fields;
-  if (!scan_payment_json(body, &f)) return false;
-  if (!f.has_order_id || f.order_id.empty() || !f.has_amount) return false;
-  // An embedded NUL would make the order id differ between this view and C-string users.
-  if (f.order_id.find('\0') != std::string_view::npos) return false;
-  const double v = f.amount;
-  if (!(v > 0 && v <= 9007199254740991.0) || std::floor(v) != v) return false;
-  if (f.has_currency) {
-    if (!f.currency_is_string) return false;
-    p->currency = f.currency;
-  }
-  p->order_id = f.order_id;
-  p->amount = static_cast<int64_t>(v);
-  return true;
-}
-
 void format_stripe(std::string& out, uint64_t number, std::string_view order_id, int64_t amount,
                    std::string_view currency) {
   format_created(stripe_profile(), out, PaymentView{number, order_id, amount, currency});
@@ -47,6 +19,23 @@ void format_stripe(std::string& out, uint64_t number, std::string_view order_id,
 
 void append_echo(Reply& out, std::string_view key) {
   out.headers.append("idempotency-key: ").append(key.data(), key.size()).append("\r\n");
+}
+
+// What a `slow` request keeps: copies, because the client's connection (and the body the
+// request's views point into) may be gone by the time it is finished.
+std::unique_ptr<Held> held_copy(const Profile& prof, const CreateRequest& req, bool replay,
+                                uint64_t epoch) {
+  auto h = std::make_unique<Held>();
+  h->profile = &prof;
+  h->has_key = req.has_key;
+  h->replay = replay;
+  h->key.assign(req.key);
+  h->order_id.assign(req.order_id);
+  h->currency.assign(req.currency);
+  h->amount = req.amount;
+  h->epoch = epoch;
+  h->format = req.format;
+  return h;
 }
 
 bool is_pre_fault(Fault f) {
@@ -205,144 +194,110 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
     set_canned(out, prof.unauthorized);
     return Disposition::respond;
   }
-  ParsedPayment p;
-  if (format != BodyFormat::json) {
-    // Only the Stripe profile routes here. The identity is metadata[order_id] (or order_id at
-    // the /v1/payments alias); the fingerprint below is still the raw body.
-    if (!parse_form_payment(body, &p.form, format == BodyFormat::form_alias)) {
+  CreateRequest req;
+  switch (parse_create_request(prof, format, has_key, key, body, &req)) {
+    case ParseOutcome::ok:
+      break;
+    case ParseOutcome::invalid:
       set_canned(out, prof.invalid);
       return Disposition::respond;
-    }
-    p.order_id = p.form.order_id;
-    if (!p.form.currency.empty()) p.currency = p.form.currency;
-    p.amount = p.form.amount;
-  } else if (prof.id == ProfileId::stripe) {
-    if (!parse_payment(body, &p)) {
-      set_canned(out, prof.invalid);
+    case ParseOutcome::missing_key:
+      set_canned(out, prof.missing_key);
       return Disposition::respond;
-    }
-  } else {
-    switch (parse_profile_payment(prof, body, &p.general)) {
-      case ParseOutcome::ok:
-        break;
-      case ParseOutcome::invalid:
-        set_canned(out, prof.invalid);
-        return Disposition::respond;
-      case ParseOutcome::missing_key:
-        set_canned(out, prof.missing_key);
-        return Disposition::respond;
-    }
-    p.order_id = p.general.order_id;
-    p.currency = p.general.currency;
-    p.amount = p.general.amount;
-    if (prof.identity != Identity::header) {
-      has_key = true;
-      key = p.general.key;
-    }
   }
-  if (has_key && prof.echo_key) append_echo(out, key);
+  if (req.has_key && prof.echo_key) append_echo(out, req.key);
   const uint64_t epoch = epoch_.load(std::memory_order_acquire);
+  const Decision decision = transition(cfg, req, body, out);
+  fault_counts_[static_cast<std::size_t>(decision.fault)].fetch_add(1, std::memory_order_relaxed);
+  return answer(cfg, req, decision, epoch, out, held);
+}
 
-  auto make_held = [&](bool replay) {
-    auto h = std::make_unique<Held>();
-    h->profile = &prof;
-    h->has_key = has_key;
-    h->replay = replay;
-    h->key.assign(key);
-    h->order_id.assign(p.order_id);
-    h->currency.assign(p.currency);
-    h->amount = p.amount;
-    h->epoch = epoch;
-    h->format = format;
-    *held = std::move(h);
-    return Disposition::hold;
-  };
-  auto pre = [&](Fault f) {
-    if (f == Fault::refuse) return Disposition::refuse;
-    if (f == Fault::reset_before) return Disposition::reset;
-    pre_fault_reply(cfg, f, out);
-    return Disposition::respond;
-  };
-
-  if (!has_key) {
+State::Decision State::transition(const Config& cfg, const CreateRequest& req,
+                                  std::string_view body, Reply& out) {
+  Decision d;
+  if (!req.has_key) {
     // Without a key every request is a new payment: the classic duplicate-charge hazard.
     uint64_t n;
     {
-      const uint64_t h = hash_key(p.order_id);
+      const uint64_t h = hash_key(req.order_id);
       KeyShard& sh = key_shards_[shard_of(h)];
       std::lock_guard<std::mutex> lk(sh.mu);
-      n = (*sh.order_seen.emplace(p.order_id, h).first)++;
+      n = (*sh.order_seen.emplace(req.order_id, h).first)++;
     }
-    const Fault f = pick(cfg, p.order_id, false, {}, n);
-    fault_counts_[static_cast<std::size_t>(f)].fetch_add(1, std::memory_order_relaxed);
-    if (is_pre_fault(f)) return pre(f);
-    if (f == Fault::slow) return make_held(false);
-    process_fresh(prof, f, false, {}, p.order_id, p.amount, p.currency, out, format);
-    return post_fault(prof, f, out);
+    d.fault = pick(cfg, req.order_id, false, {}, n);
+    return d;
   }
-
-  enum class What { process, replay, in_use, reentry, reused } what = What::process;
-  Fault f;
-  uint64_t charge = 0;
-  {
-    const uint64_t h = hash_key(key);
-    KeyShard& sh = key_shards_[shard_of(h)];
-    std::lock_guard<std::mutex> lk(sh.mu);
-    KeyRecord& rec = *sh.keys.emplace(key, h).first;
-    f = pick(cfg, p.order_id, true, key, rec.seen++);
-    if (!is_pre_fault(f)) {
-      if (rec.state != KeyState::fresh && rec.fingerprint() != body) {
-        what = What::reused;
-      } else if (rec.state == KeyState::in_progress) {
-        what = prof.format_in_flight ? What::reentry : What::in_use;
-      } else if (rec.state == KeyState::done) {
-        what = What::replay;
-        out.status = rec.status;
-        out.body.assign(rec.response());
-        charge = rec.charge;
-      } else {
-        rec.state = KeyState::in_progress;
-        rec.blob.assign(body);
-        rec.fingerprint_len = static_cast<uint32_t>(body.size());
-      }
-    }
+  const uint64_t h = hash_key(req.key);
+  KeyShard& sh = key_shards_[shard_of(h)];
+  std::lock_guard<std::mutex> lk(sh.mu);
+  KeyRecord& rec = *sh.keys.emplace(req.key, h).first;
+  d.fault = pick(cfg, req.order_id, true, req.key, rec.seen++);
+  // A fault before the provider: the request never reached it, so the key stays as it was.
+  if (is_pre_fault(d.fault)) return d;
+  if (rec.state != KeyState::fresh && rec.fingerprint() != body) {
+    d.transition = Transition::reused;
+  } else if (rec.state == KeyState::in_progress) {
+    d.transition = cfg.profile->format_in_flight ? Transition::reentry : Transition::in_use;
+  } else if (rec.state == KeyState::done) {
+    d.transition = Transition::replay;
+    out.status = rec.status;
+    out.body.assign(rec.response());
+    d.charge = rec.charge;
+  } else {
+    rec.state = KeyState::in_progress;
+    rec.blob.assign(body);
+    rec.fingerprint_len = static_cast<uint32_t>(body.size());
   }
-  fault_counts_[static_cast<std::size_t>(f)].fetch_add(1, std::memory_order_relaxed);
-  if (is_pre_fault(f)) return pre(f);
+  return d;
+}
 
-  switch (what) {
-    case What::reused:
+Disposition State::answer(const Config& cfg, const CreateRequest& req, const Decision& d,
+                          uint64_t epoch, Reply& out, std::unique_ptr<Held>* held) {
+  const Profile& prof = *cfg.profile;
+  const Fault f = d.fault;
+  if (f == Fault::refuse) return Disposition::refuse;
+  if (f == Fault::reset_before) return Disposition::reset;
+  if (is_pre_fault(f)) {
+    pre_fault_reply(cfg, f, out);
+    return Disposition::respond;
+  }
+  switch (d.transition) {
+    case Transition::reused:
       reused_.fetch_add(1, std::memory_order_relaxed);
       set_canned(out, prof.mismatch);
       return f == Fault::slow ? Disposition::respond : post_fault(prof, f, out);
-    case What::in_use:
+    case Transition::in_use:
       in_use_.fetch_add(1, std::memory_order_relaxed);
       set_canned(out, prof.in_use);
       out.transient = prof.transient_503;
       return f == Fault::slow ? Disposition::respond : post_fault(prof, f, out);
-    case What::reentry:
+    case Transition::reentry:
       // Same body while the first request runs: the provider answers it like the first one
       // will be answered, and charges nothing for it.
       in_use_.fetch_add(1, std::memory_order_relaxed);
       out.status = prof.in_flight_status;
       out.body.clear();
-      prof.format_in_flight(out.body, p.order_id);
+      prof.format_in_flight(out.body, req.order_id);
       return f == Fault::slow ? Disposition::respond : post_fault(prof, f, out);
-    case What::replay:
+    case Transition::replay:
       replays_.fetch_add(1, std::memory_order_relaxed);
       if (f == Fault::slow) {
         out.clear();
-        return make_held(true);
+        *held = held_copy(prof, req, /*replay=*/true, epoch);
+        return Disposition::hold;
       }
-      shape_replay(prof, charge, out);
+      shape_replay(prof, d.charge, out);
       return post_fault(prof, f, out);
-    case What::process:
+    case Transition::process:
       break;
   }
-  if (f == Fault::slow) return make_held(false);
-  const uint64_t number =
-      process_fresh(prof, f, true, key, p.order_id, p.amount, p.currency, out, format);
-  settle(prof, f, key, out, number, epoch);
+  if (f == Fault::slow) {
+    *held = held_copy(prof, req, /*replay=*/false, epoch);
+    return Disposition::hold;
+  }
+  const uint64_t number = process_fresh(prof, f, req.has_key, req.key, req.order_id, req.amount,
+                                        req.currency, out, req.format);
+  if (req.has_key) settle(prof, f, req.key, out, number, epoch);
   return post_fault(prof, f, out);
 }
 

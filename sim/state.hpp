@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "create_request.hpp"
 #include "faults.hpp"
 #include "keys.hpp"
 #include "oauth2.hpp"
@@ -75,11 +76,6 @@ enum class Disposition {
   refuse,   // RST the connection and close the listeners for refuse_ms
   hold,     // keep the request for slow_ms, then finish_held()
 };
-
-// How a create request carries its fields: JSON (/v1/payments and the other profiles),
-// Stripe's form encoding at /v1/payment_intents (what Stripe's SDKs send: answered with a
-// PaymentIntent), or form fields at the /v1/payments alias (answered like its JSON form).
-enum class BodyFormat : uint8_t { json, form, form_alias };
 
 // A request held by the `slow` fault: owns copies of everything it needs, because the
 // client's connection (and its buffer) may be gone by the time it is finished.
@@ -261,6 +257,28 @@ class State {
   };
 
   static std::size_t shard_of(uint64_t hash) { return hash >> 58; }  // top 6 bits: 64 shards
+
+  // A create in three steps: post_payment parses it (create_request.hpp), transition() decides
+  // what the idempotency rules make of it, answer() renders the provider's reply.
+  enum class Transition : uint8_t {
+    process,  // a fresh key (now claimed), or no key: run the payment
+    replay,   // the key is done and the body the same: its stored answer again
+    in_use,   // the key is running and the body the same: the profile's in-use error
+    reentry,  // ... in a profile that answers that like the first request (format_in_flight)
+    reused,   // the key was used with another body: the profile's mismatch error
+  };
+  struct Decision {
+    Fault fault = Fault::none;  // the request's place in the seeded schedule (or its script)
+    Transition transition = Transition::process;
+    uint64_t charge = 0;  // replay: the stored answer's charge (0: none, e.g. a decline)
+  };
+  // Under the key's shard lock: picks the fault and, unless the fault acts before the
+  // provider, claims a fresh key (fingerprinted by `body`) or copies a done key's stored answer
+  // into `out`.
+  Decision transition(const Config& cfg, const CreateRequest& req, std::string_view body,
+                      Reply& out);
+  Disposition answer(const Config& cfg, const CreateRequest& req, const Decision& d,
+                     uint64_t epoch, Reply& out, std::unique_ptr<Held>* held);
   Fault pick(const Config& cfg, std::string_view order_id, bool has_key, std::string_view key,
              uint64_t n);
   bool pop_script(std::string_view order_id, bool has_key, std::string_view key, Fault* out);

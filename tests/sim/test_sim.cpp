@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <clocale>
 #include <cstring>
 #include <ctime>
 #include <map>
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "faults.hpp"
+#include "http_conn.hpp"
 #include "json_lite.hpp"
 #include "server.hpp"
 #include "sim_client.hpp"
@@ -248,6 +250,9 @@ TEST_F(Sim, without_a_key_every_request_is_a_new_charge) {
   EXPECT_EQ(one.str("order_id"), "dup");
   EXPECT_EQ(one.num("charges"), 2);
   EXPECT_EQ(cJSON_GetArraySize(one.at("ids")), 2);
+  // No order id holds a NUL, and a JSON string cannot carry one past cJSON: asked for, it is
+  // refused rather than answered about a shorter id.
+  EXPECT_EQ(get(port_, "/__admin/truth?order_id=dup%00x").status, 400);
 }
 
 TEST_F(Sim, invalid_bodies_are_400_and_not_stored) {
@@ -467,6 +472,20 @@ TEST_F(Sim, rate_limit_date_is_an_imf_fixdate_in_the_future) {
   EXPECT_GE(when, before + 3);
   EXPECT_LE(when, std::time(nullptr) + 3);
   EXPECT_EQ(sim_->charges_for("rld"), 0);
+}
+
+TEST(HttpDate, imf_fixdate_writes_english_names_whatever_the_locale) {
+  EXPECT_EQ(payretry_sim::imf_fixdate(784111777), "Sun, 06 Nov 1994 08:49:37 GMT");  // RFC 9110's
+  EXPECT_EQ(payretry_sim::imf_fixdate(0), "Thu, 01 Jan 1970 00:00:00 GMT");
+  // A host process (a test binary, a Python interpreter) may set a locale with other day and
+  // month names; the dates the provider writes must not follow it. Checked where one exists.
+  const std::string saved = std::setlocale(LC_TIME, nullptr);
+  for (const char* name : {"de_DE.UTF-8", "fr_FR.UTF-8", "es_ES.UTF-8", "de_DE", "fr_FR"}) {
+    if (!std::setlocale(LC_TIME, name)) continue;
+    EXPECT_EQ(payretry_sim::imf_fixdate(784111777), "Sun, 06 Nov 1994 08:49:37 GMT") << name;
+    break;
+  }
+  std::setlocale(LC_TIME, saved.c_str());
 }
 
 TEST_F(Sim, bad_gateway_and_unavailable_process_nothing) {
@@ -773,6 +792,11 @@ TEST_F(Sim, admin_config_applies_and_names_what_it_rejects) {
   EXPECT_EQ(j.num("slow_ms"), 10);
   EXPECT_EQ(j.num("retry_after_s"), 2);
   EXPECT_EQ(j.num("refuse_ms"), 20);
+  // A seed is a uint64_t: one above 2^53 comes back digit for digit, not rounded to a double.
+  Response big = admin_post(port_, "/__admin/config", R"({"seed":"18446744073709551615"})");
+  ASSERT_EQ(big.status, 200) << big.body;
+  EXPECT_NE(big.body.find(R"("seed":18446744073709551615,)"), std::string::npos) << big.body;
+  ASSERT_EQ(admin_post(port_, "/__admin/config", R"({"seed":12345678901})").status, 200);
   EXPECT_EQ(post(port_, "cfg", "kcfg").status, 503);
   EXPECT_EQ(get(port_, "/__admin/health").status, 200);  // admin is never faulted
   ASSERT_EQ(admin_post(port_, "/__admin/config", R"({"faults":{}})").status, 200);
