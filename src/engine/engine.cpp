@@ -6,14 +6,13 @@
 #include <algorithm>
 #include <cctype>
 
-#include "backoff.hpp"
 #include "error.hpp"
 #include "form_encoding.hpp"
 #include "json_path.hpp"
 #include "json_util.hpp"
 #include "path_template.hpp"
 #include "redact.hpp"
-#include "retry_after.hpp"
+#include "retry_decision.hpp"
 #include "validate.hpp"
 
 namespace payretry {
@@ -461,44 +460,22 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   }
 
   // Retryable. Decide whether, and how long to wait.
-  if (static_cast<int>(n_ - first_ + 1) >= policy_.max_attempts) {
+  const RetryDecision next = decide_retry(policy_, n_ - first_ + 1, t, clock.now_ms(), clock.unix_ms(), deadline_,
+                                          e_.d_.jitter, e_.d_.budget);
+  if (!next.retry) {
     record_attempt();
-    return finish(Outcome::unknown, "attempts_exhausted (" + c.reason + ")");
+    if (next.stop == "retry_budget_exhausted") e_.d_.stats.on_budget_exhausted();
+    if (next.stop == "retry_after_beyond_deadline") return finish(Outcome::unknown, next.stop);
+    return finish(Outcome::unknown, next.stop + " (" + c.reason + ")");
   }
-  int64_t delay = backoff_delay_ms(n_ - first_, policy_.backoff_base_ms, policy_.backoff_cap_ms, e_.d_.jitter);
-  std::string source = "backoff";
-  if (t.failure == TransportFailure::none) {
-    if (auto wait = response_retry_after_ms(t.response, clock.unix_ms())) {
-      // The server's wish is a floor; if honouring it would pass the
-      // deadline, stop now rather than hammer it early.
-      if (clock.now_ms() + *wait > deadline_) {
-        record_attempt();
-        return finish(Outcome::unknown, "retry_after_beyond_deadline");
-      }
-      const int64_t floor = std::min(*wait, policy_.retry_after_max_ms);
-      if (floor > delay) {
-        delay = floor;
-        source = "retry_after";
-      }
-    }
-  }
-  if (clock.now_ms() + delay + policy_.min_attempt_ms > deadline_) {
-    record_attempt();
-    return finish(Outcome::unknown, "deadline (" + c.reason + ")");
-  }
-  if (!e_.d_.budget.try_spend()) {
-    record_attempt();
-    e_.d_.stats.on_budget_exhausted();
-    return finish(Outcome::unknown, "retry_budget_exhausted (" + c.reason + ")");
-  }
-  a_.delay_ms = delay;
-  a_.delay_source = source;
+  a_.delay_ms = next.delay_ms;
+  a_.delay_source = next.delay_source;
   record_attempt();
   retry_reason_ = c.reason;
   Step s;
   s.kind = Kind::record;
   s.attempt = &r_.attempts.back();
-  s.delay_ms = delay;
+  s.delay_ms = next.delay_ms;
   return s;
 }
 
