@@ -93,7 +93,7 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   flow_ = std::make_unique<PaymentFlow>(*engine_, *ledger_, config_, system_clock(), system_sleeper(), keys_, stats_,
                                         *log_, owner);
   settler_ = std::make_unique<Settler>(*ledger_, *transport_, profile_, config_, system_clock(), system_sleeper(),
-                                       *jitter_, *log_, stats_, *flow_, std::move(hook), auth_.get());
+                                       *jitter_, *budget_, *log_, stats_, *flow_, std::move(hook), auth_.get());
 }
 
 MultiEngine& Client::multi() {

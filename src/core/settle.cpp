@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 
-#include "backoff.hpp"
 #include "classify.hpp"
 #include "error.hpp"
 #include "form_encoding.hpp"
@@ -13,7 +12,7 @@
 #include "json_util.hpp"
 #include "path_template.hpp"
 #include "redact.hpp"
-#include "retry_after.hpp"
+#include "retry_decision.hpp"
 
 namespace payretry {
 namespace {
@@ -53,10 +52,10 @@ struct Settler::Answer {
 };
 
 Settler::Settler(Ledger& ledger, Transport& transport, const Profile& profile, const Config& config, Clock& clock,
-                 Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow, RequestHook hook,
-                 Authenticator* auth)
+                 Sleeper& sleeper, Random& jitter, RetryBudget& budget, AttemptLog& log, Stats& stats,
+                 PaymentFlow& flow, RequestHook hook, Authenticator* auth)
     : ledger_(ledger), transport_(transport), profile_(profile), config_(config), clock_(clock), sleeper_(sleeper),
-      jitter_(jitter), log_(log), stats_(stats), flow_(flow), hook_(std::move(hook)), auth_(auth) {}
+      jitter_(jitter), budget_(budget), log_(log), stats_(stats), flow_(flow), hook_(std::move(hook)), auth_(auth) {}
 
 bool Settler::can_look_up(const PaymentRow& row) const {
   const std::string& by = profile_.lookup.by;
@@ -82,7 +81,25 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
   // same request hook (providers that sign creates sign lookups too), and
   // no byte of it leaves after the deadline or the claim's lease.
   bool renewed = false;
-  for (int n = 1; n <= policy.max_attempts; ++n) {
+  int n = 1;
+  // Every lookup attempt goes to the attempt log, as a payment's does.
+  auto logged = [&](const TransportResult& t, const char* verdict, const std::string& reason,
+                    const RetryDecision* next = nullptr) {
+    AttemptRecord rec;
+    rec.number = static_cast<unsigned>(n);
+    rec.started_unix_ms = a.asked_at;
+    rec.elapsed_ms = t.elapsed_ms;
+    rec.http_status = t.failure == TransportFailure::none ? t.response.status : 0;
+    if (t.failure != TransportFailure::none) rec.transport_error = transport_failure_name(t.failure);
+    rec.verdict = verdict;
+    rec.reason = reason;
+    if (next && next->retry) {
+      rec.delay_ms = next->delay_ms;
+      rec.delay_source = next->delay_source;
+    }
+    log_.lookup(row.order_id, row.idempotency_key, rec);
+  };
+  for (;; ++n) {
     const int64_t left = deadline - clock_.now_ms();
     if (left < policy.min_attempt_ms) break;
     HttpRequest h;
@@ -124,7 +141,6 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
     if (h.timeout_ms < policy.min_attempt_ms) break;
     a.asked_at = clock_.unix_ms();
     const TransportResult t = transport_.post(h);
-    int64_t floor_ms = 0;
     if (t.failure == TransportFailure::none && t.response.status == 401 && auth_ && !renewed &&
         auth_->renew_after_unauthorized()) {
       renewed = true;  // an expired token: one fresh one, not counted as a lookup attempt
@@ -144,6 +160,7 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
       a.http_status = t.response.status;
       a.why = "the lookup answer could not be verified: " + untrusted;
       log_.note(kLogError, "answer_not_verified", "lookup of " + row.order_id + ": " + untrusted);
+      logged(t, kLookupFailed, "answer_not_verified");
       return a;
     }
     if (t.failure == TransportFailure::none) {
@@ -152,6 +169,8 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
       // path, a proxy) or an answer without a status proves nothing.
       if (!lk.not_found.empty() && rule_matches(lk.not_found, t)) {
         a.kind = Answer::not_found;
+        budget_.on_success();  // the provider answers: as a payment's success, it refills the budget
+        logged(t, kLookupNotFound, "not_found");
         return a;
       }
       const int s = t.response.status;
@@ -160,30 +179,46 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
         const auto status = json_path_strings(answer.get(), lk.status_path);
         if (status.empty()) {
           a.why = "the lookup answer holds no status";
+          logged(t, kLookupFailed, "no_status");
           return a;
         }
         if (trust != AnswerTrust::verified) {
           a.why = "the lookup answer is not signed: " + untrusted;
+          logged(t, kLookupFailed, "answer_not_signed");
           return a;
         }
         a.kind = Answer::found;
+        budget_.on_success();
         a.provider_status = utf8_clean(status.front());
         const auto id = json_path_strings(answer.get(), lk.id_path);
         if (!id.empty()) a.provider_id = utf8_clean(id.front());
+        logged(t, kLookupFound, a.provider_status);
         return a;
       }
       a.why = "lookup answered HTTP " + std::to_string(s);
-      if (!(s == 408 || s == 425 || s == 429 || s >= 500)) return a;
-      if (auto wait = response_retry_after_ms(t.response, clock_.unix_ms())) floor_ms = std::min(*wait, policy.retry_after_max_ms);
     } else {
       a.why = std::string("lookup failed: ") + transport_failure_name(t.failure);
     }
-    if (n < policy.max_attempts) {
-      const int64_t delay = std::max(floor_ms, backoff_delay_ms(static_cast<unsigned>(n - 1), policy.backoff_base_ms,
-                                                                policy.backoff_cap_ms, jitter_));
-      if (clock_.now_ms() + delay + policy.min_attempt_ms > deadline) break;
-      sleeper_.sleep_ms(delay);
+    // Whether to ask again is the payments' own decision: classify() reads
+    // the answer as it would a create's, and only a final answer (a 4xx the
+    // profile calls final, a mismatch) stops; an answer that would leave a
+    // create "maybe processed" only means the read failed, and a read acts
+    // on nothing. Attempts, deadline, Retry-After and the client's retry
+    // budget then bound the lookup as they bound a payment.
+    const Classification c = classify(profile_, t);
+    const bool final_answer =
+        c.verdict == Verdict::fail || c.verdict == Verdict::mismatch || c.verdict == Verdict::success;
+    RetryDecision next;
+    if (!final_answer)
+      next = decide_retry(policy, static_cast<unsigned>(n), t, clock_.now_ms(), clock_.unix_ms(), deadline, jitter_,
+                          budget_);
+    logged(t, verdict_name(c.verdict), c.reason, &next);
+    if (!next.retry) {
+      if (next.stop == "retry_budget_exhausted") stats_.on_budget_exhausted();
+      if (!next.stop.empty()) a.why += " (" + next.stop + ")";
+      return a;
     }
+    sleeper_.sleep_ms(next.delay_ms);
   }
   return a;
 }

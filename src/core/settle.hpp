@@ -40,8 +40,8 @@ struct ReconcileReport {
 class Settler {
  public:
   Settler(Ledger& ledger, Transport& transport, const Profile& profile, const Config& config, Clock& clock,
-          Sleeper& sleeper, Random& jitter, AttemptLog& log, Stats& stats, PaymentFlow& flow, RequestHook hook,
-          Authenticator* auth = nullptr);
+          Sleeper& sleeper, Random& jitter, RetryBudget& budget, AttemptLog& log, Stats& stats, PaymentFlow& flow,
+          RequestHook hook, Authenticator* auth = nullptr);
 
   // Throws Error(Errc::not_found) for an order the ledger does not know.
   PaymentResult query(const std::string& order_id);
@@ -68,6 +68,7 @@ class Settler {
   Clock& clock_;
   Sleeper& sleeper_;
   Random& jitter_;
+  RetryBudget& budget_;  // the client's: lookups' retries draw from it too
   AttemptLog& log_;
   Stats& stats_;
   PaymentFlow& flow_;

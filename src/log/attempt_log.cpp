@@ -48,13 +48,22 @@ void AttemptLog::emit(int level, cJSON* obj) {
 }
 
 void AttemptLog::attempt(const PaymentResult& p, const AttemptRecord& a) {
+  write_attempt("attempt", p.order_id, p.idempotency_key, a);
+}
+
+void AttemptLog::lookup(const std::string& order_id, const std::string& idempotency_key, const AttemptRecord& a) {
+  write_attempt("lookup", order_id, idempotency_key, a);
+}
+
+void AttemptLog::write_attempt(const char* event, const std::string& order_id, const std::string& idempotency_key,
+                               const AttemptRecord& a) {
   if (kLogInfo < min_level_ || (!sink_ && !file_)) return;
   JsonPtr o(cJSON_CreateObject());
   if (!o) throw std::bad_alloc();
   json_add(o.get(), "ts", iso8601(a.started_unix_ms));
-  json_add(o.get(), "event", "attempt");
-  json_add(o.get(), "order_id", clean(p.order_id));
-  json_add(o.get(), "idempotency_key", clean(p.idempotency_key));
+  json_add(o.get(), "event", event);
+  json_add(o.get(), "order_id", clean(order_id));
+  json_add(o.get(), "idempotency_key", clean(idempotency_key));
   AttemptRecord safe = a;
   safe.transport_error = clean(a.transport_error);
   safe.provider_request_id = clean(a.provider_request_id);

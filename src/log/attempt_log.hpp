@@ -26,12 +26,17 @@ class AttemptLog {
 
   // After attempt `a` of payment `p` (p.attempts may not yet hold it).
   void attempt(const PaymentResult& p, const AttemptRecord& a);
+  // One attempt of a status lookup (query, reconcile): the same record,
+  // event "lookup".
+  void lookup(const std::string& order_id, const std::string& idempotency_key, const AttemptRecord& a);
   // When the submission ends.
   void outcome(const PaymentResult& p);
   // Anything else worth a line (configuration warnings).
   void note(int level, const std::string& event, const std::string& message);
 
  private:
+  void write_attempt(const char* event, const std::string& order_id, const std::string& idempotency_key,
+                     const AttemptRecord& a);
   void emit(int level, cJSON* obj);
   std::string clean(const std::string& s) const;
 

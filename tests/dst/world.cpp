@@ -360,7 +360,7 @@ Process::Process(World& world, int ident, int dep, bool concurrent)
   engine = std::make_unique<Engine>(w.config, w.profile,
                                     EngineDeps{transport, w.clock, sleeper, jitter, keys, *log, *budget, stats}, hook);
   flow = std::make_unique<PaymentFlow>(*engine, *ledger, w.config, w.clock, sleeper, keys, stats, *log, owner);
-  settler = std::make_unique<Settler>(*ledger, transport, w.profile, w.config, w.clock, sleeper, jitter, *log, stats,
+  settler = std::make_unique<Settler>(*ledger, transport, w.profile, w.config, w.clock, sleeper, jitter, *budget, *log, stats,
                                       *flow, hook);
   if (concurrent) {
     async = std::make_unique<SimAsyncTransport>(*this);

@@ -1,0 +1,112 @@
+// Lookups (query, reconcile) take the payments' retry decision: classify()
+// says whether an answer is final, decide_retry() how long to wait, and the
+// client's retry budget and attempt log see every lookup attempt.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "fakes.hpp"
+#include "ledger_memory.hpp"
+#include "payment_flow.hpp"
+#include "settle.hpp"
+
+namespace payretry::test {
+namespace {
+
+const std::string kBody = R"({"amount":1000,"currency":"EUR","reference":"order-1","source":{"type":"token","token":"tok_x"}})";
+TransportResult found_captured() { return http(200, R"({"data":[{"id":"pay_abc","status":"Captured"}]})"); }
+
+// The Harness's engine, plus a memory ledger, the payment flow and the
+// settler, as the client wires them.
+class LookupHarness : public Harness {
+ public:
+  LookupHarness() : Harness("checkout_com") {}
+
+  Settler& settler() {
+    if (!settler_) {
+      Engine& e = engine();
+      ledger_ = open_memory_ledger("");
+      log_ = std::make_unique<AttemptLog>(
+          [this](int level, const std::string& line) { lines.push_back({level, line}); }, std::string(), kLogDebug,
+          config.secrets(), clock);
+      flow_ = std::make_unique<PaymentFlow>(e, *ledger_, config, clock, sleeper, keys, stats, *log_, "test-owner");
+      settler_ = std::make_unique<Settler>(*ledger_, transport, profile, config, clock, sleeper, jitter, budget(),
+                                           *log_, stats, *flow_, hook);
+    }
+    return *settler_;
+  }
+  // A payment left UNKNOWN: its one attempt timed out after the write.
+  void leave_unknown() {
+    settler();
+    transport.script = {timeout_after_write()};
+    SubmitRequest r;
+    r.order_id = "order-1";
+    r.body = kBody;
+    ASSERT_EQ(flow_->submit(r).outcome, Outcome::unknown);
+    transport.sent.clear();
+    sleeper.sleeps.clear();
+  }
+
+ private:
+  std::unique_ptr<Ledger> ledger_;
+  std::unique_ptr<AttemptLog> log_;
+  std::unique_ptr<PaymentFlow> flow_;
+  std::unique_ptr<Settler> settler_;
+};
+
+TEST(Lookup, A503IsAskedAgainAfterItsRetryAfterAndBothAttemptsAreLogged) {
+  LookupHarness h;
+  h.leave_unknown();
+  h.transport.script = {http(503, "{}", {{"Retry-After", "2"}}), found_captured()};
+  const PaymentResult r = h.settler().query("order-1");
+  EXPECT_EQ(r.outcome, Outcome::succeeded) << r.error;
+  EXPECT_EQ(h.transport.sent.size(), 2u);
+  ASSERT_EQ(h.sleeper.sleeps.size(), 1u);
+  EXPECT_EQ(h.sleeper.sleeps[0], 2000) << "Retry-After is the floor of the wait";
+  const auto lookups = h.events("lookup");
+  ASSERT_EQ(lookups.size(), 2u) << "every lookup attempt is logged";
+  JsonDoc first(lookups[0]), second(lookups[1]);
+  EXPECT_EQ(first.str("delay_source"), "retry_after");
+  EXPECT_EQ(first.str("order_id"), "order-1");
+  EXPECT_EQ(second.str("verdict"), "found");
+  EXPECT_EQ(second.str("reason"), "Captured");
+}
+
+TEST(Lookup, RetriesDrawFromTheClientsRetryBudget) {
+  LookupHarness h;
+  h.config.budget.tokens = 5;  // one retry's worth
+  h.config.budget.retry_cost = 5;
+  h.leave_unknown();
+  h.transport.script = {http(503), http(503), found_captured()};
+  const PaymentResult r = h.settler().query("order-1");
+  EXPECT_EQ(r.outcome, Outcome::unknown) << "the budget ran dry before the provider answered";
+  EXPECT_EQ(h.transport.sent.size(), 2u) << "one lookup, one retry paid for";
+  EXPECT_EQ(h.transport.script.size(), 1u);
+  EXPECT_NE(h.stats.to_json(h.budget().tokens()).find("\"budget_exhausted\":1"), std::string::npos);
+  EXPECT_NE(r.error.find("retry_budget_exhausted"), std::string::npos) << r.error;
+}
+
+TEST(Lookup, AnAnswerTheProfileCallsFinalIsNotAskedAgain) {
+  LookupHarness h;
+  h.leave_unknown();
+  h.transport.script = {http(401, R"({"error_type":"unauthorized"})"), found_captured()};
+  const PaymentResult r = h.settler().query("order-1");
+  EXPECT_EQ(r.outcome, Outcome::unknown);
+  EXPECT_EQ(h.transport.sent.size(), 1u);
+  EXPECT_TRUE(h.sleeper.sleeps.empty());
+}
+
+TEST(Lookup, AFoundAnswerRefillsTheBudgetAsAPaymentsSuccessDoes) {
+  LookupHarness h;
+  h.config.budget.tokens = 10;
+  h.config.budget.retry_cost = 5;
+  h.config.budget.success_refund = 5;
+  h.leave_unknown();
+  h.transport.script = {http(503), found_captured()};
+  EXPECT_EQ(h.settler().query("order-1").outcome, Outcome::succeeded);
+  EXPECT_EQ(h.budget().tokens(), 10) << "5 spent on the retry, 5 back from the answer";
+}
+
+}  // namespace
+}  // namespace payretry::test
