@@ -351,8 +351,8 @@ void PaymentFlow::mark_unrecorded(PaymentResult& r, const std::string& why) cons
 }
 
 std::string PaymentFlow::settle_hint() const {
-  const std::string& by = engine_.profile().lookup.by;
-  return by == "order_id" || by == "provider_id" ? "never re-sent: settle it by a lookup (query), a webhook or by hand"
+  const LookupBy by = engine_.profile().lookup.by;
+  return by == LookupBy::order_id || by == LookupBy::provider_id ? "never re-sent: settle it by a lookup (query), a webhook or by hand"
                                                  : "never re-sent: settle it by a webhook or by hand";
 }
 

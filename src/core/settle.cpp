@@ -58,8 +58,8 @@ Settler::Settler(Ledger& ledger, Transport& transport, const Profile& profile, c
       jitter_(jitter), budget_(budget), log_(log), stats_(stats), flow_(flow), hook_(std::move(hook)), auth_(auth) {}
 
 bool Settler::can_look_up(const PaymentRow& row) const {
-  const std::string& by = profile_.lookup.by;
-  return by == "order_id" || (by == "provider_id" && !row.provider_payment_id.empty());
+  const LookupBy by = profile_.lookup.by;
+  return by == LookupBy::order_id || (by == LookupBy::provider_id && !row.provider_payment_id.empty());
 }
 
 Settler::Answer Settler::look_up(const PaymentRow& row) {
@@ -266,7 +266,7 @@ AttemptEntry Settler::lookup_entry(const PaymentRow& claimed, const Answer& a, c
       // it) and the provider's read lag has passed since the last moment a
       // send may have left (a dead run's lease end included).
       const bool by_carried_reference =
-          profile_.lookup.by == "order_id" &&
+          profile_.lookup.by == LookupBy::order_id &&
           (!profile_.lookup.reference_path.empty() || profile_.identity.mode == IdentityMode::reference);
       const bool lag_passed =
           !h.may_have_processed || e.started_at - h.last_possible_send >= config_.not_found_grace_ms;
@@ -299,9 +299,9 @@ PaymentResult Settler::settle_from(const PaymentRow& claimed, const Answer& a) {
       if (!a.provider_id.empty()) s.provider_payment_id = a.provider_id;
       s.http_status = a.http_status;
       const auto m = profile_.lookup.status_map.find(a.provider_status);
-      const std::string mapped = m == profile_.lookup.status_map.end() ? "" : m->second;
-      if (mapped == "SUCCEEDED" || mapped == "FAILED") {
-        s.state = mapped == "SUCCEEDED" ? PaymentState::succeeded : PaymentState::failed;
+      const bool settles = m != profile_.lookup.status_map.end() && m->second != StatusTarget::pending;
+      if (settles) {
+        s.state = m->second == StatusTarget::succeeded ? PaymentState::succeeded : PaymentState::failed;
         s.delivery = "delivered";
         s.detail = "settled by query: the provider reports " + a.provider_status;
       } else {
@@ -351,8 +351,8 @@ PaymentResult Settler::query(const std::string& order_id) {
   if (row.state == PaymentState::in_flight && row.lease_until >= now)
     return flow_.stored_result(row, "another worker holds this payment");
   const Lookup& lk = profile_.lookup;
-  if (lk.by == "none") return unchanged(row, "provider " + profile_.name + " offers no status lookup");
-  if (lk.by == "replay")
+  if (lk.by == LookupBy::none) return unchanged(row, "provider " + profile_.name + " offers no status lookup");
+  if (lk.by == LookupBy::replay)
     return unchanged(row, "provider " + profile_.name + "'s only lookup is a same-key re-send: reconcile with the body");
   if (!can_look_up(row))
     return unchanged(row, "no provider payment id is known, and provider " + profile_.name + " looks up by id only" +

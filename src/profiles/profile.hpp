@@ -72,6 +72,25 @@ enum class ReplayKind {
 };
 const char* replay_kind_name(ReplayKind k);
 std::optional<ReplayKind> parse_replay_kind(std::string_view s);
+
+// How a payment's status can be asked for (a profile's lookup.by).
+enum class LookupBy {
+  none,         // the provider offers no lookup
+  replay,       // the only lookup is a same-key re-send
+  order_id,     // GET (or POST) by the merchant reference
+  provider_id,  // GET by the provider's id, known only once an answer was read
+};
+const char* lookup_by_name(LookupBy b);
+std::optional<LookupBy> parse_lookup_by(std::string_view s);
+
+// What a provider status read by a lookup settles (a status_map target).
+enum class StatusTarget {
+  succeeded,  // SUCCEEDED
+  failed,     // FAILED
+  pending,    // PENDING: still running, the payment stays UNKNOWN
+};
+const char* status_target_name(StatusTarget t);
+std::optional<StatusTarget> parse_status_target(std::string_view s);
 // True when a same-key re-send can never run the payment a second time,
 // whatever the earlier attempts observed (while the key is retained).
 inline bool resend_always_safe(ReplayKind k) {
@@ -112,17 +131,13 @@ struct ProfileAuth {
 
 // How to ask the provider what really happened (docs/design.md "Query and reconcile").
 struct Lookup {
-  // "order_id": GET by merchant reference; "provider_id": GET by the
-  // provider's id (known only when a response was read); "replay": the only
-  // lookup is a same-key re-send; "none": the provider offers none.
-  std::string by = "none";
+  LookupBy by = LookupBy::none;
   std::string method = "GET";
   std::string path;                      // template: {order_id} {provider_id} {key} {merchant_id} {app_id}
   std::string status_path = "$.status";  // where the status lives in the answer
   std::string id_path = "$.id";
-  // Provider status -> "SUCCEEDED" | "FAILED" | "PENDING" (still running:
-  // stays UNKNOWN) ; statuses not listed stay UNKNOWN.
-  std::map<std::string, std::string> status_map;
+  // Provider status -> what it settles; statuses not listed stay UNKNOWN.
+  std::map<std::string, StatusTarget> status_map;
   Matcher not_found;                     // what "no such payment" looks like
   // Request body template for a POST lookup ({order_id} {provider_id} {key});
   // empty = no body (Alipay's alipay.trade.query takes its reference in one).

@@ -51,6 +51,37 @@ std::optional<Verdict> parse_verdict(std::string_view s) {
   return std::nullopt;
 }
 
+const char* lookup_by_name(LookupBy b) {
+  switch (b) {
+    case LookupBy::none: return "none";
+    case LookupBy::replay: return "replay";
+    case LookupBy::order_id: return "order_id";
+    case LookupBy::provider_id: return "provider_id";
+  }
+  return "?";
+}
+
+std::optional<LookupBy> parse_lookup_by(std::string_view s) {
+  for (LookupBy b : {LookupBy::none, LookupBy::replay, LookupBy::order_id, LookupBy::provider_id})
+    if (s == lookup_by_name(b)) return b;
+  return std::nullopt;
+}
+
+const char* status_target_name(StatusTarget t) {
+  switch (t) {
+    case StatusTarget::succeeded: return "SUCCEEDED";
+    case StatusTarget::failed: return "FAILED";
+    case StatusTarget::pending: return "PENDING";
+  }
+  return "?";
+}
+
+std::optional<StatusTarget> parse_status_target(std::string_view s) {
+  for (StatusTarget t : {StatusTarget::succeeded, StatusTarget::failed, StatusTarget::pending})
+    if (s == status_target_name(t)) return t;
+  return std::nullopt;
+}
+
 const char* replay_kind_name(ReplayKind k) {
   switch (k) {
     case ReplayKind::none: return "none";
@@ -395,9 +426,10 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
   check_members(v, path,
                 {"by", "method", "path", "body", "status_path", "id_path", "status_map", "not_found", "reference_path"});
   if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(v, "by")) {
-    lk.by = string_at(b, member(path, "by"));
-    if (lk.by != "order_id" && lk.by != "provider_id" && lk.by != "replay" && lk.by != "none")
-      fail(member(path, "by"), quoted(lk.by) + " is not a lookup kind (order_id, provider_id, replay, none)");
+    const std::string by = string_at(b, member(path, "by"));
+    const std::optional<LookupBy> kind = parse_lookup_by(by);
+    if (!kind) fail(member(path, "by"), quoted(by) + " is not a lookup kind (order_id, provider_id, replay, none)");
+    lk.by = *kind;
   }
   if (const cJSON* m = cJSON_GetObjectItemCaseSensitive(v, "method")) {
     lk.method = string_at(m, member(path, "method"));
@@ -428,10 +460,9 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
       const std::string ep = mp + "." + word;
       if (word.empty()) fail(ep, "a provider status must not be empty");
       if (lk.status_map.count(word)) fail(ep, "given twice");
-      const std::string outcome = string_at(c, ep);
-      if (outcome != "SUCCEEDED" && outcome != "FAILED" && outcome != "PENDING")
-        fail(ep, "must be \"SUCCEEDED\", \"FAILED\" or \"PENDING\"");
-      lk.status_map.emplace(word, outcome);
+      const std::optional<StatusTarget> target = parse_status_target(string_at(c, ep));
+      if (!target) fail(ep, "must be \"SUCCEEDED\", \"FAILED\" or \"PENDING\"");
+      lk.status_map.emplace(word, *target);
     }
   }
   // {} clears an inherited matcher.
@@ -447,13 +478,14 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
 
 void check_lookup(const Lookup& lk, const std::string& path) {
   const std::string pp = member(path, "path");
-  if (lk.by == "order_id" && lk.path.find("{order_id}") == std::string::npos &&
+  if (lk.by == LookupBy::order_id && lk.path.find("{order_id}") == std::string::npos &&
       lk.body.find("{order_id}") == std::string::npos)
     fail(pp, "lookup by order_id needs {order_id} in its path (or body), e.g. /payments?reference={order_id}");
-  if (lk.by != "none" && lk.by != "replay" && lk.path.empty()) fail(pp, "lookup by " + lk.by + " needs a path");
-  if (lk.by == "provider_id" && lk.path.find("{provider_id}") == std::string::npos)
+  if (lk.by != LookupBy::none && lk.by != LookupBy::replay && lk.path.empty())
+    fail(pp, std::string("lookup by ") + lookup_by_name(lk.by) + " needs a path");
+  if (lk.by == LookupBy::provider_id && lk.path.find("{provider_id}") == std::string::npos)
     fail(pp, "lookup by provider_id needs a path with {provider_id}, e.g. /v1/payments/{provider_id}");
-  if (!lk.reference_path.empty() && lk.by != "order_id")
+  if (!lk.reference_path.empty() && lk.by != LookupBy::order_id)
     fail(member(path, "reference_path"), "only a lookup by order_id searches by a reference");
 }
 

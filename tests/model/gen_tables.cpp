@@ -153,8 +153,8 @@ int main(int argc, char** argv) {
   std::printf("#define REPLAY %s  /* replay: %s */\n", replay_macro(p.replay), replay_kind_name(p.replay));
   // Only a lookup by order id can settle a payment whose answer was never
   // read: a provider id is known only from a read answer, which settles it.
-  std::printf("#define LOOKUP_USABLE %d  /* lookup.by: %s */\n", p.lookup.by == "order_id" ? 1 : 0,
-              p.lookup.by.c_str());
+  std::printf("#define LOOKUP_USABLE %d  /* lookup.by: %s */\n", p.lookup.by == LookupBy::order_id ? 1 : 0,
+              lookup_by_name(p.lookup.by));
   std::printf("#define IDENTITY_REFERENCE %d  /* identity.mode: %s */\n", by_reference ? 1 : 0,
               by_reference ? "reference" : p.identity.mode == IdentityMode::body ? "body" : "header");
   std::printf("#define CARRIES_REF %d  /* the request carries what the lookup searches by (reference_path: \"%s\") */\n",

@@ -157,7 +157,7 @@ TEST(Profiles, generic_is_the_design_default_table_in_order) {
   EXPECT_EQ(g.retention_ms, int64_t(24) * 3600 * 1000);
   EXPECT_EQ(g.replay_header, "Idempotent-Replayed");
   EXPECT_EQ(g.request_id_headers, (Strings{"Request-Id", "X-Request-Id"}));
-  EXPECT_EQ(g.lookup.by, "none");
+  EXPECT_EQ(g.lookup.by, LookupBy::none);
 }
 
 bool same_rule(const Rule& a, const Rule& b) {
@@ -190,12 +190,12 @@ TEST(Profiles, stripe_keeps_the_core_behaviour) {
   EXPECT_EQ(s.replay, ReplayKind::all_answers);
   EXPECT_EQ(s.request_id_headers, Strings{"Request-Id"});
   EXPECT_EQ(s.encoding, Encoding::form);
-  EXPECT_EQ(s.lookup.by, "provider_id");
+  EXPECT_EQ(s.lookup.by, LookupBy::provider_id);
   EXPECT_EQ(s.lookup.method, "GET");
   // Every new PaymentIntent reads requires_payment_method: no proof of a decline.
-  EXPECT_EQ(s.lookup.status_map.at("requires_payment_method"), "PENDING");
-  EXPECT_EQ(s.lookup.status_map.at("succeeded"), "SUCCEEDED");
-  EXPECT_EQ(s.lookup.status_map.at("canceled"), "FAILED");
+  EXPECT_EQ(s.lookup.status_map.at("requires_payment_method"), StatusTarget::pending);
+  EXPECT_EQ(s.lookup.status_map.at("succeeded"), StatusTarget::succeeded);
+  EXPECT_EQ(s.lookup.status_map.at("canceled"), StatusTarget::failed);
   const auto& r = s.classify;
   const std::pair<std::string, std::string> yes{"Stripe-Should-Retry", "true"}, no{"Stripe-Should-Retry", "false"};
   ASSERT_GE(r.size(), 9u);
@@ -267,7 +267,7 @@ TEST(Profiles, each_provider_matches_the_research) {
     EXPECT_EQ(p.identity.charset, f.charset) << f.name;
     EXPECT_EQ(p.retention_ms, f.retention_ms) << f.name;
     EXPECT_EQ(p.replay, f.replay) << f.name;
-    EXPECT_EQ(p.lookup.by, f.lookup_by) << f.name;
+    EXPECT_STREQ(lookup_by_name(p.lookup.by), f.lookup_by) << f.name;
     if (*f.lookup_path) {
       EXPECT_EQ(p.lookup.path, f.lookup_path) << f.name;
     }
@@ -295,7 +295,7 @@ TEST(Profiles, checkout_com_settles_5xx_and_timeouts_by_lookup_before_any_resend
   // 502-504 too: the generic gateway retry comes after the provider's 5xx rule.
   EXPECT_LT(five, first_rule(p, [](const Rule& r) { return r.when.status == std::vector<std::pair<int, int>>{{502, 502}, {503, 503}, {504, 504}}; }));
   EXPECT_EQ(p.lookup.not_found.code_path, "$.total_count");
-  EXPECT_EQ(p.lookup.status_map.at("Declined"), "FAILED");
+  EXPECT_EQ(p.lookup.status_map.at("Declined"), StatusTarget::failed);
 }
 
 TEST(Profiles, wechatpay_maps_its_codes) {
@@ -313,7 +313,7 @@ TEST(Profiles, wechatpay_maps_its_codes) {
   EXPECT_EQ(verdict_for("ORDER_CLOSED"), Verdict::query) << "retry_new_key: payretry never changes an identity";
   EXPECT_EQ(verdict_for("SYSTEM_ERROR"), Verdict::retry_after_backoff);
   EXPECT_EQ(p.lookup.status_path, "$.trade_state");
-  EXPECT_EQ(p.lookup.status_map.at("SUCCESS"), "SUCCEEDED");
+  EXPECT_EQ(p.lookup.status_map.at("SUCCESS"), StatusTarget::succeeded);
   EXPECT_EQ(p.lookup.not_found.status, (std::vector<std::pair<int, int>>{{404, 404}}));
 }
 
@@ -340,8 +340,8 @@ TEST(Profiles, alipay_reads_codes_inside_any_method_response) {
 TEST(Profiles, every_built_in_status_map_and_path_is_well_formed) {
   for (const std::string& n : builtin_profile_names()) {
     const Profile p = builtin(n.c_str());
-    for (const auto& [word, outcome] : p.lookup.status_map)
-      EXPECT_TRUE(outcome == "SUCCEEDED" || outcome == "FAILED" || outcome == "PENDING") << n << ": " << word;
+    for (const auto& [word, target] : p.lookup.status_map)
+      EXPECT_NE(std::string(status_target_name(target)), "?") << n << ": " << word;
     for (const Rule& r : p.classify)
       if (!r.when.code_path.empty()) {
         EXPECT_TRUE(valid_json_path(r.when.code_path)) << n << ": " << r.when.code_path;
@@ -371,10 +371,10 @@ TEST(Profiles, an_inline_profile_extending_stripe_overrides_create_path_and_look
   // Field by field: the identity keeps stripe's header name.
   EXPECT_EQ(p.identity.name, "Idempotency-Key");
   EXPECT_EQ(p.identity.max_length, 100u);
-  EXPECT_EQ(p.lookup.by, "order_id");
+  EXPECT_EQ(p.lookup.by, LookupBy::order_id);
   EXPECT_EQ(p.lookup.method, "GET");
   EXPECT_EQ(p.lookup.status_path, s.lookup.status_path);
-  EXPECT_EQ(p.lookup.status_map, (std::map<std::string, std::string>{{"succeeded", "SUCCEEDED"}}));
+  EXPECT_EQ(p.lookup.status_map, (std::map<std::string, StatusTarget>{{"succeeded", StatusTarget::succeeded}}));
   // The child's rules come first; stripe's (then generic's) stay behind them.
   ASSERT_EQ(p.classify.size(), s.classify.size() + 1);
   EXPECT_EQ(p.classify[0].reason, "teapot");
@@ -397,7 +397,7 @@ TEST(Profiles, a_profile_without_extends_still_falls_back_to_generic) {
   EXPECT_EQ(p.extends, "generic");
   ASSERT_EQ(p.classify.size(), g.classify.size() + 1);
   EXPECT_EQ(p.classify[0].verdict, Verdict::retry);
-  EXPECT_EQ(p.lookup.by, "none");
+  EXPECT_EQ(p.lookup.by, LookupBy::none);
 }
 
 TEST(Profiles, a_nameless_inline_profile_keeps_its_bases_name) {
@@ -606,17 +606,17 @@ TEST(Profiles, adyen_posts_to_its_versioned_path_and_maps_every_result_code) {
                            "PresentToShopper", "Received", "RedirectShopper", "Refused", "Success"})
     EXPECT_EQ(a.lookup.status_map.count(code), 1u) << code;
   EXPECT_EQ(a.lookup.status_map.size(), 14u);
-  EXPECT_EQ(a.lookup.status_map.at("PartiallyAuthorised"), "SUCCEEDED");  // a charge exists
-  EXPECT_EQ(a.lookup.status_map.at("AuthenticationFinished"), "PENDING");
+  EXPECT_EQ(a.lookup.status_map.at("PartiallyAuthorised"), StatusTarget::succeeded);  // a charge exists
+  EXPECT_EQ(a.lookup.status_map.at("AuthenticationFinished"), StatusTarget::pending);
 }
 
 TEST(Profiles, mollie_maps_every_payment_status_of_its_docs) {
   // docs.mollie.com "Handling payment status": seven statuses, each mapped.
   const Profile m = *builtin_profile("mollie");
-  const std::map<std::string, std::string> want = {{"open", "SUCCEEDED"},  {"authorized", "SUCCEEDED"},
-                                                   {"paid", "SUCCEEDED"},  {"pending", "PENDING"},
-                                                   {"canceled", "FAILED"}, {"expired", "FAILED"},
-                                                   {"failed", "FAILED"}};
+  const auto ok = StatusTarget::succeeded, no = StatusTarget::failed;
+  const std::map<std::string, StatusTarget> want = {{"open", ok},     {"authorized", ok}, {"paid", ok},
+                                                    {"pending", StatusTarget::pending},
+                                                    {"canceled", no}, {"expired", no},    {"failed", no}};
   EXPECT_EQ(m.lookup.status_map, want);
 }
 
