@@ -169,7 +169,6 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
       // path, a proxy) or an answer without a status proves nothing.
       if (!lk.not_found.empty() && rule_matches(lk.not_found, t)) {
         a.kind = Answer::not_found;
-        budget_.on_success();  // the provider answers: as a payment's success, it refills the budget
         logged(t, kLookupNotFound, "not_found");
         return a;
       }
@@ -188,7 +187,7 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
           return a;
         }
         a.kind = Answer::found;
-        budget_.on_success();
+        budget_.on_success();  // a success answer refills the budget, as a payment's does
         a.provider_status = utf8_clean(status.front());
         const auto id = json_path_strings(answer.get(), lk.id_path);
         if (!id.empty()) a.provider_id = utf8_clean(id.front());
