@@ -1,0 +1,212 @@
+#include "ledger_postgres_statements.hpp"
+
+#include <cstdint>
+#include <utility>
+
+namespace payretry {
+namespace pg {
+namespace {
+
+const char* const kGetRow = "SELECT " PAYRETRY_ROW_COLUMNS " FROM payments WHERE order_id = $1";
+
+bool same_attempt(const AttemptEntry& a, const AttemptEntry& b) {
+  return a.number == b.number && a.started_at == b.started_at && a.ended_at == b.ended_at &&
+         a.http_status == b.http_status && a.transport_error == b.transport_error && a.verdict == b.verdict &&
+         a.reason == b.reason && a.delay_ms == b.delay_ms && a.provider_request_id == b.provider_request_id &&
+         a.replayed == b.replayed && a.kind == b.kind && a.processed == b.processed;
+}
+
+AttemptEntry cleaned(AttemptEntry a) {
+  a.transport_error = clean_text(a.transport_error);
+  a.verdict = clean_text(a.verdict);
+  a.reason = clean_text(a.reason);
+  a.provider_request_id = clean_text(a.provider_request_id);
+  a.kind = clean_text(a.kind);
+  return a;
+}
+
+}  // namespace
+
+PaymentRow read_row(const PGresult* r, int i) {
+  PaymentRow p;
+  p.order_id = as_text(r, i, 0);
+  p.idempotency_key = as_text(r, i, 1);
+  p.fingerprint = as_text(r, i, 2);
+  const auto state = parse_state(as_text(r, i, 3));
+  if (!state) throw bad_data("payment " + p.order_id + " has an unknown state '" + as_text(r, i, 3) + "'");
+  p.state = *state;
+  p.delivery = as_text(r, i, 4);
+  p.detail = as_text(r, i, 5);
+  p.provider_payment_id = as_text(r, i, 6);
+  p.provider_status = as_text(r, i, 7);
+  p.http_status = static_cast<int>(as_int(r, i, 8));
+  p.attempts = static_cast<int>(as_int(r, i, 9));
+  p.created_at = as_int(r, i, 10);
+  p.key_expires_at = as_int(r, i, 11);
+  p.lease_owner = as_text(r, i, 12);
+  p.lease_until = as_int(r, i, 13);
+  p.updated_at = as_int(r, i, 14);
+  return p;
+}
+
+PaymentRow to_client(const Session& s, PaymentRow r) {
+  if (r.lease_until != 0) r.lease_until -= s.offset;
+  return r;
+}
+
+std::optional<PaymentRow> get_row(Session& s, const std::string& order_id) {
+  ResultPtr r = exec(s, kGetRow, Params().add(order_id));
+  if (PQntuples(r.get()) == 0) return std::nullopt;
+  return to_client(s, read_row(r.get(), 0));
+}
+
+std::vector<AttemptEntry> get_attempts(Session& s, const std::string& order_id) {
+  ResultPtr r = exec(s,
+                     "SELECT number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, "
+                     "provider_request_id, replayed, kind, processed FROM attempts WHERE order_id = $1 ORDER BY number",
+                     Params().add(order_id));
+  std::vector<AttemptEntry> out;
+  for (int i = 0; i < PQntuples(r.get()); ++i) {
+    AttemptEntry a;
+    a.number = static_cast<int>(as_int(r.get(), i, 0));
+    a.started_at = as_int(r.get(), i, 1);
+    a.ended_at = as_int(r.get(), i, 2);
+    a.http_status = static_cast<int>(as_int(r.get(), i, 3));
+    a.transport_error = as_text(r.get(), i, 4);
+    a.verdict = as_text(r.get(), i, 5);
+    a.reason = as_text(r.get(), i, 6);
+    a.delay_ms = as_int(r.get(), i, 7);
+    a.provider_request_id = as_text(r.get(), i, 8);
+    a.replayed = as_text(r.get(), i, 9) == "t";
+    a.kind = as_text(r.get(), i, 10);
+    if (!PQgetisnull(r.get(), i, 11)) a.processed = as_text(r.get(), i, 11) == "t";
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::string clean_text(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c == 0) {
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    uint32_t cp = 0;
+    if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F;
+    else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F;
+    else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07;
+    bool ok = len != 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) {
+      if ((p[i + k] & 0xC0) != 0x80) ok = false;
+      else cp = (cp << 6) | (p[i + k] & 0x3F);
+    }
+    if (ok) {
+      const uint32_t min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
+      ok = cp >= min && cp <= 0x10FFFF && !(cp >= 0xD800 && cp <= 0xDFFF);
+    }
+    if (ok) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    }
+  }
+  return out;
+}
+
+void check_identifier(const char* what, const std::string& v) {
+  if (v.find('\0') != std::string::npos)
+    throw LedgerError(std::string("ledger (postgresql): the ") + what + " contains a NUL byte");
+}
+
+void add_attempt_fields(Params& p, const AttemptEntry& a) {
+  p.add(a.started_at).add(a.ended_at).add(a.http_status).add(clean_text(a.transport_error)).add(clean_text(a.verdict))
+      .add(clean_text(a.reason)).add(a.delay_ms).add(clean_text(a.provider_request_id)).add(a.replayed)
+      .add(clean_text(a.kind));
+  if (a.processed) p.add(*a.processed);
+  else p.add_null();
+}
+
+// ---- the writes, one statement each ------------------------------------------
+//
+// Each write is ONE statement that never fails for a lost lease or an
+// existing row, so that a group commit sends all of its entries in one
+// round trip (pipeline mode) without savepoints: the time a batch takes
+// does not grow with its size times the network's latency.
+
+// Inserts the row already claimed (nobody ever sees it unclaimed), or
+// returns the order's row as it stands (created = false). No row: the key
+// belongs to another order, or another transaction committed this order
+// after the statement's snapshot: finish_create looks again.
+const char* const kCreate =
+    "WITH ins AS (INSERT INTO payments (order_id, idempotency_key, fingerprint, state, lease_owner, lease_until, "
+    "created_at, key_expires_at, updated_at) "
+    "VALUES ($1, $2, $3, 'IN_FLIGHT', $6, $7::bigint, $4::bigint, $5::bigint, $4::bigint) "
+    "ON CONFLICT DO NOTHING RETURNING " PAYRETRY_ROW_COLUMNS ") "
+    "SELECT " PAYRETRY_ROW_COLUMNS ", true FROM ins UNION ALL "
+    "SELECT " PAYRETRY_ROW_COLUMNS ", false FROM payments WHERE order_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)";
+
+// Fenced (only the lease holder of an IN_FLIGHT payment writes), and the
+// entry appended, never overwritten: ON CONFLICT leaves an existing entry
+// alone and the caller compares it (a rerun finds its own entry; anything
+// else is a clash). Answers (rows fenced in, entries inserted).
+const char* const kRecord =
+    "WITH f AS (UPDATE payments SET attempts = GREATEST(attempts, $3::integer), "
+    "updated_at = GREATEST(updated_at, $4::bigint) "
+    "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT' RETURNING order_id), "
+    "ins AS (INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
+    "reason, delay_ms, provider_request_id, replayed, kind, processed) "
+    "SELECT order_id, $3::integer, $5::bigint, $6::bigint, $7::integer, $8::text, $9::text, $10::text, $11::bigint, "
+    "$12::text, $13::boolean, $14::text, $15::boolean FROM f "
+    "ON CONFLICT (order_id, number) DO NOTHING RETURNING number) "
+    "SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM ins)";
+
+// The settlement, releasing the lease, and the last entry ($23: whether
+// there is one), fenced and appended like kRecord.
+const char* const kSettle =
+    "WITH f AS (UPDATE payments SET state = $3, delivery = $4, detail = $5, provider_payment_id = $6, "
+    "provider_status = $7, http_status = $8::integer, lease_owner = '', lease_until = 0, "
+    "attempts = GREATEST(attempts, $10::integer), updated_at = GREATEST(updated_at, $9::bigint, $11::bigint) "
+    "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT' RETURNING order_id), "
+    "ins AS (INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
+    "reason, delay_ms, provider_request_id, replayed, kind, processed) "
+    "SELECT order_id, $10::integer, $12::bigint, $13::bigint, $14::integer, $15::text, $16::text, $17::text, "
+    "$18::bigint, $19::text, $20::boolean, $21::text, $22::boolean FROM f WHERE $23::boolean "
+    "ON CONFLICT (order_id, number) DO NOTHING RETURNING number) "
+    "SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM ins)";
+
+namespace {
+
+// An entry number already taken: fine when it holds this very entry (a
+// rerun), a clash otherwise (the transaction then fails as a whole).
+void check_same_entry(Session& s, const std::string& order_id, const AttemptEntry& a) {
+  const AttemptEntry want = cleaned(a);
+  for (const AttemptEntry& have : get_attempts(s, order_id))
+    if (have.number == a.number && same_attempt(have, want)) return;
+  throw bad_data("entry " + std::to_string(a.number) + " of order " + order_id +
+                 " is already recorded; entries are never overwritten");
+}
+
+}  // namespace
+
+bool fenced_write_done(Session& s, const PGresult* r, const std::string& order_id, const AttemptEntry* entry) {
+  if (PQntuples(r) != 1 || as_int(r, 0, 0) == 0) return false;
+  if (entry && as_int(r, 0, 1) == 0) check_same_entry(s, order_id, *entry);
+  return true;
+}
+
+}  // namespace pg
+}  // namespace payretry
