@@ -53,14 +53,9 @@ class PostgresLedger final : public Ledger {
   PostgresLedger(const std::string& url, const std::string& secret_override, int64_t timeout_ms,
                  std::function<int64_t()> client_clock)
       : timeout_ms_(std::max<int64_t>(timeout_ms, 1)),
-        client_clock_(client_clock ? std::move(client_clock) : std::function<int64_t()>(system_unix_ms)) {
-    std::string raw_password;
-    url_ = normalize_url(url, raw_password);
-    const Target t = describe_target(url_);
-    for (const std::string& p : {t.password, raw_password, pct_encode(raw_password)})
-      if (!p.empty() && std::find(passwords_.begin(), passwords_.end(), p) == passwords_.end()) passwords_.push_back(p);
-    where_ = redact(t.where);
-    check_url(url);
+        client_clock_(client_clock ? std::move(client_clock) : std::function<int64_t()>(system_unix_ms)),
+        url_(read_connection_url(url)),
+        errors_(url_) {
     secret_ = run("open", [&](Session& s) {
       migrate(s);
       return load_secret(s, secret_override);
@@ -321,8 +316,8 @@ class PostgresLedger final : public Ledger {
   void one_by_one(LedgerBatch& b, const Budget& bud) {
     auto each = [&](std::string& error, auto&& call) {
       if (Steady::now() >= bud.last) {
-        error = message("apply", "no time was left for this entry within the ledger timeout (" +
-                                     std::to_string(timeout_ms_) + " ms)");
+        error = errors_.message("apply", "no time was left for this entry within the ledger timeout (" +
+                                             std::to_string(timeout_ms_) + " ms)");
         return;
       }
       try {
@@ -346,67 +341,7 @@ class PostgresLedger final : public Ledger {
       });
   }
 
-  // ---- errors ---------------------------------------------------------
-
-  std::string redact(const std::string& text) const {
-    std::string s = text;
-    for (const std::string& p : passwords_) s = redact_conninfo(s, p);
-    return redact_conninfo(s);
-  }
-
-  std::string message(const std::string& op, const std::string& why) const {
-    return redact("ledger (postgresql " + where_ + "): " + op + ": " + why);
-  }
-
-  LedgerError error(const std::string& op, const std::string& why) const { return LedgerError(message(op, why)); }
-
-  [[noreturn]] void unavailable(const std::string& op, const std::string& why) const {
-    throw Unavailable(message(op, why));
-  }
-
-  std::string describe(const PgFailure& f) const {
-    if (f.timed_out)
-      return f.message + "; the server is stalled, paused or unreachable (the connection was abandoned, never reused)";
-    const std::string& s = f.sqlstate;
-    std::string why;
-    auto starts = [&](const char* prefix) { return s.rfind(prefix, 0) == 0; };
-    if (s == "25006") why = "the server refuses writes (read-only transaction: a standby, or default_transaction_read_only)";
-    else if (s == "53100") why = "the database server's disk is full";
-    else if (starts("53")) why = "the database server is out of resources";
-    else if (s == "57P01" || s == "57P02") why = "the server is shutting down or restarting";
-    else if (s == "57P03") why = "the server is starting up or shutting down and refuses connections";
-    else if (s == "57014") why = "the server cancelled the statement (statement_timeout)";
-    else if (s == "55P03") why = "a lock stayed held by another session beyond lock_timeout";
-    else if (starts("23")) why = "a constraint of the ledger schema was violated (unexpected)";
-    else if (s == "42P01") why = "the ledger tables are missing";
-    else if (starts("08") || f.broken) why = "lost the connection to the server";
-    std::string msg = why.empty() ? f.message : why + ": " + f.message;
-    if (!s.empty()) msg += " [SQLSTATE " + s + "]";
-    return msg;
-  }
-
-  [[noreturn]] void raise(const std::string& op, const PgFailure& f) const {
-    if (f.broken || f.timed_out) unavailable(op, describe(f));
-    throw error(op, describe(f));
-  }
-
   // ---- connections ----------------------------------------------------
-
-  void check_url(const std::string& original) const {
-    char* err = nullptr;
-    PQconninfoOption* opts = PQconninfoParse(url_.c_str(), &err);
-    if (opts) {
-      PQconninfoFree(opts);
-      return;
-    }
-    std::string why = err ? one_line(err) : "out of memory";
-    PQfreemem(err);
-    // libpq quotes fragments of the URL it could not parse; a password may
-    // be among them, so they are only shown when the URL holds none.
-    if (!passwords_.empty() || redact_conninfo(original) != original)
-      why = "details withheld because the URL holds a password";
-    throw LedgerError("ledger (postgresql): the connection URL cannot be parsed: " + redact(why));
-  }
 
   // Session settings every connection needs before its first write, and
   // the first measure of the server's clock. A commit must be on disk
@@ -482,15 +417,15 @@ class PostgresLedger final : public Ledger {
                           "keepalives_count", "tcp_user_timeout", "fallback_application_name", "dbname",
                           "client_encoding", nullptr};
     const char* values[] = {connect_timeout.c_str(), "1", idle.c_str(), interval.c_str(), "3",
-                            user_timeout.c_str(), "payretry", url_.c_str(), "UTF8", nullptr};
+                            user_timeout.c_str(), "payretry", url_.url.c_str(), "UTF8", nullptr};
     auto conn = std::make_unique<Conn>();
     conn->pg.reset(PQconnectStartParams(keys, values, 1));
     PGconn* c = conn->pg.get();
-    if (!c) unavailable(op, "cannot connect: out of memory");
-    if (PQstatus(c) == CONNECTION_BAD) unavailable(op, "cannot connect: " + one_line(PQerrorMessage(c)));
+    if (!c) errors_.unavailable(op, "cannot connect: out of memory");
+    if (PQstatus(c) == CONNECTION_BAD) errors_.unavailable(op, "cannot connect: " + one_line(PQerrorMessage(c)));
     PostgresPollingStatusType st = PGRES_POLLING_WRITING;
     while (st != PGRES_POLLING_OK) {
-      if (st == PGRES_POLLING_FAILED) unavailable(op, "cannot connect: " + one_line(PQerrorMessage(c)));
+      if (st == PGRES_POLLING_FAILED) errors_.unavailable(op, "cannot connect: " + one_line(PQerrorMessage(c)));
       const int fd = PQsocket(c);
       bool ready = fd < 0;
       while (!ready) {
@@ -501,8 +436,8 @@ class PostgresLedger final : public Ledger {
         ready = r > 0 || (r < 0 && errno != EINTR);
       }
       if (!ready)
-        unavailable(op, "cannot connect: no answer within " + std::to_string(timeout_ms_) +
-                            " ms; the server is stalled, paused or unreachable");
+        errors_.unavailable(op, "cannot connect: no answer within " + std::to_string(timeout_ms_) +
+                                    " ms; the server is stalled, paused or unreachable");
       st = PQconnectPoll(c);
     }
     PQsetnonblocking(c, 1);
@@ -512,8 +447,8 @@ class PostgresLedger final : public Ledger {
     try {
       setup_session(s, *conn);
     } catch (const PgFailure& f) {
-      if (f.broken || f.timed_out) unavailable(op + ": session setup", describe(f));
-      throw error(op + ": session setup", describe(f));
+      if (f.broken || f.timed_out) errors_.unavailable(op + ": session setup", errors_.describe(f));
+      throw errors_.error(op + ": session setup", errors_.describe(f));
     }
     return conn;
   }
@@ -523,8 +458,9 @@ class PostgresLedger final : public Ledger {
   std::unique_ptr<Conn> acquire(const std::string& op, Steady::time_point deadline) {
     std::unique_lock<std::mutex> lock(mu_);
     if (!cv_.wait_until(lock, deadline, [&] { return !idle_.empty() || open_ < kMaxConnections; }))
-      unavailable(op, "no connection of the pool (" + std::to_string(kMaxConnections) + ") became free within " +
-                          std::to_string(timeout_ms_) + " ms: every one is busy with a call the server has not answered");
+      errors_.unavailable(op, "no connection of the pool (" + std::to_string(kMaxConnections) +
+                                  ") became free within " + std::to_string(timeout_ms_) +
+                                  " ms: every one is busy with a call the server has not answered");
     if (!idle_.empty()) {
       std::unique_ptr<Conn> c = std::move(idle_.back());
       idle_.pop_back();
@@ -538,7 +474,7 @@ class PostgresLedger final : public Ledger {
         c.reset();  // lost while idle (a restarted server): replaced below, in its slot
         if (f.timed_out) {
           release_slot();
-          raise(op, f);
+          errors_.raise(op, f);
         }
       }
     } else {
@@ -615,7 +551,7 @@ class PostgresLedger final : public Ledger {
               retried = true;
               continue;
             }
-            raise(op, f);
+            errors_.raise(op, f);
           }
           unknown = f;
         }
@@ -658,23 +594,17 @@ class PostgresLedger final : public Ledger {
         return body(s);
       }
     } catch (const Unavailable& e) {
-      unavailable(op, what + ", and " + step + " failed: " + strip(e.what()) +
-                          "; whether the write took effect is unknown");
+      errors_.unavailable(op, what + ", and " + step + " failed: " + errors_.strip(e.what()) +
+                                  "; whether the write took effect is unknown");
     } catch (const PgFailure& g) {
-      unavailable(op, what + ", and " + step + " failed: " + describe(g) + "; whether the write took effect is unknown");
+      errors_.unavailable(op, what + ", and " + step + " failed: " + errors_.describe(g) +
+                                  "; whether the write took effect is unknown");
     }
     if (status == "in progress")
-      unavailable(op, what + "; the transaction is still in progress on the server (waiting for a synchronous standby?), "
-                             "so whether the write takes effect is unknown");
-    unavailable(op, what + "; whether the write took effect cannot be told");
-  }
-
-  // A nested message without its "ledger (postgresql ...): op: " prefix.
-  std::string strip(const std::string& m) const {
-    const std::string head = "ledger (postgresql " + where_ + "): ";
-    std::string s = m.rfind(head, 0) == 0 ? m.substr(head.size()) : m;
-    if (const size_t colon = s.find(": "); colon != std::string::npos && colon < 40) s = s.substr(colon + 2);
-    return s;
+      errors_.unavailable(op, what +
+                                  "; the transaction is still in progress on the server (waiting for a synchronous "
+                                  "standby?), so whether the write takes effect is unknown");
+    errors_.unavailable(op, what + "; whether the write took effect cannot be told");
   }
 
   // ---- the statements of one write, inside a caller's transaction ------
@@ -743,9 +673,9 @@ class PostgresLedger final : public Ledger {
   }
 
   LedgerError too_new(int version) const {
-    return error("open", "the ledger's schema version " + std::to_string(version) +
-                             " is newer than this payretry knows (" + std::to_string(kSchemaVersion) +
-                             "); upgrade payretry");
+    return errors_.error("open", "the ledger's schema version " + std::to_string(version) +
+                                     " is newer than this payretry knows (" + std::to_string(kSchemaVersion) +
+                                     "); upgrade payretry");
   }
 
   void migrate(Session& s) {
@@ -787,7 +717,7 @@ class PostgresLedger final : public Ledger {
     }
     const std::string stored = PQntuples(r.get()) == 1 ? as_text(r.get(), 0, 0) : "";
     if (stored.size() != 64 || stored.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-      throw error("open", "the ledger's stored secret is missing or malformed");
+      throw errors_.error("open", "the ledger's stored secret is missing or malformed");
     const std::string effective = secret_override.empty() ? stored : secret_override;
     const std::string check = secret_check(effective);
     ResultPtr c = exec(s, "SELECT value FROM ledger_meta WHERE key = 'secret_check'");
@@ -807,9 +737,8 @@ class PostgresLedger final : public Ledger {
 
   const int64_t timeout_ms_;
   const std::function<int64_t()> client_clock_;
-  std::string url_;
-  std::vector<std::string> passwords_;  // every form of the password, for redaction
-  std::string where_;
+  const ConnectionUrl url_;
+  const ErrorReporter errors_;
   std::string secret_;
 
   std::mutex mu_;

@@ -2,10 +2,13 @@
 
 #include <libpq-fe.h>
 
+#include <algorithm>
 #include <regex>
 #include <string_view>
 
+#include "ledger.hpp"
 #include "ledger_postgres.hpp"
+#include "ledger_postgres_session.hpp"
 
 namespace payretry {
 namespace pg {
@@ -29,8 +32,6 @@ bool plain_hostlist(const std::string& a) {
   return true;
 }
 
-}  // namespace
-
 std::string pct_encode(const std::string& s) {
   static const char digits[] = "0123456789ABCDEF";
   std::string out;
@@ -46,6 +47,15 @@ std::string pct_encode(const std::string& s) {
   return out;
 }
 
+// A URI whose password (or user name) holds a raw '@' or '/', as people
+// write them, made into what libpq reads as meant. libpq ends the user info
+// at the FIRST '@' (and sees none when a '/' comes first), so
+// "postgresql://app:p@ss@db/pay" would connect to host "ss@db" and put
+// "ss" in its messages. When libpq's reading cannot be right (its host
+// holds an '@' or a non-numeric port, or its database name a '/'), the user
+// info ends instead at the LAST '@' (before any '?') that a plain host list
+// follows, and is percent-encoded. `raw_password` gets the password as
+// written, for redaction.
 std::string normalize_url(const std::string& url, std::string& raw_password) {
   if (!is_uri(url)) return url;
   const size_t scheme_end = url.find("://") + 3;
@@ -85,6 +95,12 @@ std::string normalize_url(const std::string& url, std::string& raw_password) {
   return fixed + rest.substr(at);
 }
 
+// Where the ledger lives, for messages: host:port/dbname, never the password.
+struct Target {
+  std::string where;
+  std::string password;
+};
+
 Target describe_target(const std::string& url) {
   Target t;
   char* err = nullptr;
@@ -109,6 +125,45 @@ Target describe_target(const std::string& url) {
   if (!port.empty()) t.where += ":" + port;
   if (!db.empty()) t.where += "/" + db;
   return t;
+}
+
+// libpq's own check of the URL; its complaint, when it has one, without
+// a password.
+void check_url(const std::string& original, const ConnectionUrl& c) {
+  char* err = nullptr;
+  PQconninfoOption* opts = PQconninfoParse(c.url.c_str(), &err);
+  if (opts) {
+    PQconninfoFree(opts);
+    return;
+  }
+  std::string why = err ? one_line(err) : "out of memory";
+  PQfreemem(err);
+  // libpq quotes fragments of the URL it could not parse; a password may
+  // be among them, so they are only shown when the URL holds none.
+  if (!c.passwords.empty() || redact_conninfo(original) != original)
+    why = "details withheld because the URL holds a password";
+  throw LedgerError("ledger (postgresql): the connection URL cannot be parsed: " + redact_passwords(why, c.passwords));
+}
+
+}  // namespace
+
+ConnectionUrl read_connection_url(const std::string& written) {
+  ConnectionUrl c;
+  std::string raw_password;
+  c.url = normalize_url(written, raw_password);
+  const Target t = describe_target(c.url);
+  for (const std::string& p : {t.password, raw_password, pct_encode(raw_password)})
+    if (!p.empty() && std::find(c.passwords.begin(), c.passwords.end(), p) == c.passwords.end())
+      c.passwords.push_back(p);
+  c.where = redact_passwords(t.where, c.passwords);
+  check_url(written, c);
+  return c;
+}
+
+std::string redact_passwords(const std::string& text, const std::vector<std::string>& passwords) {
+  std::string s = text;
+  for (const std::string& p : passwords) s = redact_conninfo(s, p);
+  return redact_conninfo(s);
 }
 
 }  // namespace pg
