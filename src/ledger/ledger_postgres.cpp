@@ -4,14 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <functional>
 #include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#include "fingerprint.hpp"
 #include "ledger_postgres_errors.hpp"
 #include "ledger_postgres_pool.hpp"
 #include "ledger_postgres_schema.hpp"
@@ -52,8 +50,8 @@ class PostgresLedger final : public Ledger {
         errors_(url_),
         pool_(url_.url, timeout_ms_, std::move(client_clock), errors_) {
     secret_ = run("open", [&](Session& s) {
-      migrate(s);
-      return load_secret(s, secret_override);
+      migrate(s, errors_);
+      return load_secret(s, secret_override, errors_);
     });
   }
 
@@ -456,89 +454,6 @@ class PostgresLedger final : public Ledger {
     add_attempt_fields(p, last ? *last : AttemptEntry{});
     p.add(last != nullptr);
     return Query{kSettle, std::move(p)};
-  }
-
-  // ---- schema and secret ----------------------------------------------
-
-  static std::optional<int> read_version(Session& s) {
-    // pg_class itself, not to_regclass(): a name lookup may answer from this
-    // session's catalog cache, which does not yet know the table another
-    // process created while this one waited for the migration lock.
-    ResultPtr t = exec(s,
-                       "SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n "
-                       "ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND c.relname = 'ledger_meta')");
-    if (as_text(t.get(), 0, 0) != "t") return std::nullopt;
-    ResultPtr r = exec(s, "SELECT value FROM ledger_meta WHERE key = 'schema_version'");
-    if (PQntuples(r.get()) == 0) return std::nullopt;
-    const std::string v = as_text(r.get(), 0, 0);
-    char* end = nullptr;
-    const long n = std::strtol(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || n < 0 || n > 1000000)
-      throw bad_data("ledger_meta holds a malformed schema_version '" + v + "'");
-    return static_cast<int>(n);
-  }
-
-  LedgerError too_new(int version) const {
-    return errors_.error("open", "the ledger's schema version " + std::to_string(version) +
-                                     " is newer than this payretry knows (" + std::to_string(kSchemaVersion) +
-                                     "); upgrade payretry");
-  }
-
-  void migrate(Session& s) {
-    // The common case reads only, so a ledger can be opened (and read)
-    // where writes are refused.
-    std::optional<int> version = read_version(s);
-    if (version && *version > kSchemaVersion) throw too_new(*version);
-    while (!version || *version < kSchemaVersion) {
-      Tx tx(s);
-      exec(s, "SELECT pg_advisory_xact_lock($1::bigint)", Params().add(kMigrationLockKey));
-      version = read_version(s);  // another process may have migrated meanwhile
-      const int from = version.value_or(0);
-      if (from > kSchemaVersion) throw too_new(from);
-      if (from == kSchemaVersion) {
-        tx.commit();
-        break;
-      }
-      exec_script(s, kMigrations[from]);
-      exec(s,
-           "INSERT INTO ledger_meta (key, value) VALUES ('schema_version', $1) "
-           "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-           Params().add(std::to_string(from + 1)));
-      tx.commit();
-      version = from + 1;
-    }
-  }
-
-  // The effective fingerprint secret: the override, else the stored one
-  // (created once, by whichever process gets there first). ledger_meta also
-  // keeps a check value of the effective secret, written by the first open
-  // (or the first after this check existed): a client whose secret differs
-  // would compute other fingerprints for the same requests, and is refused.
-  std::string load_secret(Session& s, const std::string& secret_override) {
-    ResultPtr r = exec(s, "SELECT value FROM ledger_meta WHERE key = 'secret'");
-    if (PQntuples(r.get()) == 0) {
-      exec(s, "INSERT INTO ledger_meta (key, value) VALUES ('secret', $1) ON CONFLICT (key) DO NOTHING",
-           Params().add(new_ledger_secret()));
-      r = exec(s, "SELECT value FROM ledger_meta WHERE key = 'secret'");
-    }
-    const std::string stored = PQntuples(r.get()) == 1 ? as_text(r.get(), 0, 0) : "";
-    if (stored.size() != 64 || stored.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-      throw errors_.error("open", "the ledger's stored secret is missing or malformed");
-    const std::string effective = secret_override.empty() ? stored : secret_override;
-    const std::string check = secret_check(effective);
-    ResultPtr c = exec(s, "SELECT value FROM ledger_meta WHERE key = 'secret_check'");
-    if (PQntuples(c.get()) == 0) {
-      try {
-        exec(s, "INSERT INTO ledger_meta (key, value) VALUES ('secret_check', $1) ON CONFLICT (key) DO NOTHING",
-             Params().add(check));
-      } catch (const PgFailure& f) {
-        if (f.sqlstate == "25006") return effective;  // read-only: the first writable open records it
-        throw;
-      }
-      c = exec(s, "SELECT value FROM ledger_meta WHERE key = 'secret_check'");
-    }
-    if (PQntuples(c.get()) == 1 && as_text(c.get(), 0, 0) != check) throw LedgerError(kSecretMismatch);
-    return effective;
   }
 
   const int64_t timeout_ms_;

@@ -3,23 +3,22 @@
 #pragma once
 #include <string>
 
+#include "ledger_postgres_errors.hpp"
+#include "ledger_postgres_session.hpp"
+
 namespace payretry {
 namespace pg {
 
-constexpr int kSchemaVersion = 2;
-// pg_advisory_xact_lock key ("payretry" in ASCII) that serialises schema
-// migrations, so that processes opening a fresh database at once do not race.
-constexpr const char* kMigrationLockKey = "8097887137224225401";
+// Brings the schema to the version this code knows, one step per
+// transaction under an advisory lock; refuses a schema newer than that.
+void migrate(Session& s, const ErrorReporter& errors);
 
-// Each entry brings the schema from version i to i+1.
-extern const char* const kMigrations[];
-
-// What ledger_meta keeps of the fingerprint secret: an HMAC of a fixed
-// label keyed by it (the same in every backend), never the secret itself
-// when it was given by the application.
-std::string secret_check(const std::string& secret);
-// Why a client whose secret differs is refused.
-extern const char* const kSecretMismatch;
+// The effective fingerprint secret: the override, else the stored one
+// (created once, by whichever process gets there first). ledger_meta also
+// keeps a check value of the effective secret, written by the first open
+// (or the first after this check existed): a client whose secret differs
+// would compute other fingerprints for the same requests, and is refused.
+std::string load_secret(Session& s, const std::string& secret_override, const ErrorReporter& errors);
 
 }  // namespace pg
 }  // namespace payretry
