@@ -411,51 +411,6 @@ class PostgresLedger final : public Ledger {
     errors_.unavailable(op, what + "; whether the write took effect cannot be told");
   }
 
-  // ---- the statements of one write, inside a caller's transaction ------
-
-  Query create_query(const Session& s, const PaymentRow& p, const std::string& owner, int64_t now,
-                     int64_t lease_until) const {
-    // The lease end is stored on the server's clock.
-    return Query{kCreate, Params().add(p.order_id).add(p.idempotency_key).add(p.fingerprint).add(now)
-                              .add(p.key_expires_at).add(owner).add(to_server(s, lease_until))};
-  }
-
-  // What kCreate answered; when it found nothing, the order is looked up
-  // again (a fresh snapshot): its row, else the key is another order's.
-  static CreateOutcome create_done(Session& s, const PGresult* r, const std::string& order_id) {
-    CreateOutcome out;
-    if (PQntuples(r) == 1) {
-      out.row = to_client(s, read_row(r, 0));
-      out.created = as_text(r, 0, 15) == "t";
-      return out;
-    }
-    if (auto row = get_row(s, order_id)) {
-      out.row = *row;
-    } else {
-      out.key_taken = true;
-      out.row.order_id = order_id;
-    }
-    return out;
-  }
-
-  static Query record_query(const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
-    Params p;
-    p.add(order_id).add(owner).add(a.number).add(a.ended_at);
-    add_attempt_fields(p, a);
-    return Query{kRecord, std::move(p)};
-  }
-
-  static Query settle_query(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
-                            const Settlement& st, int64_t now) {
-    Params p;
-    p.add(order_id).add(owner).add(std::string(state_name(st.state))).add(clean_text(st.delivery))
-        .add(clean_text(st.detail)).add(clean_text(st.provider_payment_id)).add(clean_text(st.provider_status))
-        .add(st.http_status).add(now).add(last ? last->number : 0).add(last ? last->ended_at : int64_t{0});
-    add_attempt_fields(p, last ? *last : AttemptEntry{});
-    p.add(last != nullptr);
-    return Query{kSettle, std::move(p)};
-  }
-
   const int64_t timeout_ms_;
   const ConnectionUrl url_;
   const ErrorReporter errors_;  // before pool_, which uses it

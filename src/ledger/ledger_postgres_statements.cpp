@@ -132,6 +132,11 @@ void check_identifier(const char* what, const std::string& v) {
     throw LedgerError(std::string("ledger (postgresql): the ") + what + " contains a NUL byte");
 }
 
+namespace {
+
+// An entry's fields after its number, as the $-parameters of the write
+// statements below: started_at, ended_at, http_status, transport_error,
+// verdict, reason, delay_ms, provider_request_id, replayed, kind, processed.
 void add_attempt_fields(Params& p, const AttemptEntry& a) {
   p.add(a.started_at).add(a.ended_at).add(a.http_status).add(clean_text(a.transport_error)).add(clean_text(a.verdict))
       .add(clean_text(a.reason)).add(a.delay_ms).add(clean_text(a.provider_request_id)).add(a.replayed)
@@ -188,8 +193,6 @@ const char* const kSettle =
     "ON CONFLICT (order_id, number) DO NOTHING RETURNING number) "
     "SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM ins)";
 
-namespace {
-
 // An entry number already taken: fine when it holds this very entry (a
 // rerun), a clash otherwise (the transaction then fails as a whole).
 void check_same_entry(Session& s, const std::string& order_id, const AttemptEntry& a) {
@@ -206,6 +209,51 @@ bool fenced_write_done(Session& s, const PGresult* r, const std::string& order_i
   if (PQntuples(r) != 1 || as_int(r, 0, 0) == 0) return false;
   if (entry && as_int(r, 0, 1) == 0) check_same_entry(s, order_id, *entry);
   return true;
+}
+
+// ---- the statements of one write, inside a caller's transaction ------------
+
+Query create_query(const Session& s, const PaymentRow& p, const std::string& owner, int64_t now,
+                   int64_t lease_until) {
+  // The lease end is stored on the server's clock.
+  return Query{kCreate, Params().add(p.order_id).add(p.idempotency_key).add(p.fingerprint).add(now)
+                            .add(p.key_expires_at).add(owner).add(to_server(s, lease_until))};
+}
+
+// What kCreate answered; when it found nothing, the order is looked up
+// again (a fresh snapshot): its row, else the key is another order's.
+Ledger::CreateOutcome create_done(Session& s, const PGresult* r, const std::string& order_id) {
+  Ledger::CreateOutcome out;
+  if (PQntuples(r) == 1) {
+    out.row = to_client(s, read_row(r, 0));
+    out.created = as_text(r, 0, 15) == "t";
+    return out;
+  }
+  if (auto row = get_row(s, order_id)) {
+    out.row = *row;
+  } else {
+    out.key_taken = true;
+    out.row.order_id = order_id;
+  }
+  return out;
+}
+
+Query record_query(const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
+  Params p;
+  p.add(order_id).add(owner).add(a.number).add(a.ended_at);
+  add_attempt_fields(p, a);
+  return Query{kRecord, std::move(p)};
+}
+
+Query settle_query(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
+                   const Settlement& st, int64_t now) {
+  Params p;
+  p.add(order_id).add(owner).add(std::string(state_name(st.state))).add(clean_text(st.delivery))
+      .add(clean_text(st.detail)).add(clean_text(st.provider_payment_id)).add(clean_text(st.provider_status))
+      .add(st.http_status).add(now).add(last ? last->number : 0).add(last ? last->ended_at : int64_t{0});
+  add_attempt_fields(p, last ? *last : AttemptEntry{});
+  p.add(last != nullptr);
+  return Query{kSettle, std::move(p)};
 }
 
 }  // namespace pg

@@ -18,11 +18,6 @@ namespace pg {
   "order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, provider_status, " \
   "http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at"
 
-// The writes, one statement each (see the .cpp for what each answers).
-extern const char* const kCreate;
-extern const char* const kRecord;
-extern const char* const kSettle;
-
 // A row as stored: lease_until on the SERVER's clock.
 PaymentRow read_row(const PGresult* r, int i);
 
@@ -43,12 +38,20 @@ std::string clean_text(const std::string& s);
 // an order id short (and merge two orders), so it is refused instead.
 void check_identifier(const char* what, const std::string& v);
 
-// An entry's fields after its number, as the $-parameters of the write
-// statements below: started_at, ended_at, http_status, transport_error,
-// verdict, reason, delay_ms, provider_request_id, replayed, kind, processed.
-void add_attempt_fields(Params& p, const AttemptEntry& a);
+// ---- the writes, one statement each, inside a caller's transaction -------
 
-// What kRecord / kSettle answered: false when the lease was not held.
+// Creates and claims `p` for `owner` unless its order exists (kCreate).
+Query create_query(const Session& s, const PaymentRow& p, const std::string& owner, int64_t now,
+                   int64_t lease_until);
+// What create_query's statement answered.
+Ledger::CreateOutcome create_done(Session& s, const PGresult* r, const std::string& order_id);
+// Appends `a`, fenced by the lease (kRecord).
+Query record_query(const std::string& order_id, const std::string& owner, const AttemptEntry& a);
+// Settles, releases the lease and appends `last` when given, fenced (kSettle).
+Query settle_query(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
+                   const Settlement& st, int64_t now);
+// What a record_query / settle_query answered: false when the lease was
+// not held.
 bool fenced_write_done(Session& s, const PGresult* r, const std::string& order_id, const AttemptEntry* entry);
 
 }  // namespace pg
