@@ -205,7 +205,7 @@ class PostgresLedger final : public Ledger {
       // COLLATE "C": byte order, as in the other backends, whatever the
       // database's collation.
       ResultPtr r = exec(s,
-                         "SELECT " PAYRETRY_ROW_COLUMNS " FROM payments "
+                         "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments "
                          "WHERE ($1::text IS NULL OR state = $1::text) "
                          "AND ($2::bigint <= 0 OR updated_at < $2::bigint) "
                          "ORDER BY updated_at, order_id COLLATE \"C\" LIMIT $3::bigint",

@@ -7,7 +7,22 @@ namespace payretry {
 namespace pg {
 namespace {
 
-const char* const kGetRow = "SELECT " PAYRETRY_ROW_COLUMNS " FROM payments WHERE order_id = $1";
+// One row of a result for the row codec: integers checked (as_int),
+// booleans in PostgreSQL's text form.
+class PgRow final : public SqlRowReader {
+ public:
+  PgRow(const PGresult* r, int i) : r_(r), i_(i) {}
+  std::string text(int col) const override { return as_text(r_, i_, col); }
+  int64_t integer(int col) const override { return as_int(r_, i_, col); }
+  bool boolean(int col) const override { return as_text(r_, i_, col) == "t"; }
+  bool is_null(int col) const override { return PQgetisnull(r_, i_, col) != 0; }
+
+ private:
+  const PGresult* r_;
+  int i_;
+};
+
+const char* const kGetRow = "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE order_id = $1";
 
 bool same_attempt(const AttemptEntry& a, const AttemptEntry& b) {
   return a.number == b.number && a.started_at == b.started_at && a.ended_at == b.ended_at &&
@@ -28,25 +43,11 @@ AttemptEntry cleaned(AttemptEntry a) {
 }  // namespace
 
 PaymentRow read_row(const PGresult* r, int i) {
-  PaymentRow p;
-  p.order_id = as_text(r, i, 0);
-  p.idempotency_key = as_text(r, i, 1);
-  p.fingerprint = as_text(r, i, 2);
-  const auto state = parse_state(as_text(r, i, 3));
-  if (!state) throw bad_data("payment " + p.order_id + " has an unknown state '" + as_text(r, i, 3) + "'");
-  p.state = *state;
-  p.delivery = as_text(r, i, 4);
-  p.detail = as_text(r, i, 5);
-  p.provider_payment_id = as_text(r, i, 6);
-  p.provider_status = as_text(r, i, 7);
-  p.http_status = static_cast<int>(as_int(r, i, 8));
-  p.attempts = static_cast<int>(as_int(r, i, 9));
-  p.created_at = as_int(r, i, 10);
-  p.key_expires_at = as_int(r, i, 11);
-  p.lease_owner = as_text(r, i, 12);
-  p.lease_until = as_int(r, i, 13);
-  p.updated_at = as_int(r, i, 14);
-  return p;
+  try {
+    return read_payment(PgRow(r, i));
+  } catch (const UnreadableRow& e) {
+    throw bad_data(e.what());
+  }
 }
 
 PaymentRow to_client(const Session& s, PaymentRow r) {
@@ -61,27 +62,10 @@ std::optional<PaymentRow> get_row(Session& s, const std::string& order_id) {
 }
 
 std::vector<AttemptEntry> get_attempts(Session& s, const std::string& order_id) {
-  ResultPtr r = exec(s,
-                     "SELECT number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, "
-                     "provider_request_id, replayed, kind, processed FROM attempts WHERE order_id = $1 ORDER BY number",
+  ResultPtr r = exec(s, "SELECT " PAYRETRY_ATTEMPT_COLUMNS " FROM attempts WHERE order_id = $1 ORDER BY number",
                      Params().add(order_id));
   std::vector<AttemptEntry> out;
-  for (int i = 0; i < PQntuples(r.get()); ++i) {
-    AttemptEntry a;
-    a.number = static_cast<int>(as_int(r.get(), i, 0));
-    a.started_at = as_int(r.get(), i, 1);
-    a.ended_at = as_int(r.get(), i, 2);
-    a.http_status = static_cast<int>(as_int(r.get(), i, 3));
-    a.transport_error = as_text(r.get(), i, 4);
-    a.verdict = as_text(r.get(), i, 5);
-    a.reason = as_text(r.get(), i, 6);
-    a.delay_ms = as_int(r.get(), i, 7);
-    a.provider_request_id = as_text(r.get(), i, 8);
-    a.replayed = as_text(r.get(), i, 9) == "t";
-    a.kind = as_text(r.get(), i, 10);
-    if (!PQgetisnull(r.get(), i, 11)) a.processed = as_text(r.get(), i, 11) == "t";
-    out.push_back(std::move(a));
-  }
+  for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(read_attempt(PgRow(r.get(), i)));
   return out;
 }
 
@@ -134,16 +118,19 @@ void check_identifier(const char* what, const std::string& v) {
 
 namespace {
 
-// An entry's fields after its number, as the $-parameters of the write
-// statements below: started_at, ended_at, http_status, transport_error,
-// verdict, reason, delay_ms, provider_request_id, replayed, kind, processed.
-void add_attempt_fields(Params& p, const AttemptEntry& a) {
-  p.add(a.started_at).add(a.ended_at).add(a.http_status).add(clean_text(a.transport_error)).add(clean_text(a.verdict))
-      .add(clean_text(a.reason)).add(a.delay_ms).add(clean_text(a.provider_request_id)).add(a.replayed)
-      .add(clean_text(a.kind));
-  if (a.processed) p.add(*a.processed);
-  else p.add_null();
-}
+// Parameters written by the row codec: free text cleaned for the server
+// (clean_text), the rest as Params sends it.
+class CleanParams final : public SqlParamWriter {
+ public:
+  explicit CleanParams(Params& p) : p_(p) {}
+  void text(const std::string& v) override { p_.add(clean_text(v)); }
+  void integer(int64_t v) override { p_.add(v); }
+  void boolean(bool v) override { p_.add(v); }
+  void null() override { p_.add_null(); }
+
+ private:
+  Params& p_;
+};
 
 // ---- the writes, one statement each ------------------------------------------
 //
@@ -160,9 +147,9 @@ const char* const kCreate =
     "WITH ins AS (INSERT INTO payments (order_id, idempotency_key, fingerprint, state, lease_owner, lease_until, "
     "created_at, key_expires_at, updated_at) "
     "VALUES ($1, $2, $3, 'IN_FLIGHT', $6, $7::bigint, $4::bigint, $5::bigint, $4::bigint) "
-    "ON CONFLICT DO NOTHING RETURNING " PAYRETRY_ROW_COLUMNS ") "
-    "SELECT " PAYRETRY_ROW_COLUMNS ", true FROM ins UNION ALL "
-    "SELECT " PAYRETRY_ROW_COLUMNS ", false FROM payments WHERE order_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)";
+    "ON CONFLICT DO NOTHING RETURNING " PAYRETRY_PAYMENT_COLUMNS ") "
+    "SELECT " PAYRETRY_PAYMENT_COLUMNS ", true FROM ins UNION ALL "
+    "SELECT " PAYRETRY_PAYMENT_COLUMNS ", false FROM payments WHERE order_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)";
 
 // Fenced (only the lease holder of an IN_FLIGHT payment writes), and the
 // entry appended, never overwritten: ON CONFLICT leaves an existing entry
@@ -172,8 +159,7 @@ const char* const kRecord =
     "WITH f AS (UPDATE payments SET attempts = GREATEST(attempts, $3::integer), "
     "updated_at = GREATEST(updated_at, $4::bigint) "
     "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT' RETURNING order_id), "
-    "ins AS (INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
-    "reason, delay_ms, provider_request_id, replayed, kind, processed) "
+    "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
     "SELECT order_id, $3::integer, $5::bigint, $6::bigint, $7::integer, $8::text, $9::text, $10::text, $11::bigint, "
     "$12::text, $13::boolean, $14::text, $15::boolean FROM f "
     "ON CONFLICT (order_id, number) DO NOTHING RETURNING number) "
@@ -186,8 +172,7 @@ const char* const kSettle =
     "provider_status = $7, http_status = $8::integer, lease_owner = '', lease_until = 0, "
     "attempts = GREATEST(attempts, $10::integer), updated_at = GREATEST(updated_at, $9::bigint, $11::bigint) "
     "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT' RETURNING order_id), "
-    "ins AS (INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
-    "reason, delay_ms, provider_request_id, replayed, kind, processed) "
+    "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
     "SELECT order_id, $10::integer, $12::bigint, $13::bigint, $14::integer, $15::text, $16::text, $17::text, "
     "$18::bigint, $19::text, $20::boolean, $21::text, $22::boolean FROM f WHERE $23::boolean "
     "ON CONFLICT (order_id, number) DO NOTHING RETURNING number) "
@@ -241,17 +226,19 @@ Ledger::CreateOutcome create_done(Session& s, const PGresult* r, const std::stri
 Query record_query(const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
   Params p;
   p.add(order_id).add(owner).add(a.number).add(a.ended_at);
-  add_attempt_fields(p, a);
+  CleanParams fields(p);
+  write_attempt_fields(fields, a);
   return Query{kRecord, std::move(p)};
 }
 
 Query settle_query(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
                    const Settlement& st, int64_t now) {
   Params p;
-  p.add(order_id).add(owner).add(std::string(state_name(st.state))).add(clean_text(st.delivery))
-      .add(clean_text(st.detail)).add(clean_text(st.provider_payment_id)).add(clean_text(st.provider_status))
-      .add(st.http_status).add(now).add(last ? last->number : 0).add(last ? last->ended_at : int64_t{0});
-  add_attempt_fields(p, last ? *last : AttemptEntry{});
+  CleanParams fields(p);
+  p.add(order_id).add(owner);
+  write_settlement(fields, st);
+  p.add(now).add(last ? last->number : 0).add(last ? last->ended_at : int64_t{0});
+  write_attempt_fields(fields, last ? *last : AttemptEntry{});
   p.add(last != nullptr);
   return Query{kSettle, std::move(p)};
 }

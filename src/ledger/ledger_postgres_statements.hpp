@@ -10,15 +10,13 @@
 
 #include "ledger.hpp"
 #include "ledger_postgres_session.hpp"
+#include "sql_row_codec.hpp"
 
 namespace payretry {
 namespace pg {
 
-#define PAYRETRY_ROW_COLUMNS                                                                           \
-  "order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, provider_status, " \
-  "http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at"
-
-// A row as stored: lease_until on the SERVER's clock.
+// A row of PAYRETRY_PAYMENT_COLUMNS as stored: lease_until on the
+// SERVER's clock.
 PaymentRow read_row(const PGresult* r, int i);
 
 // Lease ends are stored and compared on the server's clock; callers get
