@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "fingerprint.hpp"
+#include "sql_row_codec.hpp"
 
 namespace payretry {
 namespace {
@@ -59,10 +60,6 @@ ALTER TABLE attempts ADD COLUMN processed INTEGER;
 )sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");
-
-const char* const kRowColumns =
-    "order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, provider_status, "
-    "http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at";
 
 struct DbCloser {
   void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
@@ -192,24 +189,39 @@ class Stmt {
   int last_rc_ = 0;
 };
 
+// One row of a statement for the row codec; booleans are 0 and 1.
+class StmtRow final : public SqlRowReader {
+ public:
+  explicit StmtRow(const Stmt& s) : s_(s) {}
+  std::string text(int col) const override { return s_.text(col); }
+  int64_t integer(int col) const override { return s_.integer(col); }
+  bool boolean(int col) const override { return s_.integer(col) != 0; }
+  bool is_null(int col) const override { return s_.null(col); }
+
+ private:
+  const Stmt& s_;
+};
+
+// Parameters written by the row codec, bound in order from `first`.
+class StmtParams final : public SqlParamWriter {
+ public:
+  StmtParams(Stmt& s, int first) : s_(s), next_(first) {}
+  void text(const std::string& v) override { s_.bind(next_++, v); }
+  void integer(int64_t v) override { s_.bind(next_++, v); }
+  void boolean(bool v) override { s_.bind(next_++, static_cast<int64_t>(v ? 1 : 0)); }
+  void null() override { s_.bind(next_++, std::optional<bool>()); }
+
+ private:
+  Stmt& s_;
+  int next_;
+};
+
 PaymentRow read_row(const Stmt& s) {
-  PaymentRow r;
-  r.order_id = s.text(0);
-  r.idempotency_key = s.text(1);
-  r.fingerprint = s.text(2);
-  r.state = parse_state(s.text(3)).value_or(PaymentState::unknown);
-  r.delivery = s.text(4);
-  r.detail = s.text(5);
-  r.provider_payment_id = s.text(6);
-  r.provider_status = s.text(7);
-  r.http_status = static_cast<int>(s.integer(8));
-  r.attempts = static_cast<int>(s.integer(9));
-  r.created_at = s.integer(10);
-  r.key_expires_at = s.integer(11);
-  r.lease_owner = s.text(12);
-  r.lease_until = s.integer(13);
-  r.updated_at = s.integer(14);
-  return r;
+  try {
+    return read_payment(StmtRow(s));
+  } catch (const UnreadableRow& e) {
+    throw LedgerError(std::string("ledger (sqlite): ") + e.what());
+  }
 }
 
 class SqliteLedger final : public Ledger {
@@ -346,34 +358,17 @@ class SqliteLedger final : public Ledger {
 
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     std::lock_guard<std::mutex> lock(mu_);
-    Stmt s(stmts_, "SELECT number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, "
-                 "provider_request_id, replayed, kind, processed FROM attempts WHERE order_id=?1 ORDER BY number");
+    Stmt s(stmts_, "SELECT " PAYRETRY_ATTEMPT_COLUMNS " FROM attempts WHERE order_id=?1 ORDER BY number");
     s.bind(1, order_id);
     std::vector<AttemptEntry> out;
-    while (s.step()) {
-      AttemptEntry a;
-      a.number = static_cast<int>(s.integer(0));
-      a.started_at = s.integer(1);
-      a.ended_at = s.integer(2);
-      a.http_status = static_cast<int>(s.integer(3));
-      a.transport_error = s.text(4);
-      a.verdict = s.text(5);
-      a.reason = s.text(6);
-      a.delay_ms = s.integer(7);
-      a.provider_request_id = s.text(8);
-      a.replayed = s.integer(9) != 0;
-      a.kind = s.text(10);
-      if (!s.null(11)) a.processed = s.integer(11) != 0;
-      out.push_back(std::move(a));
-    }
+    while (s.step()) out.push_back(read_attempt(StmtRow(s)));
     return out;
   }
 
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
     std::lock_guard<std::mutex> lock(mu_);
-    Stmt s(stmts_, std::string("SELECT ") + kRowColumns +
-                     " FROM payments WHERE (?1 = '' OR state = ?1) AND (?2 <= 0 OR updated_at < ?2) "
-                     "ORDER BY updated_at, order_id LIMIT ?3");
+    Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE (?1 = '' OR state = ?1) "
+                   "AND (?2 <= 0 OR updated_at < ?2) ORDER BY updated_at, order_id LIMIT ?3");
     s.bind(1, std::string(state ? state_name(*state) : "")).bind(2, updated_before).bind(3, static_cast<int64_t>(limit));
     std::vector<PaymentRow> out;
     while (s.step()) out.push_back(read_row(s));
@@ -491,7 +486,7 @@ class SqliteLedger final : public Ledger {
   }
 
   std::optional<PaymentRow> get_locked(const std::string& order_id) {
-    Stmt s(stmts_, std::string("SELECT ") + kRowColumns + " FROM payments WHERE order_id=?1");
+    Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE order_id=?1");
     s.bind(1, order_id);
     if (!s.step()) return std::nullopt;
     return read_row(s);
@@ -530,9 +525,9 @@ class SqliteLedger final : public Ledger {
     Stmt s(stmts_, "UPDATE payments SET state=?3, delivery=?4, detail=?5, provider_payment_id=?6, provider_status=?7, "
                  "http_status=?8, lease_owner='', lease_until=0, updated_at=MAX(updated_at, ?9) "
                  "WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
-    s.bind(1, order_id).bind(2, owner).bind(3, std::string(state_name(st.state))).bind(4, st.delivery)
-        .bind(5, st.detail).bind(6, st.provider_payment_id).bind(7, st.provider_status)
-        .bind(8, static_cast<int64_t>(st.http_status)).bind(9, now);
+    s.bind(1, order_id).bind(2, owner).bind(9, now);
+    StmtParams settlement(s, 3);
+    write_settlement(settlement, st);
     s.step();
     return sqlite3_changes(db()) == 1;
   }
@@ -546,13 +541,11 @@ class SqliteLedger final : public Ledger {
     // A plain insert: an entry is never overwritten. Only the holder of the
     // claim writes (fenced above), and it numbers its entries after the
     // row's count, so a clash is a bug that must not pass silently.
-    Stmt s(stmts_, "INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, "
-                 "reason, delay_ms, provider_request_id, replayed, kind, processed) "
-                 "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
-    s.bind(1, order_id).bind(2, static_cast<int64_t>(a.number)).bind(3, a.started_at).bind(4, a.ended_at)
-        .bind(5, static_cast<int64_t>(a.http_status)).bind(6, a.transport_error).bind(7, a.verdict).bind(8, a.reason)
-        .bind(9, a.delay_ms).bind(10, a.provider_request_id).bind(11, static_cast<int64_t>(a.replayed ? 1 : 0))
-        .bind(12, a.kind).bind(13, a.processed);
+    Stmt s(stmts_, "INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
+                   "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
+    s.bind(1, order_id).bind(2, static_cast<int64_t>(a.number));
+    StmtParams fields(s, 3);
+    write_attempt_fields(fields, a);
     try {
       s.step();
     } catch (const Stmt::Constraint&) {

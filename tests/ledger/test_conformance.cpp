@@ -863,6 +863,65 @@ TEST_P(DurableLedger, ASchemaOneLedgerMigratesAndItsOldSendsReadAsPossiblyProces
   EXPECT_EQ(l->attempts("o-1").size(), 2u);
 }
 
+// A state string that names no state (a hand edit, a row of a later
+// payretry, a damaged store) reads the same in both SQL backends, which
+// share one row codec (src/ledger/sql_row_codec.cpp): every read of the row
+// is refused with a LedgerError naming the order and the string, so its
+// payment is neither created anew nor claimed (nothing can be sent), the row
+// is left as it is, and every other row still reads.
+TEST_P(DurableLedger, AnUnknownStateStringIsRefusedAlikeByEverySqlBackendAndNothingIsSentOrWritten) {
+  auto l = open();
+  ASSERT_TRUE(l->create_and_claim(proposal("o-ok"), "worker-a", kNow, kNow + kLease).created);
+  // The schema's CHECK refuses such a string; stepped around here as a
+  // damaged store or a hand edit would.
+  const std::string insert =
+      "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, key_expires_at, updated_at) "
+      "VALUES ('o-bogus', 'key-o-bogus', 'fp', 'REFUNDED', 1000, 999999999999999, 1000)";
+  if (GetParam() == Kind::sqlite) store_->exec_raw("PRAGMA ignore_check_constraints = ON; " + insert);
+  else store_->exec_raw("ALTER TABLE payments DROP CONSTRAINT payments_state_check; " + insert);
+
+  const std::string why = "payment o-bogus has an unknown state 'REFUNDED'";
+  auto expect_refused = [&](const char* call, const std::function<void()>& run) {
+    try {
+      run();
+      ADD_FAILURE() << call << " read a row whose state is 'REFUNDED'";
+    } catch (const LedgerError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << call << ": " << e.what();
+    }
+  };
+  expect_refused("get", [&] { l->get("o-bogus"); });
+  expect_refused("list", [&] { l->list(std::nullopt, 0, 100); });
+  expect_refused("create_and_claim",
+                 [&] { l->create_and_claim(proposal("o-bogus"), "worker-b", kNow, kNow + kLease); });
+
+  // In a group commit only its own entry fails.
+  LedgerBatch b;
+  for (const char* order : {"o-bogus", "o-new"}) {
+    LedgerBatch::Create c;
+    c.owner = "worker-b";
+    c.proposed = proposal(order);
+    c.now = kNow;
+    c.lease_until = kNow + kLease;
+    b.creates.push_back(c);
+  }
+  l->apply(b);
+  EXPECT_NE(b.creates[0].error.find(why), std::string::npos) << b.creates[0].error;
+  EXPECT_FALSE(b.creates[0].out.created);
+  EXPECT_EQ(b.creates[1].error, "");
+  EXPECT_TRUE(b.creates[1].out.created);
+
+  // Not claimable (the statement compares the stored string), and untouched.
+  EXPECT_FALSE(l->claim("o-bogus", "worker-b", kNow, kNow + kLease));
+  EXPECT_EQ(store_->query_raw("SELECT state || '/' || lease_owner || '/' || updated_at FROM payments "
+                              "WHERE order_id = 'o-bogus'"),
+            "REFUNDED//1000");
+  EXPECT_TRUE(l->attempts("o-bogus").empty());
+  // A state filter never meets it; the other rows read as ever.
+  EXPECT_TRUE(l->list(PaymentState::unknown, 0, 100).empty());
+  EXPECT_EQ(l->list(PaymentState::in_flight, 0, 100).size(), 2u);
+  EXPECT_EQ(l->get("o-ok")->lease_owner, "worker-a");
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, DurableLedger, ::testing::Values(Kind::sqlite, Kind::postgres), param_name);
 
 // ---- PostgreSQL only -------------------------------------------------------------

@@ -1,0 +1,56 @@
+// The PostgreSQL ledger's SQL for rows and history entries: the reads, the
+// one-statement writes, and the parameters and rows they carry.
+#pragma once
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ledger.hpp"
+#include "ledger_postgres_session.hpp"
+#include "sql_row_codec.hpp"
+
+namespace payretry {
+namespace pg {
+
+// A row of PAYRETRY_PAYMENT_COLUMNS as stored: lease_until on the
+// SERVER's clock.
+PaymentRow read_row(const PGresult* r, int i);
+
+// Lease ends are stored and compared on the server's clock; callers get
+// them on their own clock. 0 (no lease) stays 0.
+inline int64_t to_server(const Session& s, int64_t client_ms) { return client_ms + s.offset; }
+PaymentRow to_client(const Session& s, PaymentRow r);
+
+std::optional<PaymentRow> get_row(Session& s, const std::string& order_id);
+std::vector<AttemptEntry> get_attempts(Session& s, const std::string& order_id);
+
+// Free text (details, reasons, provider strings) comes from the network and
+// may hold bytes PostgreSQL refuses in a UTF-8 database; a settlement must
+// not fail over one odd byte. Invalid sequences become U+FFFD, NULs vanish.
+std::string clean_text(const std::string& s);
+
+// Identifiers must reach the server byte for byte: a NUL would silently cut
+// an order id short (and merge two orders), so it is refused instead.
+void check_identifier(const char* what, const std::string& v);
+
+// ---- the writes, one statement each, inside a caller's transaction -------
+
+// Creates and claims `p` for `owner` unless its order exists (kCreate).
+Query create_query(const Session& s, const PaymentRow& p, const std::string& owner, int64_t now,
+                   int64_t lease_until);
+// What create_query's statement answered.
+Ledger::CreateOutcome create_done(Session& s, const PGresult* r, const std::string& order_id);
+// Appends `a`, fenced by the lease (kRecord).
+Query record_query(const std::string& order_id, const std::string& owner, const AttemptEntry& a);
+// Settles, releases the lease and appends `last` when given, fenced (kSettle).
+Query settle_query(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
+                   const Settlement& st, int64_t now);
+// What a record_query / settle_query answered: false when the lease was
+// not held.
+bool fenced_write_done(Session& s, const PGresult* r, const std::string& order_id, const AttemptEntry* entry);
+
+}  // namespace pg
+}  // namespace payretry

@@ -1,0 +1,85 @@
+#include "sql_row_codec.hpp"
+
+#include <optional>
+
+namespace payretry {
+
+// A state string this code does not know (a hand edit, a row written by a
+// later payretry, a damaged store) is refused: the read fails with a
+// LedgerError naming the order and the string, which fails the call with
+// PAY_ELEDGER before anything is sent, writes nothing, and leaves the row as
+// it is for an operator. Reading it as UNKNOWN would lose the stored state
+// and mislead: the ledger's own statements compare the stored string, so
+// such a row would be reported UNKNOWN yet refuse the claim any UNKNOWN row
+// allows and never be listed as UNKNOWN for reconciling; a submit of its
+// order would then re-read and re-claim it without end, and pay_ledger_get
+// would report a state the store does not hold. Neither reading ever lets
+// the payment be sent as new; only the refusal says what is wrong.
+PaymentState read_state(const std::string& stored, const std::string& order_id) {
+  const std::optional<PaymentState> state = parse_state(stored);
+  if (!state) throw UnreadableRow("payment " + order_id + " has an unknown state '" + stored + "'");
+  return *state;
+}
+
+PaymentRow read_payment(const SqlRowReader& row) {
+  PaymentRow p;
+  p.order_id = row.text(0);
+  p.idempotency_key = row.text(1);
+  p.fingerprint = row.text(2);
+  p.state = read_state(row.text(3), p.order_id);
+  p.delivery = row.text(4);
+  p.detail = row.text(5);
+  p.provider_payment_id = row.text(6);
+  p.provider_status = row.text(7);
+  p.http_status = static_cast<int>(row.integer(8));
+  p.attempts = static_cast<int>(row.integer(9));
+  p.created_at = row.integer(10);
+  p.key_expires_at = row.integer(11);
+  p.lease_owner = row.text(12);
+  p.lease_until = row.integer(13);
+  p.updated_at = row.integer(14);
+  return p;
+}
+
+AttemptEntry read_attempt(const SqlRowReader& row) {
+  AttemptEntry a;
+  a.number = static_cast<int>(row.integer(0));
+  a.started_at = row.integer(1);
+  a.ended_at = row.integer(2);
+  a.http_status = static_cast<int>(row.integer(3));
+  a.transport_error = row.text(4);
+  a.verdict = row.text(5);
+  a.reason = row.text(6);
+  a.delay_ms = row.integer(7);
+  a.provider_request_id = row.text(8);
+  a.replayed = row.boolean(9);
+  a.kind = row.text(10);
+  if (!row.is_null(11)) a.processed = row.boolean(11);
+  return a;
+}
+
+void write_settlement(SqlParamWriter& out, const Settlement& s) {
+  out.text(state_name(s.state));
+  out.text(s.delivery);
+  out.text(s.detail);
+  out.text(s.provider_payment_id);
+  out.text(s.provider_status);
+  out.integer(s.http_status);
+}
+
+void write_attempt_fields(SqlParamWriter& out, const AttemptEntry& a) {
+  out.integer(a.started_at);
+  out.integer(a.ended_at);
+  out.integer(a.http_status);
+  out.text(a.transport_error);
+  out.text(a.verdict);
+  out.text(a.reason);
+  out.integer(a.delay_ms);
+  out.text(a.provider_request_id);
+  out.boolean(a.replayed);
+  out.text(a.kind);
+  if (a.processed) out.boolean(*a.processed);
+  else out.null();
+}
+
+}  // namespace payretry

@@ -1,0 +1,81 @@
+// The one mapping between the ledger's records and SQL columns, shared by
+// the SQL backends (ledger_sqlite.cpp, ledger_postgres_statements.cpp) so
+// that they cannot read or write one row two ways: which columns, in which
+// order, state names, booleans, a NULL "processed", and what a state this
+// code does not know means. Each backend supplies only its driver's way of
+// getting a column's value and of binding a parameter.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "ledger.hpp"
+
+namespace payretry {
+
+// The payments columns of a PaymentRow, in the order read_payment reads
+// them. Macros, not constants, so that the backends' constant statements
+// are built from them at compile time.
+#define PAYRETRY_PAYMENT_COLUMNS                                                                          \
+  "order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, provider_status, " \
+  "http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at"
+
+// The attempts columns of an AttemptEntry, in the order read_attempt reads
+// them; write_attempt_fields writes them in the same order, from
+// started_at on.
+#define PAYRETRY_ATTEMPT_COLUMNS                                                                      \
+  "number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, " \
+  "provider_request_id, replayed, kind, processed"
+
+// One row of a result as a backend's driver holds it; columns by position.
+class SqlRowReader {
+ public:
+  virtual std::string text(int col) const = 0;
+  virtual int64_t integer(int col) const = 0;
+  virtual bool boolean(int col) const = 0;
+  virtual bool is_null(int col) const = 0;
+
+ protected:
+  ~SqlRowReader() = default;
+};
+
+// The parameters of a statement, appended in order, as a backend's driver
+// binds them.
+class SqlParamWriter {
+ public:
+  virtual void text(const std::string& v) = 0;
+  virtual void integer(int64_t v) = 0;
+  virtual void boolean(bool v) = 0;
+  virtual void null() = 0;
+
+ protected:
+  ~SqlParamWriter() = default;
+};
+
+// A stored value the codec refuses to read (see read_state). The message
+// names the order and the value; a backend adds its own prefix.
+class UnreadableRow : public LedgerError {
+ public:
+  using LedgerError::LedgerError;
+};
+
+// The state column of order `order_id`'s row. Throws UnreadableRow for a
+// string that names no PaymentState.
+PaymentState read_state(const std::string& stored, const std::string& order_id);
+
+// A row of PAYRETRY_PAYMENT_COLUMNS, as stored (a backend translates clocks
+// itself). Throws UnreadableRow.
+PaymentRow read_payment(const SqlRowReader& row);
+
+// A row of PAYRETRY_ATTEMPT_COLUMNS. A NULL processed (an entry written
+// before schema 2) stays nullopt: "may have been processed".
+AttemptEntry read_attempt(const SqlRowReader& row);
+
+// A settlement as the parameters state, delivery, detail,
+// provider_payment_id, provider_status, http_status, in that order.
+void write_settlement(SqlParamWriter& out, const Settlement& s);
+
+// An entry's PAYRETRY_ATTEMPT_COLUMNS after its number, in that order
+// (started_at ... processed; NULL when processed is not known).
+void write_attempt_fields(SqlParamWriter& out, const AttemptEntry& a);
+
+}  // namespace payretry
