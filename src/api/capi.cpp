@@ -98,19 +98,11 @@ int set_error(int code, const std::string& message) {
   return code;
 }
 
+// Errc carries the public number itself (error.hpp). An Error that claims
+// success would make a failed call look like a good one: it is a bug, PAY_ERROR.
 int code_of(Errc c) {
-  switch (c) {
-    case Errc::invalid: return PAY_EINVALID;
-    case Errc::config: return PAY_ECONFIG;
-    case Errc::mismatch: return PAY_EMISMATCH;
-    case Errc::too_big: return PAY_ETOOBIG;
-    case Errc::key: return PAY_EKEY;
-    case Errc::version: return PAY_EVERSION;
-    case Errc::hook: return PAY_EHOOK;
-    case Errc::io: return PAY_EIO;
-    case Errc::not_found: return PAY_ENOTFOUND;
-  }
-  return PAY_ERROR;
+  const int code = static_cast<int>(c);
+  return code < 0 ? code : PAY_ERROR;
 }
 
 // The code and message of a caught exception.
@@ -327,11 +319,11 @@ std::unique_ptr<payretry::MultiEngine::Job> job_of(const char* order_id, const v
   if (body) job->body.assign(static_cast<const char*>(body), body_len);
   if (key) {
     job->idempotency_key = key;
-    if (job->idempotency_key.empty()) throw payretry::Error(Errc::key, "idempotency key is empty");
+    if (job->idempotency_key.empty()) throw payretry::Error(Errc::PAY_EKEY, "idempotency key is empty");
   }
   if (path) {
     job->path = path;
-    if (job->path.empty()) throw payretry::Error(Errc::invalid, "path is empty");
+    if (job->path.empty()) throw payretry::Error(Errc::PAY_EINVALID, "path is empty");
   }
   job->deadline_ms = deadline_ms;
   return job;
@@ -368,8 +360,8 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
     auto make = [&](size_t i) -> std::unique_ptr<payretry::MultiEngine::Job> {
       pay_batch_item& it = items[i];
       try {
-        if (!it.order_id) throw payretry::Error(Errc::invalid, "order_id is NULL");
-        if (!it.body) throw payretry::Error(Errc::invalid, "body is NULL");
+        if (!it.order_id) throw payretry::Error(Errc::PAY_EINVALID, "order_id is NULL");
+        if (!it.body) throw payretry::Error(Errc::PAY_EINVALID, "body is NULL");
         return job_of(it.order_id, it.body, it.body_len, it.idempotency_key, it.path, it.deadline_ms);
       } catch (...) {
         std::string m;
