@@ -24,7 +24,16 @@ PAY_BEGIN_DECL
  * sent, the same outcomes, the same failed calls. The request hook and the
  * log callback run on the engine thread. */
 
-/* One payment of a batch: the inputs, then what pay_submit_batch wrote. */
+/* One payment of a batch: the inputs, then what pay_submit_batch wrote.
+ *
+ * Frozen for the life of the ABI (until the next major version): callers
+ * pass arrays of it, so the library finds items[i] by sizeof(pay_batch_item)
+ * as the caller's compiler laid them out, and a member added anywhere, a
+ * version or size field included, would move every item after the first.
+ * It has no version field and gains no member. A per-item input or output
+ * that a later version needs arrives in a new item struct taken by a new
+ * call beside pay_submit_batch, which stays as it is (docs/c-api.md,
+ * "Options structs"). */
 typedef struct pay_batch_item {
   const char *order_id;
   const void *body;
