@@ -46,6 +46,29 @@ std::unique_ptr<payretry::MultiEngine::Job> job_of(const char* order_id, const v
   return job;
 }
 
+// What a payment that ran on the engine thread answered, as the C face hands
+// it on: rc 0 and a result the receiver owns, or the code of its failed call
+// and why. It runs where no caller could catch, so nothing escapes it.
+struct Answer {
+  int rc = PAY_OK;
+  pay_result* result = nullptr;
+  std::string message;
+};
+
+Answer answer_of(std::exception_ptr e, payretry::PaymentResult r) {
+  Answer a;
+  if (e) {
+    a.rc = translate(e, a.message);
+    return a;
+  }
+  try {
+    a.result = make_result(std::move(r)).release();
+  } catch (...) {
+    a.rc = translate(std::current_exception(), a.message);
+  }
+  return a;
+}
+
 // Waits for the items of one pay_submit_batch call.
 struct BatchWait {
   std::mutex mu;
@@ -58,12 +81,7 @@ struct BatchWait {
 extern "C" {
 
 int pay_batch_options_init(pay_batch_options* opts, unsigned int version) {
-  if (!opts) return set_error(PAY_EINVALID, "opts is NULL");
-  if (version != PAY_BATCH_OPTIONS_VERSION)
-    return set_error(PAY_EVERSION, "invalid version " + std::to_string(version) + " on pay_batch_options");
-  std::memset(opts, 0, sizeof *opts);
-  opts->version = version;
-  return PAY_OK;
+  return init_options(opts, version, PAY_BATCH_OPTIONS_VERSION, "pay_batch_options");
 }
 
 int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, const pay_batch_options* opts) {
@@ -71,8 +89,7 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
     if (!items && count > 0) return set_error(PAY_EINVALID, "items is NULL");
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
     if (const int rc = foreign(client)) return rc;
-    if (opts && opts->version != PAY_BATCH_OPTIONS_VERSION)
-      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_batch_options");
+    if (const int rc = check_options(opts, PAY_BATCH_OPTIONS_VERSION, "pay_batch_options")) return rc;
     if (count > 0 && client->impl->multi().on_engine_thread())
       return set_error(PAY_EINVALID, "pay_submit_batch called from a done callback: it would wait for itself");
     for (size_t i = 0; i < count; ++i) {
@@ -102,21 +119,10 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
     // Fills item i from its job's answer.
     auto fill = [items](size_t i, std::exception_ptr e, payretry::PaymentResult r) {
       pay_batch_item& it = items[i];
-      std::string m;
-      if (e) {
-        it.rc = translate(e, m);
-        copy_message(it.message, m);
-        return;
-      }
-      try {
-        auto res = std::make_unique<pay_result>();
-        res->r = std::move(r);
-        res->json = res->r.to_json();
-        it.result = res.release();
-      } catch (...) {
-        it.rc = PAY_ENOMEM;
-        copy_message(it.message, "out of memory");
-      }
+      const Answer a = answer_of(e, std::move(r));
+      it.rc = a.rc;
+      it.result = a.result;
+      if (a.rc != PAY_OK) copy_message(it.message, a.message);
     };
     BatchWait wait;
     wait.left = count;
@@ -209,29 +215,12 @@ int pay_submit_async(pay_client* client, const char* order_id, const void* body,
     if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
     if (!body) return set_error(PAY_EINVALID, "body is NULL");
     if (!done) return set_error(PAY_EINVALID, "done is NULL");
-    if (opts && opts->version != PAY_SUBMIT_OPTIONS_VERSION)
-      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_submit_options");
+    if (const int rc = check_options(opts, PAY_SUBMIT_OPTIONS_VERSION, "pay_submit_options")) return rc;
     auto job = job_of(order_id, body, body_len, opts ? opts->idempotency_key : nullptr, opts ? opts->path : nullptr,
                       opts ? opts->deadline_ms : 0);
     job->done = [done, payload](std::exception_ptr e, payretry::PaymentResult r) {
-      std::string m;
-      if (e) {
-        const int rc = translate(e, m);
-        done(rc, nullptr, m.c_str(), payload);
-        return;
-      }
-      pay_result* out = nullptr;
-      int rc = PAY_OK;
-      try {
-        auto res = std::make_unique<pay_result>();
-        res->r = std::move(r);
-        res->json = res->r.to_json();
-        out = res.release();
-      } catch (...) {
-        rc = PAY_ENOMEM;
-        m = "out of memory";
-      }
-      done(rc, out, m.c_str(), payload);
+      const Answer a = answer_of(e, std::move(r));
+      done(a.rc, a.result, a.message.c_str(), payload);
     };
     std::vector<std::unique_ptr<payretry::MultiEngine::Job>> one;
     one.push_back(std::move(job));
@@ -251,8 +240,7 @@ int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id
     if (const int rc = foreign(client)) return rc;
     if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
     if (!body) return set_error(PAY_EINVALID, "body is NULL");
-    if (opts && opts->version != PAY_SUBMIT_OPTIONS_VERSION)
-      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_submit_options");
+    if (const int rc = check_options(opts, PAY_SUBMIT_OPTIONS_VERSION, "pay_submit_options")) return rc;
     auto job = job_of(order_id, body, body_len, opts ? opts->idempotency_key : nullptr, opts ? opts->path : nullptr,
                       opts ? opts->deadline_ms : 0);
     payretry::MultiEngine& engine = client->impl->multi();
@@ -260,26 +248,11 @@ int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id
     handle->state = std::make_shared<PendingState>();
     handle->state->engine_thread = engine.thread_id();
     job->done = [state = handle->state](std::exception_ptr e, payretry::PaymentResult r) {
-      std::string m;
-      int rc = PAY_OK;
-      pay_result* res = nullptr;
-      if (e) {
-        rc = translate(e, m);
-      } else {
-        try {
-          auto p = std::make_unique<pay_result>();
-          p->r = std::move(r);
-          p->json = p->r.to_json();
-          res = p.release();
-        } catch (...) {
-          rc = PAY_ENOMEM;
-          m = "out of memory";
-        }
-      }
+      Answer a = answer_of(e, std::move(r));
       std::lock_guard<std::mutex> lock(state->mu);
-      state->rc = rc;
-      state->message = std::move(m);
-      state->result = res;
+      state->rc = a.rc;
+      state->message = std::move(a.message);
+      state->result = a.result;
       state->answered = true;
       state->cv.notify_all();
     };

@@ -1,6 +1,5 @@
 // client.h: creating and freeing a client, its options (log callback, request
 // hook) and its counters.
-#include <cstring>
 #include <string>
 
 #include "api_internal.hpp"
@@ -21,12 +20,7 @@ using namespace payretry::capi;
 extern "C" {
 
 int pay_client_options_init(pay_client_options* opts, unsigned int version) {
-  if (!opts) return set_error(PAY_EINVALID, "opts is NULL");
-  if (version != PAY_CLIENT_OPTIONS_VERSION)
-    return set_error(PAY_EVERSION, "invalid version " + std::to_string(version) + " on pay_client_options");
-  std::memset(opts, 0, sizeof *opts);
-  opts->version = version;
-  return PAY_OK;
+  return init_options(opts, version, PAY_CLIENT_OPTIONS_VERSION, "pay_client_options");
 }
 
 int pay_headers_add(pay_headers* headers, const char* name, const char* value) {
@@ -47,8 +41,7 @@ int pay_client_new(pay_client** out, const char* config_json, const pay_client_o
   return guarded([&]() -> int {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (!config_json) return set_error(PAY_EINVALID, "config_json is NULL");
-    if (opts && opts->version != PAY_CLIENT_OPTIONS_VERSION)
-      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_client_options");
+    if (const int rc = check_options(opts, PAY_CLIENT_OPTIONS_VERSION, "pay_client_options")) return rc;
     payretry::AttemptLog::Sink sink;
     payretry::RequestHook hook;
     if (opts && opts->log_cb) {

@@ -45,8 +45,9 @@ int set_error(int code, const std::string& message) {
   return code;
 }
 
-// The code and message of a caught exception.
-int translate(std::exception_ptr ex, std::string& message) {
+namespace {
+
+int translate_or_throw(std::exception_ptr ex, std::string& message) {
   try {
     std::rethrow_exception(ex);
   } catch (const payretry::ConfigError& e) {
@@ -67,6 +68,18 @@ int translate(std::exception_ptr ex, std::string& message) {
   } catch (...) {
     message = "unknown exception";
     return PAY_ERROR;
+  }
+}
+
+}  // namespace
+
+int translate(std::exception_ptr ex, std::string& message) noexcept {
+  try {
+    return translate_or_throw(ex, message);
+  } catch (...) {
+    // Only copying a message can throw here, and only for want of memory.
+    message.clear();
+    return PAY_ENOMEM;
   }
 }
 

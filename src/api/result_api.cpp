@@ -7,6 +7,17 @@ static_assert(PAY_OUTCOME_SUCCEEDED == static_cast<int>(payretry::Outcome::succe
                   PAY_DELIVERY_DELIVERED == static_cast<int>(payretry::Delivery::delivered),
               "C enums mirror the engine's");
 
+namespace payretry::capi {
+
+std::unique_ptr<pay_result> make_result(payretry::PaymentResult r) {
+  auto res = std::make_unique<pay_result>();
+  res->r = std::move(r);
+  res->json = res->r.to_json();
+  return res;
+}
+
+}  // namespace payretry::capi
+
 extern "C" {
 
 int pay_result_outcome(const pay_result* r) { return r ? static_cast<int>(r->r.outcome) : PAY_EINVALID; }

@@ -1,6 +1,5 @@
 // settle.h: settling UNKNOWN payments, one (pay_query) or all (pay_reconcile).
 #include <algorithm>
-#include <cstring>
 #include <optional>
 #include <string>
 
@@ -16,29 +15,21 @@ int pay_query(pay_result** out, pay_client* client, const char* order_id) {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (!client || !order_id) return set_error(PAY_EINVALID, "client or order_id is NULL");
     if (const int rc = foreign(client)) return rc;
-    auto res = std::make_unique<pay_result>();
-    res->r = client->impl->query(order_id);
-    res->json = res->r.to_json();
-    *out = res.release();
+    *out = make_result(client->impl->query(order_id)).release();
     return PAY_OK;
   });
 }
 
 int pay_body_set(pay_body* body, const void* data, size_t len) {
-  if (!body || (!data && len)) return set_error(PAY_EINVALID, "pay_body_set: NULL argument");
   return guarded([&]() -> int {
+    if (!body || (!data && len)) return set_error(PAY_EINVALID, "pay_body_set: NULL argument");
     body->bytes = std::string(static_cast<const char*>(data), len);
     return PAY_OK;
   });
 }
 
 int pay_reconcile_options_init(pay_reconcile_options* opts, unsigned int version) {
-  if (!opts) return set_error(PAY_EINVALID, "opts is NULL");
-  if (version != PAY_RECONCILE_OPTIONS_VERSION)
-    return set_error(PAY_EVERSION, "invalid version " + std::to_string(version) + " on pay_reconcile_options");
-  std::memset(opts, 0, sizeof *opts);
-  opts->version = version;
-  return PAY_OK;
+  return init_options(opts, version, PAY_RECONCILE_OPTIONS_VERSION, "pay_reconcile_options");
 }
 
 int pay_reconcile(pay_buf* out, pay_client* client, const pay_reconcile_options* opts) {
@@ -47,8 +38,7 @@ int pay_reconcile(pay_buf* out, pay_client* client, const pay_reconcile_options*
     *out = pay_buf{nullptr, 0};
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
     if (const int rc = foreign(client)) return rc;
-    if (opts && opts->version != PAY_RECONCILE_OPTIONS_VERSION)
-      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_reconcile_options");
+    if (const int rc = check_options(opts, PAY_RECONCILE_OPTIONS_VERSION, "pay_reconcile_options")) return rc;
     payretry::ReconcileOptions o;
     if (opts && opts->limit) o.limit = static_cast<int>(std::min<uint32_t>(opts->limit, 1000000));
     if (opts) o.older_than_ms = opts->older_than_ms;

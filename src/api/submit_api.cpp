@@ -1,5 +1,4 @@
 // submit.h: one payment, blocking on the caller's thread.
-#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -10,12 +9,7 @@ using namespace payretry::capi;
 extern "C" {
 
 int pay_submit_options_init(pay_submit_options* opts, unsigned int version) {
-  if (!opts) return set_error(PAY_EINVALID, "opts is NULL");
-  if (version != PAY_SUBMIT_OPTIONS_VERSION)
-    return set_error(PAY_EVERSION, "invalid version " + std::to_string(version) + " on pay_submit_options");
-  std::memset(opts, 0, sizeof *opts);
-  opts->version = version;
-  return PAY_OK;
+  return init_options(opts, version, PAY_SUBMIT_OPTIONS_VERSION, "pay_submit_options");
 }
 
 int pay_submit(pay_result** out, pay_client* client, const char* order_id, const void* body, size_t body_len,
@@ -27,8 +21,7 @@ int pay_submit(pay_result** out, pay_client* client, const char* order_id, const
     if (const int rc = foreign(client)) return rc;
     if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
     if (!body) return set_error(PAY_EINVALID, "body is NULL");
-    if (opts && opts->version != PAY_SUBMIT_OPTIONS_VERSION)
-      return set_error(PAY_EVERSION, "invalid version " + std::to_string(opts->version) + " on pay_submit_options");
+    if (const int rc = check_options(opts, PAY_SUBMIT_OPTIONS_VERSION, "pay_submit_options")) return rc;
     payretry::SubmitRequest req;
     req.order_id = order_id;
     req.body = std::string_view(static_cast<const char*>(body), body_len);
@@ -43,10 +36,7 @@ int pay_submit(pay_result** out, pay_client* client, const char* order_id, const
       }
       req.deadline_ms = opts->deadline_ms;
     }
-    auto res = std::make_unique<pay_result>();
-    res->r = client->impl->submit(req);
-    res->json = res->r.to_json();
-    *out = res.release();
+    *out = make_result(client->impl->submit(req)).release();
     return PAY_OK;
   });
 }
