@@ -13,10 +13,15 @@
 #ifndef PAYRETRY_H
 #define PAYRETRY_H
 
-#include "payretry/common.h"
-#include "payretry/version.h"
-#include "payretry/errors.h"
-#include "payretry/result.h"
-#include "payretry/client.h"
+#include "payretry/common.h"   /* PAY_API, extern "C" guards */
+#include "payretry/version.h"  /* PAY_VERSION*, pay_version() */
+#include "payretry/errors.h"   /* PAY_E* codes, pay_error_last() */
+#include "payretry/result.h"   /* pay_result: what a payment ended as */
+#include "payretry/buffer.h"   /* pay_buf: JSON text the library wrote */
+#include "payretry/client.h"   /* pay_client, its options, log callback, request hook, stats */
+#include "payretry/submit.h"   /* pay_submit and its options */
+#include "payretry/async.h"    /* pay_submit_batch, pay_submit_async, pay_submit_start, pay_pending */
+#include "payretry/settle.h"   /* pay_query, pay_reconcile and its options */
+#include "payretry/ledger.h"   /* pay_ledger_get, pay_ledger_list */
 
 #endif /* PAYRETRY_H */

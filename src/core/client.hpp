@@ -24,7 +24,7 @@ namespace payretry {
 
 class Client {
  public:
-  // Throws ConfigError or Error(Errc::io).
+  // Throws ConfigError or Error(Errc::PAY_EIO).
   Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook);
 
   PaymentResult submit(const SubmitRequest& r) { return flow_->submit(r); }

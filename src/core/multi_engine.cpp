@@ -186,7 +186,7 @@ void MultiEngine::on_created(Payment* p, const LedgerBatch::Create& c) {
   if (!c.error.empty()) return complete(p, std::make_exception_ptr(LedgerError(c.error)), {});
   if (c.out.key_taken)
     return complete(p,
-                    std::make_exception_ptr(Error(Errc::mismatch, "idempotency key " +
+                    std::make_exception_ptr(Error(Errc::PAY_EMISMATCH, "idempotency key " +
                                                                       p->admission.proposed.idempotency_key +
                                                                       " already belongs to another order")),
                     {});

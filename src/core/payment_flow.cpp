@@ -175,9 +175,9 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
     return d;
   }
   if (row.fingerprint != adm.proposed.fingerprint)
-    throw Error(Errc::mismatch, "order " + row.order_id + " was first submitted with other parameters; nothing sent");
+    throw Error(Errc::PAY_EMISMATCH, "order " + row.order_id + " was first submitted with other parameters; nothing sent");
   if (!adm.own_key.empty() && adm.own_key != row.idempotency_key)
-    throw Error(Errc::mismatch, "order " + row.order_id + " already has its own idempotency key; nothing sent");
+    throw Error(Errc::PAY_EMISMATCH, "order " + row.order_id + " already has its own idempotency key; nothing sent");
 
   const int64_t now = clock_.unix_ms();
   auto answer = [&](PaymentResult r) {
@@ -228,7 +228,7 @@ PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   const int64_t now = clock_.unix_ms();
   const Ledger::CreateOutcome created = ledger_.create_and_claim(adm.proposed, adm.fence, now, now + adm.lease_ms);
   if (created.key_taken)
-    throw Error(Errc::mismatch, "idempotency key " + adm.proposed.idempotency_key + " already belongs to another order");
+    throw Error(Errc::PAY_EMISMATCH, "idempotency key " + adm.proposed.idempotency_key + " already belongs to another order");
 
   PaymentRow row = created.row;
   bool fresh = created.created;
@@ -279,7 +279,7 @@ Settlement PaymentFlow::failed_call(const PaymentRow& row, const SubmitRequest& 
   // mismatch comes from the provider's answer; the others stop before a send.
   Settlement s = payretry::settlement_of(row);
   s.state = PaymentState::unknown;
-  s.delivery = (e.code() == Errc::mismatch || r.prior_may_have_processed) ? "maybe_processed" : "not_sent";
+  s.delivery = (e.code() == Errc::PAY_EMISMATCH || r.prior_may_have_processed) ? "maybe_processed" : "not_sent";
   s.detail = redact(e.what(), config_.secrets());
   return s;
 }

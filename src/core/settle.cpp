@@ -343,7 +343,7 @@ PaymentResult Settler::settle_from(const PaymentRow& claimed, const Answer& a) {
 
 PaymentResult Settler::query(const std::string& order_id) {
   const auto found = ledger_.get(order_id);
-  if (!found) throw Error(Errc::not_found, "no payment for order " + order_id + " in the ledger");
+  if (!found) throw Error(Errc::PAY_ENOTFOUND, "no payment for order " + order_id + " in the ledger");
   const PaymentRow& row = *found;
   const int64_t now = clock_.unix_ms();
   if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) return flow_.stored_result(row, {});

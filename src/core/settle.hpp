@@ -43,7 +43,7 @@ class Settler {
           Sleeper& sleeper, Random& jitter, RetryBudget& budget, AttemptLog& log, Stats& stats, PaymentFlow& flow,
           RequestHook hook, Authenticator* auth = nullptr);
 
-  // Throws Error(Errc::not_found) for an order the ledger does not know.
+  // Throws Error(Errc::PAY_ENOTFOUND) for an order the ledger does not know.
   PaymentResult query(const std::string& order_id);
   // Settles every UNKNOWN payment and every one a dead run left IN_FLIGHT:
   // by lookup where the profile has one, and by a same-key re-send only

@@ -86,21 +86,21 @@ Engine::Engine(const Config& config, const Profile& profile, EngineDeps deps, Re
     : config_(config), profile_(profile), d_(deps), hook_(std::move(hook)), auth_(auth), secrets_(config.secrets()) {}
 
 void Engine::validate(const SubmitRequest& r) const {
-  if (std::string e = check_order_id(r.order_id); !e.empty()) throw Error(Errc::invalid, e);
-  if (r.body.empty()) throw Error(Errc::invalid, "body is empty");
+  if (std::string e = check_order_id(r.order_id); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
+  if (r.body.empty()) throw Error(Errc::PAY_EINVALID, "body is empty");
   if (r.body.size() > config_.max_body_bytes)
-    throw Error(Errc::too_big, "body is " + std::to_string(r.body.size()) + " bytes; max_body_bytes is " +
+    throw Error(Errc::PAY_ETOOBIG, "body is " + std::to_string(r.body.size()) + " bytes; max_body_bytes is " +
                                    std::to_string(config_.max_body_bytes));
   if (!r.idempotency_key.empty()) check_key(r.idempotency_key);
   if (profile_.identity.mode != IdentityMode::header) {
     JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
     if (!j || !cJSON_IsObject(j.get()))
-      throw Error(Errc::invalid, "body must be a JSON object: profile " + profile_.name + " carries the key inside it");
+      throw Error(Errc::PAY_EINVALID, "body must be a JSON object: profile " + profile_.name + " carries the key inside it");
   }
   if (profile_.encoding == Encoding::form_flat) {
     JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
     if (!j || !cJSON_IsObject(j.get()))
-      throw Error(Errc::invalid, "body must be a JSON object (payretry sends each member as a gateway form field): "
+      throw Error(Errc::PAY_EINVALID, "body must be a JSON object (payretry sends each member as a gateway form field): "
                                  "profile " + profile_.name + " sends the gateway's form");
   }
   if (profile_.auth.scheme == AuthScheme::alipay_rsa2 && auth_) {
@@ -108,17 +108,17 @@ void Engine::validate(const SubmitRequest& r) const {
     // takes the method from the path: a body that sets one, or a path that
     // names none, could never be signed, on any attempt.
     if (path_for(r).find("method=") == std::string::npos)
-      throw Error(Errc::invalid, "the path must name the gateway method (e.g. /gateway.do?method=alipay.trade.pay)");
+      throw Error(Errc::PAY_EINVALID, "the path must name the gateway method (e.g. /gateway.do?method=alipay.trade.pay)");
     JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
     for (const char* common : {"app_id", "method", "format", "charset", "sign_type", "sign", "timestamp", "version"})
       if (cJSON_GetObjectItemCaseSensitive(j.get(), common))
-        throw Error(Errc::invalid, std::string("body must not set the gateway parameter ") + common +
+        throw Error(Errc::PAY_EINVALID, std::string("body must not set the gateway parameter ") + common +
                                        ": auth.alipay writes it (put the trade in biz_content)");
   }
   if (profile_.encoding == Encoding::form && !looks_form_encoded(r.body)) {
     JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
     if (!j || !cJSON_IsObject(j.get()))
-      throw Error(Errc::invalid, "body must be a JSON object (payretry encodes it as form fields) or form fields "
+      throw Error(Errc::PAY_EINVALID, "body must be a JSON object (payretry encodes it as form fields) or form fields "
                                  "(name=value&...): profile " + profile_.name + " sends form bodies");
   }
   if (const std::string& ref = profile_.lookup.reference_path; !ref.empty()) {
@@ -126,32 +126,32 @@ void Engine::validate(const SubmitRequest& r) const {
     // one would read as "not found", and could be sent a second time.
     JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
     if (!j || !cJSON_IsObject(j.get()))
-      throw Error(Errc::invalid, "body must be a JSON object: profile " + profile_.name + " looks payments up by " + ref);
+      throw Error(Errc::PAY_EINVALID, "body must be a JSON object: profile " + profile_.name + " looks payments up by " + ref);
     const auto found = json_path_strings(j.get(), ref);
     if (!found.empty() && found.front() != r.order_id)
-      throw Error(Errc::invalid, "body " + ref + " must equal the order id: profile " + profile_.name +
+      throw Error(Errc::PAY_EINVALID, "body " + ref + " must equal the order id: profile " + profile_.name +
                                      " looks payments up by it");
     if (found.empty() && top_level_member(ref).find_first_of(".[") != std::string::npos)
-      throw Error(Errc::invalid, "body must carry the order id at " + ref + ": profile " + profile_.name +
+      throw Error(Errc::PAY_EINVALID, "body must carry the order id at " + ref + ": profile " + profile_.name +
                                      " looks payments up by it");
   }
   if (!r.path.empty())
-    if (std::string e = check_path(r.path); !e.empty()) throw Error(Errc::invalid, e);
-  if (r.deadline_ms < 0) throw Error(Errc::invalid, "deadline_ms is negative");
+    if (std::string e = check_path(r.path); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
+  if (r.deadline_ms < 0) throw Error(Errc::PAY_EINVALID, "deadline_ms is negative");
   if (r.deadline_ms > 0 && r.deadline_ms < config_.retry.min_attempt_ms && !r.deadline_from_ledger)
-    throw Error(Errc::invalid, "deadline_ms is below retry.min_attempt_ms");
+    throw Error(Errc::PAY_EINVALID, "deadline_ms is below retry.min_attempt_ms");
 }
 
 void Engine::check_key(const std::string& key) const {
   const Identity& id = profile_.identity;
-  if (std::string e = check_idempotency_key(key, id.max_length); !e.empty()) throw Error(Errc::key, e);
+  if (std::string e = check_idempotency_key(key, id.max_length); !e.empty()) throw Error(Errc::PAY_EKEY, e);
   if (key.size() < id.min_length)
-    throw Error(Errc::key, "idempotency key is shorter than " + std::to_string(id.min_length) + " characters (" +
+    throw Error(Errc::PAY_EKEY, "idempotency key is shorter than " + std::to_string(id.min_length) + " characters (" +
                                profile_.name + ")");
   if (!id.charset.empty())
     for (char c : key)
       if (!std::isalnum(static_cast<unsigned char>(c)) && id.charset.find(c) == std::string::npos)
-        throw Error(Errc::key, "idempotency key may hold only letters, digits and \"" + id.charset + "\" (" +
+        throw Error(Errc::PAY_EKEY, "idempotency key may hold only letters, digits and \"" + id.charset + "\" (" +
                                    profile_.name + ")");
 }
 
@@ -163,15 +163,15 @@ std::string Engine::identity_key(const SubmitRequest& r) const {
   if (id.mode == IdentityMode::reference) {
     // The merchant reference is the identity, forever: it must be the order.
     if (found.empty() || found.front() != r.order_id)
-      throw Error(Errc::invalid, "body " + id.name + " must equal the order id (profile " + profile_.name + ")");
+      throw Error(Errc::PAY_EINVALID, "body " + id.name + " must equal the order id (profile " + profile_.name + ")");
     if (!r.idempotency_key.empty() && r.idempotency_key != r.order_id)
-      throw Error(Errc::key, "profile " + profile_.name + " uses the order id as the key; give no other key");
+      throw Error(Errc::PAY_EKEY, "profile " + profile_.name + " uses the order id as the key; give no other key");
     check_key(r.order_id);
     return r.order_id;
   }
   if (!found.empty()) {
     if (!r.idempotency_key.empty() && r.idempotency_key != found.front())
-      throw Error(Errc::key, "body " + id.name + " differs from the idempotency key given");
+      throw Error(Errc::PAY_EKEY, "body " + id.name + " differs from the idempotency key given");
     check_key(found.front());
     return found.front();
   }
@@ -317,7 +317,7 @@ AttemptRun::Step AttemptRun::attempt() {
       // call. Otherwise the payment may exist and must be reported; so
       // must one whose request already left once, answered 401 before the
       // credential was renewed (once a byte left, the call has a result).
-      if (!may_have_processed_ && !renewed_credentials_) throw Error(Errc::hook, "request hook: " + why);
+      if (!may_have_processed_ && !renewed_credentials_) throw Error(Errc::PAY_EHOOK, "request hook: " + why);
       return finish(Outcome::unknown, "request hook failed: " + why);
     }
   }
@@ -448,7 +448,7 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
       const std::string msg = "the provider says idempotency key " + r_.idempotency_key +
                               " was first used with other parameters";
       e_.d_.log.note(kLogError, "mismatch", msg + " (order " + r_.order_id + ")");
-      throw Error(Errc::mismatch, msg);
+      throw Error(Errc::PAY_EMISMATCH, msg);
     }
     case Verdict::query:
       record_attempt();

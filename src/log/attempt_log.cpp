@@ -30,7 +30,7 @@ AttemptLog::AttemptLog(Sink sink, const std::string& path, int min_level, std::v
     : sink_(std::move(sink)), min_level_(min_level), secrets_(std::move(secrets)), clock_(clock) {
   if (!path.empty()) {
     file_.reset(std::fopen(path.c_str(), "a"));
-    if (!file_) throw Error(Errc::io, "log.path: cannot open for append: " + std::string(std::strerror(errno)));
+    if (!file_) throw Error(Errc::PAY_EIO, "log.path: cannot open for append: " + std::string(std::strerror(errno)));
   }
 }
 

@@ -21,7 +21,7 @@ class AttemptLog {
  public:
   using Sink = std::function<void(int level, const std::string& line)>;
 
-  // Throws Error(Errc::io) when `path` is set and cannot be opened for append.
+  // Throws Error(Errc::PAY_EIO) when `path` is set and cannot be opened for append.
   AttemptLog(Sink sink, const std::string& path, int min_level, std::vector<std::string> secrets, Clock& clock);
 
   // After attempt `a` of payment `p` (p.attempts may not yet hold it).

@@ -851,8 +851,8 @@ void World::race(Process& a) {
                             std::to_string(b.run_sends) + " while the first held a live lease");
     check_result(o, r, b.run_sends);
   } catch (const Error& e) {
-    if (!other_body || e.code() != Errc::mismatch || b.run_sends != 0) {
-      if (e.code() == Errc::mismatch && b.run_sends > 0) fail("mismatch_sends_nothing", std::string("racer: ") + e.what());
+    if (!other_body || e.code() != Errc::PAY_EMISMATCH || b.run_sends != 0) {
+      if (e.code() == Errc::PAY_EMISMATCH && b.run_sends > 0) fail("mismatch_sends_nothing", std::string("racer: ") + e.what());
       check_error(o, e.what(), b.run_sends, false);
       fail("unexpected_call_error", std::string("racer: ") + e.what());
     }

@@ -32,8 +32,15 @@ namespace payretry {
 inline void PrintTo(Outcome o, std::ostream* os) { *os << outcome_name(o); }
 inline void PrintTo(Delivery d, std::ostream* os) { *os << delivery_name(d); }
 inline void PrintTo(Errc e, std::ostream* os) {
-  static const char* names[] = {"invalid", "config", "mismatch", "too_big", "key", "version", "hook", "io"};
-  *os << "Errc::" << names[static_cast<int>(e)];
+  switch (e) {
+#define PAYRETRY_PRINT_ERRC_(name, value, text) \
+  case Errc::name:                              \
+    *os << "Errc::" #name;                      \
+    return;
+    PAY_ERROR_MAP(PAYRETRY_PRINT_ERRC_)
+#undef PAYRETRY_PRINT_ERRC_
+  }
+  *os << "Errc(" << static_cast<int>(e) << ")";
 }
 }  // namespace payretry
 

@@ -557,7 +557,7 @@ TEST(Engine, MismatchThrowsErrcMismatch) {
   Harness h;
   h.transport.script = {mismatch_400()};
   std::string msg;
-  EXPECT_EQ(thrown([&] { h.submit("order-1", kBody, "key-abc"); }, &msg), Errc::mismatch);
+  EXPECT_EQ(thrown([&] { h.submit("order-1", kBody, "key-abc"); }, &msg), Errc::PAY_EMISMATCH);
   EXPECT_TRUE(contains(msg, "key-abc")) << "the message names the key: " << msg;
   EXPECT_EQ(h.transport.sent.size(), 1u);
 }
@@ -565,7 +565,7 @@ TEST(Engine, MismatchThrowsErrcMismatch) {
 TEST(Engine, MismatchAfterALostResponseStillThrows) {
   Harness h("stripe");
   h.transport.script = {timeout_after_write(), http(422, R"({"error":{"code":"idempotency_key_reused"}})")};
-  EXPECT_EQ(thrown([&] { h.submit("order-1", kBody); }), Errc::mismatch);
+  EXPECT_EQ(thrown([&] { h.submit("order-1", kBody); }), Errc::PAY_EMISMATCH);
 }
 
 TEST(Engine, HookFailingBeforeAnythingWasSentThrowsErrcHook) {
@@ -573,7 +573,7 @@ TEST(Engine, HookFailingBeforeAnythingWasSentThrowsErrcHook) {
   h.hook = [](const AttemptView&, Headers&) { return std::string("no signing key"); };
   h.transport.script = {ok_200()};
   std::string msg;
-  EXPECT_EQ(thrown([&] { h.submit("order-1", kBody); }, &msg), Errc::hook);
+  EXPECT_EQ(thrown([&] { h.submit("order-1", kBody); }, &msg), Errc::PAY_EHOOK);
   EXPECT_TRUE(contains(msg, "no signing key")) << msg;
   EXPECT_TRUE(h.transport.sent.empty());
 }
@@ -603,7 +603,7 @@ TEST(Engine, HookFailingAfterOnlyRefusedConnectionsThrowsErrcHook) {
   } catch (const Error& e) {
     code = e.code();
   }
-  EXPECT_EQ(code, Errc::hook) << "got a result instead: outcome " << outcome_name(r.outcome) << ", delivery "
+  EXPECT_EQ(code, Errc::PAY_EHOOK) << "got a result instead: outcome " << outcome_name(r.outcome) << ", delivery "
                               << delivery_name(r.delivery) << ", error '" << r.error << "'";
 }
 
@@ -685,21 +685,21 @@ TEST_P(EngineInvalidInput, ThrowsBeforeAnyTransportCall) {
 INSTANTIATE_TEST_SUITE_P(
     Engine, EngineInvalidInput,
     ::testing::Values(
-        BadInput{"EmptyBody", "order-1", "", "", 0, "", Errc::invalid},
-        BadInput{"BodyOverMaxBodyBytes", "order-1", "{\"x\":\"" + std::string(1100, 'a') + "\"}", "", 0, "", Errc::too_big},
-        BadInput{"KeyWithCrLf", "order-1", kBody, "SECRET\r\nX-Evil: 1", 0, "", Errc::key},
-        BadInput{"KeyWithSpace", "order-1", kBody, "SECRET key", 0, "", Errc::key},
-        BadInput{"KeyWithNul", "order-1", kBody, std::string("SECRET\0k", 8), 0, "", Errc::key},
-        BadInput{"KeyNonAscii", "order-1", kBody, "SECRET\xC3\xA9", 0, "", Errc::key},
-        BadInput{"KeyTooLong", "order-1", kBody, std::string(256, 'k'), 0, "", Errc::key},
-        BadInput{"EmptyOrderId", "", kBody, "", 0, "", Errc::invalid},
-        BadInput{"OrderIdWithSpace", "SECRET order", kBody, "", 0, "", Errc::invalid},
-        BadInput{"OrderIdWithLf", "SECRET\norder", kBody, "", 0, "", Errc::invalid},
-        BadInput{"OrderIdTooLong", std::string(256, 'o'), kBody, "", 0, "", Errc::invalid},
-        BadInput{"PathNotAbsolute", "order-1", kBody, "", 0, "v1/SECRET", Errc::invalid},
-        BadInput{"PathWithCrLf", "order-1", kBody, "", 0, "/v1\r\nHost: SECRET", Errc::invalid},
-        BadInput{"NegativeDeadline", "order-1", kBody, "", -1, "", Errc::invalid},
-        BadInput{"DeadlineBelowMinAttempt", "order-1", kBody, "", 100, "", Errc::invalid}),
+        BadInput{"EmptyBody", "order-1", "", "", 0, "", Errc::PAY_EINVALID},
+        BadInput{"BodyOverMaxBodyBytes", "order-1", "{\"x\":\"" + std::string(1100, 'a') + "\"}", "", 0, "", Errc::PAY_ETOOBIG},
+        BadInput{"KeyWithCrLf", "order-1", kBody, "SECRET\r\nX-Evil: 1", 0, "", Errc::PAY_EKEY},
+        BadInput{"KeyWithSpace", "order-1", kBody, "SECRET key", 0, "", Errc::PAY_EKEY},
+        BadInput{"KeyWithNul", "order-1", kBody, std::string("SECRET\0k", 8), 0, "", Errc::PAY_EKEY},
+        BadInput{"KeyNonAscii", "order-1", kBody, "SECRET\xC3\xA9", 0, "", Errc::PAY_EKEY},
+        BadInput{"KeyTooLong", "order-1", kBody, std::string(256, 'k'), 0, "", Errc::PAY_EKEY},
+        BadInput{"EmptyOrderId", "", kBody, "", 0, "", Errc::PAY_EINVALID},
+        BadInput{"OrderIdWithSpace", "SECRET order", kBody, "", 0, "", Errc::PAY_EINVALID},
+        BadInput{"OrderIdWithLf", "SECRET\norder", kBody, "", 0, "", Errc::PAY_EINVALID},
+        BadInput{"OrderIdTooLong", std::string(256, 'o'), kBody, "", 0, "", Errc::PAY_EINVALID},
+        BadInput{"PathNotAbsolute", "order-1", kBody, "", 0, "v1/SECRET", Errc::PAY_EINVALID},
+        BadInput{"PathWithCrLf", "order-1", kBody, "", 0, "/v1\r\nHost: SECRET", Errc::PAY_EINVALID},
+        BadInput{"NegativeDeadline", "order-1", kBody, "", -1, "", Errc::PAY_EINVALID},
+        BadInput{"DeadlineBelowMinAttempt", "order-1", kBody, "", 100, "", Errc::PAY_EINVALID}),
     [](const ::testing::TestParamInfo<BadInput>& i) { return std::string(i.param.name); });
 
 TEST(Engine, BodyOfExactlyMaxBodyBytesIsAccepted) {
@@ -799,7 +799,7 @@ TEST(Engine, MismatchNoteNeverHoldsACardNumberFromTheOrderId) {
   const std::string pan = "4242424242424242";
   Harness h;
   h.transport.script = {mismatch_400()};
-  EXPECT_EQ(thrown([&] { h.submit("order-" + pan, kBody); }), Errc::mismatch);
+  EXPECT_EQ(thrown([&] { h.submit("order-" + pan, kBody); }), Errc::PAY_EMISMATCH);
   ASSERT_FALSE(h.lines.empty());
   for (const LogLine& l : h.lines) EXPECT_FALSE(contains(l.text, pan)) << l.text;
 }

@@ -107,7 +107,7 @@ TEST(FormEncoding, ABodyThatIsNeitherADocumentNorFormFieldsIsRefusedBeforeAnySen
     h.submit("order-1", "amount 2000", "k1");
     ADD_FAILURE() << "accepted";
   } catch (const Error& e) {
-    EXPECT_EQ(e.code(), Errc::invalid);
+    EXPECT_EQ(e.code(), Errc::PAY_EINVALID);
     message = e.what();
   }
   EXPECT_NE(message.find("form"), std::string::npos) << message;

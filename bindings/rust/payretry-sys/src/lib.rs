@@ -55,7 +55,7 @@ pub const PAY_DELIVERY_NOT_SENT: c_int = 1;
 pub const PAY_DELIVERY_MAYBE_PROCESSED: c_int = 2;
 pub const PAY_DELIVERY_DELIVERED: c_int = 3;
 
-// ---- client.h ---------------------------------------------------------------
+// ---- client.h, buffer.h, submit.h, async.h, settle.h ------------------------
 pub const PAY_LOG_DEBUG: c_int = 10;
 pub const PAY_LOG_INFO: c_int = 20;
 pub const PAY_LOG_WARN: c_int = 30;
@@ -192,7 +192,7 @@ extern "C" {
     pub fn pay_outcome_name(outcome: c_int) -> *const c_char;
     pub fn pay_delivery_name(delivery: c_int) -> *const c_char;
 
-    // client.h
+    // client.h, buffer.h, submit.h, async.h, settle.h, ledger.h, version.h
     pub fn pay_headers_add(
         headers: *mut pay_headers,
         name: *const c_char,

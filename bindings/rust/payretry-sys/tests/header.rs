@@ -25,11 +25,21 @@ fn header(name: &str) -> String {
 }
 
 fn headers() -> String {
-    ["errors.h", "result.h", "client.h"]
-        .iter()
-        .map(|h| header(h))
-        .collect::<Vec<_>>()
-        .join("\n")
+    [
+        "version.h",
+        "errors.h",
+        "result.h",
+        "buffer.h",
+        "client.h",
+        "submit.h",
+        "async.h",
+        "settle.h",
+        "ledger.h",
+    ]
+    .iter()
+    .map(|h| header(h))
+    .collect::<Vec<_>>()
+    .join("\n")
 }
 
 fn ident_before_paren(s: &str) -> Option<&str> {

@@ -1,0 +1,43 @@
+// ledger.h: what the ledger holds, as JSON; nothing is sent or changed.
+#include <algorithm>
+#include <optional>
+
+#include "api_internal.hpp"
+#include "ledger.hpp"
+#include "ledger_json.hpp"
+
+using namespace payretry::capi;
+
+extern "C" {
+
+int pay_ledger_get(pay_buf* out, pay_client* client, const char* order_id) {
+  return guarded([&]() -> int {
+    if (!out) return set_error(PAY_EINVALID, "out is NULL");
+    *out = pay_buf{nullptr, 0};
+    if (!client || !order_id) return set_error(PAY_EINVALID, "client or order_id is NULL");
+    if (const int rc = foreign(client)) return rc;
+    payretry::Ledger& l = client->impl->ledger();
+    const auto row = l.get(order_id);
+    if (!row) return set_error(PAY_ENOTFOUND, "no payment for this order id in the ledger");
+    return fill_buf(out, payretry::payment_json(*row, l.attempts(order_id)));
+  });
+}
+
+int pay_ledger_list(pay_buf* out, pay_client* client, const char* state, int64_t updated_before_unix_ms,
+                    uint32_t limit) {
+  return guarded([&]() -> int {
+    if (!out) return set_error(PAY_EINVALID, "out is NULL");
+    *out = pay_buf{nullptr, 0};
+    if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (const int rc = foreign(client)) return rc;
+    std::optional<payretry::PaymentState> st;
+    if (state) {
+      st = payretry::parse_state(state);
+      if (!st) return set_error(PAY_EINVALID, "state must be PENDING, IN_FLIGHT, SUCCEEDED, FAILED or UNKNOWN");
+    }
+    const int n = limit == 0 ? 1000 : static_cast<int>(std::min<uint32_t>(limit, 1000000));
+    return fill_buf(out, payretry::payments_json(client->impl->ledger().list(st, updated_before_unix_ms, n)));
+  });
+}
+
+}  // extern "C"
