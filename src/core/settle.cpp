@@ -62,82 +62,163 @@ bool Settler::can_look_up(const PaymentRow& row) const {
   return by == LookupBy::order_id || (by == LookupBy::provider_id && !row.provider_payment_id.empty());
 }
 
-Settler::Answer Settler::look_up(const PaymentRow& row) {
+// What one lookup sends on every attempt, before the hook and the signer.
+struct Settler::LookupTarget {
+  std::string path;  // with its query, as the signer signs it
+  std::string url;
+  std::string body;
+  Headers headers;
+  std::string key_header;  // the identity header's name, for the request hook
+};
+
+Settler::LookupTarget Settler::lookup_target(const PaymentRow& row) const {
+  const Lookup& lk = profile_.lookup;
+  LookupTarget t;
+  t.path = fill(lk.path, row, config_, false);
+  t.url = config_.base_url + t.path;
+  if (!lk.body.empty()) t.body = encode_lookup_body(fill(lk.body, row, config_, true), profile_.encoding);
+  t.headers = {{"Accept", "application/json"}, {"User-Agent", "payretry/" PAYRETRY_VERSION_STRING}};
+  if (!t.body.empty()) t.headers.emplace_back("Content-Type", content_type_of(profile_.encoding));
+  t.headers.insert(t.headers.end(), config_.auth_headers.begin(), config_.auth_headers.end());
+  t.headers.insert(t.headers.end(), config_.extra_headers.begin(), config_.extra_headers.end());
+  t.key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
+  return t;
+}
+
+// Attempt n of a lookup, through the request hook and the authenticator like
+// a create: why it cannot be sent, or "" with `h` ready. No byte of it leaves
+// after the deadline or the claim's lease (the send gate).
+std::string Settler::prepare_lookup(const PaymentRow& row, const LookupTarget& target, unsigned n, int64_t deadline,
+                                    HttpRequest& h) {
   const Lookup& lk = profile_.lookup;
   const RetryPolicy& policy = config_.retry;
-  const std::string path = fill(lk.path, row, config_, false);
-  const std::string url = config_.base_url + path;
-  const std::string body = lk.body.empty() ? "" : encode_lookup_body(fill(lk.body, row, config_, true), profile_.encoding);
-  Headers base = {{"Accept", "application/json"}, {"User-Agent", "payretry/" PAYRETRY_VERSION_STRING}};
-  if (!body.empty()) base.emplace_back("Content-Type", content_type_of(profile_.encoding));
-  base.insert(base.end(), config_.auth_headers.begin(), config_.auth_headers.end());
-  base.insert(base.end(), config_.extra_headers.begin(), config_.extra_headers.end());
-  const std::string key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
-  const int64_t deadline = clock_.now_ms() + policy.deadline_ms;
+  h.method = lk.method;
+  h.url = target.url;
+  h.headers = target.headers;
+  h.body = target.body;
+  h.claim = row.lease_owner;
+  if (hook_) {
+    Headers extra;
+    const AttemptView view{target.url, target.path, row.order_id, row.idempotency_key, target.key_header,
+                           target.body, n, clock_.unix_ms(), lk.method.c_str()};
+    const std::string refused = hook_(view, extra);
+    if (!refused.empty()) return "request hook: " + refused;
+    h.headers.insert(h.headers.end(), extra.begin(), extra.end());
+  }
+  if (auth_) {
+    OutgoingRequest out{lk.method, config_.base_url, target.path, target.body, {}};
+    const std::string refused = authorize_or_why(*auth_, out, clock_.unix_ms(), deadline - clock_.now_ms());
+    if (!refused.empty()) return "lookup not sent: " + refused;
+    h.url = out.url();
+    h.headers.insert(h.headers.end(), out.headers.begin(), out.headers.end());
+  }
+  h.timeout_ms = std::min(policy.attempt_timeout_ms, deadline - clock_.now_ms());
+  h.connect_timeout_ms = std::min(policy.connect_timeout_ms, h.timeout_ms);
   const int64_t lease_until = row.lease_until;
-  Answer a;
-  // A lookup is a read: retrying it is always safe, but it gets the same
-  // bounds as a payment (attempts, deadline, backoff, Retry-After), the
-  // same request hook (providers that sign creates sign lookups too), and
-  // no byte of it leaves after the deadline or the claim's lease.
-  bool renewed = false;
-  int n = 1;
-  // Every lookup attempt goes to the attempt log, as a payment's does.
-  auto logged = [&](const TransportResult& t, const char* verdict, const std::string& reason,
-                    const RetryDecision* next = nullptr) {
-    AttemptRecord rec;
-    rec.number = static_cast<unsigned>(n);
-    rec.started_unix_ms = a.asked_at;
-    rec.elapsed_ms = t.elapsed_ms;
-    rec.http_status = t.failure == TransportFailure::none ? t.response.status : 0;
-    if (t.failure != TransportFailure::none) rec.transport_error = transport_failure_name(t.failure);
-    rec.verdict = verdict;
-    rec.reason = reason;
-    if (next && next->retry) {
-      rec.delay_ms = next->delay_ms;
-      rec.delay_source = next->delay_source;
-    }
-    log_.lookup(row.order_id, row.idempotency_key, rec);
+  h.may_start = [this, deadline, lease_until]() -> std::string {
+    if (clock_.now_ms() >= deadline) return "the lookup's deadline passed";
+    if (lease_until > 0 && clock_.unix_ms() >= lease_until) return "the lookup's lease ended";
+    return {};
   };
-  for (;; ++n) {
-    const int64_t left = deadline - clock_.now_ms();
-    if (left < policy.min_attempt_ms) break;
+  return {};
+}
+
+// Reads one lookup answer into `a`. True when it ends the lookup (a status,
+// "not found", or an answer that can settle nothing), with the verdict and
+// reason to log; false when the read failed and classify() decides whether
+// to ask again. A provider that signs its answers: a status from an answer
+// whose signature fails, or that carries none, settles nothing. (An
+// unsigned "not found" may stand: the providers that sign keep their
+// merchant reference forever, so a re-send after it can never charge twice.)
+bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path, const TransportResult& t, Answer& a,
+                                 std::string& verdict, std::string& reason) {
+  const Lookup& lk = profile_.lookup;
+  AnswerTrust trust = AnswerTrust::verified;
+  std::string untrusted;
+  if (t.failure == TransportFailure::none && auth_ && auth_->signs_answers())
+    trust = auth_->check_answer(t.response, path, clock_.unix_ms(), untrusted);
+  verdict = kLookupFailed;
+  if (t.failure != TransportFailure::none) {
+    a.why = std::string("lookup failed: ") + transport_failure_name(t.failure);
+    return false;
+  }
+  a.http_status = t.response.status;
+  if (trust == AnswerTrust::forged) {
+    a.why = "the lookup answer could not be verified: " + untrusted;
+    log_.note(kLogError, "answer_not_verified", "lookup of " + row.order_id + ": " + untrusted);
+    reason = "answer_not_verified";
+    return true;
+  }
+  // "Not found" only from the profile's own signal: a bare 404 (a wrong
+  // path, a proxy) or an answer without a status proves nothing.
+  if (!lk.not_found.empty() && rule_matches(lk.not_found, t)) {
+    a.kind = Answer::not_found;
+    verdict = kLookupNotFound;
+    reason = "not_found";
+    return true;
+  }
+  const int s = t.response.status;
+  JsonPtr answer(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
+  if (s < 200 || s >= 300 || !answer) {
+    a.why = "lookup answered HTTP " + std::to_string(s);
+    return false;
+  }
+  const auto status = json_path_strings(answer.get(), lk.status_path);
+  if (status.empty()) {
+    a.why = "the lookup answer holds no status";
+    reason = "no_status";
+    return true;
+  }
+  if (trust != AnswerTrust::verified) {
+    a.why = "the lookup answer is not signed: " + untrusted;
+    reason = "answer_not_signed";
+    return true;
+  }
+  a.kind = Answer::found;
+  budget_.on_success();  // a success answer refills the budget, as a payment's does
+  a.provider_status = utf8_clean(status.front());
+  const auto id = json_path_strings(answer.get(), lk.id_path);
+  if (!id.empty()) a.provider_id = utf8_clean(id.front());
+  verdict = kLookupFound;
+  reason = a.provider_status;
+  return true;
+}
+
+// Every lookup attempt goes to the attempt log, as a payment's does.
+void Settler::log_lookup(const PaymentRow& row, unsigned n, int64_t asked_at, const TransportResult& t,
+                         const std::string& verdict, const std::string& reason, const RetryDecision& next) {
+  AttemptRecord rec;
+  rec.number = n;
+  rec.started_unix_ms = asked_at;
+  rec.elapsed_ms = t.elapsed_ms;
+  rec.http_status = t.failure == TransportFailure::none ? t.response.status : 0;
+  if (t.failure != TransportFailure::none) rec.transport_error = transport_failure_name(t.failure);
+  rec.verdict = verdict;
+  rec.reason = reason;
+  if (next.retry) {
+    rec.delay_ms = next.delay_ms;
+    rec.delay_source = next.delay_source;
+  }
+  log_.lookup(row.order_id, row.idempotency_key, rec);
+}
+
+// A lookup is a read: asking again is always safe, but it gets the same
+// bounds and the same decisions as a payment's attempts.
+Settler::Answer Settler::look_up(const PaymentRow& row) {
+  const RetryPolicy& policy = config_.retry;
+  const LookupTarget target = lookup_target(row);
+  const int64_t deadline = clock_.now_ms() + policy.deadline_ms;
+  Answer a;
+  bool renewed = false;
+  for (unsigned n = 1;; ++n) {
+    if (deadline - clock_.now_ms() < policy.min_attempt_ms) break;
     HttpRequest h;
-    h.method = lk.method;
-    h.url = url;
-    h.headers = base;
-    h.body = body;
-    h.claim = row.lease_owner;
-    if (hook_) {
-      Headers extra;
-      const AttemptView view{url, path, row.order_id, row.idempotency_key, key_header, body,
-                             static_cast<unsigned>(n), clock_.unix_ms(), lk.method.c_str()};
-      const std::string refused = hook_(view, extra);
-      if (!refused.empty()) {
-        a.kind = Answer::failed;
-        a.why = "request hook: " + refused;
-        return a;
-      }
-      h.headers.insert(h.headers.end(), extra.begin(), extra.end());
+    const std::string refused = prepare_lookup(row, target, n, deadline, h);
+    if (!refused.empty()) {
+      a.kind = Answer::failed;
+      a.why = refused;
+      return a;
     }
-    if (auth_) {
-      OutgoingRequest out{lk.method, config_.base_url, path, body, {}};
-      const std::string refused = authorize_or_why(*auth_, out, clock_.unix_ms(), deadline - clock_.now_ms());
-      if (!refused.empty()) {
-        a.kind = Answer::failed;
-        a.why = "lookup not sent: " + refused;
-        return a;
-      }
-      h.url = out.url();
-      h.headers.insert(h.headers.end(), out.headers.begin(), out.headers.end());
-    }
-    h.timeout_ms = std::min(policy.attempt_timeout_ms, deadline - clock_.now_ms());
-    h.connect_timeout_ms = std::min(policy.connect_timeout_ms, h.timeout_ms);
-    h.may_start = [this, deadline, lease_until]() -> std::string {
-      if (clock_.now_ms() >= deadline) return "the lookup's deadline passed";
-      if (lease_until > 0 && clock_.unix_ms() >= lease_until) return "the lookup's lease ended";
-      return {};
-    };
     if (h.timeout_ms < policy.min_attempt_ms) break;
     a.asked_at = clock_.unix_ms();
     const TransportResult t = transport_.post(h);
@@ -147,71 +228,24 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
       --n;
       continue;
     }
-    // A provider that signs its answers: a status from an answer whose
-    // signature fails, or that carries none, settles nothing. (An unsigned
-    // "not found" may stand: the providers that sign keep their merchant
-    // reference forever, so a re-send after it can never charge twice.)
-    AnswerTrust trust = AnswerTrust::verified;
-    std::string untrusted;
-    if (t.failure == TransportFailure::none && auth_ && auth_->signs_answers())
-      trust = auth_->check_answer(t.response, path, clock_.unix_ms(), untrusted);
-    if (trust == AnswerTrust::forged) {
-      a.kind = Answer::failed;
-      a.http_status = t.response.status;
-      a.why = "the lookup answer could not be verified: " + untrusted;
-      log_.note(kLogError, "answer_not_verified", "lookup of " + row.order_id + ": " + untrusted);
-      logged(t, kLookupFailed, "answer_not_verified");
+    std::string verdict, reason;
+    if (read_lookup_answer(row, target.path, t, a, verdict, reason)) {
+      log_lookup(row, n, a.asked_at, t, verdict, reason, RetryDecision{});
       return a;
-    }
-    if (t.failure == TransportFailure::none) {
-      a.http_status = t.response.status;
-      // "Not found" only from the profile's own signal: a bare 404 (a wrong
-      // path, a proxy) or an answer without a status proves nothing.
-      if (!lk.not_found.empty() && rule_matches(lk.not_found, t)) {
-        a.kind = Answer::not_found;
-        logged(t, kLookupNotFound, "not_found");
-        return a;
-      }
-      const int s = t.response.status;
-      JsonPtr answer(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
-      if (s >= 200 && s < 300 && answer) {
-        const auto status = json_path_strings(answer.get(), lk.status_path);
-        if (status.empty()) {
-          a.why = "the lookup answer holds no status";
-          logged(t, kLookupFailed, "no_status");
-          return a;
-        }
-        if (trust != AnswerTrust::verified) {
-          a.why = "the lookup answer is not signed: " + untrusted;
-          logged(t, kLookupFailed, "answer_not_signed");
-          return a;
-        }
-        a.kind = Answer::found;
-        budget_.on_success();  // a success answer refills the budget, as a payment's does
-        a.provider_status = utf8_clean(status.front());
-        const auto id = json_path_strings(answer.get(), lk.id_path);
-        if (!id.empty()) a.provider_id = utf8_clean(id.front());
-        logged(t, kLookupFound, a.provider_status);
-        return a;
-      }
-      a.why = "lookup answered HTTP " + std::to_string(s);
-    } else {
-      a.why = std::string("lookup failed: ") + transport_failure_name(t.failure);
     }
     // Whether to ask again is the payments' own decision: classify() reads
     // the answer as it would a create's, and only a final answer (a 4xx the
     // profile calls final, a mismatch) stops; an answer that would leave a
     // create "maybe processed" only means the read failed, and a read acts
-    // on nothing. Attempts, deadline, Retry-After and the client's retry
-    // budget then bound the lookup as they bound a payment.
+    // on nothing. decide_retry() then bounds the lookup as it bounds a
+    // payment: attempts, deadline, Retry-After and the client's budget.
     const Classification c = classify(profile_, t);
     const bool final_answer =
         c.verdict == Verdict::fail || c.verdict == Verdict::mismatch || c.verdict == Verdict::success;
     RetryDecision next;
     if (!final_answer)
-      next = decide_retry(policy, static_cast<unsigned>(n), t, clock_.now_ms(), clock_.unix_ms(), deadline, jitter_,
-                          budget_);
-    logged(t, verdict_name(c.verdict), c.reason, &next);
+      next = decide_retry(policy, n, t, clock_.now_ms(), clock_.unix_ms(), deadline, jitter_, budget_);
+    log_lookup(row, n, a.asked_at, t, verdict_name(c.verdict), c.reason, next);
     if (!next.retry) {
       if (next.stop == "retry_budget_exhausted") stats_.on_budget_exhausted();
       if (!next.stop.empty()) a.why += " (" + next.stop + ")";

@@ -17,6 +17,7 @@
 #include "payment_flow.hpp"
 #include "profile.hpp"
 #include "random.hpp"
+#include "retry_decision.hpp"
 #include "stats.hpp"
 #include "transport.hpp"
 
@@ -52,8 +53,16 @@ class Settler {
   ReconcileReport reconcile(const ReconcileOptions& options);
 
  private:
-  struct Answer;  // what the lookup found
+  struct Answer;        // what the lookup found
+  struct LookupTarget;  // what every attempt of one lookup sends
   bool can_look_up(const PaymentRow& row) const;
+  LookupTarget lookup_target(const PaymentRow& row) const;
+  std::string prepare_lookup(const PaymentRow& row, const LookupTarget& target, unsigned n, int64_t deadline,
+                             HttpRequest& h);
+  bool read_lookup_answer(const PaymentRow& row, const std::string& path, const TransportResult& t, Answer& a,
+                          std::string& verdict, std::string& reason);
+  void log_lookup(const PaymentRow& row, unsigned n, int64_t asked_at, const TransportResult& t,
+                  const std::string& verdict, const std::string& reason, const RetryDecision& next);
   Answer look_up(const PaymentRow& row);
   AttemptEntry lookup_entry(const PaymentRow& claimed, const Answer& a, const HistoryReading& h, int64_t now) const;
   PaymentResult settle_from(const PaymentRow& claimed, const Answer& a);

@@ -158,9 +158,9 @@ class SimAsyncTransport final : public AsyncTransport {
 
  private:
   struct Flight {
-    const HttpRequest* req;
-    void* tag;
-    int64_t send_at;  // monotonic: the connection is ready, the gate is asked
+    const HttpRequest* req = nullptr;
+    void* tag = nullptr;
+    int64_t send_at = 0;  // monotonic: the connection is ready, the gate is asked
     bool sent = false;
     int64_t done_at = 0;
     TransportResult result;
@@ -575,7 +575,11 @@ void SimAsyncTransport::start(const HttpRequest& request, void* tag) {
   // Most connections are ready at once; some wait behind a busy pool, while
   // the engine thread serves other payments, commits, runs hooks.
   const int64_t queue = w.rng.chance(70) ? 0 : w.rng.range(1, 2 * std::max<int64_t>(1, request.timeout_ms));
-  flights_.push_back(Flight{&request, tag, w.clock.now_ms() + queue});
+  Flight f;
+  f.req = &request;
+  f.tag = tag;
+  f.send_at = w.clock.now_ms() + queue;
+  flights_.push_back(std::move(f));
 }
 
 void SimAsyncTransport::perform(std::vector<Done>& done) {
