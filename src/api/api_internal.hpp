@@ -119,6 +119,11 @@ std::unique_ptr<pay_result> make_result(payretry::PaymentResult r);
 // PAY_EINVALID for a client made by another process (the parent of a fork).
 int foreign(const pay_client* c);
 
+// The arguments pay_submit and pay_submit_start share, checked in one order:
+// the client (and its process), the order id, the body, the options.
+int check_submit_args(const pay_client* client, const char* order_id, const void* body,
+                      const pay_submit_options* opts);
+
 // Copies `s` into a pay_buf the caller frees with pay_buf_dispose.
 int fill_buf(pay_buf* out, const std::string& s);
 

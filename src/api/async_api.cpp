@@ -236,11 +236,7 @@ int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id
   if (out) *out = nullptr;
   return guarded([&]() -> int {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
-    if (!client) return set_error(PAY_EINVALID, "client is NULL");
-    if (const int rc = foreign(client)) return rc;
-    if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
-    if (!body) return set_error(PAY_EINVALID, "body is NULL");
-    if (const int rc = check_options(opts, PAY_SUBMIT_OPTIONS_VERSION, "pay_submit_options")) return rc;
+    if (const int rc = check_submit_args(client, order_id, body, opts)) return rc;
     auto job = job_of(order_id, body, body_len, opts ? opts->idempotency_key : nullptr, opts ? opts->path : nullptr,
                       opts ? opts->deadline_ms : 0);
     payretry::MultiEngine& engine = client->impl->multi();

@@ -13,6 +13,15 @@ int foreign(const pay_client* c) {
                                      " before fork(); create a new client in this process");
 }
 
+int check_submit_args(const pay_client* client, const char* order_id, const void* body,
+                      const pay_submit_options* opts) {
+  if (!client) return set_error(PAY_EINVALID, "client is NULL");
+  if (const int rc = foreign(client)) return rc;
+  if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
+  if (!body) return set_error(PAY_EINVALID, "body is NULL");
+  return check_options(opts, PAY_SUBMIT_OPTIONS_VERSION, "pay_submit_options");
+}
+
 }  // namespace payretry::capi
 
 using namespace payretry::capi;

@@ -17,11 +17,7 @@ int pay_submit(pay_result** out, pay_client* client, const char* order_id, const
   if (out) *out = nullptr;
   return guarded([&]() -> int {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
-    if (!client) return set_error(PAY_EINVALID, "client is NULL");
-    if (const int rc = foreign(client)) return rc;
-    if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
-    if (!body) return set_error(PAY_EINVALID, "body is NULL");
-    if (const int rc = check_options(opts, PAY_SUBMIT_OPTIONS_VERSION, "pay_submit_options")) return rc;
+    if (const int rc = check_submit_args(client, order_id, body, opts)) return rc;
     payretry::SubmitRequest req;
     req.order_id = order_id;
     req.body = std::string_view(static_cast<const char*>(body), body_len);
