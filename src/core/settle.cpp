@@ -175,7 +175,6 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
     return true;
   }
   a.kind = Answer::found;
-  budget_.on_success();  // a success answer refills the budget, as a payment's does
   a.provider_status = utf8_clean(status.front());
   const auto id = json_path_strings(answer.get(), lk.id_path);
   if (!id.empty()) a.provider_id = utf8_clean(id.front());
@@ -230,6 +229,8 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
     }
     std::string verdict, reason;
     if (read_lookup_answer(row, target.path, t, a, verdict, reason)) {
+      // A found status refills the budget as a payment's success does.
+      if (a.kind == Answer::found) budget_.on_success(n > 1);
       log_lookup(row, n, a.asked_at, t, verdict, reason, RetryDecision{});
       return a;
     }

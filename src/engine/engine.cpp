@@ -430,7 +430,7 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
                                             "); settle it by query");
       }
       record_attempt();
-      e_.d_.budget.on_success();
+      e_.d_.budget.on_success(n_ > first_);  // n_ > first_: this run retried
       return finish(Outcome::succeeded, {});
     case Verdict::fail: {
       record_attempt();

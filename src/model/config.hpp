@@ -18,7 +18,7 @@ class ConfigError : public std::runtime_error {
 };
 
 struct RetryPolicy {
-  int max_attempts = 3;
+  int max_attempts = 4;
   int64_t connect_timeout_ms = 3000;
   int64_t attempt_timeout_ms = 10000;
   int64_t deadline_ms = 30000;

@@ -536,9 +536,12 @@ void ProcSleeper::sleep_ms(int64_t ms) {
   }
   ++p.retries;
   ++tally.sleeps;
-  // Every retry is paid from the client-wide bucket, refilled only by successes.
-  const long affordable = (w.config.budget.tokens + static_cast<long>(w.config.budget.success_refund) * p.successes) /
-                          std::max(1, w.config.budget.retry_cost);
+  // Every retry is paid from the client-wide bucket, refilled only by
+  // successes: one after retries gives back a retry's cost, one at the first
+  // attempt `success_refund`, so no success gives back more than the larger.
+  const long per_success = std::max(w.config.budget.success_refund, w.config.budget.retry_cost);
+  const long affordable =
+      (w.config.budget.tokens + per_success * p.successes) / std::max(1, w.config.budget.retry_cost);
   if (p.retries > affordable)
     w.fail("retry_budget", std::to_string(p.retries) + " retries in one client; the budget affords " +
                                std::to_string(affordable));

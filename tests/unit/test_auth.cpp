@@ -1448,12 +1448,13 @@ TEST(EngineAuth, ATokenThatCannotBeHadIsAnUnsentAttemptThatIsRetried) {
 
 TEST(EngineAuth, NoTokenAtAllSendsNothing) {
   AuthHarness h(kPayPalConfig);
-  h.token_transport.script = {http(401, R"({"error":"invalid_client"})"), http(401, "{}"), http(401, "{}")};
+  h.token_transport.script = {http(401, R"({"error":"invalid_client"})"), http(401, "{}"), http(401, "{}"),
+                               http(401, "{}")};
   const PaymentResult r = h.submit("order-1", kPayPalBody, "req-1");
   EXPECT_EQ(r.outcome, Outcome::unknown);
   EXPECT_EQ(r.delivery, Delivery::not_sent);
   EXPECT_TRUE(h.transport.sent.empty());
-  ASSERT_EQ(r.attempts.size(), 3u);
+  ASSERT_EQ(r.attempts.size(), 4u) << "max_attempts by default";
   for (const auto& a : r.attempts) EXPECT_EQ(a.transport_error, "no_credentials");
   EXPECT_FALSE(has(r.error, "test-client-secret"));
 }

@@ -68,7 +68,7 @@ TEST(Config, DefaultsApplyWhenOnlyBaseUrlAndLedgerAreGiven) {
   const Config c = parse_config(R"({"base_url":"http://127.0.0.1:8080","ledger":"memory:"})");
   EXPECT_EQ(c.provider, "generic");
   EXPECT_TRUE(c.auth_headers.empty());
-  EXPECT_EQ(c.retry.max_attempts, 3);
+  EXPECT_EQ(c.retry.max_attempts, 4);
   EXPECT_EQ(c.retry.connect_timeout_ms, 3000);
   EXPECT_EQ(c.retry.attempt_timeout_ms, 10000);
   EXPECT_EQ(c.retry.deadline_ms, 30000);

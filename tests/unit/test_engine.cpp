@@ -531,16 +531,47 @@ TEST(Engine, RetryBudgetStopsRetriesWhenExhausted) {
   EXPECT_EQ(stats.num("retries"), 2);
 }
 
-TEST(Engine, SuccessesRefundTheRetryBudget) {
+TEST(Engine, ASuccessAfterARetryGivesTheRetrysCostBack) {
   Harness h;
-  h.config.budget = BudgetPolicy{5, 5, 5};  // one retry, refunded by a success
+  h.config.budget = BudgetPolicy{5, 5, 1};  // one retry; a first-attempt success gives back only 1
   h.transport.script = {http(503), ok_200(), http(503), ok_200(), http(503), ok_200()};
   for (const char* order : {"order-1", "order-2", "order-3"}) {
     const PaymentResult r = h.submit(order, kBody);
     EXPECT_EQ(r.outcome, Outcome::succeeded) << order << ": " << r.error;
-    EXPECT_EQ(h.budget().tokens(), 5);
+    EXPECT_EQ(h.budget().tokens(), 5) << "the fault the retry healed cost nothing in the end";
   }
   EXPECT_EQ(h.transport.sent.size(), 6u);
+}
+
+TEST(Engine, ASuccessGivesBackOneRetrysCostAtMostAndAFirstAttemptOneOnlyTheRefund) {
+  Harness h;
+  h.config.retry.max_attempts = 5;
+  h.config.budget = BudgetPolicy{10, 5, 1};
+  h.transport.script = {http(503), http(503), ok_200(), ok_200()};
+  EXPECT_EQ(h.submit("order-1", kBody).outcome, Outcome::succeeded);
+  EXPECT_EQ(h.budget().tokens(), 5) << "two retries took 10; the success gives back the last one's 5";
+  EXPECT_EQ(h.submit("order-2", kBody).outcome, Outcome::succeeded);
+  EXPECT_EQ(h.budget().tokens(), 6) << "a first-attempt success gives back success_refund";
+}
+
+TEST(Engine, InAnOutageTheBudgetEmptiesAndStaysEmpty) {
+  // Nothing heals, so nothing gives back: after the bucket's worth of
+  // retries, every payment stops at its first attempt.
+  Harness h;
+  h.config.retry.max_attempts = 3;
+  h.config.retry.deadline_ms = 10 * 60 * 1000;
+  h.config.budget = BudgetPolicy{20, 5, 1};
+  for (int i = 0; i < 40; ++i) h.transport.script.push_back(http(503));
+  size_t sent_before = 0;
+  int retries = 0;
+  for (int i = 0; i < 20; ++i) {
+    const PaymentResult r = h.submit("order-" + std::to_string(i), kBody);
+    EXPECT_EQ(r.outcome, Outcome::unknown);
+    retries += static_cast<int>(h.transport.sent.size() - sent_before) - 1;
+    sent_before = h.transport.sent.size();
+  }
+  EXPECT_EQ(retries, 4) << "20 tokens at 5 a retry";
+  EXPECT_EQ(h.budget().tokens(), 0);
 }
 
 TEST(Engine, RefundsNeverExceedTheBucket) {
