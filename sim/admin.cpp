@@ -232,6 +232,7 @@ std::string stats_json(const State& state) {
     add_number(faults, std::string(fault_name(static_cast<Fault>(i))).c_str(), s.faults[i]);
   }
   add_number(doc.get(), "replays", s.replays);
+  add_number(doc.get(), "repeat_creates", s.repeat_creates);
   add_number(doc.get(), "in_use_409", s.in_use_409);
   add_number(doc.get(), "key_reused_422", s.key_reused_422);
   add_number(doc.get(), "declines", s.declines);

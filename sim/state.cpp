@@ -231,6 +231,7 @@ State::Decision State::transition(const Config& cfg, const CreateRequest& req,
   KeyShard& sh = key_shards_[shard_of(h)];
   std::lock_guard<std::mutex> lk(sh.mu);
   KeyRecord& rec = *sh.keys.emplace(req.key, h).first;
+  if (rec.seen > 0) repeats_.fetch_add(1, std::memory_order_relaxed);
   d.fault = pick(cfg, req.order_id, true, req.key, rec.seen++);
   // A fault before the provider: the request never reached it, so the key stays as it was.
   if (is_pre_fault(d.fault)) return d;
@@ -549,6 +550,7 @@ Stats State::stats() const {
     s.faults[i] = fault_counts_[i].load(std::memory_order_relaxed);
   }
   s.replays = replays_.load(std::memory_order_relaxed);
+  s.repeat_creates = repeats_.load(std::memory_order_relaxed);
   s.in_use_409 = in_use_.load(std::memory_order_relaxed);
   s.key_reused_422 = reused_.load(std::memory_order_relaxed);
   s.declines = declines_.load(std::memory_order_relaxed);
@@ -599,6 +601,7 @@ void State::reset() {
   requests_.store(0);
   for (auto& c : fault_counts_) c.store(0);
   replays_.store(0);
+  repeats_.store(0);
   in_use_.store(0);
   reused_.store(0);
   declines_.store(0);

@@ -95,6 +95,7 @@ struct Stats {
   long requests = 0;
   std::array<long, kFaultCount> faults{};
   long replays = 0;
+  long repeat_creates = 0;  // creates whose key an earlier request carried: the clients' retries
   long in_use_409 = 0;
   long key_reused_422 = 0;
   long declines = 0;
@@ -321,6 +322,7 @@ class State {
   std::atomic<long> requests_{0};
   std::array<std::atomic<long>, kFaultCount> fault_counts_{};
   std::atomic<long> replays_{0};
+  std::atomic<long> repeats_{0};
   std::atomic<long> in_use_{0};
   std::atomic<long> reused_{0};
   std::atomic<long> declines_{0};

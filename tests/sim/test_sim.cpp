@@ -845,6 +845,9 @@ TEST_F(Sim, admin_stats_count_faults_replays_and_conflicts) {
   EXPECT_EQ(s.num("replays"), 1);
   EXPECT_EQ(s.num("key_reused_422"), 1);
   EXPECT_EQ(s.num("in_use_409"), 0);
+  EXPECT_EQ(s.num("repeat_creates"), 3) << "every create after the first with key kst";
+  post(port_, "st2", "kst2");
+  EXPECT_EQ(Json(get(port_, "/__admin/stats").body).num("repeat_creates"), 3) << "a new key is no repeat";
 }
 
 // ---- a real HTTP client -----------------------------------------------------------------------
