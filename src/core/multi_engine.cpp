@@ -32,6 +32,10 @@ struct MultiEngine::Timer {
 MultiEngine::MultiEngine(Engine& engine, PaymentFlow& flow, const Config& config, Clock& clock, AttemptLog& log,
                          Stats& stats, AsyncTransport& transport, bool own_thread)
     : engine_(engine), flow_(flow), config_(config), clock_(clock), log_(log), stats_(stats), transport_(transport) {
+  // Without a thread of its own (the deterministic simulation drives turn())
+  // the engine applies batches in place, so every schedule stays repeatable.
+  background_ = own_thread && flow_.ledger().waits_on_io();
+  if (background_) writer_ = std::thread([this] { writer_loop(); });
   if (own_thread) thread_ = std::thread([this] { loop(); });
 }
 
@@ -45,6 +49,15 @@ MultiEngine::~MultiEngine() {
   else
     while (turn()) {
     }
+  // The loop ends only with every payment answered, so no batch is out.
+  if (writer_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(writer_mu_);
+      writer_stop_ = true;
+    }
+    writer_cv_.notify_one();
+    writer_.join();
+  }
 }
 
 void MultiEngine::enqueue(std::vector<std::unique_ptr<Job>> jobs) {
@@ -81,7 +94,8 @@ bool MultiEngine::turn() {
 }
 
 int64_t MultiEngine::poll_timeout_ms() {
-  if (!batch_.empty()) return 0;
+  // Writes waiting for a writer that is busy wait for its wakeup instead.
+  if (!batch_.empty() && !in_flight_) return 0;
   int64_t wait = 1000;
   const int64_t transport_wait = transport_.next_timeout_ms();
   if (transport_wait >= 0) wait = std::min(wait, transport_wait);
@@ -131,54 +145,111 @@ void MultiEngine::start(std::unique_ptr<Job> job) {
 }
 
 // Group commit: everything gathered since the last flush, in one go. Only
-// after apply() returns are sends started for the rows it created.
+// after the batch is applied are sends started for the rows it created.
 void MultiEngine::flush() {
-  while (!batch_.empty()) {
-    LedgerBatch b;
-    std::swap(b.creates, batch_.creates);
-    std::swap(b.records, batch_.records);
-    std::swap(b.settles, batch_.settles);
-    std::vector<Payment*> creates, records, settles;
-    creates.swap(create_of_);
-    records.swap(record_of_);
-    settles.swap(settle_of_);
-    stats_.on_ledger_batch(static_cast<long>(b.creates.size() + b.records.size() + b.settles.size()));
+  if (!background_) {
+    // Handing entries back may gather new ones (a run that ends at once).
+    while (!batch_.empty()) {
+      std::unique_ptr<Flight> f = take_batch();
+      apply(*f);
+      finish(*f);
+    }
+    return;
+  }
+  std::unique_ptr<Flight> applied;
+  {
+    std::lock_guard<std::mutex> lock(writer_mu_);
+    applied = std::move(written_);
+  }
+  if (applied) {
+    in_flight_ = false;
+    finish(*applied);
+  }
+  if (!in_flight_ && !batch_.empty()) {
+    std::unique_ptr<Flight> f = take_batch();
+    {
+      std::lock_guard<std::mutex> lock(writer_mu_);
+      to_write_ = std::move(f);
+    }
+    in_flight_ = true;
+    writer_cv_.notify_one();
+  }
+}
+
+std::unique_ptr<MultiEngine::Flight> MultiEngine::take_batch() {
+  auto f = std::make_unique<Flight>();
+  std::swap(f->batch.creates, batch_.creates);
+  std::swap(f->batch.records, batch_.records);
+  std::swap(f->batch.settles, batch_.settles);
+  f->creates.swap(create_of_);
+  f->records.swap(record_of_);
+  f->settles.swap(settle_of_);
+  stats_.on_ledger_batch(static_cast<long>(f->batch.creates.size() + f->batch.records.size() +
+                                           f->batch.settles.size()));
+  return f;
+}
+
+// On the writer thread, or in place: touches only the batch.
+void MultiEngine::apply(Flight& f) {
+  LedgerBatch& b = f.batch;
+  try {
+    flow_.ledger().apply(b);
+  } catch (const std::exception& e) {
+    // apply() reports per entry; anything else fails every entry alike.
+    for (auto& c : b.creates) c.error = e.what();
+    for (auto& r : b.records) r.error = e.what();
+    for (auto& s : b.settles) s.error = e.what();
+  }
+}
+
+void MultiEngine::writer_loop() {
+  for (;;) {
+    std::unique_ptr<Flight> f;
+    {
+      std::unique_lock<std::mutex> lock(writer_mu_);
+      writer_cv_.wait(lock, [this] { return to_write_ || writer_stop_; });
+      if (!to_write_) return;
+      f = std::move(to_write_);
+    }
+    apply(*f);
+    {
+      std::lock_guard<std::mutex> lock(writer_mu_);
+      written_ = std::move(f);
+    }
+    transport_.wakeup();
+  }
+}
+
+// On the engine thread: each entry's payment goes on from what was committed.
+void MultiEngine::finish(Flight& f) {
+  LedgerBatch& b = f.batch;
+  for (size_t i = 0; i < f.creates.size(); ++i) on_created(f.creates[i], b.creates[i]);
+  for (size_t i = 0; i < f.records.size(); ++i) {
+    Payment* p = f.records[i];
+    const auto& r = b.records[i];
+    // As in the threaded path: an attempt went out and the store cannot
+    // record it: the run ends UNKNOWN, flagged as not durably recorded.
+    // The row stays IN_FLIGHT under its lease and is taken over later.
+    Recorded how;
+    if (!r.error.empty()) how = Recorded{Recorded::store_failed, r.error};
+    else if (!r.ok) how = Recorded{Recorded::lease_lost, {}};
     try {
-      flow_.ledger().apply(b);
-    } catch (const std::exception& e) {
-      // apply() reports per entry; anything else fails every entry alike.
-      for (auto& c : b.creates) c.error = e.what();
-      for (auto& r : b.records) r.error = e.what();
-      for (auto& s : b.settles) s.error = e.what();
+      step(p, p->run->recorded(how));
+    } catch (...) {
+      fail_run(p, std::current_exception());
     }
-    for (size_t i = 0; i < creates.size(); ++i) on_created(creates[i], b.creates[i]);
-    for (size_t i = 0; i < records.size(); ++i) {
-      Payment* p = records[i];
-      const auto& r = b.records[i];
-      // As in the threaded path: an attempt went out and the store cannot
-      // record it: the run ends UNKNOWN, flagged as not durably recorded.
-      // The row stays IN_FLIGHT under its lease and is taken over later.
-      Recorded how;
-      if (!r.error.empty()) how = Recorded{Recorded::store_failed, r.error};
-      else if (!r.ok) how = Recorded{Recorded::lease_lost, {}};
-      try {
-        step(p, p->run->recorded(how));
-      } catch (...) {
-        fail_run(p, std::current_exception());
-      }
-    }
-    for (size_t i = 0; i < settles.size(); ++i) {
-      Payment* p = settles[i];
-      const auto& s = b.settles[i];
-      if (!s.error.empty()) {
-        // The run is over and may have sent: its result stands, flagged.
-        if (!p->error) flow_.mark_unrecorded(p->result, s.error);
-        complete(p, p->error, std::move(p->result));
-        continue;
-      }
-      if (!s.ok && !p->error) flow_.lost_at_settle(p->result);
+  }
+  for (size_t i = 0; i < f.settles.size(); ++i) {
+    Payment* p = f.settles[i];
+    const auto& s = b.settles[i];
+    if (!s.error.empty()) {
+      // The run is over and may have sent: its result stands, flagged.
+      if (!p->error) flow_.mark_unrecorded(p->result, s.error);
       complete(p, p->error, std::move(p->result));
+      continue;
     }
+    if (!s.ok && !p->error) flow_.lost_at_settle(p->result);
+    complete(p, p->error, std::move(p->result));
   }
 }
 

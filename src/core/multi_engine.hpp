@@ -5,7 +5,10 @@
 // pool, keep-alive, HTTP/2 multiplexing over TLS where offered), backoffs are
 // timers, and the ledger writes that many payments need during one turn of
 // the loop are applied together as one LedgerBatch: one transaction and one
-// flush (group commit). A payment's first byte still leaves only after the
+// flush (group commit). A ledger that waits on I/O (SQLite, PostgreSQL) is
+// applied on a writer thread of the engine's own, one batch at a time, so
+// that transfers go on while a batch commits; the writes gathered meanwhile
+// make the next batch. A payment's first byte still leaves only after the
 // commit that created its row, and never after its deadline or its lease
 // (the request's may_start gate, asked by the transport at the last moment).
 #pragma once
@@ -75,10 +78,19 @@ class MultiEngine {
  private:
   struct Payment;
   struct Timer;
+  // One group commit: the batch and, entry for entry, whose it is.
+  struct Flight {
+    LedgerBatch batch;
+    std::vector<Payment*> creates, records, settles;
+  };
 
   void loop();
   void start(std::unique_ptr<Job> job);
   void flush();
+  std::unique_ptr<Flight> take_batch();
+  void apply(Flight& f);
+  void finish(Flight& f);
+  void writer_loop();
   void on_created(Payment* p, const LedgerBatch::Create& c);
   void decide(Payment* p, const PaymentRow& row, bool created);
   void start_run(Payment* p, const PaymentFlow::Decision& d);
@@ -109,6 +121,17 @@ class MultiEngine {
   LedgerBatch batch_;
   std::vector<Payment*> create_of_, record_of_, settle_of_;
   std::vector<AsyncTransport::Done> done_;
+  bool in_flight_ = false;  // a Flight is with the writer (only with background_)
+
+  // The ledger writer (only when the ledger waits on I/O and the engine has
+  // its own thread): takes one Flight at a time, hands it back applied, and
+  // wakes the engine.
+  bool background_ = false;
+  std::mutex writer_mu_;
+  std::condition_variable writer_cv_;
+  std::unique_ptr<Flight> to_write_, written_;
+  bool writer_stop_ = false;
+  std::thread writer_;
   std::thread thread_;
 };
 

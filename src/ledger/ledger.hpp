@@ -138,6 +138,13 @@ class Ledger {
   // backend overrides it to share one transaction and one flush.
   virtual void apply(LedgerBatch& batch);
 
+  // Whether apply() may wait on something outside this process (a disk
+  // flush, a server). The concurrent engine then applies its batches on a
+  // thread of their own, so that HTTP goes on during a commit; a ledger that
+  // only touches memory is applied in place, where a hand-over would cost
+  // more than the work.
+  virtual bool waits_on_io() const { return true; }
+
   // The per-ledger secret that keys fingerprints: created with the ledger,
   // the same for every process that opens it.
   virtual std::string secret() = 0;

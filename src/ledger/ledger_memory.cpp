@@ -20,6 +20,7 @@ class MemoryLedger final : public Ledger {
   explicit MemoryLedger(std::string secret) : secret_(std::move(secret)) {}
 
   std::string secret() override { return secret_; }
+  bool waits_on_io() const override { return false; }
 
   CreateOutcome create_and_claim(const PaymentRow& proposed, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {

@@ -2,6 +2,7 @@
 // simulator: many payments in flight on one engine thread, with the same
 // rules as pay_submit, and ledger writes shared between payments.
 #include <cJSON.h>
+#include <sqlite3.h>
 
 #include <atomic>
 #include <chrono>
@@ -274,6 +275,73 @@ TEST_F(Concurrent, async_reports_every_payment_once_through_its_callback) {
   for (int i = 0; i < kPayments; ++i) EXPECT_EQ(a.outcome["async-" + std::to_string(i)], PAY_OUTCOME_SUCCEEDED);
   EXPECT_EQ(sim_->total_charges(), kPayments);
   EXPECT_EQ(sim_->duplicate_orders(), 0);
+}
+
+// An SQLite write lock held by another connection, as another process would.
+struct WriteLock {
+  sqlite3* db = nullptr;
+  explicit WriteLock(const std::string& path) {
+    EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+    EXPECT_EQ(sqlite3_exec(db, "BEGIN EXCLUSIVE", nullptr, nullptr, nullptr), SQLITE_OK);
+  }
+  void release() {
+    if (db) {
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+      sqlite3_close(db);
+    }
+    db = nullptr;
+  }
+  ~WriteLock() { release(); }
+};
+
+// The answer of each payment as JSON (its attempts with their timings).
+struct JsonAnswers {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, std::string> json;
+  static void done(int rc, pay_result* r, const char* message, void* self) {
+    auto* a = static_cast<JsonAnswers*>(self);
+    std::lock_guard<std::mutex> lock(a->mu);
+    a->json[rc == PAY_OK ? pay_result_order_id(r) : "error"] = rc == PAY_OK ? pay_result_json(r) : message;
+    pay_result_free(r);
+    a->cv.notify_all();
+  }
+  void wait_for(size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return json.size() >= n; });
+  }
+};
+
+// The engine thread reads answers while a group commit waits on the
+// database: payment A's answer comes 300 ms after it was sent, while payment
+// B's create waits 3 s for a write lock another connection holds. Were the
+// commit applied on the engine thread, A's answer would be read only once
+// the lock is gone, and its attempt would last about 3 s.
+TEST_F(Concurrent, answers_are_read_while_a_group_commit_waits_for_the_database) {
+  const std::string url = sqlite_url();
+  auto c = client(config("stripe", kCalm, R"("ledger":{"url":")" + url + R"(","timeout_ms":20000})"));
+  sim_->set_slow_ms(300);
+  sim_->script("held-a", {"slow"});
+  JsonAnswers a;
+  const std::string body_a = body_for("held-a"), body_b = body_for("held-b");
+  ASSERT_EQ(pay_submit_async(c.get(), "held-a", body_a.data(), body_a.size(), nullptr, &JsonAnswers::done, &a), PAY_OK);
+  for (int i = 0; i < 1000 && sim_->requests() < 1; ++i) usleep(5000);
+  ASSERT_EQ(sim_->requests(), 1) << "payment A's request reached the simulator";
+  WriteLock lock(dir_ + "/ledger.db");
+  ASSERT_EQ(pay_submit_async(c.get(), "held-b", body_b.data(), body_b.size(), nullptr, &JsonAnswers::done, &a), PAY_OK);
+  usleep(3000 * 1000);
+  lock.release();
+  a.wait_for(2);
+  cJSON* j = cJSON_Parse(a.json["held-a"].c_str());
+  ASSERT_NE(j, nullptr) << a.json["held-a"];
+  const cJSON* first = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "attempts"), 0);
+  const cJSON* elapsed = cJSON_GetObjectItemCaseSensitive(first, "elapsed_ms");
+  ASSERT_TRUE(cJSON_IsNumber(elapsed)) << a.json["held-a"];
+  EXPECT_LT(elapsed->valuedouble, 2000) << "A's answer waited for B's commit: " << a.json["held-a"];
+  EXPECT_NE(a.json["held-a"].find(R"("outcome":"SUCCEEDED")"), std::string::npos) << a.json["held-a"];
+  EXPECT_NE(a.json["held-b"].find(R"("outcome":"SUCCEEDED")"), std::string::npos) << a.json["held-b"];
+  cJSON_Delete(j);
+  EXPECT_EQ(sim_->total_charges(), 2);
 }
 
 TEST_F(Concurrent, async_failed_call_comes_through_the_callback_and_null_arguments_are_refused) {
