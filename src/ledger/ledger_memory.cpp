@@ -1,11 +1,10 @@
 #include "ledger_memory.hpp"
 
 #include <algorithm>
-#include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
-#include <utility>
 
 #include "fingerprint.hpp"
 
@@ -28,7 +27,6 @@ class MemoryLedger final : public Ledger {
   CreateOutcome create_and_claim(const PaymentRow& proposed, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {
     std::lock_guard<std::mutex> lock(mu_);
-    forget_expired(now);
     CreateOutcome out;
     auto it = rows_.find(proposed.order_id);
     if (it != rows_.end()) {
@@ -97,12 +95,9 @@ class MemoryLedger final : public Ledger {
     // Only a final row may go: the open ones (UNKNOWN here) still need
     // settling, and forgetting one would let its order be paid again.
     if (final_state(r->state)) {
-      p->settled_seq = next_seq_++;
-      settled_.emplace(p->settled_seq, &it->first);
-      expiring_.emplace(r->key_expires_at, p->settled_seq);
+      settled_.push_back(&it->first);
+      forget_beyond_cap();
     }
-    forget_expired(now);
-    forget_beyond_cap();
     return true;
   }
 
@@ -141,7 +136,6 @@ class MemoryLedger final : public Ledger {
   struct Payment {
     PaymentRow row;
     std::map<int, AttemptEntry> attempts;
-    uint64_t settled_seq = 0;  // its place in settled_ once final; 0 while open
   };
   using Rows = std::map<std::string, Payment>;
 
@@ -162,23 +156,17 @@ class MemoryLedger final : public Ledger {
     p.row.updated_at = std::max(p.row.updated_at, a.ended_at);
   }
 
-  // Settled rows whose key has expired: the provider no longer knows the
-  // key, so the row could only answer a re-submission, and the memory
-  // ledger keeps that answer no longer than the provider keeps its own.
-  void forget_expired(int64_t now) {
-    while (!expiring_.empty() && expiring_.begin()->first <= now) forget(*settled_.at(expiring_.begin()->second));
-  }
-  // The oldest settled rows beyond the cap.
+  // The first settled rows beyond the cap, each with its history and key.
+  // Not when its key expires: the row is then the only thing that answers
+  // a re-submission of its order with the stored outcome instead of a new
+  // payment under a new key (the DST's same_key_and_bytes invariant).
   void forget_beyond_cap() {
-    while (max_settled_ > 0 && settled_.size() > max_settled_) forget(*settled_.begin()->second);
-  }
-  void forget(const std::string& order_id) {
-    auto it = rows_.find(order_id);
-    const Payment& p = it->second;
-    expiring_.erase({p.row.key_expires_at, p.settled_seq});
-    settled_.erase(p.settled_seq);
-    keys_.erase(p.row.idempotency_key);
-    rows_.erase(it);  // last: order_id may be this row's own key
+    while (max_settled_ > 0 && settled_.size() > max_settled_) {
+      auto it = rows_.find(*settled_.front());
+      settled_.pop_front();
+      keys_.erase(it->second.row.idempotency_key);
+      rows_.erase(it);
+    }
   }
 
   std::mutex mu_;
@@ -186,12 +174,11 @@ class MemoryLedger final : public Ledger {
   const size_t max_settled_;
   Rows rows_;
   std::set<std::string> keys_;
-  // The final rows only, each indexed twice: by when it was settled (for
-  // the cap, oldest first) and by when its key expires. A settle costs
-  // O(log n) and forgets each row once, never a scan of every row.
-  uint64_t next_seq_ = 1;
-  std::map<uint64_t, const std::string*> settled_;  // settle order -> the rows_ key
-  std::set<std::pair<int64_t, uint64_t>> expiring_;  // (key_expires_at, settle order)
+  // The final rows in settle order (pointers to their rows_ keys, which a
+  // std::map never moves). A final row never changes again and leaves only
+  // from the front, so this FIFO is the whole index: a settle costs O(log n)
+  // for the row's erase and never scans every row.
+  std::deque<const std::string*> settled_;
 };
 
 }  // namespace

@@ -4,9 +4,9 @@
 // It keeps every open row (IN_FLIGHT, UNKNOWN) for as long as the process
 // lives: those still need settling. A settled row (SUCCEEDED, FAILED) only
 // answers a later submit of its order; it is forgotten, with its history and
-// its key, once its key has expired or when more than `max_settled` settled
-// rows are held (the oldest settled first). A forgotten order submitted
-// again is a new payment (docs/design.md "Ledger", "Memory ledger").
+// its key, when more than `max_settled` settled rows are held (the first
+// settled first). A forgotten order submitted again is a new payment
+// (docs/design.md, "The memory ledger").
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -23,8 +23,8 @@ inline constexpr size_t kDefaultMaxSettled = 100000;
 inline constexpr size_t kMaxMaxSettled = 1000000000;
 
 struct MemoryLedgerOptions {
-  // Settled rows kept to answer re-submissions; 0: no cap (they go only
-  // when their key expires).
+  // Settled rows kept to answer re-submissions; 0: no cap (every row is
+  // kept for the life of the process).
   size_t max_settled = kDefaultMaxSettled;
 };
 
