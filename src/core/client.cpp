@@ -86,7 +86,7 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
       EngineDeps{*transport_, system_clock(), system_sleeper(), *jitter_, keys_, *log_, *budget_, stats_}, hook,
       auth_.get());
   ledger_ = open_ledger(config_.ledger_url, config_.ledger_secret, config_.ledger_timeout_ms);
-  if (config_.ledger_url == "memory:")
+  if (is_memory_ledger_url(config_.ledger_url))
     log_->note(kLogWarn, "config_warning",
                "ledger is memory: idempotency keys live in this process only and are lost when it ends");
   const std::string owner = owner_id();

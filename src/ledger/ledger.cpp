@@ -79,7 +79,7 @@ void Ledger::apply(LedgerBatch& b) {
 
 std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret, int64_t timeout_ms) {
   (void)timeout_ms;  // only the SQL backends wait; the memory ledger never does
-  if (url == "memory:") return open_memory_ledger(secret);
+  if (is_memory_ledger_url(url)) return open_memory_ledger(secret, parse_memory_ledger_url(url));
   if (url.rfind("sqlite://", 0) == 0) {
     const std::string path = url.substr(9);
     if (path.empty() || path[0] != '/') throw LedgerError("ledger: sqlite URL needs an absolute path: sqlite:///abs/path.db");
@@ -98,5 +98,7 @@ std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& s
   }
   throw LedgerError("ledger: unknown URL scheme; use memory:, sqlite:///abs/path.db or postgresql://...");
 }
+
+bool is_memory_ledger_url(const std::string& url) { return url == "memory:" || url.rfind("memory:?", 0) == 0; }
 
 }  // namespace payretry

@@ -185,11 +185,16 @@ class Ledger {
   virtual std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) = 0;
 };
 
-// Opens the ledger named by `url`: "memory:", "sqlite:///abs/path.db",
+// Opens the ledger named by `url`: "memory:" (or "memory:?max_settled=N",
+// ledger_memory.hpp), "sqlite:///abs/path.db",
 // "postgresql://..." (or "postgres://..."). `secret` overrides the stored
 // per-ledger secret when not empty. `timeout_ms` bounds every wait for the
 // store (a lock, a pooled connection, a statement); past it the call fails
 // with a LedgerError. Throws LedgerError.
 std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret, int64_t timeout_ms = 5000);
+
+// Whether `url` names the memory ledger ("memory:", with or without
+// parameters): keys that live in this process only.
+bool is_memory_ledger_url(const std::string& url);
 
 }  // namespace payretry

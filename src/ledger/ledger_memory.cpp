@@ -1,6 +1,7 @@
 #include "ledger_memory.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -15,9 +16,11 @@ bool claimable(const PaymentRow& r, int64_t now) {
          (r.state == PaymentState::in_flight && r.lease_until < now);
 }
 
+bool final_state(PaymentState s) { return s == PaymentState::succeeded || s == PaymentState::failed; }
+
 class MemoryLedger final : public Ledger {
  public:
-  explicit MemoryLedger(std::string secret) : secret_(std::move(secret)) {}
+  MemoryLedger(std::string secret, const MemoryLedgerOptions& o) : secret_(std::move(secret)), max_settled_(o.max_settled) {}
 
   std::string secret() override { return secret_; }
   bool waits_on_io() const override { return false; }
@@ -28,7 +31,7 @@ class MemoryLedger final : public Ledger {
     CreateOutcome out;
     auto it = rows_.find(proposed.order_id);
     if (it != rows_.end()) {
-      out.row = it->second;
+      out.row = it->second.row;
       return out;
     }
     if (keys_.count(proposed.idempotency_key)) {
@@ -46,7 +49,7 @@ class MemoryLedger final : public Ledger {
     row.lease_owner = owner;
     row.lease_until = lease_until;
     row.created_at = row.updated_at = now;
-    rows_[row.order_id] = row;
+    rows_[row.order_id].row = row;
     keys_.insert(row.idempotency_key);
     out.row = row;
     out.created = true;
@@ -56,28 +59,31 @@ class MemoryLedger final : public Ledger {
   bool claim(const std::string& order_id, const std::string& owner, int64_t now, int64_t lease_until) override {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = rows_.find(order_id);
-    if (it == rows_.end() || !claimable(it->second, now)) return false;
-    it->second.state = PaymentState::in_flight;
-    it->second.lease_owner = owner;
-    it->second.lease_until = lease_until;
-    it->second.updated_at = now;
+    if (it == rows_.end() || !claimable(it->second.row, now)) return false;
+    PaymentRow& r = it->second.row;
+    r.state = PaymentState::in_flight;
+    r.lease_owner = owner;
+    r.lease_until = lease_until;
+    r.updated_at = now;
     return true;
   }
 
   bool record_attempt(const std::string& order_id, const std::string& owner, const AttemptEntry& a) override {
     std::lock_guard<std::mutex> lock(mu_);
-    PaymentRow* r = fenced(order_id, owner);
-    if (!r) return false;
-    store_attempt(*r, a);
+    const auto it = fenced(order_id, owner);
+    if (it == rows_.end()) return false;
+    store_attempt(it->second, a);
     return true;
   }
 
   bool settle(const std::string& order_id, const std::string& owner, const AttemptEntry* last, const Settlement& s,
               int64_t now) override {
     std::lock_guard<std::mutex> lock(mu_);
-    PaymentRow* r = fenced(order_id, owner);
-    if (!r) return false;
-    if (last) store_attempt(*r, *last);
+    const auto it = fenced(order_id, owner);
+    if (it == rows_.end()) return false;
+    Payment* p = &it->second;
+    if (last) store_attempt(*p, *last);
+    PaymentRow* r = &p->row;
     r->state = s.state;
     r->delivery = s.delivery;
     r->detail = s.detail;
@@ -87,6 +93,12 @@ class MemoryLedger final : public Ledger {
     r->lease_owner.clear();
     r->lease_until = 0;
     r->updated_at = std::max(r->updated_at, now);
+    // Only a final row may go: the open ones (UNKNOWN here) still need
+    // settling, and forgetting one would let its order be paid again.
+    if (final_state(r->state)) {
+      settled_.push_back(&it->first);
+      forget_beyond_cap();
+    }
     return true;
   }
 
@@ -94,23 +106,25 @@ class MemoryLedger final : public Ledger {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = rows_.find(order_id);
     if (it == rows_.end()) return std::nullopt;
-    return it->second;
+    return it->second.row;
   }
 
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<AttemptEntry> out;
-    auto it = attempts_.find(order_id);
-    if (it != attempts_.end())
-      for (const auto& [n, a] : it->second) out.push_back(a);
+    auto it = rows_.find(order_id);
+    if (it != rows_.end())
+      for (const auto& [n, a] : it->second.attempts) out.push_back(a);
     return out;
   }
 
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<PaymentRow> out;
-    for (const auto& [id, r] : rows_)
+    for (const auto& [id, p] : rows_) {
+      const PaymentRow& r = p.row;
       if ((!state || r.state == *state) && (updated_before <= 0 || r.updated_at < updated_before)) out.push_back(r);
+    }
     std::sort(out.begin(), out.end(), [](const PaymentRow& a, const PaymentRow& b) {
       return a.updated_at != b.updated_at ? a.updated_at < b.updated_at : a.order_id < b.order_id;
     });
@@ -119,33 +133,91 @@ class MemoryLedger final : public Ledger {
   }
 
  private:
-  PaymentRow* fenced(const std::string& order_id, const std::string& owner) {
+  // A payment: its row and its history, forgotten together.
+  struct Payment {
+    PaymentRow row;
+    std::map<int, AttemptEntry> attempts;
+  };
+  using Rows = std::map<std::string, Payment>;
+
+  // The row, when `owner` holds its claim; rows_.end() otherwise.
+  Rows::iterator fenced(const std::string& order_id, const std::string& owner) {
     auto it = rows_.find(order_id);
-    if (it == rows_.end() || it->second.state != PaymentState::in_flight || it->second.lease_owner != owner)
-      return nullptr;
-    return &it->second;
+    if (it == rows_.end() || it->second.row.state != PaymentState::in_flight || it->second.row.lease_owner != owner)
+      return rows_.end();
+    return it;
   }
-  void store_attempt(PaymentRow& r, const AttemptEntry& a) {
+  void store_attempt(Payment& p, const AttemptEntry& a) {
     // Never overwritten: only the claim's holder writes, numbering after
     // the row's count, so a clash is a bug that must not pass silently.
-    if (!attempts_[r.order_id].emplace(a.number, a).second)
-      throw LedgerError("ledger (memory): entry " + std::to_string(a.number) + " of order " + r.order_id +
+    if (!p.attempts.emplace(a.number, a).second)
+      throw LedgerError("ledger (memory): entry " + std::to_string(a.number) + " of order " + p.row.order_id +
                         " is already recorded; entries are never overwritten");
-    r.attempts = std::max(r.attempts, a.number);
-    r.updated_at = std::max(r.updated_at, a.ended_at);
+    p.row.attempts = std::max(p.row.attempts, a.number);
+    p.row.updated_at = std::max(p.row.updated_at, a.ended_at);
+  }
+
+  // The first settled rows beyond the cap, each with its history and key.
+  // Not when its key expires: the row is then the only thing that answers
+  // a re-submission of its order with the stored outcome instead of a new
+  // payment under a new key (the DST's same_key_and_bytes invariant).
+  void forget_beyond_cap() {
+    while (max_settled_ > 0 && settled_.size() > max_settled_) {
+      auto it = rows_.find(*settled_.front());
+      settled_.pop_front();
+      keys_.erase(it->second.row.idempotency_key);
+      rows_.erase(it);
+    }
   }
 
   std::mutex mu_;
   std::string secret_;
-  std::map<std::string, PaymentRow> rows_;
+  const size_t max_settled_;
+  Rows rows_;
   std::set<std::string> keys_;
-  std::map<std::string, std::map<int, AttemptEntry>> attempts_;
+  // The final rows in settle order (pointers to their rows_ keys, which a
+  // std::map never moves). A final row never changes again and leaves only
+  // from the front, so this FIFO is the whole index: a settle costs O(log n)
+  // for the row's erase and never scans every row.
+  std::deque<const std::string*> settled_;
 };
 
 }  // namespace
 
-std::unique_ptr<Ledger> open_memory_ledger(const std::string& secret_override) {
-  return std::make_unique<MemoryLedger>(secret_override.empty() ? new_ledger_secret() : secret_override);
+MemoryLedgerOptions parse_memory_ledger_url(const std::string& url) {
+  static const std::string scheme = "memory:";
+  if (url.compare(0, scheme.size(), scheme) != 0) throw LedgerError("ledger: not a memory: URL");
+  MemoryLedgerOptions o;
+  if (url.size() == scheme.size()) return o;
+  if (url[scheme.size()] != '?' || url.size() == scheme.size() + 1)
+    throw LedgerError("ledger: a memory URL is memory: or memory:?max_settled=N, not " + url);
+  bool seen_max_settled = false;
+  size_t at = scheme.size() + 1;
+  for (;;) {
+    const size_t amp = url.find('&', at);
+    const std::string param = url.substr(at, amp == std::string::npos ? std::string::npos : amp - at);
+    const size_t eq = param.find('=');
+    const std::string name = param.substr(0, eq);
+    if (name != "max_settled")
+      throw LedgerError("ledger: memory URL parameter \"" + name + "\" is unknown; the only one is max_settled");
+    if (seen_max_settled) throw LedgerError("ledger: memory URL parameter max_settled is given twice");
+    seen_max_settled = true;
+    const std::string value = eq == std::string::npos ? std::string() : param.substr(eq + 1);
+    // Digits only, no sign, no exponent, at most 10 of them: a value that
+    // is not plainly a count is refused, not read as some other count.
+    const bool digits = !value.empty() && value.size() <= 10 &&
+                        value.find_first_not_of("0123456789") == std::string::npos;
+    if (!digits || std::stoull(value) > kMaxMaxSettled)
+      throw LedgerError("ledger: memory URL parameter max_settled must be a whole number from 0 (no cap) to " +
+                        std::to_string(kMaxMaxSettled) + ", not \"" + value + "\"");
+    o.max_settled = static_cast<size_t>(std::stoull(value));
+    if (amp == std::string::npos) return o;
+    at = amp + 1;
+  }
+}
+
+std::unique_ptr<Ledger> open_memory_ledger(const std::string& secret_override, const MemoryLedgerOptions& options) {
+  return std::make_unique<MemoryLedger>(secret_override.empty() ? new_ledger_secret() : secret_override, options);
 }
 
 }  // namespace payretry

@@ -280,11 +280,14 @@ void parse_provider(const cJSON* v, Config& c) {
   c.provider = s;
 }
 
+// The scheme only: the ledger reads the rest when it opens (a PostgreSQL
+// URL through libpq, the memory ledger's max_settled), and refuses what it
+// cannot read with a message naming the part.
 void check_ledger_url(const std::string& url) {
-  if (url == "memory:") return;
+  if (url == "memory:" || url.rfind("memory:?", 0) == 0) return;
   if (url.rfind("sqlite:///", 0) == 0 && url.size() > 10) return;
   if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) return;
-  fail("ledger", "must be memory:, sqlite:///abs/path.db or postgresql://...");
+  fail("ledger", "must be memory: (or memory:?max_settled=N), sqlite:///abs/path.db or postgresql://...");
 }
 
 // "ledger": "sqlite:///..."  or  {"url": "...", "secret": "...", "lease_margin_ms": N, "timeout_ms": N}

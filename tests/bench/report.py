@@ -224,7 +224,7 @@ def table(a):
             p(f"  CPU per 1,000 payments, {scen}: {r10['cpu_s_per_1000']:.3f} s at 10 in flight, "
               f"{r1000['cpu_s_per_1000']:.3f} s at 1,000 ({r1000['cpu_s_per_1000'] / r10['cpu_s_per_1000']:.2f}x)")
     for spec in a.rss:
-        label, _, path = spec.partition("=")
+        label, _, path = spec.rpartition("=")  # the label may be a URL with "="
         rss = []
         if path and os.path.exists(path):
             with open(path) as f:
@@ -266,7 +266,7 @@ def main():
     an.add_argument("--log", default="")
     tb = sub.add_parser("table")
     tb.add_argument("--results", required=True)
-    tb.add_argument("--rss", action="append", default=[], help="LABEL=rss.jsonl, repeatable")
+    tb.add_argument("--rss", action="append", default=[], help="LABEL=rss.jsonl (the path without \"=\"), repeatable")
     tb.add_argument("--command", default="")
     tb.add_argument("--machine", default="")
     tb.add_argument("--latency-ms", default="")

@@ -263,6 +263,29 @@ TEST(CApi, ClientNewWithoutALedgerIsEconfigNamingTheLedger) {
   pay_client_free(out);
 }
 
+TEST(CApi, AMemoryLedgerWithMaxSettledOpensAsMemoryAndABadParameterIsEledgerNamingIt) {
+  LogCounter log;
+  pay_client_options opts = PAY_CLIENT_OPTIONS_INIT;
+  opts.log_cb = count_lines;
+  opts.log_payload = &log;
+  pay_client* out = nullptr;
+  ASSERT_EQ(pay_client_new(&out, R"({"provider":"stripe","base_url":"http://127.0.0.1:9","ledger":"memory:?max_settled=10"})",
+                           &opts),
+            PAY_OK)
+      << pay_error_last()->message;
+  pay_client_free(out);
+  int warned = 0;
+  for (const auto& line : log.all) warned += has(line.c_str(), "config_warning") && has(line.c_str(), "ledger is memory:");
+  EXPECT_EQ(warned, 1) << "a memory ledger with a cap still lives in this process only, and the client says so";
+
+  out = reinterpret_cast<pay_client*>(0x1);
+  expect_last(pay_client_new(&out, R"({"provider":"stripe","base_url":"http://127.0.0.1:9","ledger":"memory:?max_setled=10"})",
+                             nullptr),
+              PAY_ELEDGER);
+  EXPECT_EQ(out, nullptr);
+  EXPECT_TRUE(has(pay_error_last()->message, "max_setled")) << pay_error_last()->message;
+}
+
 TEST(CApi, WechatPayWithoutMerchantIdIsEconfigNamingIt) {
   // WeChat Pay's lookup needs ?mchid=: a client that could never settle an
   // unknown payment is refused when it is made, not at its first lookup.
