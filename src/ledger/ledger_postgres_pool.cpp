@@ -81,6 +81,7 @@ Session Pool::session_of(Conn& c, Steady::time_point deadline) const {
   s.deadline = deadline;
   s.timeout_ms = timeout_ms_;
   s.offset = c.offset;
+  s.prepared = &c.prepared;
   return s;
 }
 

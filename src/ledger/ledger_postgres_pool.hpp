@@ -33,6 +33,7 @@ struct Conn {
   ConnPtr pg;
   int64_t offset = 0;  // server clock minus client clock, ms
   Steady::time_point measured;
+  unsigned prepared = 0;  // the statements prepared on it (Prepared::bit)
 };
 
 class Pool {

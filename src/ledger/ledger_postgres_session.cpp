@@ -176,11 +176,27 @@ std::vector<ResultPtr> exec_pipeline(Session& s, const std::vector<Query>& qs) {
 #ifdef LIBPQ_HAS_PIPELINING
   if (qs.size() > 1) {
     if (s.dead || PQenterPipelineMode(s.c) != 1) throw lost(s, false);
+    // What was sent, in order: a query (0), or the preparation of a
+    // statement (its bit), whose answer says only whether it took.
+    std::vector<unsigned> sent;
+    sent.reserve(qs.size() + 4);
+    unsigned preparing = 0;
     for (const Query& q : qs) {
       const std::vector<const char*> values = q.params.pointers();
-      if (PQsendQueryParams(s.c, q.sql, q.params.size(), nullptr, values.empty() ? nullptr : values.data(), nullptr,
-                            nullptr, 0) != 1)
+      const char* const* v = values.empty() ? nullptr : values.data();
+      if (q.prepared && s.prepared) {
+        const unsigned bit = q.prepared->bit;
+        if (!(*s.prepared & bit) && !(preparing & bit)) {
+          if (PQsendPrepare(s.c, q.prepared->name, q.sql, q.params.size(), nullptr) != 1) throw lost(s, false);
+          preparing |= bit;
+          sent.push_back(bit);
+        }
+        if (PQsendQueryPrepared(s.c, q.prepared->name, q.params.size(), v, nullptr, nullptr, 0) != 1)
+          throw lost(s, false);
+      } else if (PQsendQueryParams(s.c, q.sql, q.params.size(), nullptr, v, nullptr, nullptr, 0) != 1) {
         throw lost(s, false);
+      }
+      sent.push_back(0);
     }
     if (PQpipelineSync(s.c) != 1) throw lost(s, false);
     for (;;) {
@@ -190,19 +206,37 @@ std::vector<ResultPtr> exec_pipeline(Session& s, const std::vector<Query>& qs) {
       if (!wait_socket(s.c, true, s.deadline)) throw timed_out(s, false);
       if (!PQconsumeInput(s.c)) throw lost(s, false);
     }
-    std::optional<size_t> failed;
-    for (size_t i = 0; i < qs.size(); ++i) {
+    std::vector<ResultPtr> preparations;
+    const PGresult* failed = nullptr;  // the first failure, held in `out` or `preparations`
+    for (const unsigned what : sent) {
       ResultPtr r = next_result(s);
       if (!r) throw lost(s, true);
+      if (next_result(s)) throw lost(s, true);  // one result per command, then NULL
       const ExecStatusType st = PQresultStatus(r.get());
-      if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK && !failed) failed = i;
-      out.push_back(std::move(r));
-      if (next_result(s)) throw lost(s, true);  // one result per query, then NULL
+      const bool ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+      if (!ok && !failed) failed = r.get();
+      if (what == 0) {
+        out.push_back(std::move(r));
+      } else {
+        // Prepared statements outlive transactions: once taken, the
+        // connection keeps it whatever becomes of this one. "Already
+        // exists" (42P05: a pooler brought back a server connection that
+        // has it) means the same for the next batch.
+        const char* state = ok ? nullptr : PQresultErrorField(r.get(), PG_DIAG_SQLSTATE);
+        if (ok || (state && std::string(state) == "42P05")) *s.prepared |= what;
+        preparations.push_back(std::move(r));
+      }
     }
     ResultPtr sync = next_result(s);
     if (!sync || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC || PQexitPipelineMode(s.c) != 1)
       throw lost(s, true);
-    if (failed) throw_failure(s, out[*failed].get());
+    if (failed) {
+      // A statement the server does not know (a pooler that moved this
+      // session to another server connection): prepared again next time.
+      const char* state = PQresultErrorField(failed, PG_DIAG_SQLSTATE);
+      if (state && s.prepared && std::string(state) == "26000") *s.prepared = 0;
+      throw_failure(s, failed);
+    }
     return out;
   }
 #endif

@@ -93,6 +93,7 @@ struct Session {
   int64_t offset = 0;           // server clock minus client clock, ms (this connection's)
   bool dead = false;            // abandoned (timed out) or lost: closed, never pooled again
   std::string txid;             // the open transaction's id
+  unsigned* prepared = nullptr; // the connection's prepared statements (Prepared::bit); null: none
 };
 
 // Waits until `c`'s socket can be read (and, with `write`, written), at most
@@ -153,14 +154,25 @@ PgFailure bad_data(std::string message);
 
 // ---- pipelines --------------------------------------------------------------
 
+// A statement a group commit sends many times: prepared once per
+// connection (parsed and planned once, not once per entry), under a name
+// that changes whenever its text does.
+struct Prepared {
+  const char* name;
+  unsigned bit;  // in Session::prepared
+};
+
 struct Query {
   const char* sql;
   Params params;
+  const Prepared* prepared = nullptr;  // sent as this prepared statement in a pipeline
 };
 
 // Sends every query at once and reads their answers: one round trip,
-// however many. The first failure is thrown (the transaction is then
-// aborted, and the later queries were skipped by the server).
+// however many. A query with a Prepared is sent as that statement, prepared
+// in the same pipeline first if this connection has not yet. The first
+// failure is thrown (the transaction is then aborted, and the later queries
+// were skipped by the server).
 std::vector<ResultPtr> exec_pipeline(Session& s, const std::vector<Query>& qs);
 
 }  // namespace pg

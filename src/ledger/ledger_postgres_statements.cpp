@@ -178,6 +178,13 @@ const char* const kSettle =
     "ON CONFLICT (order_id, number) DO NOTHING RETURNING number) "
     "SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM ins)";
 
+// A group commit sends these three once per entry: each is prepared once per
+// connection. A prepared statement lives as long as its connection, which
+// lives only in this process, so one name per text is enough.
+const Prepared kCreatePrepared{"payretry_create_1", 1u << 0};
+const Prepared kRecordPrepared{"payretry_record_1", 1u << 1};
+const Prepared kSettlePrepared{"payretry_settle_1", 1u << 2};
+
 // An entry number already taken: fine when it holds this very entry (a
 // rerun), a clash otherwise (the transaction then fails as a whole).
 void check_same_entry(Session& s, const std::string& order_id, const AttemptEntry& a) {
@@ -201,8 +208,10 @@ bool fenced_write_done(Session& s, const PGresult* r, const std::string& order_i
 Query create_query(const Session& s, const PaymentRow& p, const std::string& owner, int64_t now,
                    int64_t lease_until) {
   // The lease end is stored on the server's clock.
-  return Query{kCreate, Params().add(p.order_id).add(p.idempotency_key).add(p.fingerprint).add(now)
-                            .add(p.key_expires_at).add(owner).add(to_server(s, lease_until))};
+  return Query{kCreate,
+               Params().add(p.order_id).add(p.idempotency_key).add(p.fingerprint).add(now).add(p.key_expires_at)
+                   .add(owner).add(to_server(s, lease_until)),
+               &kCreatePrepared};
 }
 
 // What kCreate answered; when it found nothing, the order is looked up
@@ -228,7 +237,7 @@ Query record_query(const std::string& order_id, const std::string& owner, const 
   p.add(order_id).add(owner).add(a.number).add(a.ended_at);
   CleanParams fields(p);
   write_attempt_fields(fields, a);
-  return Query{kRecord, std::move(p)};
+  return Query{kRecord, std::move(p), &kRecordPrepared};
 }
 
 Query settle_query(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
@@ -240,7 +249,7 @@ Query settle_query(const std::string& order_id, const std::string& owner, const 
   p.add(now).add(last ? last->number : 0).add(last ? last->ended_at : int64_t{0});
   write_attempt_fields(fields, last ? *last : AttemptEntry{});
   p.add(last != nullptr);
-  return Query{kSettle, std::move(p)};
+  return Query{kSettle, std::move(p), &kSettlePrepared};
 }
 
 }  // namespace pg
