@@ -34,8 +34,11 @@ MultiEngine::MultiEngine(Engine& engine, PaymentFlow& flow, const Config& config
     : engine_(engine), flow_(flow), config_(config), clock_(clock), log_(log), stats_(stats), transport_(transport) {
   // Without a thread of its own (the deterministic simulation drives turn())
   // the engine applies batches in place, so every schedule stays repeatable.
-  background_ = own_thread && flow_.ledger().waits_on_io();
-  if (background_) writer_ = std::thread([this] { writer_loop(); });
+  const int writers = own_thread ? flow_.ledger().concurrent_batches() : 0;
+  // Never more Flights out than writers: the writers' side never allocates.
+  to_write_.reserve(static_cast<size_t>(std::max(writers, 0)));
+  written_.reserve(static_cast<size_t>(std::max(writers, 0)));
+  for (int i = 0; i < writers; ++i) writers_.emplace_back([this] { writer_loop(); });
   if (own_thread) thread_ = std::thread([this] { loop(); });
 }
 
@@ -50,14 +53,12 @@ MultiEngine::~MultiEngine() {
     while (turn()) {
     }
   // The loop ends only with every payment answered, so no batch is out.
-  if (writer_.joinable()) {
-    {
-      std::lock_guard<std::mutex> lock(writer_mu_);
-      writer_stop_ = true;
-    }
-    writer_cv_.notify_one();
-    writer_.join();
+  {
+    std::lock_guard<std::mutex> lock(writer_mu_);
+    writer_stop_ = true;
   }
+  writer_cv_.notify_all();
+  for (std::thread& w : writers_) w.join();
 }
 
 void MultiEngine::enqueue(std::vector<std::unique_ptr<Job>> jobs) {
@@ -95,7 +96,7 @@ bool MultiEngine::turn() {
 
 int64_t MultiEngine::poll_timeout_ms() {
   // Writes waiting for a writer that is busy wait for its wakeup instead.
-  if (!batch_.empty() && !in_flight_) return 0;
+  if (!batch_.empty() && (writers_.empty() || out_ < writers_.size())) return 0;
   int64_t wait = 1000;
   const int64_t transport_wait = transport_.next_timeout_ms();
   if (transport_wait >= 0) wait = std::min(wait, transport_wait);
@@ -147,7 +148,7 @@ void MultiEngine::start(std::unique_ptr<Job> job) {
 // Group commit: everything gathered since the last flush, in one go. Only
 // after the batch is applied are sends started for the rows it created.
 void MultiEngine::flush() {
-  if (!background_) {
+  if (writers_.empty()) {
     // Handing entries back may gather new ones (a run that ends at once).
     while (!batch_.empty()) {
       std::unique_ptr<Flight> f = take_batch();
@@ -156,22 +157,23 @@ void MultiEngine::flush() {
     }
     return;
   }
-  std::unique_ptr<Flight> applied;
+  std::vector<std::unique_ptr<Flight>> applied;
   {
     std::lock_guard<std::mutex> lock(writer_mu_);
-    applied = std::move(written_);
+    for (auto& f : written_) applied.push_back(std::move(f));
+    written_.clear();  // keeps its room
   }
-  if (applied) {
-    in_flight_ = false;
-    finish(*applied);
+  for (auto& f : applied) {
+    --out_;
+    finish(*f);
   }
-  if (!in_flight_ && !batch_.empty()) {
+  while (out_ < writers_.size() && !batch_.empty()) {
     std::unique_ptr<Flight> f = take_batch();
     {
       std::lock_guard<std::mutex> lock(writer_mu_);
-      to_write_ = std::move(f);
+      to_write_.push_back(std::move(f));
     }
-    in_flight_ = true;
+    ++out_;
     writer_cv_.notify_one();
   }
 }
@@ -207,14 +209,15 @@ void MultiEngine::writer_loop() {
     std::unique_ptr<Flight> f;
     {
       std::unique_lock<std::mutex> lock(writer_mu_);
-      writer_cv_.wait(lock, [this] { return to_write_ || writer_stop_; });
-      if (!to_write_) return;
-      f = std::move(to_write_);
+      writer_cv_.wait(lock, [this] { return !to_write_.empty() || writer_stop_; });
+      if (to_write_.empty()) return;
+      f = std::move(to_write_.front());
+      to_write_.erase(to_write_.begin());
     }
     apply(*f);
     {
       std::lock_guard<std::mutex> lock(writer_mu_);
-      written_ = std::move(f);
+      written_.push_back(std::move(f));
     }
     transport_.wakeup();
   }

@@ -6,9 +6,10 @@
 // timers, and the ledger writes that many payments need during one turn of
 // the loop are applied together as one LedgerBatch: one transaction and one
 // flush (group commit). A ledger that waits on I/O (SQLite, PostgreSQL) is
-// applied on a writer thread of the engine's own, one batch at a time, so
-// that transfers go on while a batch commits; the writes gathered meanwhile
-// make the next batch. A payment's first byte still leaves only after the
+// applied on writer threads of the engine's own, as many batches at once as
+// the ledger commits in parallel (Ledger::concurrent_batches), so that
+// transfers go on while a batch commits; the writes gathered meanwhile make
+// the next batch. A payment has at most one write in any batch at a time. A payment's first byte still leaves only after the
 // commit that created its row, and never after its deadline or its lease
 // (the request's may_start gate, asked by the transport at the last moment).
 #pragma once
@@ -121,17 +122,16 @@ class MultiEngine {
   LedgerBatch batch_;
   std::vector<Payment*> create_of_, record_of_, settle_of_;
   std::vector<AsyncTransport::Done> done_;
-  bool in_flight_ = false;  // a Flight is with the writer (only with background_)
+  size_t out_ = 0;  // Flights with the writers
 
-  // The ledger writer (only when the ledger waits on I/O and the engine has
-  // its own thread): takes one Flight at a time, hands it back applied, and
-  // wakes the engine.
-  bool background_ = false;
+  // The ledger writers (only when the ledger waits on I/O and the engine
+  // has its own thread): each takes one Flight, hands it back applied, and
+  // wakes the engine. None: batches are applied in place.
+  std::vector<std::thread> writers_;
   std::mutex writer_mu_;
   std::condition_variable writer_cv_;
-  std::unique_ptr<Flight> to_write_, written_;
+  std::vector<std::unique_ptr<Flight>> to_write_, written_;
   bool writer_stop_ = false;
-  std::thread writer_;
   std::thread thread_;
 };
 

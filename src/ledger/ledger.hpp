@@ -138,12 +138,13 @@ class Ledger {
   // backend overrides it to share one transaction and one flush.
   virtual void apply(LedgerBatch& batch);
 
-  // Whether apply() may wait on something outside this process (a disk
-  // flush, a server). The concurrent engine then applies its batches on a
-  // thread of their own, so that HTTP goes on during a commit; a ledger that
-  // only touches memory is applied in place, where a hand-over would cost
-  // more than the work.
-  virtual bool waits_on_io() const { return true; }
+  // How many batches the concurrent engine may apply at once, each on a
+  // writer thread of its own, so that HTTP goes on during a commit: 1 (the
+  // default) one at a time; more for a store that commits concurrent
+  // transactions in parallel; 0 applies each in place on the engine's
+  // thread (a ledger that only touches memory, where a hand-over would cost
+  // more than the work).
+  virtual int concurrent_batches() const { return 1; }
 
   // The per-ledger secret that keys fingerprints: created with the ledger,
   // the same for every process that opens it.

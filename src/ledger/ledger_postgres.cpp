@@ -58,6 +58,10 @@ class PostgresLedger final : public Ledger {
   ~PostgresLedger() override = default;
 
   std::string secret() override { return secret_; }
+  // Concurrent transactions commit in parallel on the server (and their WAL
+  // flushes are shared); half the pool, so that lookups and the threaded
+  // path still find connections.
+  int concurrent_batches() const override { return static_cast<int>(kMaxConnections / 2); }
 
   CreateOutcome create_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {
