@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "client.hpp"
 #include "payretry/payretry.h"
@@ -44,7 +45,9 @@ struct PendingState {
   int rc = PAY_OK;
   std::string message;
   pay_result* result = nullptr;
-  std::thread::id engine_thread;  // the thread that answers; it must never wait
+  // The client's engine threads: one of them answers, and none may wait
+  // (two engines' callbacks waiting on each other's payments would hang both).
+  std::vector<std::thread::id> engine_threads;
   ~PendingState();
 };
 

@@ -90,7 +90,7 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
     if (const int rc = foreign(client)) return rc;
     if (const int rc = check_options(opts, PAY_BATCH_OPTIONS_VERSION, "pay_batch_options")) return rc;
-    if (count > 0 && client->impl->multi().on_engine_thread())
+    if (count > 0 && client->impl->on_engine_thread())
       return set_error(PAY_EINVALID, "pay_submit_batch called from a done callback: it would wait for itself");
     for (size_t i = 0; i < count; ++i) {
       items[i].rc = PAY_OK;
@@ -98,7 +98,7 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
       items[i].message[0] = 0;
     }
     if (count == 0) return PAY_OK;
-    payretry::MultiEngine& engine = client->impl->multi();
+    payretry::Client& impl = *client->impl;
     const size_t window = opts && opts->max_in_flight > 0 ? std::min(opts->max_in_flight, count) : count;
 
     // Items whose call fails before the engine sees them are answered here.
@@ -153,6 +153,7 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
         Next n = take_next();
         if (!n.job) return;
         try {
+          payretry::MultiEngine& engine = impl.multi_for(n.job->order_id);
           std::vector<JobPtr> one;
           one.push_back(std::move(n.job));
           engine.enqueue(std::move(one));
@@ -182,24 +183,34 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
         return n;
       }
     };
-    // The first window in one hand-over, so its rows share one commit.
-    std::vector<JobPtr> first;
-    std::vector<size_t> first_items;
+    // The first window in one hand-over per engine, so that the rows of
+    // each engine's share one commit.
+    struct Group {
+      payretry::MultiEngine* engine;
+      std::vector<JobPtr> jobs;
+      std::vector<size_t> items;
+    };
+    std::vector<Group> first;
     for (size_t k = 0; k < window; ++k) {
       Next n = take_next();
       if (!n.job) break;
-      first_items.push_back(n.i);
-      first.push_back(std::move(n.job));
+      payretry::MultiEngine* engine = &impl.multi_for(n.job->order_id);
+      auto g = std::find_if(first.begin(), first.end(), [&](const Group& x) { return x.engine == engine; });
+      if (g == first.end()) g = first.insert(first.end(), Group{engine, {}, {}});
+      g->items.push_back(n.i);
+      g->jobs.push_back(std::move(n.job));
     }
-    try {
-      engine.enqueue(std::move(first));
-    } catch (...) {
-      const std::exception_ptr e = std::current_exception();
-      for (size_t i : first_items) {
-        Answers guard{answered};
-        fill(i, e, {});
+    for (Group& g : first) {
+      try {
+        g.engine->enqueue(std::move(g.jobs));
+      } catch (...) {
+        const std::exception_ptr e = std::current_exception();
+        for (size_t i : g.items) {
+          Answers guard{answered};
+          fill(i, e, {});
+        }
+        for (size_t k = 0; k < g.items.size(); ++k) launch_next();
       }
-      for (size_t k = 0; k < first_items.size(); ++k) launch_next();
     }
     std::unique_lock<std::mutex> lock(wait.mu);
     wait.cv.wait(lock, [&] { return wait.left == 0; });
@@ -224,7 +235,7 @@ int pay_submit_async(pay_client* client, const char* order_id, const void* body,
     };
     std::vector<std::unique_ptr<payretry::MultiEngine::Job>> one;
     one.push_back(std::move(job));
-    client->impl->multi().enqueue(std::move(one));
+    client->impl->multi_for(order_id).enqueue(std::move(one));
     return PAY_OK;
   });
 }
@@ -239,10 +250,10 @@ int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id
     if (const int rc = check_submit_args(client, order_id, body, opts)) return rc;
     auto job = job_of(order_id, body, body_len, opts ? opts->idempotency_key : nullptr, opts ? opts->path : nullptr,
                       opts ? opts->deadline_ms : 0);
-    payretry::MultiEngine& engine = client->impl->multi();
+    payretry::MultiEngine& engine = client->impl->multi_for(order_id);
     auto handle = std::make_unique<pay_pending>();
     handle->state = std::make_shared<PendingState>();
-    handle->state->engine_thread = engine.thread_id();
+    handle->state->engine_threads = client->impl->engine_threads();
     job->done = [state = handle->state](std::exception_ptr e, payretry::PaymentResult r) {
       Answer a = answer_of(e, std::move(r));
       std::lock_guard<std::mutex> lock(state->mu);
@@ -266,7 +277,8 @@ int pay_pending_wait(pay_result** out, pay_pending* pending, int timeout_ms) {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (!pending) return set_error(PAY_EINVALID, "pending is NULL");
     PendingState& st = *pending->state;
-    if (timeout_ms != 0 && std::this_thread::get_id() == st.engine_thread)
+    const auto& engines = st.engine_threads;
+    if (timeout_ms != 0 && std::find(engines.begin(), engines.end(), std::this_thread::get_id()) != engines.end())
       return set_error(PAY_EINVALID, "pay_pending_wait from a done callback may only poll (timeout 0)");
     std::unique_lock<std::mutex> lock(st.mu);
     if (st.collected) return set_error(PAY_EINVALID, "this payment's answer was already collected");

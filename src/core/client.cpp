@@ -96,12 +96,43 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
                                        *jitter_, *budget_, *log_, stats_, *flow_, std::move(hook), auth_.get());
 }
 
-MultiEngine& Client::multi() {
+Client::~Client() {
+  for (const auto& m : multi_) m->stop();
+  for (const auto& m : multi_) m->drain();
+}
+
+void Client::start_engines() {
   std::call_once(multi_once_, [this] {
-    multi_transport_ = std::make_unique<CurlMultiTransport>(curl_, static_cast<long>(config_.max_connections));
-    multi_ = std::make_unique<MultiEngine>(*engine_, *flow_, config_, system_clock(), *log_, stats_, *multi_transport_);
+    size_t n = config_.engine_threads > 0 ? static_cast<size_t>(config_.engine_threads)
+                                          : std::max(1u, std::thread::hardware_concurrency());
+    n = std::min<size_t>(n, static_cast<size_t>(config_.max_connections));  // at least one connection each
+    const long per_engine = static_cast<long>((config_.max_connections + static_cast<int64_t>(n) - 1) /
+                                              static_cast<int64_t>(n));
+    for (size_t i = 0; i < n; ++i) {
+      multi_transports_.push_back(std::make_unique<CurlMultiTransport>(curl_, per_engine));
+      multi_.push_back(std::make_unique<MultiEngine>(*engine_, *flow_, config_, system_clock(), *log_, stats_,
+                                                     *multi_transports_.back()));
+    }
   });
-  return *multi_;
+}
+
+MultiEngine& Client::multi_for(std::string_view order_id) {
+  start_engines();
+  return *multi_[multi_.size() == 1 ? 0 : std::hash<std::string_view>{}(order_id) % multi_.size()];
+}
+
+bool Client::on_engine_thread() {
+  start_engines();
+  for (const auto& m : multi_)
+    if (m->on_engine_thread()) return true;
+  return false;
+}
+
+std::vector<std::thread::id> Client::engine_threads() {
+  start_engines();
+  std::vector<std::thread::id> ids;
+  for (const auto& m : multi_) ids.push_back(m->thread_id());
+  return ids;
 }
 
 }  // namespace payretry

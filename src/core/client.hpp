@@ -26,10 +26,19 @@ class Client {
  public:
   // Throws ConfigError or Error(Errc::PAY_EIO).
   Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook);
+  // Answers every payment handed to the engines before anything goes.
+  ~Client();
 
   PaymentResult submit(const SubmitRequest& r) { return flow_->submit(r); }
-  // The concurrent engine (batch and asynchronous submits), started on first use.
-  MultiEngine& multi();
+  // The concurrent engine (batch and asynchronous submits), started on first
+  // use: `engine_threads` engines, each on its own thread. A payment always
+  // runs on the one its order id picks, so no payment moves between threads.
+  MultiEngine& multi_for(std::string_view order_id);
+  // True on any of this client's engine threads (inside a `done`), where
+  // waiting for a payment could wait for the thread that must answer it.
+  bool on_engine_thread();
+  // The engines' threads (all started).
+  std::vector<std::thread::id> engine_threads();
   PaymentResult query(const std::string& order_id) { return settler_->query(order_id); }
   ReconcileReport reconcile(const ReconcileOptions& o) { return settler_->reconcile(o); }
   Ledger& ledger() { return *ledger_; }
@@ -52,9 +61,10 @@ class Client {
   std::unique_ptr<Settler> settler_;
   std::once_flag multi_once_;
   CurlOptions curl_;
-  std::unique_ptr<CurlMultiTransport> multi_transport_;
-  // Last: destroyed first, so it drains while everything it uses is alive.
-  std::unique_ptr<MultiEngine> multi_;
+  std::vector<std::unique_ptr<CurlMultiTransport>> multi_transports_;
+  // Last: destroyed first, so they drain while everything they use is alive.
+  std::vector<std::unique_ptr<MultiEngine>> multi_;
+  void start_engines();
 };
 
 }  // namespace payretry

@@ -42,12 +42,18 @@ MultiEngine::MultiEngine(Engine& engine, PaymentFlow& flow, const Config& config
   if (own_thread) thread_ = std::thread([this] { loop(); });
 }
 
-MultiEngine::~MultiEngine() {
+MultiEngine::~MultiEngine() { drain(); }
+
+void MultiEngine::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
   }
   transport_.wakeup();
+}
+
+void MultiEngine::drain() {
+  stop();
   if (thread_.joinable()) thread_.join();
   else
     while (turn()) {
@@ -58,7 +64,8 @@ MultiEngine::~MultiEngine() {
     writer_stop_ = true;
   }
   writer_cv_.notify_all();
-  for (std::thread& w : writers_) w.join();
+  for (std::thread& w : writers_)
+    if (w.joinable()) w.join();
 }
 
 void MultiEngine::enqueue(std::vector<std::unique_ptr<Job>> jobs) {

@@ -55,6 +55,11 @@ class MultiEngine {
   // Stops taking jobs and waits for every accepted one to finish (each is
   // bounded by its deadline).
   ~MultiEngine();
+  // The two halves of the destructor, for a client with several engines:
+  // all stop taking jobs (a `done` of one may hand a job to another) before
+  // any is waited for, and all are drained before any is destroyed.
+  void stop();
+  void drain();
   MultiEngine(const MultiEngine&) = delete;
   MultiEngine& operator=(const MultiEngine&) = delete;
 

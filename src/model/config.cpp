@@ -374,7 +374,7 @@ Config parse_config(std::string_view json) {
   const cJSON* r = root.get();
   only_keys(r, "", {"provider", "base_url", "create_path", "auth", "headers", "retry", "budget", "tls", "log",
                     "max_body_bytes", "ledger", "in_progress_wait_ms", "key_retention_ms", "not_found_grace_ms",
-                    "max_connections", "proxy", "merchant_id"});
+                    "max_connections", "engine_threads", "proxy", "merchant_id"});
   Config c;
   if (auto v = member(r, "provider")) parse_provider(v, c);
   const cJSON* base = member(r, "base_url");
@@ -410,6 +410,7 @@ Config parse_config(std::string_view json) {
   if (auto v = member(r, "not_found_grace_ms")) c.not_found_grace_ms = integer(v, "not_found_grace_ms", 0, 30 * kDay);
   if (auto v = member(r, "max_body_bytes")) c.max_body_bytes = static_cast<size_t>(integer(v, "max_body_bytes", 1, 64LL << 20));
   if (auto v = member(r, "max_connections")) c.max_connections = integer(v, "max_connections", 1, 65536);
+  if (auto v = member(r, "engine_threads")) c.engine_threads = static_cast<int>(integer(v, "engine_threads", 0, 64));
   return c;
 }
 

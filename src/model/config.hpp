@@ -85,6 +85,10 @@ struct Config {
   // Connections the concurrent engine keeps to the provider's host; more
   // payments in flight wait for a free one (or share one over HTTP/2).
   int64_t max_connections = 256;
+  // Threads of the concurrent engine, each with its own libcurl multi,
+  // timers and group commits; a payment stays on the one its order id
+  // hashes to. 0: one per core. max_connections is shared out among them.
+  int engine_threads = 0;
   // The only proxy requests may take; empty: none, whatever the
   // environment's http_proxy / https_proxy say.
   std::string proxy;

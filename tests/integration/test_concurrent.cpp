@@ -14,6 +14,7 @@
 #include <set>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "sim_fixture.hpp"
@@ -104,7 +105,8 @@ TEST_F(Concurrent, batch_charges_every_order_once_and_sends_one_request_per_atte
 }
 
 TEST_F(Concurrent, batch_rows_share_commits_group_commit) {
-  auto c = client(config("stripe", kCalm, R"("ledger":")" + sqlite_url() + R"(")"));
+  // One engine: with several, each engine's share of the window commits together.
+  auto c = client(config("stripe", kCalm, R"("ledger":")" + sqlite_url() + R"(","engine_threads":1)"));
   Batch b;
   constexpr int kPayments = 300;
   for (int i = 0; i < kPayments; ++i) b.add("gc-" + std::to_string(i), body_for("gc-" + std::to_string(i)));
@@ -344,6 +346,62 @@ TEST_F(Concurrent, answers_are_read_while_a_group_commit_waits_for_the_database)
   EXPECT_EQ(sim_->total_charges(), 2);
 }
 
+// Several engine threads: the payments are spread over all of them, one
+// order always on the same thread, every order charged once, and each
+// engine's share of a batch's first window commits together.
+struct ThreadAnswers {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::map<std::string, std::set<std::thread::id>> threads;  // order -> threads that answered it
+  size_t answers = 0;
+  static void done(int rc, pay_result* r, const char*, void* self) {
+    auto* a = static_cast<ThreadAnswers*>(self);
+    std::lock_guard<std::mutex> lock(a->mu);
+    if (rc == PAY_OK) a->threads[pay_result_order_id(r)].insert(std::this_thread::get_id());
+    pay_result_free(r);
+    ++a->answers;
+    a->cv.notify_all();
+  }
+  void wait_for(size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return answers >= n; });
+  }
+};
+
+TEST_F(Concurrent, engine_threads_share_the_payments_and_keep_each_order_on_one_thread) {
+  auto c = client(config("stripe", kCalm, R"("ledger":")" + sqlite_url() + R"(","engine_threads":4)"));
+  ThreadAnswers a;
+  constexpr int kOrders = 200;
+  for (int round = 0; round < 2; ++round)  // the second round is answered from the ledger
+    for (int i = 0; i < kOrders; ++i) {
+      const std::string order = "et-" + std::to_string(i), body = body_for(order);
+      ASSERT_EQ(pay_submit_async(c.get(), order.c_str(), body.data(), body.size(), nullptr, &ThreadAnswers::done, &a),
+                PAY_OK);
+    }
+  a.wait_for(2 * kOrders);
+  std::set<std::thread::id> all;
+  for (const auto& [order, ids] : a.threads) {
+    EXPECT_EQ(ids.size(), 1u) << order << " was answered on more than one thread";
+    all.insert(ids.begin(), ids.end());
+  }
+  EXPECT_EQ(a.threads.size(), static_cast<size_t>(kOrders));
+  EXPECT_EQ(all.size(), 4u) << "every engine thread took payments";
+  EXPECT_EQ(sim_->total_charges(), kOrders);
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+
+  // A batch on a fresh client: each engine's share of the first window is
+  // handed over at once and commits together, so the largest commit holds
+  // at least a quarter of the window.
+  auto c2 = client(config("stripe", kCalm, R"("ledger":"memory:","engine_threads":4)"));
+  Batch b;
+  constexpr int kBatch = 200;
+  for (int i = 0; i < kBatch; ++i) b.add("etb-" + std::to_string(i), body_for("etb-" + std::to_string(i)));
+  ASSERT_EQ(pay_submit_batch(b.prepare(), kBatch, c2.get(), nullptr), PAY_OK);
+  for (int i = 0; i < kBatch; ++i) ASSERT_EQ(pay_result_outcome(b.items[i].result), PAY_OUTCOME_SUCCEEDED);
+  EXPECT_GE(stat(c2.get(), "ledger_batch_max"), kBatch / 4);
+  EXPECT_EQ(sim_->total_charges(), kOrders + kBatch);
+}
+
 TEST_F(Concurrent, async_failed_call_comes_through_the_callback_and_null_arguments_are_refused) {
   auto c = client(config("stripe", "", R"("max_body_bytes":100)"));
   Answers a;
@@ -412,7 +470,7 @@ TEST_F(Concurrent, postgres_ledger_group_commits_and_charges_every_order_once) {
       FAIL() << "PAYRETRY_REQUIRE_PG=1 but PAYRETRY_TEST_PG_URL is not set";
     GTEST_SKIP() << "PAYRETRY_TEST_PG_URL not set";
   }
-  auto c = client(config("stripe", kCalm, std::string(R"("ledger":")") + url + "\""));
+  auto c = client(config("stripe", kCalm, std::string(R"("ledger":")") + url + R"(","engine_threads":1)"));
   sim_->script("pgc-" + std::to_string(getpid()) + "-3", {"503"});
   Batch b;
   constexpr int kPayments = 200;
