@@ -89,7 +89,8 @@ TEST(Http2, a_batch_is_multiplexed_over_one_connection_when_the_provider_offers_
     H2Server server(pem);
     ASSERT_GT(server.port(), 0) << "h2_server did not start";
     const std::string cfg = R"({"provider":"stripe","base_url":"https://127.0.0.1:)" + std::to_string(server.port()) +
-                            R"(","create_path":"/v1/payments","ledger":"memory:","max_connections":8,"tls":{"verify":true,"ca_file":")" +
+                            R"(","create_path":"/v1/payments","ledger":"memory:","max_connections":8,"engine_threads":1,)"
+                            R"("tls":{"verify":true,"ca_file":")" +
                             pem + R"("},"retry":{"attempt_timeout_ms":5000,"deadline_ms":20000}})";
     pay_client* c = nullptr;
     ASSERT_EQ(pay_client_new(&c, cfg.c_str(), nullptr), PAY_OK) << pay_error_last()->message;
