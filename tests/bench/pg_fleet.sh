@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# A fleet on one PostgreSQL: N payretry processes, each with K payments in flight on its
+# concurrent engine, share one PostgreSQL ledger and one simulator (fixed latency), as N hosts
+# of a service would. Beside them, in the same run, N raw libcurl multi processes with the same
+# in-flight level (the transport limit of this box) and a single payretry process with the
+# memory ledger. Prints the aggregate payments/s of each, the ratios, per-process latency, and
+# the simulator's duplicate charges (its own truth). Benchmarks print, never assert.
+#
+# usage: tests/bench/pg_fleet.sh [--processes 4] [--inflight 1000] [--payments 20000]
+#                                [--latency-ms 100] [--rounds 3] [--build-dir DIR] [--no-build]
+#   PAYRETRY_BENCH_PG_URL set: that server; otherwise a throwaway one (tests/ledger/pg_cluster.sh)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+command_line="tests/bench/pg_fleet.sh${*:+ $*}"
+
+processes=4
+inflight=1000
+payments=20000
+latency_ms=100
+rounds=3
+build_dir=$root/build-bench
+build=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --processes) processes=$2; shift ;;
+    --inflight) inflight=$2; shift ;;
+    --payments) payments=$2; shift ;;
+    --latency-ms) latency_ms=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
+    --build-dir) build_dir=$2; shift ;;
+    --no-build) build=0 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "pg_fleet.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+note() { echo "[fleet] $*" >&2; }
+work=$(mktemp -d)
+sim_pid=""
+pg_dir=""
+cleanup() {
+  if [ -n "$sim_pid" ]; then kill "$sim_pid" 2>/dev/null || true; wait "$sim_pid" 2>/dev/null || true; fi
+  if [ -n "$pg_dir" ]; then
+    bash "$root/tests/ledger/pg_cluster.sh" destroy "$pg_dir/data" >/dev/null 2>&1 || true
+    rm -rf "$pg_dir"
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+if [ "$build" = 1 ]; then
+  if [ ! -f "$build_dir/build.ninja" ] && [ ! -f "$build_dir/Makefile" ]; then
+    cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  fi
+  cmake --build "$build_dir" -j2 --target payretry-sim curl_multi_baseline payretry_driver >&2
+fi
+sim=$build_dir/sim/payretry-sim
+curl_bin=$build_dir/tests/bench/curl_multi_baseline
+driver=$build_dir/tests/bench/payretry_driver
+
+pg_url=${PAYRETRY_BENCH_PG_URL:-}
+if [ -z "$pg_url" ]; then
+  # Not under $work: the server runs as the postgres user when we are root.
+  pg_dir=$(mktemp -d /tmp/payretry-fleet-pg.XXXXXX)
+  chmod 755 "$pg_dir"
+  pg_url=$(bash "$root/tests/ledger/pg_cluster.sh" start "$pg_dir/data" | tail -n1)
+fi
+
+"$sim" --port 0 --seed 42 --threads 2 > "$work/sim.out" 2>&1 &
+sim_pid=$!
+port=""
+for _ in $(seq 100); do
+  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/sim.out")
+  [ -n "$port" ] && break
+  sleep 0.05
+done
+[ -n "$port" ] || { echo "BENCH-ERROR: the simulator did not start" >&2; exit 1; }
+url=http://127.0.0.1:$port
+admin() { curl -sf -X "$1" "$url/__admin/$2" ${3:+-d "$3"}; }
+admin POST config "{\"latency_ms\":$latency_ms,\"seed\":42,\"faults\":{}}" >/dev/null
+
+# One row: N processes of a kind at once; prints one JSON line with the wall time and every
+# process's own line.
+run_row() {  # kind count round
+  local kind=$1 count=$2 round=$3 pids=() i start end
+  admin POST reset >/dev/null
+  start=$(date +%s.%N)
+  for i in $(seq "$count"); do
+    local prefix="f$round-$kind-$i-$RANDOM-"
+    case "$kind" in
+      curl) "$curl_bin" --url "$url" --payments "$payments" --inflight "$inflight" --prefix "$prefix" ;;
+      pg) "$driver" --url "$url" --payments "$payments" --inflight "$inflight" --prefix "$prefix" --mode async \
+            --ledger "$pg_url" ;;
+      memory) "$driver" --url "$url" --payments "$payments" --inflight "$inflight" --prefix "$prefix" --mode async \
+            --ledger memory: ;;
+    esac > "$work/$kind-$round-$i.out" 2> "$work/$kind-$round-$i.log" &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || note "a $kind process exited $?"; done
+  end=$(date +%s.%N)
+  admin GET truth > "$work/truth.json"
+  python3 - "$kind" "$count" "$start" "$end" "$work/truth.json" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+    "$work"/"$kind-$round"-*.out <<'EOF'
+import json, sys
+kind, count, start, end, truth, load = sys.argv[1:7]
+lines = []
+for path in sys.argv[7:]:
+    with open(path) as f:
+        rows = [l for l in f.read().splitlines() if l.startswith("{")]
+    lines.append(json.loads(rows[-1]) if rows else {})
+t = json.load(open(truth))
+done = sum(sum(l.get("outcomes", {}).values()) for l in lines)
+ok = sum(l.get("outcomes", {}).get("succeeded", 0) for l in lines)
+print(json.dumps({"kind": kind, "processes": int(count), "wall_s": float(end) - float(start), "payments": done,
+                  "succeeded": ok, "duplicates": t.get("duplicates", -1), "load": load,
+                  "p50_ms": sorted(l.get("p50_ms", 0) for l in lines)[len(lines) // 2]}))
+EOF
+}
+
+results=$work/rows.jsonl
+: > "$results"
+for round in $(seq "$rounds"); do
+  note "round $round: $processes x raw curl multi, $processes x payretry on PostgreSQL, 1 x payretry memory"
+  run_row curl "$processes" "$round" >> "$results"
+  run_row pg "$processes" "$round" >> "$results"
+  run_row memory 1 "$round" >> "$results"
+done
+
+machine="$(nproc) cores, $(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n1), $(uname -sr)"
+python3 - "$results" "$command_line" "$machine" "$processes" "$inflight" "$payments" "$latency_ms" <<'EOF'
+import json, statistics, sys, time
+path, command, machine, n, inflight, payments, latency = sys.argv[1:8]
+rows = [json.loads(l) for l in open(path)]
+print(f"payretry fleet on one PostgreSQL: {n} processes x {inflight} in flight x {payments} payments, "
+      f"simulator latency {latency} ms")
+print(f"machine: {machine}")
+print(f"date:    {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+print(f"command: {command}")
+print("aggregate = all payments of the row / wall time of the row (first start to last exit); medians over rounds (min-max)")
+print()
+rounds = {}
+for r in rows:
+    rounds.setdefault(r["kind"], []).append(r)
+curl = [r["payments"] / r["wall_s"] for r in rounds.get("curl", [])]
+print(f"{'row':<34} {'aggregate payments/s':>22} {'x curl':>18} {'p50 ms':>8} {'succeeded':>16} {'dup':>4}  load (1/5/15 min)")
+labels = {"curl": f"{n} x raw libcurl multi", "pg": f"{n} x payretry, PostgreSQL", "memory": "1 x payretry, memory ledger"}
+for kind in ("curl", "pg", "memory"):
+    rs = rounds.get(kind, [])
+    if not rs:
+        continue
+    agg = [r["payments"] / r["wall_s"] for r in rs]
+    ratios = [a / c for a, c in zip(agg, curl)] if curl else []
+    fmt = lambda xs: f"{statistics.median(xs):.0f} ({min(xs):.0f}-{max(xs):.0f})"
+    fmtr = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "-"
+    print(f"{labels[kind]:<34} {fmt(agg):>22} {fmtr(ratios):>18} {statistics.median(r['p50_ms'] for r in rs):>8.0f} "
+          f"{sum(r['succeeded'] for r in rs):>7}/{sum(r['payments'] for r in rs):<8} {sum(r['duplicates'] for r in rs):>4}  "
+          f"{rs[0]['load']} .. {rs[-1]['load']}")
+EOF
