@@ -80,8 +80,11 @@ PAY_API const char *pay_result_ledger_error(const pay_result *r);
 /* The whole result as one JSON object (outcome, delivery, key, provider ids,
  * http status, error, "recorded" and "ledger_error", and every attempt with
  * its timing, status, verdict and delay): the stable view for bindings and
- * logs. Does not include the body.
- * NULL for NULL. */
+ * logs. Does not include the body. Written on the first call (results
+ * nobody reads as JSON cost no rendering), then the same text every call;
+ * safe from several threads at once like every other accessor.
+ * NULL for NULL, and NULL with pay_error_last() set (PAY_ENOMEM) when the
+ * text could not be allocated; the result itself is whole either way. */
 PAY_API const char *pay_result_json(const pay_result *r);
 
 /* Frees the result. NULL is a no-op. */

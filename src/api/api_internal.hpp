@@ -32,7 +32,11 @@ struct pay_client {
 
 struct pay_result {
   payretry::PaymentResult r;
-  std::string json;
+  // The JSON view, written on the first pay_result_json call, once, whichever
+  // thread asks: most callers never read it, and a payment's answer must not
+  // hang on rendering text the caller may never want (nor be lost to it).
+  mutable std::once_flag json_once;
+  mutable std::string json;
 };
 
 // The answer of a pay_submit_start payment, shared by the caller's handle and
@@ -115,8 +119,8 @@ int init_options(Options* opts, unsigned int version, unsigned int known, const 
   });
 }
 
-// A result for the caller, its JSON view written once here: a pay_result is
-// immutable, and pay_result_json hands out a pointer into that text.
+// A result for the caller. Its JSON view is written on demand, once
+// (pay_result_json); to the caller the result is immutable either way.
 std::unique_ptr<pay_result> make_result(payretry::PaymentResult r);
 
 // PAY_EINVALID for a client made by another process (the parent of a fork).

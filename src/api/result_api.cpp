@@ -1,5 +1,6 @@
-// result.h: reading a pay_result. No accessor allocates or throws, so none
-// needs the exception guard; each answers a NULL result as result.h says.
+// result.h: reading a pay_result. Only pay_result_json allocates (its text is
+// written on the first call); no accessor throws, and each answers a NULL
+// result as result.h says.
 #include "api_internal.hpp"
 
 static_assert(PAY_OUTCOME_SUCCEEDED == static_cast<int>(payretry::Outcome::succeeded) &&
@@ -12,7 +13,6 @@ namespace payretry::capi {
 std::unique_ptr<pay_result> make_result(payretry::PaymentResult r) {
   auto res = std::make_unique<pay_result>();
   res->r = std::move(r);
-  res->json = res->r.to_json();
   return res;
 }
 
@@ -45,7 +45,18 @@ const char* pay_result_ledger_error(const pay_result* r) {
 }
 int pay_result_attempts(const pay_result* r) { return r ? static_cast<int>(r->r.attempts.size()) : 0; }
 const char* pay_result_error(const pay_result* r) { return r && !r->r.error.empty() ? r->r.error.c_str() : nullptr; }
-const char* pay_result_json(const pay_result* r) { return r ? r->json.c_str() : nullptr; }
+const char* pay_result_json(const pay_result* r) {
+  if (!r) return nullptr;
+  try {
+    // A render that throws leaves the flag unset: a later call tries again.
+    std::call_once(r->json_once, [r] { r->json = r->r.to_json(); });
+  } catch (...) {
+    std::string message;
+    payretry::capi::set_error(payretry::capi::translate(std::current_exception(), message), message);
+    return nullptr;
+  }
+  return r->json.c_str();
+}
 void pay_result_free(pay_result* r) { delete r; }
 
 const char* pay_outcome_name(int outcome) {

@@ -77,7 +77,11 @@ void MultiEngine::enqueue(std::vector<std::unique_ptr<Job>> jobs) {
     queue_.reserve(queue_.size() + jobs.size());
     for (auto& j : jobs) queue_.push_back(std::move(j));
   }
-  transport_.wakeup();
+  // From a done callback the engine thread is awake already, and its wait at
+  // the end of this turn does not sleep while the queue holds jobs
+  // (poll_timeout_ms): no wake-up write, and no wake-up to read back, for
+  // the common "each answer starts the next payment".
+  if (!on_engine_thread()) transport_.wakeup();
 }
 
 void MultiEngine::loop() {
@@ -104,6 +108,12 @@ bool MultiEngine::turn() {
 int64_t MultiEngine::poll_timeout_ms() {
   // Writes waiting for a writer that is busy wait for its wakeup instead.
   if (!batch_.empty() && (writers_.empty() || out_ < writers_.size())) return 0;
+  {
+    // Jobs handed over during this turn (from a done callback, which wakes
+    // no one) start in the next turn, at once.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!queue_.empty()) return 0;
+  }
   int64_t wait = 1000;
   const int64_t transport_wait = transport_.next_timeout_ms();
   if (transport_wait >= 0) wait = std::min(wait, transport_wait);

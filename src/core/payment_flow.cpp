@@ -61,7 +61,7 @@ constexpr int64_t kForever = int64_t(1) << 62;
 PaymentFlow::PaymentFlow(Engine& engine, Ledger& ledger, const Config& config, Clock& clock, Sleeper& sleeper,
                          KeySource& keys, Stats& stats, AttemptLog& log, std::string owner)
     : engine_(engine), ledger_(ledger), config_(config), clock_(clock), sleeper_(sleeper), keys_(keys),
-      stats_(stats), log_(log), owner_(std::move(owner)), secret_(ledger.secret()) {}
+      stats_(stats), log_(log), owner_(std::move(owner)), fingerprint_(ledger.secret()) {}
 
 PaymentResult PaymentFlow::from_ledger(const PaymentRow& row, const std::string& why) {
   PaymentResult r;
@@ -159,7 +159,7 @@ PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
     keyed.idempotency_key = proposed.idempotency_key;
     engine_.validate(keyed);
   }
-  proposed.fingerprint = request_fingerprint(secret_, "POST", path, req.body);
+  proposed.fingerprint = fingerprint_("POST", path, req.body);
   // Never re-send a key the provider may have forgotten: stop a margin short.
   const int64_t retention = config_.key_retention_ms.value_or(kForever);
   proposed.key_expires_at = retention >= kForever ? kForever : now + retention - std::min<int64_t>(3600000, retention / 10);

@@ -12,6 +12,7 @@
 #include "config.hpp"
 #include "engine.hpp"
 #include "error.hpp"
+#include "fingerprint.hpp"
 #include "ledger.hpp"
 #include "random.hpp"
 #include "stats.hpp"
@@ -101,7 +102,7 @@ class PaymentFlow {
   Stats& stats_;
   AttemptLog& log_;
   const std::string owner_;
-  const std::string secret_;
+  const Fingerprinter fingerprint_;  // keyed by the ledger's secret
   std::atomic<uint64_t> claims_{0};
 };
 

@@ -87,20 +87,22 @@ bool rule_matches(const Matcher& m, const TransportResult& t) {
 
 Classification classify(const Profile& profile, const TransportResult& t) {
   JsonPtr body;
-  bool malformed_2xx = false;
-  if (t.failure == TransportFailure::none) {
+  if (t.failure == TransportFailure::none)
     body.reset(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
-    // A 2xx we cannot read may hide a charge; only a same-key retry (whose
-    // replay tells us what happened) or a query can find out.
-    malformed_2xx = t.response.status >= 200 && t.response.status < 300 && (!body || !cJSON_IsObject(body.get()));
-  }
-  const std::string code = provider_code(body.get());
+  return classify(profile, t, body.get());
+}
+
+Classification classify(const Profile& profile, const TransportResult& t, const cJSON* body) {
+  // A 2xx we cannot read may hide a charge; only a same-key retry (whose
+  // replay tells us what happened) or a query can find out.
+  const bool malformed_2xx = t.failure == TransportFailure::none && t.response.status >= 200 &&
+                             t.response.status < 300 && (!body || !cJSON_IsObject(body));
   for (const Rule& rule : profile.classify) {
-    if (!matches(rule.when, t, body.get(), malformed_2xx)) continue;
+    if (!matches(rule.when, t, body, malformed_2xx)) continue;
     Classification c;
     c.verdict = rule.verdict;
     c.reason = rule.reason.empty() ? default_reason(t, malformed_2xx) : rule.reason;
-    c.provider_code = code;
+    if (c.verdict != Verdict::success) c.provider_code = provider_code(body);
     // Unless the rule says otherwise, an answer means the request arrived
     // and may have been acted on; a transport failure knows for itself.
     c.may_have_processed = rule.processed.value_or(t.failure == TransportFailure::none ? true : t.request_written);
@@ -111,7 +113,7 @@ Classification classify(const Profile& profile, const TransportResult& t) {
   c.verdict = Verdict::query;
   c.reason = default_reason(t, malformed_2xx) + "_unclassified";
   c.may_have_processed = t.failure == TransportFailure::none || t.request_written;
-  c.provider_code = code;
+  c.provider_code = provider_code(body);
   return c;
 }
 

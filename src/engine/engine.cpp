@@ -23,15 +23,15 @@ namespace {
 // token): redacted like every other string that reaches a result, a log or
 // the ledger. An answer that is not a success is read only for the id of the payment it
 // names (response.error_id_path), kept for a lookup by id.
-void read_provider_fields(const Profile& p, const std::string& body, bool success, PaymentResult& r,
+// `body` is the parsed response body (null: none, or not JSON).
+void read_provider_fields(const Profile& p, const cJSON* body, bool success, PaymentResult& r,
                           const std::vector<std::string>& secrets) {
   if (!success && p.error_id_path.empty()) return;
-  JsonPtr j(cJSON_ParseWithLength(body.data(), body.size()));
-  if (!j) return;
-  const auto id = json_path_strings(j.get(), success ? p.id_path : p.error_id_path);
+  if (!body) return;
+  const auto id = json_path_strings(body, success ? p.id_path : p.error_id_path);
   if (!id.empty() && !id.front().empty()) r.provider_payment_id = redact(id.front(), secrets);
   if (!success) return;
-  const auto status = json_path_strings(j.get(), p.status_path);
+  const auto status = json_path_strings(body, p.status_path);
   if (!status.empty()) r.provider_status = redact(status.front(), secrets);
 }
 
@@ -379,7 +379,11 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
     e_.d_.log.note(kLogInfo, "credential_renewed", "payment " + r_.order_id + ": 401 answered; credential renewed");
     return attempt();
   }
-  const Classification c = classify(profile, t);
+  // The answer's body, parsed once for the verdict and the provider's fields.
+  JsonPtr answer;
+  if (t.failure == TransportFailure::none)
+    answer.reset(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
+  const Classification c = classify(profile, t, answer.get());
   // A provider that signs its answers: a forged signature means nothing in
   // the answer is the provider's, and a success must carry a good one.
   if (auth && auth->signs_answers() && t.failure == TransportFailure::none) {
@@ -410,14 +414,14 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
     if (!profile.replay_header.empty()) a_.replayed = says_replayed(t.response, profile.replay_header);
     r_.http_status = t.response.status;
     r_.body = t.response.body;
-    if (c.verdict != Verdict::success) read_provider_fields(profile, r_.body, false, r_, e_.secrets_);
+    if (c.verdict != Verdict::success) read_provider_fields(profile, answer.get(), false, r_, e_.secrets_);
   }
   const bool earlier_may_have_processed = may_have_processed_;
   may_have_processed_ = may_have_processed_ || c.may_have_processed;
 
   switch (c.verdict) {
     case Verdict::success:
-      read_provider_fields(profile, r_.body, true, r_, e_.secrets_);
+      read_provider_fields(profile, answer.get(), true, r_, e_.secrets_);
       if (profile.success_requires_id && r_.provider_payment_id.empty()) {
         // Not the answer to a payment the provider made (an error body
         // under a 2xx, a proxy's page): the request went out, so query.

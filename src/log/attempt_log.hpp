@@ -1,8 +1,6 @@
 // The attempt log (docs/design.md "Attempt log"): one redacted JSON object per attempt and per
 // outcome, to the caller's callback and/or a JSON-lines file.
 #pragma once
-#include <cJSON.h>
-
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -11,6 +9,7 @@
 #include <vector>
 
 #include "clock.hpp"
+#include "json_writer.hpp"
 #include "result.hpp"
 
 namespace payretry {
@@ -37,7 +36,10 @@ class AttemptLog {
  private:
   void write_attempt(const char* event, const std::string& order_id, const std::string& idempotency_key,
                      const AttemptRecord& a);
-  void emit(int level, cJSON* obj);
+  // Starts a line: its object opened, "ts" and "event" written.
+  static void begin_line(JsonWriter& w, int64_t unix_ms, std::string_view event);
+  // Hands a finished line to the sink and the file.
+  void emit(int level, const std::string& line);
   std::string clean(const std::string& s) const;
 
   Sink sink_;

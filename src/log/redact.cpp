@@ -15,12 +15,14 @@ constexpr const char* kPanMask = "[REDACTED-PAN]";
 
 // Field names whose values are secret wherever they appear. Matched as whole
 // words, case-insensitively; "_" and "-" variants are listed explicitly.
-const char* const kSensitiveFields[] = {
-    "card_number", "cardnumber", "card-number", "pan", "cvc", "cvv", "cvc2", "cvv2", "csc",
-    "security_code", "securitycode", "token", "access_token", "refresh_token", "id_token",
-    "client_secret", "secret", "password", "passwd", "pwd", "api_key", "apikey", "api-key",
-    "x-api-key", "private_key", "authorization", "proxy-authorization", "cookie", "set-cookie",
-    "encryptedcardnumber", "encryptedsecuritycode"};
+// Views, not C strings: this list is scanned for every string redacted.
+using namespace std::string_view_literals;
+constexpr std::string_view kSensitiveFields[] = {
+    "card_number"sv, "cardnumber"sv, "card-number"sv, "pan"sv, "cvc"sv, "cvv"sv, "cvc2"sv, "cvv2"sv, "csc"sv,
+    "security_code"sv, "securitycode"sv, "token"sv, "access_token"sv, "refresh_token"sv, "id_token"sv,
+    "client_secret"sv, "secret"sv, "password"sv, "passwd"sv, "pwd"sv, "api_key"sv, "apikey"sv, "api-key"sv,
+    "x-api-key"sv, "private_key"sv, "authorization"sv, "proxy-authorization"sv, "cookie"sv, "set-cookie"sv,
+    "encryptedcardnumber"sv, "encryptedsecuritycode"sv};
 
 // Headers whose whole remaining line is a credential ("Bearer sk_...").
 bool takes_rest_of_line(std::string_view name) {
@@ -37,8 +39,11 @@ bool security_code_field(std::string_view name) {
 }
 
 void find_field_values(std::string_view text, std::string_view lower, std::vector<Range>& out) {
-  for (const char* field : kSensitiveFields) {
-    const std::string_view name(field);
+  // Every field but the security codes needs a ':' or '=' after its name
+  // (checked below); text without either can only hold "cvc 737".
+  const bool has_separator = text.find_first_of(":=") != std::string_view::npos;
+  for (const std::string_view name : kSensitiveFields) {
+    if (!has_separator && !security_code_field(name)) continue;
     size_t pos = 0;
     while ((pos = lower.find(name, pos)) != std::string_view::npos) {
       const size_t start = pos;
@@ -88,13 +93,13 @@ void find_field_values(std::string_view text, std::string_view lower, std::vecto
 // they appear, even as a bare value (a provider may echo one in a request-id
 // header or an error): Stripe secret and restricted keys, card tokens,
 // webhook secrets and client secrets ("pi_..._secret_..."), and JWTs.
-const char* const kTokenPrefixes[] = {"sk_live_", "sk_test_", "rk_live_", "rk_test_", "tok_", "whsec_", "eyJ"};
+constexpr std::string_view kTokenPrefixes[] = {"sk_live_"sv, "sk_test_"sv, "rk_live_"sv, "rk_test_"sv,
+                                               "tok_"sv,     "whsec_"sv,   "eyJ"sv};
 
 bool token_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.'; }
 
 void find_tokens(std::string_view text, std::vector<Range>& out) {
-  for (const char* prefix : kTokenPrefixes) {
-    const std::string_view p(prefix);
+  for (const std::string_view p : kTokenPrefixes) {
     for (size_t at = text.find(p); at != std::string_view::npos; at = text.find(p, at + 1)) {
       if (at > 0 && token_char(text[at - 1])) continue;  // inside another word
       size_t end = at + p.size();
@@ -123,6 +128,10 @@ struct Group {
 // consecutive groups that holds 13-19 digits and passes Luhn.
 void find_card_numbers(std::string_view text, std::vector<Range>& out) {
   auto digit = [&](size_t k) { return k < text.size() && std::isdigit(static_cast<unsigned char>(text[k])); };
+  // A card number has at least 13 digits: text with fewer holds none (most
+  // order ids, keys and provider ids).
+  if (std::count_if(text.begin(), text.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }) < 13)
+    return;
   size_t i = 0;
   while (i < text.size()) {
     // A chain starts at a digit that does not continue a word ("abc123").
@@ -219,6 +228,7 @@ bool luhn_valid(std::string_view digits) {
 }
 
 std::string redact(std::string_view text, const std::vector<std::string>& secrets) {
+  if (text.empty()) return {};  // the common case (no error, no request id): nothing to scan
   std::vector<Range> hide;
   for (const std::string& s : secrets) {
     if (s.size() < 4) continue;  // too short to be a credential; would shred the text

@@ -1,11 +1,6 @@
 #include "result.hpp"
 
-#include <cJSON.h>
-
-#include <memory>
-#include <new>
-
-#include "json_util.hpp"
+#include "json_writer.hpp"
 
 namespace payretry {
 
@@ -28,50 +23,53 @@ const char* delivery_name(Delivery d) {
   return "?";
 }
 
-void json_add_attempt(cJSON* o, const AttemptRecord& a) {
-  json_add(o, "attempt", a.number);
-  json_add(o, "started_unix_ms", a.started_unix_ms);
-  json_add(o, "elapsed_ms", a.elapsed_ms);
-  if (a.http_status) json_add(o, "http_status", a.http_status);
-  else if (!cJSON_AddNullToObject(o, "http_status")) throw std::bad_alloc();
-  json_add_or_null(o, "transport_error", a.transport_error);
-  json_add(o, "verdict", a.verdict);
-  json_add(o, "reason", a.reason);
-  json_add_bool(o, "may_have_processed", a.may_have_processed);
+void write_attempt_fields(JsonWriter& w, const AttemptRecord& a, const std::string& transport_error,
+                          const std::string& provider_request_id) {
+  w.field("attempt", a.number);
+  w.field("started_unix_ms", a.started_unix_ms);
+  w.field("elapsed_ms", a.elapsed_ms);
+  if (a.http_status) w.field("http_status", a.http_status);
+  else w.field_null("http_status");
+  w.field_or_null("transport_error", transport_error);
+  w.field("verdict", a.verdict);
+  w.field("reason", a.reason);
+  w.field_bool("may_have_processed", a.may_have_processed);
   if (a.delay_ms >= 0) {
-    json_add(o, "delay_ms", a.delay_ms);
-    json_add(o, "delay_source", a.delay_source);
+    w.field("delay_ms", a.delay_ms);
+    w.field("delay_source", a.delay_source);
   }
-  json_add_or_null(o, "provider_request_id", a.provider_request_id);
-  json_add_bool(o, "replayed", a.replayed);
-  json_add_bool(o, "reused_connection", a.reused_connection);
+  w.field_or_null("provider_request_id", provider_request_id);
+  w.field_bool("replayed", a.replayed);
+  w.field_bool("reused_connection", a.reused_connection);
 }
 
 std::string PaymentResult::to_json() const {
-  JsonPtr root(cJSON_CreateObject());
-  cJSON* r = root.get();
-  json_add(r, "outcome", outcome_name(outcome));
-  json_add(r, "delivery", delivery_name(delivery));
-  json_add(r, "order_id", order_id);
-  json_add(r, "idempotency_key", idempotency_key);
-  json_add(r, "http_status", http_status);
-  json_add_or_null(r, "provider_payment_id", provider_payment_id);
-  json_add_or_null(r, "provider_status", provider_status);
-  json_add_or_null(r, "error", error);
-  json_add(r, "elapsed_ms", elapsed_ms);
-  json_add_bool(r, "from_ledger", from_ledger);
-  json_add_bool(r, "queried", queried);
-  json_add_bool(r, "recorded", ledger_error.empty());
-  json_add_or_null(r, "ledger_error", ledger_error);
-  cJSON* list = cJSON_AddArrayToObject(r, "attempts");
-  if (!list) throw std::bad_alloc();
+  std::string out;
+  out.reserve(512 + 320 * attempts.size());
+  JsonWriter w(out);
+  w.begin_object();
+  w.field("outcome", outcome_name(outcome));
+  w.field("delivery", delivery_name(delivery));
+  w.field("order_id", order_id);
+  w.field("idempotency_key", idempotency_key);
+  w.field("http_status", http_status);
+  w.field_or_null("provider_payment_id", provider_payment_id);
+  w.field_or_null("provider_status", provider_status);
+  w.field_or_null("error", error);
+  w.field("elapsed_ms", elapsed_ms);
+  w.field_bool("from_ledger", from_ledger);
+  w.field_bool("queried", queried);
+  w.field_bool("recorded", ledger_error.empty());
+  w.field_or_null("ledger_error", ledger_error);
+  w.begin_array("attempts");
   for (const AttemptRecord& a : attempts) {
-    cJSON* o = cJSON_CreateObject();
-    if (!o) throw std::bad_alloc();
-    cJSON_AddItemToArray(list, o);
-    json_add_attempt(o, a);
+    w.begin_object();
+    write_attempt_fields(w, a);
+    w.end_object();
   }
-  return json_print(r);
+  w.end_array();
+  w.end_object();
+  return out;
 }
 
 }  // namespace payretry

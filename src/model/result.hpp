@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-struct cJSON;
-
 namespace payretry {
+
+class JsonWriter;
 
 enum class Outcome { succeeded = 1, failed = 2, unknown = 3, in_progress = 4 };
 enum class Delivery { not_sent = 1, maybe_processed = 2, delivered = 3 };
@@ -33,9 +33,15 @@ struct AttemptRecord {
   bool recorded = false;
 };
 
-// Adds an attempt's fields to `obj`: the one JSON shape of an attempt, as
-// the result JSON and the attempt log both write it. Throws std::bad_alloc.
-void json_add_attempt(cJSON* obj, const AttemptRecord& a);
+// Writes an attempt's fields into the open object: the one JSON shape of an
+// attempt, as the result JSON and the attempt log both write it. The two
+// strings that may come from outside are passed in so that a writer that
+// must clean them (the log) need not copy the record. Throws std::bad_alloc.
+void write_attempt_fields(JsonWriter& w, const AttemptRecord& a, const std::string& transport_error,
+                          const std::string& provider_request_id);
+inline void write_attempt_fields(JsonWriter& w, const AttemptRecord& a) {
+  write_attempt_fields(w, a, a.transport_error, a.provider_request_id);
+}
 
 struct PaymentResult {
   Outcome outcome = Outcome::unknown;

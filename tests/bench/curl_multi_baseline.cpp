@@ -32,10 +32,9 @@ int main(int argc, char** argv) {
   curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, a.inflight + 16);
   const std::string url = a.url + "/v1/payments";
 
-  std::vector<Transfer> slots(static_cast<std::size_t>(std::min(a.inflight, a.payments)));
-  std::vector<double> lat(static_cast<std::size_t>(a.payments), 0.0);
-  std::map<std::string, long> outcomes;
-  long next = 0, done = 0;
+  std::vector<Transfer> slots(static_cast<std::size_t>(a.seconds > 0 ? a.inflight : std::min(a.inflight, a.payments)));
+  bench::Meter meter(a);
+  long next = 0, running_transfers = 0;
 
   auto start_one = [&](Transfer& t) {
     const long i = next++;
@@ -63,12 +62,12 @@ int main(int argc, char** argv) {
     curl_easy_setopt(t.easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(t.body.size()));
     t.started = bench::Clock::now();
     curl_multi_add_handle(multi, t.easy);
+    ++running_transfers;
   };
 
-  const double cpu0 = bench::cpu_seconds();
-  const auto t0 = bench::Clock::now();
+  meter.begin();
   for (auto& t : slots) start_one(t);
-  while (done < a.payments) {
+  while (running_transfers > 0) {
     int running = 0;
     curl_multi_perform(multi, &running);
     int left = 0;
@@ -80,24 +79,23 @@ int main(int argc, char** argv) {
       curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &status);
       const CURLcode rc = m->data.result;
       curl_multi_remove_handle(multi, m->easy_handle);
-      lat[static_cast<std::size_t>(t->index)] = bench::ms_between(t->started, bench::Clock::now());
-      if (rc != CURLE_OK) ++outcomes["transport_error"];
-      else if (status == 200) ++outcomes["succeeded"];
-      else if (status == 402) ++outcomes["failed"];
-      else ++outcomes["http_" + std::to_string(status)];
-      ++done;
-      if (next < a.payments) start_one(*t);
+      --running_transfers;
+      meter.done(bench::ms_between(t->started, bench::Clock::now()),
+                 rc != CURLE_OK    ? std::string("transport_error")
+                 : status == 200 ? std::string("succeeded")
+                 : status == 402 ? std::string("failed")
+                                 : "http_" + std::to_string(status));
+      if (meter.may_start(next)) start_one(*t);
     }
-    if (done < a.payments) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
+    if (running_transfers > 0) curl_multi_poll(multi, nullptr, 0, 100, nullptr);
   }
-  const double seconds = bench::ms_between(t0, bench::Clock::now()) / 1000.0;
-  const double cpu = bench::cpu_seconds() - cpu0;
+  meter.finish();
   for (auto& t : slots) {
     if (t.easy) curl_easy_cleanup(t.easy);
     curl_slist_free_all(t.headers);
   }
   curl_multi_cleanup(multi);
-  bench::print_result("curl-multi (raw)", "-", "multi", a, seconds, cpu, std::move(lat), outcomes);
+  meter.print("curl-multi (raw)", "-", "multi");
   curl_global_cleanup();
   return 0;
 }

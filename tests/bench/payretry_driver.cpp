@@ -7,7 +7,8 @@
 //                  submit_many run on this same engine.
 //
 // --rss-every N prints {"kind":"rss","payments":n,"rss_mb":x} after every N completed payments
-// (the memory curve across 100,000 payments).
+// (the memory curve across 100,000 payments). --log FILE turns on the attempt log; --seconds T
+// runs for a time instead of a count (bench_common.hpp, Meter).
 #include <payretry/payretry.h>
 #include <pthread.h>
 
@@ -21,23 +22,27 @@ namespace {
 
 struct Shared {
   const bench::Args* args = nullptr;
+  bench::Meter* meter = nullptr;
   pay_client* client = nullptr;
-  std::atomic<long> next{0};
+  std::atomic<long> next{0};       // order numbers handed out
+  std::atomic<long> started{0};    // payments handed to payretry (async mode)
   std::atomic<long> completed{0};
-  std::vector<double> lat;
-  std::vector<int> outcome;  // PAY_OUTCOME_*, or 0 for a failed call
   std::mutex mu;
   std::map<std::string, long> reasons;  // why payments did not succeed: "unknown: <error>"
-  // async mode
-  std::vector<bench::Clock::time_point> started;
   std::condition_variable all_done;
 };
 
+// async mode: the run is over once every payment started has answered and no more will start.
+bool finished(Shared& s) {
+  const long done = s.completed.load();
+  if (!s.meter->timed()) return done >= s.args->payments;
+  return s.meter->draining() && done >= s.started.load();
+}
+
 // One answer, from either mode: its latency, its outcome, why it did not succeed.
-void account(Shared& s, long i, int rc, pay_result* r, const char* message) {
+void account(Shared& s, double latency_ms, int rc, pay_result* r, const char* message) {
   const bench::Args& a = *s.args;
   const int outcome = rc == PAY_OK ? pay_result_outcome(r) : 0;
-  s.outcome[static_cast<std::size_t>(i)] = outcome;
   if (outcome != PAY_OUTCOME_SUCCEEDED) {
     const char* e = rc == PAY_OK ? pay_result_error(r) : message;
     std::string why = outcome == PAY_OUTCOME_FAILED    ? "failed: "
@@ -49,14 +54,15 @@ void account(Shared& s, long i, int rc, pay_result* r, const char* message) {
     ++s.reasons[why];
   }
   pay_result_free(r);
+  s.meter->done(latency_ms, outcome == PAY_OUTCOME_SUCCEEDED     ? "succeeded"
+                            : outcome == PAY_OUTCOME_FAILED      ? "failed"
+                            : outcome == PAY_OUTCOME_UNKNOWN     ? "unknown"
+                            : outcome == PAY_OUTCOME_IN_PROGRESS ? "in_progress"
+                                                                 : "call_error");
   const long n = s.completed.fetch_add(1) + 1;
   if (a.rss_every > 0 && n % a.rss_every == 0) {
     std::printf("{\"kind\":\"rss\",\"payments\":%ld,\"rss_mb\":%.3f}\n", n, bench::current_rss_mb());
     std::fflush(stdout);
-  }
-  if (n == a.payments) {
-    std::lock_guard<std::mutex> lk(s.mu);
-    s.all_done.notify_all();
   }
 }
 
@@ -65,7 +71,7 @@ void* worker(void* p) {
   const bench::Args& a = *s.args;
   for (;;) {
     const long i = s.next.fetch_add(1);
-    if (i >= a.payments) return nullptr;
+    if (!s.meter->may_start(i)) return nullptr;
     const std::string order = a.prefix + std::to_string(i);
     const std::string body = bench::body_for(order);
     const std::string key = "key-" + order;
@@ -74,40 +80,48 @@ void* worker(void* p) {
     pay_result* r = nullptr;
     const auto t0 = bench::Clock::now();
     const int rc = pay_submit(&r, s.client, order.c_str(), body.data(), body.size(), &opts);
-    s.lat[static_cast<std::size_t>(i)] = bench::ms_between(t0, bench::Clock::now());
-    account(s, i, rc, r, rc == PAY_OK ? nullptr : pay_error_last()->message);
+    account(s, bench::ms_between(t0, bench::Clock::now()), rc, r, rc == PAY_OK ? nullptr : pay_error_last()->message);
   }
 }
 
-// async mode: starts payment i; its answer starts the next one.
-void start_async(Shared& s, long i);
+// async mode: a payment in flight; its answer starts the next one.
+struct Slot {
+  Shared* s;
+  bench::Clock::time_point started;
+};
+
+void start_async(Shared& s);
 
 void on_done(int rc, pay_result* r, const char* message, void* payload) {
-  auto* slot = static_cast<std::pair<Shared*, long>*>(payload);
-  Shared& s = *slot->first;
-  const long i = slot->second;
+  auto* slot = static_cast<Slot*>(payload);
+  Shared& s = *slot->s;
+  const double latency = bench::ms_between(slot->started, bench::Clock::now());
   delete slot;
-  s.lat[static_cast<std::size_t>(i)] =
-      bench::ms_between(s.started[static_cast<std::size_t>(i)], bench::Clock::now());
-  account(s, i, rc, r, message);
-  start_async(s, s.next.fetch_add(1));
+  account(s, latency, rc, r, message);
+  start_async(s);
+  if (finished(s)) {
+    std::lock_guard<std::mutex> lk(s.mu);
+    s.all_done.notify_all();
+  }
 }
 
-void start_async(Shared& s, long i) {
+void start_async(Shared& s) {
   // A payment the engine does not take is accounted for here, and the next
   // one started in its place, so the window stays full.
-  for (; i < s.args->payments; i = s.next.fetch_add(1)) {
+  for (;;) {
+    const long i = s.next.fetch_add(1);
+    if (!s.meter->may_start(i)) return;
     const std::string order = s.args->prefix + std::to_string(i);
     const std::string body = bench::body_for(order);
     const std::string key = "key-" + order;
     pay_submit_options opts = PAY_SUBMIT_OPTIONS_INIT;
     opts.idempotency_key = key.c_str();
-    s.started[static_cast<std::size_t>(i)] = bench::Clock::now();
-    auto* slot = new std::pair<Shared*, long>(&s, i);
+    auto* slot = new Slot{&s, bench::Clock::now()};
+    s.started.fetch_add(1);
     const int rc = pay_submit_async(s.client, order.c_str(), body.data(), body.size(), &opts, on_done, slot);
     if (rc == PAY_OK) return;
     delete slot;
-    account(s, i, rc, nullptr, pay_error_last()->message);
+    account(s, 0.0, rc, nullptr, pay_error_last()->message);
   }
 }
 
@@ -122,34 +136,34 @@ std::string ledger_label(const std::string& url) {
 
 int main(int argc, char** argv) {
   const bench::Args a = bench::parse_args(
-      argc, argv, " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async] [--rss-every N]");
+      argc, argv,
+      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async] [--log FILE] [--rss-every N]");
   if (a.mode != "thread" && a.mode != "async") bench::usage(argv[0], " [--mode thread|async]");
 
   // Every client in the benchmark gets a keep-alive pool as large as its in-flight level; the
   // engine's default pool (max_connections 256 per host) would otherwise cap 1,000 in flight
-  // at 256 requests at a time.
-  const std::string config = "{\"provider\":\"stripe\",\"create_path\":\"/v1/payments\",\"base_url\":\"" +
-                             bench::json_escape(a.url) + "\",\"ledger\":\"" + bench::json_escape(a.ledger) +
-                             "\",\"max_connections\":" + std::to_string(std::max(1L, a.inflight)) + "}";
+  // at 256 requests at a time. --log turns on the attempt log (one line per attempt).
+  std::string config = "{\"provider\":\"stripe\",\"create_path\":\"/v1/payments\",\"base_url\":\"" +
+                       bench::json_escape(a.url) + "\",\"ledger\":\"" + bench::json_escape(a.ledger) +
+                       "\",\"max_connections\":" + std::to_string(std::max(1L, a.inflight));
+  if (!a.log.empty()) config += ",\"log\":{\"path\":\"" + bench::json_escape(a.log) + "\"}";
+  config += "}";
+  bench::Meter meter(a);
   Shared s;
   s.args = &a;
-  s.lat.assign(static_cast<std::size_t>(a.payments), 0.0);
-  s.outcome.assign(static_cast<std::size_t>(a.payments), 0);
+  s.meter = &meter;
   if (pay_client_new(&s.client, config.c_str(), nullptr) != PAY_OK) {
     std::fprintf(stderr, "payretry_driver: pay_client_new: %s\n", pay_error_last()->message);
     return 1;
   }
-  const double cpu0 = bench::cpu_seconds();
-  const auto t0 = bench::Clock::now();
+  meter.begin();
   if (a.mode == "async") {
-    s.started.assign(static_cast<std::size_t>(a.payments), bench::Clock::time_point{});
-    const long window = std::min(a.inflight, a.payments);
-    s.next = window;
-    for (long i = 0; i < window; ++i) start_async(s, i);
+    const long window = a.seconds > 0 ? a.inflight : std::min(a.inflight, a.payments);
+    for (long i = 0; i < window; ++i) start_async(s);
     std::unique_lock<std::mutex> lk(s.mu);
-    s.all_done.wait(lk, [&] { return s.completed.load() >= a.payments; });
+    s.all_done.wait(lk, [&] { return finished(s); });
   } else {
-    const long threads = std::min<long>({a.inflight, 1000, a.payments});
+    const long threads = std::min<long>({a.inflight, 1000, a.seconds > 0 ? a.inflight : a.payments});
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 512 * 1024);
@@ -165,26 +179,14 @@ int main(int argc, char** argv) {
     pthread_attr_destroy(&attr);
     for (pthread_t t : tids) pthread_join(t, nullptr);
   }
-  const double seconds = bench::ms_between(t0, bench::Clock::now()) / 1000.0;
-  const double cpu = bench::cpu_seconds() - cpu0;
-
-  std::map<std::string, long> outcomes;
-  for (int o : s.outcome) {
-    switch (o) {
-      case PAY_OUTCOME_SUCCEEDED: ++outcomes["succeeded"]; break;
-      case PAY_OUTCOME_FAILED: ++outcomes["failed"]; break;
-      case PAY_OUTCOME_UNKNOWN: ++outcomes["unknown"]; break;
-      case PAY_OUTCOME_IN_PROGRESS: ++outcomes["in_progress"]; break;
-      default: ++outcomes["call_error"]; break;
-    }
-  }
+  meter.finish();
   pay_client_free(s.client);
   std::string reasons;
   for (const auto& [k, v] : s.reasons) {
     if (!reasons.empty()) reasons += ",";
     reasons += "\"" + bench::json_escape(k) + "\":" + std::to_string(v);
   }
-  bench::print_result("payretry", ledger_label(a.ledger), a.mode == "async" ? "async" : "threads", a, seconds, cpu, std::move(s.lat),
-                      outcomes, "\"reasons\":{" + reasons + "}");
+  meter.print("payretry", ledger_label(a.ledger), a.mode == "async" ? "async" : "threads",
+              "\"reasons\":{" + reasons + "}");
   return 0;
 }

@@ -5,6 +5,9 @@
                            run -> one result line (duplicates, requests per payment, added
                            latency over the simulator's own)
   report.py table ...      every result line -> the table, the targets and the scaling section
+  report.py wrk ...        runs wrk, prints its requests/s and CPU as one runner's JSON line
+  report.py transport-annotate / transport-table ...
+                           the same two steps for transport_limit.sh (nginx, interleaved rounds)
 
 Everything compared is compared within one run (ratios to payretry with the memory ledger in
 the same scenario and in-flight level): absolute figures move with whatever else the machine
@@ -250,6 +253,141 @@ def table(a):
     print("\n".join(out))
 
 
+# ---- transport_limit.sh -----------------------------------------------------------------------
+TRANSPORT_ROWS = ["wrk", "curl", "memory", "memory+log", "sqlite", "sqlite+log"]
+TRANSPORT_BASE = "curl"
+
+
+def run_wrk(a):
+    """wrk as a runner: requests/s and its own CPU (getrusage of the child) as one JSON line."""
+    import resource
+    import re
+    import subprocess
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run([a.wrk, "-t1", f"-c{a.connections}", f"-d{a.seconds}s", "-s", a.script, a.url],
+                       capture_output=True, text=True)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    sys.stderr.write(p.stdout + p.stderr)
+    m = re.search(r"^Requests/sec:\s*([0-9.]+)", p.stdout, re.M)
+    total = re.search(r"^\s*(\d+) requests in ([0-9.]+)(m?s)", p.stdout, re.M)
+    if p.returncode != 0 or not m or not total:
+        return p.returncode or 1
+    n = int(total.group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses:\s*(\d+)", p.stdout)
+    errors = re.search(r"Socket errors:.*", p.stdout)
+    bad = int(non2xx.group(1)) if non2xx else 0
+    outcomes = {"succeeded": n - bad}
+    if bad:
+        outcomes["non_2xx"] = bad
+    if errors:
+        outcomes["socket_errors: " + errors.group(0)] = 1
+    print(json.dumps({"client": "wrk", "payments": n, "payments_per_s": float(m.group(1)), "cpu_s": cpu,
+                      "cpu_s_per_1000": cpu * 1000.0 / n if n else 0.0, "outcomes": outcomes, "completed_total": n}))
+    return 0
+
+
+def transport_annotate(a):
+    try:
+        r = json.loads(a.line)
+        if not isinstance(r, dict) or "payments_per_s" not in r:
+            raise ValueError("not a result line")
+    except ValueError:
+        tail = ""
+        try:
+            with open(a.log) as f:
+                tail = " | ".join(f.read().strip().splitlines()[-3:])
+        except OSError:
+            pass
+        r = {"error": f"runner exited {a.rc}: {tail or 'no output'}"[:300]}
+    r.update({"row": a.row, "round": a.round, "inflight": a.inflight, "load_before": a.load_before,
+              "load_after": a.load_after, "server_cpu_s": a.server_cpu, "attempt_log_lines": a.attempt_log_lines})
+    print(json.dumps(r, sort_keys=True))
+
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2) if n else None
+
+
+def spread(xs, spec):
+    if not xs:
+        return "-"
+    if len(xs) == 1:
+        return format(xs[0], spec)
+    return f"{format(median(xs), spec)} ({format(min(xs), spec).strip()}-{format(max(xs), spec).strip()})"
+
+
+def transport_table(a):
+    rows = []
+    with open(a.results) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    out = []
+    p = out.append
+    p(f"payretry at the transport limit: nginx {a.nginx or '?'} (1 worker, 200 at once, loopback)")
+    p(f"  {a.machine}; {a.date}")
+    p(f"  command: {a.command}")
+    p(f"  wrk: {a.wrk or 'not installed'}; SQLite ledger and attempt log under {a.db_dir} (synchronous=FULL)")
+    p("  medians across rounds, (min-max); ratios per round against raw curl multi of the same round,")
+    p("  then the median; CPU = the client process's user+system per payment; srv = nginx's CPU per request.")
+    p("")
+    levels = sorted({r["inflight"] for r in rows})
+    rounds = sorted({r["round"] for r in rows})
+    for k in levels:
+        p(f"{k} in flight")
+        p(f"  {'row':<11} {'payments/s':>24} {'x curl':>17} {'CPU us/payment':>22} {'x curl':>17} "
+          f"{'srv us':>6}  outcomes (all rounds)")
+        base = {r["round"]: r for r in rows if r["inflight"] == k and r["row"] == TRANSPORT_BASE and "error" not in r}
+        for row in TRANSPORT_ROWS:
+            rs = [r for r in rows if r["inflight"] == k and r["row"] == row]
+            if not rs:
+                continue
+            errs = [r["error"] for r in rs if "error" in r]
+            ok = [r for r in rs if "error" not in r]
+            thr = [r["payments_per_s"] for r in ok]
+            cpu = [r["cpu_s_per_1000"] * 1000.0 for r in ok]
+            thr_x = [r["payments_per_s"] / base[r["round"]]["payments_per_s"] for r in ok
+                     if r["round"] in base and base[r["round"]]["payments_per_s"]]
+            cpu_x = [r["cpu_s_per_1000"] / base[r["round"]]["cpu_s_per_1000"] for r in ok
+                     if r["round"] in base and base[r["round"]]["cpu_s_per_1000"]]
+            srv = [float(r["server_cpu_s"]) * 1e6 / (r["payments_per_s"] * r["seconds"])
+                   for r in ok if r.get("seconds") and r.get("payments_per_s") and row != "wrk"]
+            oc = {}
+            for r in ok:
+                for kk, v in (r.get("outcomes") or {}).items():
+                    oc[kk] = oc.get(kk, 0) + v
+            total = sum(oc.values())
+            otext = f"{oc.get('succeeded', 0)}/{total} succeeded"
+            other = {kk: v for kk, v in oc.items() if kk != "succeeded"}
+            if other:
+                otext += " NOT ALL: " + ", ".join(f"{kk} {v}" for kk, v in sorted(other.items()))
+                reasons = {}
+                for r in ok:
+                    for kk, v in (r.get("reasons") or {}).items():
+                        reasons[kk] = reasons.get(kk, 0) + v
+                if reasons:
+                    otext += " (" + "; ".join(f"{kk}: {v}" for kk, v in sorted(reasons.items())[:3]) + ")"
+            if errs:
+                otext += f" ERROR {errs[0]}"
+            p(f"  {row:<11} {spread(thr, '8.0f'):>24} {spread(thr_x, '5.2f'):>17} {spread(cpu, '7.1f'):>22} "
+              f"{spread(cpu_x, '5.2f'):>17} {fmt(median(srv), '6.1f'):>6}  {otext}")
+        p("")
+    p("machine load (/proc/loadavg 1/5/15 min) before -> after each run:")
+    for rd in rounds:
+        parts = [f"{r['row']}@{r['inflight']} {r['load_before'].split()[0]}->{r['load_after'].split()[0]}"
+                 for r in rows if r["round"] == rd]
+        p(f"  round {rd}: " + ", ".join(parts))
+    logs = [r for r in rows if r["row"].endswith("+log") and "error" not in r]
+    if logs:
+        p("attempt log lines written per payment completed (warm-up and drain included): " + ", ".join(
+            sorted({f"{r['attempt_log_lines'] / max(1, r.get('completed_total', 1)):.2f}" for r in logs})))
+    print("\n".join(out))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -272,12 +410,39 @@ def main():
     tb.add_argument("--latency-ms", default="")
     tb.add_argument("--skipped", default="")
     tb.add_argument("--fsync-rate", default="", help="fdatasync()s per second, space-separated")
+    wk = sub.add_parser("wrk")
+    wk.add_argument("--wrk", default="wrk")
+    wk.add_argument("--connections", type=int, required=True)
+    wk.add_argument("--seconds", type=int, required=True)
+    wk.add_argument("--script", required=True)
+    wk.add_argument("--url", required=True)
+    ta = sub.add_parser("transport-annotate")
+    ta.add_argument("--line", default="")
+    ta.add_argument("--rc", default="0")
+    ta.add_argument("--log", default="")
+    ta.add_argument("--row", required=True)
+    ta.add_argument("--round", type=int, required=True)
+    ta.add_argument("--inflight", type=int, required=True)
+    ta.add_argument("--load-before", default="")
+    ta.add_argument("--load-after", default="")
+    ta.add_argument("--server-cpu", default="0")
+    ta.add_argument("--attempt-log-lines", type=int, default=0)
+    tt = sub.add_parser("transport-table")
+    tt.add_argument("--results", required=True)
+    for opt in ("--command", "--machine", "--date", "--nginx", "--wrk", "--db-dir"):
+        tt.add_argument(opt, default="")
     fs = sub.add_parser("fsync")
     fs.add_argument("--dir", required=True)
     a = ap.parse_args()
     if a.cmd == "fsync":
         print(f"{fsync_rate(a.dir):.1f}")
         return 0
+    if a.cmd == "wrk":
+        return run_wrk(a)
+    if a.cmd == "transport-annotate":
+        return transport_annotate(a)
+    if a.cmd == "transport-table":
+        return transport_table(a)
     (annotate if a.cmd == "annotate" else table)(a)
 
 

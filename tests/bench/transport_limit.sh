@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# The engine's own cost at the transport limit (issue 17): a throwaway nginx with one worker on
+# loopback answers every POST 200 at once, so no provider latency hides what payretry spends per
+# payment. Rows, at each in-flight level, in interleaved rounds (every row once per round, so a
+# burst of load from elsewhere on the machine hits all rows alike):
+#   wrk              the box's HTTP limit (one wrk thread, tests/bench/sim_post.lua)
+#   curl             raw libcurl multi (tests/bench/curl_multi_baseline): the transport limit
+#   memory           payretry_driver --mode async (the concurrent engine), memory ledger
+#   memory+log       the same with the attempt log written to a file
+#   sqlite           the same with a SQLite ledger in a file on disk (synchronous=FULL)
+#   sqlite+log       SQLite and the attempt log
+# Each runner keeps starting payments for --warmup + --seconds and counts only those that
+# completed in the --seconds after the warm-up (bench_common.hpp, --seconds). Prints, per row,
+# medians with min-max across rounds of payments/s and CPU per payment, the ratios to raw curl
+# multi, every payment's outcome summed over the rounds (all must be SUCCEEDED), nginx's CPU
+# per request, and /proc/loadavg before and after each run. Benchmarks print, never assert.
+#
+# usage: tests/bench/transport_limit.sh [options]
+#   --rounds N          interleaved rounds (default 3)
+#   --seconds T         timed window per run (default 10)
+#   --warmup W          seconds before the window, not counted (default 2)
+#   --inflight "LIST"   in-flight levels (default "50 256")
+#   --rows "LIST"       of: wrk curl memory memory+log sqlite sqlite+log (default: all)
+#   --build-dir DIR     (default build-rel, Release); --no-build: use what is built there
+#   --db-dir DIR        where the SQLite ledger and the attempt log go (default: a temp dir
+#                       under /var/tmp, on disk; not /tmp, which may be tmpfs)
+#   --out DIR           keep results.jsonl, nginx's config and the logs there
+# Needs nginx (installed with apt-get if missing: nginx-light, else nginx; sudo if not root)
+# and wrk (the wrk row is skipped without it).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+command_line="tests/bench/transport_limit.sh${*:+ $*}"
+
+rounds=3
+seconds=10
+warmup=2
+inflight_levels="50 256"
+rows="wrk curl memory memory+log sqlite sqlite+log"
+build=1
+build_dir=$root/build-rel
+db_parent=/var/tmp
+out_dir=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) rounds=$2; shift ;;
+    --seconds) seconds=$2; shift ;;
+    --warmup) warmup=$2; shift ;;
+    --inflight) inflight_levels=$2; shift ;;
+    --rows) rows=$2; shift ;;
+    --build-dir) build_dir=$2; shift ;;
+    --no-build) build=0 ;;
+    --db-dir) db_parent=$2; shift ;;
+    --out) out_dir=$2; shift ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "transport_limit.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+note() { echo "[transport] $*" >&2; }
+
+# ---- tools -------------------------------------------------------------------------------------
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+nginx_bin=$(command -v nginx || true)
+[ -n "$nginx_bin" ] || { [ -x /usr/sbin/nginx ] && nginx_bin=/usr/sbin/nginx; } || true
+if [ -z "$nginx_bin" ]; then
+  note "installing nginx"
+  as_root apt-get install -y nginx-light >&2 || as_root apt-get install -y nginx >&2 ||
+    { as_root apt-get update >&2 && as_root apt-get install -y nginx-light >&2; } ||
+    { echo "BENCH-ERROR: nginx is not installed and could not be" >&2; exit 1; }
+  nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
+fi
+wrk_bin=$(command -v wrk || true)
+if [ -z "$wrk_bin" ] && [[ " $rows " == *" wrk "* ]]; then
+  as_root apt-get install -y wrk >&2 || true
+  wrk_bin=$(command -v wrk || true)
+  [ -n "$wrk_bin" ] || note "no wrk: the wrk row is skipped"
+fi
+
+if [ "$build" = 1 ]; then
+  if [ ! -f "$build_dir/build.ninja" ] && [ ! -f "$build_dir/Makefile" ]; then
+    cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  fi
+  cmake --build "$build_dir" -j2 --target curl_multi_baseline payretry_driver >&2
+fi
+curl_bin=$build_dir/tests/bench/curl_multi_baseline
+driver=$build_dir/tests/bench/payretry_driver
+for b in "$curl_bin" "$driver"; do
+  [ -x "$b" ] || { echo "BENCH-ERROR: $b is not built" >&2; exit 1; }
+done
+
+# ---- a throwaway nginx: one worker, keep-alive without limit, 200 at once -----------------------
+work=$(mktemp -d)
+db_dir=$(mktemp -d "$db_parent/payretry-transport.XXXXXX")
+results=$work/results.jsonl
+: > "$results"
+nginx_pid=""
+cleanup() {
+  if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; fi
+  if [ -n "$out_dir" ]; then mkdir -p "$out_dir" && cp -r "$work"/. "$out_dir"/; fi
+  rm -rf "$work" "$db_dir"
+}
+trap cleanup EXIT
+
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+mkdir -p "$work/nginx/logs"
+# The drivers POST to /v1/payments (payretry_driver sets create_path so; curl_multi_baseline and
+# sim_post.lua use the same path). The answer is what the stripe profile reads as a PaymentIntent
+# that succeeded: 2xx with a JSON body ("malformed_2xx" would be retried), id at $.id and status
+# at $.status.
+cat > "$work/nginx/nginx.conf" <<EOF
+worker_processes 1;
+daemon off;
+master_process on;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/logs/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_timeout 65;
+  keepalive_requests 100000000;
+  client_body_temp_path $work/nginx/body;
+  proxy_temp_path $work/nginx/proxy;
+  fastcgi_temp_path $work/nginx/fastcgi;
+  uwsgi_temp_path $work/nginx/uwsgi;
+  scgi_temp_path $work/nginx/scgi;
+  client_body_buffer_size 16k;
+  server {
+    listen 127.0.0.1:$port;
+    location /v1/payments {
+      default_type application/json;
+      return 200 '{"id":"pi_transport_limit","object":"payment_intent","status":"succeeded"}';
+    }
+  }
+}
+EOF
+"$nginx_bin" -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/logs/error.log" > "$work/nginx/out" 2>&1 &
+nginx_pid=$!
+url=http://127.0.0.1:$port
+for _ in $(seq 100); do
+  curl -sf -o /dev/null -X POST -d '{}' "$url/v1/payments" && break
+  sleep 0.05
+done
+answer=$(curl -sf -X POST -d '{}' "$url/v1/payments") ||
+  { echo "BENCH-ERROR: nginx did not start: $(cat "$work/nginx/out" "$work/nginx/logs/error.log")" >&2; exit 1; }
+note "nginx on $url answers $answer"
+worker_pid=$(pgrep -P "$nginx_pid" | head -n1 || true)
+
+# CPU seconds (user + system) of a process so far, from /proc (clock ticks).
+proc_cpu() {
+  local pid=$1
+  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || { echo 0; return; }
+  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' "/proc/$pid/stat"
+}
+
+run_no=0
+run_one() {  # round row inflight
+  local round=$1 row=$2 inflight=$3 rc=0 line
+  run_no=$((run_no + 1))
+  local log=$work/run-$run_no.log prefix="t$run_no-" cmd=()
+  local base=(--url "$url" --seconds "$seconds" --warmup "$warmup" --inflight "$inflight" --prefix "$prefix")
+  rm -f "$db_dir"/ledger.db* "$db_dir"/attempts.log
+  case "$row" in
+    wrk)
+      [ -n "$wrk_bin" ] || return 0
+      cmd=(python3 "$here/report.py" wrk --wrk "$wrk_bin" --connections "$inflight" --seconds "$seconds"
+           --script "$here/sim_post.lua" --url "$url/v1/payments") ;;
+    curl) cmd=("$curl_bin" "${base[@]}") ;;
+    memory) cmd=("$driver" "${base[@]}" --mode async --ledger memory:) ;;
+    memory+log) cmd=("$driver" "${base[@]}" --mode async --ledger memory: --log "$db_dir/attempts.log") ;;
+    sqlite) cmd=("$driver" "${base[@]}" --mode async --ledger "sqlite://$db_dir/ledger.db") ;;
+    sqlite+log) cmd=("$driver" "${base[@]}" --mode async --ledger "sqlite://$db_dir/ledger.db"
+                     --log "$db_dir/attempts.log") ;;
+    *) echo "BENCH-ERROR: unknown row $row" >&2; return 0 ;;
+  esac
+  note "round $round: $row, $inflight in flight"
+  local load0 load1 ncpu0 ncpu1 log_lines=""
+  load0=$(cut -d' ' -f1-3 /proc/loadavg)
+  ncpu0=$(proc_cpu "$worker_pid")
+  line=$(timeout $((seconds * 4 + warmup + 60)) "${cmd[@]}" 2> "$log" | tail -n1) || rc=$?
+  ncpu1=$(proc_cpu "$worker_pid")
+  load1=$(cut -d' ' -f1-3 /proc/loadavg)
+  [ -f "$db_dir/attempts.log" ] && log_lines=$(wc -l < "$db_dir/attempts.log")
+  python3 "$here/report.py" transport-annotate --line "$line" --rc "$rc" --log "$log" --row "$row" \
+    --round "$round" --inflight "$inflight" --load-before "$load0" --load-after "$load1" \
+    --server-cpu "$(awk -v a="$ncpu0" -v b="$ncpu1" 'BEGIN { print b - a }')" \
+    --attempt-log-lines "${log_lines:-0}" >> "$results"
+  rm -f "$db_dir"/ledger.db* "$db_dir"/attempts.log
+}
+
+for round in $(seq "$rounds"); do
+  for inflight in $inflight_levels; do
+    for row in $rows; do run_one "$round" "$row" "$inflight"; done
+  done
+done
+
+machine="$(nproc) cores, $(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n1), $(uname -sr)"
+python3 "$here/report.py" transport-table --results "$results" --command "$command_line" --machine "$machine" \
+  --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --nginx "$("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //')" \
+  --wrk "${wrk_bin:+$("$wrk_bin" -v 2>&1 | head -n1 | cut -d' ' -f1-2)}" --db-dir "$db_parent"
