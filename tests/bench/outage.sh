@@ -13,6 +13,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$here/bench_lib.sh"
 command_line="tests/bench/outage.sh${*:+ $*}"
 
 inflight_levels="100 1000"
@@ -52,26 +53,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ "$build" = 1 ]; then
-  if [ ! -f "$build_dir/build.ninja" ] && [ ! -f "$build_dir/Makefile" ]; then
-    cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  fi
-  cmake --build "$build_dir" -j2 --target payretry-sim payretry_driver >&2
-fi
+[ "$build" = 1 ] && build_runners "$build_dir" payretry-sim payretry_driver
 sim=$build_dir/sim/payretry-sim
 driver=$build_dir/tests/bench/payretry_driver
 
-"$sim" --port 0 --seed 42 > "$work/sim.out" 2>&1 &
-sim_pid=$!
-port=""
-for _ in $(seq 100); do
-  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/sim.out")
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "$port" ] || { echo "BENCH-ERROR: the simulator did not start" >&2; exit 1; }
-url=http://127.0.0.1:$port
-admin() { curl -sf -X "$1" "$url/__admin/$2" ${3:+-d "$3"}; }
+start_sim "$sim" "$work/sim.out" --seed 42
 faults() { admin POST config "{\"latency_ms\":$latency_ms,\"seed\":42,\"faults\":$1}" >/dev/null; }
 
 for inflight in $inflight_levels; do
@@ -90,7 +76,7 @@ for inflight in $inflight_levels; do
   driver_pid=""
 done
 
-machine="$(nproc) cores, $(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n1), $(uname -sr)"
+machine=$(machine_line)
 args=()
 for inflight in $inflight_levels; do args+=(--series "$inflight=$work/series-$inflight.jsonl"); done
 python3 "$here/outage_timeline.py" report --command "$command_line" --machine "$machine" --latency-ms "$latency_ms" "${args[@]}"

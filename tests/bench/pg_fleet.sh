@@ -12,6 +12,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$here/bench_lib.sh"
 command_line="tests/bench/pg_fleet.sh${*:+ $*}"
 
 processes=4
@@ -50,12 +51,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [ "$build" = 1 ]; then
-  if [ ! -f "$build_dir/build.ninja" ] && [ ! -f "$build_dir/Makefile" ]; then
-    cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  fi
-  cmake --build "$build_dir" -j2 --target payretry-sim curl_multi_baseline payretry_driver >&2
-fi
+[ "$build" = 1 ] && build_runners "$build_dir" payretry-sim curl_multi_baseline payretry_driver
 sim=$build_dir/sim/payretry-sim
 curl_bin=$build_dir/tests/bench/curl_multi_baseline
 driver=$build_dir/tests/bench/payretry_driver
@@ -68,17 +64,7 @@ if [ -z "$pg_url" ]; then
   pg_url=$(bash "$root/tests/ledger/pg_cluster.sh" start "$pg_dir/data" | tail -n1)
 fi
 
-"$sim" --port 0 --seed 42 --threads 2 > "$work/sim.out" 2>&1 &
-sim_pid=$!
-port=""
-for _ in $(seq 100); do
-  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/sim.out")
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "$port" ] || { echo "BENCH-ERROR: the simulator did not start" >&2; exit 1; }
-url=http://127.0.0.1:$port
-admin() { curl -sf -X "$1" "$url/__admin/$2" ${3:+-d "$3"}; }
+start_sim "$sim" "$work/sim.out" --seed 42 --threads 2
 admin POST config "{\"latency_ms\":$latency_ms,\"seed\":42,\"faults\":{}}" >/dev/null
 
 # One row: N processes of a kind at once; prints one JSON line with the wall time and every
@@ -128,7 +114,7 @@ for round in $(seq "$rounds"); do
   run_row memory 1 "$round" >> "$results"
 done
 
-machine="$(nproc) cores, $(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n1), $(uname -sr)"
+machine=$(machine_line)
 python3 - "$results" "$command_line" "$machine" "$processes" "$inflight" "$payments" "$latency_ms" <<'EOF'
 import json, statistics, sys, time
 path, command, machine, n, inflight, payments, latency = sys.argv[1:8]

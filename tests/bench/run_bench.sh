@@ -28,6 +28,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$here/bench_lib.sh"
 command_line="tests/bench/run_bench.sh${*:+ $*}"
 
 latency_ms=100
@@ -85,18 +86,11 @@ trap cleanup EXIT
 note() { echo "[bench] $*" >&2; }
 
 # ---- build ------------------------------------------------------------------------------------
-if [ "$build" = 1 ]; then
-  if [ ! -f "$build_dir/build.ninja" ] && [ ! -f "$build_dir/Makefile" ]; then
-    cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  fi
-  cmake --build "$build_dir" -j2 --target payretry-sim curl_multi_baseline payretry_driver >&2
-fi
+[ "$build" = 1 ] && build_runners "$build_dir" payretry-sim curl_multi_baseline payretry_driver
 sim=$build_dir/sim/payretry-sim
 curl_bin=$build_dir/tests/bench/curl_multi_baseline
 driver=$build_dir/tests/bench/payretry_driver
-for b in "$sim" "$curl_bin" "$driver"; do
-  [ -x "$b" ] || { echo "BENCH-ERROR: $b is not built" >&2; exit 1; }
-done
+require_built "$sim" "$curl_bin" "$driver"
 
 # ---- peers: a venv from PyPI and a Go binary through the module proxy, in the cache dir -------
 skipped=""
@@ -142,17 +136,7 @@ fi
 fsync_rates=$(python3 "$here/report.py" fsync --dir "$work")
 
 # ---- the simulator ------------------------------------------------------------------------------
-"$sim" --port 0 --seed 42 > "$work/sim.out" 2>&1 &
-sim_pid=$!
-port=""
-for _ in $(seq 100); do
-  port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$work/sim.out")
-  [ -n "$port" ] && break
-  sleep 0.05
-done
-[ -n "$port" ] || { echo "BENCH-ERROR: the simulator did not start" >&2; exit 1; }
-url=http://127.0.0.1:$port
-admin() { curl -sf -X "$1" "$url/__admin/$2" ${3:+-d "$3"}; }
+start_sim "$sim" "$work/sim.out" --seed 42
 
 chaos_faults='{"lost_response":0.05,"reset_before":0.03,"slow":0.02,"429":0.03,"503":0.05,"500":0.03,"malformed":0.02,"decline":0.03}'
 configure() {  # scenario latency
@@ -245,6 +229,6 @@ if [ "$rss_payments" -gt 0 ]; then
 fi
 
 fsync_rates="$fsync_rates $(python3 "$here/report.py" fsync --dir "$work")"
-machine="$(nproc) cores, $(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n1), $(uname -sr)"
+machine=$(machine_line)
 python3 "$here/report.py" table --results "$results" "${rss_args[@]}" --command "$command_line" \
   --machine "$machine" --latency-ms "$latency_ms" --skipped "$skipped" --fsync-rate "$fsync_rates"

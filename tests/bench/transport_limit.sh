@@ -21,7 +21,7 @@
 #   --warmup W          seconds before the window, not counted (default 2)
 #   --inflight "LIST"   in-flight levels (default "50 256")
 #   --rows "LIST"       of: wrk curl memory memory+log sqlite sqlite+log (default: all)
-#   --build-dir DIR     (default build-rel, Release); --no-build: use what is built there
+#   --build-dir DIR     (default build-bench, Release); --no-build: use what is built there
 #   --db-dir DIR        where the SQLite ledger and the attempt log go (default: a temp dir
 #                       under /var/tmp, on disk; not /tmp, which may be tmpfs)
 #   --out DIR           keep results.jsonl, nginx's config and the logs there
@@ -30,6 +30,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
+. "$here/bench_lib.sh"
 command_line="tests/bench/transport_limit.sh${*:+ $*}"
 
 rounds=3
@@ -38,7 +39,7 @@ warmup=2
 inflight_levels="50 256"
 rows="wrk curl memory memory+log sqlite sqlite+log"
 build=1
-build_dir=$root/build-rel
+build_dir=$root/build-bench
 db_parent=/var/tmp
 out_dir=""
 while [ $# -gt 0 ]; do
@@ -78,17 +79,10 @@ if [ -z "$wrk_bin" ] && [[ " $rows " == *" wrk "* ]]; then
   [ -n "$wrk_bin" ] || note "no wrk: the wrk row is skipped"
 fi
 
-if [ "$build" = 1 ]; then
-  if [ ! -f "$build_dir/build.ninja" ] && [ ! -f "$build_dir/Makefile" ]; then
-    cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-  fi
-  cmake --build "$build_dir" -j2 --target curl_multi_baseline payretry_driver >&2
-fi
+[ "$build" = 1 ] && build_runners "$build_dir" curl_multi_baseline payretry_driver
 curl_bin=$build_dir/tests/bench/curl_multi_baseline
 driver=$build_dir/tests/bench/payretry_driver
-for b in "$curl_bin" "$driver"; do
-  [ -x "$b" ] || { echo "BENCH-ERROR: $b is not built" >&2; exit 1; }
-done
+require_built "$curl_bin" "$driver"
 
 # ---- a throwaway nginx: one worker, keep-alive without limit, 200 at once -----------------------
 work=$(mktemp -d)
@@ -195,7 +189,7 @@ for round in $(seq "$rounds"); do
   done
 done
 
-machine="$(nproc) cores, $(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n1), $(uname -sr)"
+machine=$(machine_line)
 python3 "$here/report.py" transport-table --results "$results" --command "$command_line" --machine "$machine" \
   --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --nginx "$("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //')" \
   --wrk "${wrk_bin:+$("$wrk_bin" -v 2>&1 | head -n1 | cut -d' ' -f1-2)}" --db-dir "$db_parent"

@@ -1,0 +1,42 @@
+# Shell helpers the benchmark scripts share (sourced, not run): building the runners, starting
+# the simulator, describing the machine. Each script keeps its own options and report.
+
+# build_runners BUILD_DIR TARGET...: a Release build of the runners, configured on first use.
+build_runners() {
+  local dir=$1
+  shift
+  if [ ! -f "$dir/build.ninja" ] && [ ! -f "$dir/Makefile" ]; then
+    cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+  fi
+  cmake --build "$dir" -j2 --target "$@" >&2
+}
+
+# require_built FILE...: stops the benchmark when a runner is missing.
+require_built() {
+  local b
+  for b in "$@"; do
+    [ -x "$b" ] || { echo "BENCH-ERROR: $b is not built" >&2; exit 1; }
+  done
+}
+
+# start_sim SIM OUT_FILE [ARG...]: starts the simulator on a free loopback port; sets sim_pid
+# and url (the caller's cleanup kills sim_pid), and defines admin METHOD NAME [BODY].
+start_sim() {
+  local bin=$1 out=$2 port=""
+  shift 2
+  "$bin" --port 0 "$@" > "$out" 2>&1 &
+  sim_pid=$!
+  for _ in $(seq 100); do
+    port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' "$out")
+    [ -n "$port" ] && break
+    sleep 0.05
+  done
+  [ -n "$port" ] || { echo "BENCH-ERROR: the simulator did not start" >&2; exit 1; }
+  url=http://127.0.0.1:$port
+}
+admin() { curl -sf -X "$1" "$url/__admin/$2" ${3:+-d "$3"}; }
+
+# machine_line: cores, CPU model and kernel, for a report's header.
+machine_line() {
+  echo "$(nproc) cores, $(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n1), $(uname -sr)"
+}
