@@ -80,8 +80,8 @@ int64_t parse_duration_ms(const std::string& flag, const std::string& text) {
   errno = 0;
   const double n = std::strtod(text.c_str(), &end);
   const std::string unit = end ? end : "";
-  double scale = 0;
-  if (unit.empty() || unit == "s") scale = 1000;
+  double scale = 0;  // a bare number has no unit: "10" could mean seconds or minutes
+  if (unit == "s") scale = 1000;
   else if (unit == "ms") scale = 1;
   else if (unit == "m") scale = 60e3;
   else if (unit == "h") scale = 3600e3;

@@ -1,4 +1,5 @@
 // payretry ledger list / show: reads the durable state of payments.
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 
@@ -17,7 +18,7 @@ const char kHelp[] =
     "\n"
     "  list                oldest update first\n"
     "    --state S         PENDING, IN_FLIGHT, SUCCEEDED, FAILED or UNKNOWN\n"
-    "    --older-than D    only payments last updated more than D ago (30s, 10m, 2h, 1d)\n"
+    "    --older-than D    only payments last updated more than D ago (30s, 10m, 2h, 1d; the unit is required)\n"
     "    --limit N         at most N rows (default 1000)\n"
     "  show ORDER          one payment with every attempt recorded for it\n"
     "  --config FILE, --json, --verbose   as for every command\n"
@@ -50,6 +51,8 @@ int cmd_ledger(const Argv& argv) {
     if (a.positional().size() > 1) throw usage_error("unexpected argument '" + a.positional()[1] + "'");
     std::optional<std::string> state = a.value("--state");
     if (state) {
+      // The states are upper case in the ledger; "unknown" means UNKNOWN.
+      for (char& ch : *state) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
       bool known = false;
       for (const char* s : kStates) known = known || *state == s;
       if (!known) throw usage_error("--state wants PENDING, IN_FLIGHT, SUCCEEDED, FAILED or UNKNOWN, got '" + *state + "'");

@@ -300,6 +300,8 @@ class CommandTests(CliCase):
         self.assertEqual((rows[ok]["state"], rows[declined]["state"]), ("SUCCEEDED", "FAILED"))
         failed = self.json_of(self.run_cli("ledger", "list", "--state", "FAILED", "--json"))
         self.assertEqual([r["order_id"] for r in failed], [declined])
+        lower = self.json_of(self.run_cli("ledger", "list", "--state", "failed", "--json"))
+        self.assertEqual([r["order_id"] for r in lower], [declined], "--state is not case-sensitive")
         old = self.run_cli("ledger", "list", "--older-than", "1h", "--json")
         self.assertEqual((old.returncode, self.json_of(old)), (0, []))
         one = self.json_of(self.run_cli("ledger", "list", "--limit", "1", "--json"))
@@ -410,6 +412,7 @@ class BadInputTests(CliCase):
             (["ledger"], "subcommand"),
             (["ledger", "list", "--state", "LOST"], "--state"),
             (["ledger", "list", "--older-than", "ten minutes"], "--older-than"),
+            (["ledger", "list", "--older-than", "10"], "--older-than"),  # seconds? minutes? a unit is required
             (["frobnicate"], "unknown command"),
         ]
         for argv, phrase in cases:
