@@ -3,6 +3,7 @@
 // an exit code from common.hpp, never an uncaught exception.
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
@@ -113,18 +114,26 @@ int run(int argc, char** argv) {
 int main(int argc, char** argv) {
   // A closed pipe (payretry ... | head) must end the output, not the process mid-write.
   std::signal(SIGPIPE, SIG_IGN);
+  // Asked for JSON anywhere on the line: a failure is a document too.
+  bool json = false;
+  for (int i = 2; i < argc; ++i) json = json || std::strcmp(argv[i], "--json") == 0;
+  char message[512] = "internal error";  // no allocation on the way out
   try {
     return cli::run(argc, argv);
   } catch (const cli::Failure& f) {
     std::fprintf(stderr, "payretry: %s\n", f.what());
     if (f.exit_code() == cli::kExitUsage) std::fputs("(try payretry --help)\n", stderr);
+    if (json) cli::print_error_json(f.exit_code(), f.what());
     return f.exit_code();
   } catch (const std::bad_alloc&) {
+    std::snprintf(message, sizeof message, "out of memory");
     std::fputs("payretry: out of memory\n", stderr);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "payretry: internal error: %s\n", e.what());
+    std::snprintf(message, sizeof message, "internal error: %s", e.what());
+    std::fprintf(stderr, "payretry: %s\n", message);
   } catch (...) {
     std::fputs("payretry: internal error\n", stderr);
   }
+  if (json) cli::print_error_json(cli::kExitInternal, message);
   return cli::kExitInternal;
 }

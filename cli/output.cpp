@@ -29,17 +29,38 @@ int64_t jint(const cJSON* obj, const char* key) {
 
 bool jbool(const cJSON* obj, const char* key) { return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(obj, key)); }
 
+namespace {
+bool printed_json = false;  // this process's one document is out
+}
+
 void print_json(const cJSON* doc) {
   char* s = cJSON_PrintUnformatted(doc);
   if (!s) throw Failure(kExitInternal, "out of memory printing JSON");
   std::fputs(s, stdout);
   std::fputc('\n', stdout);
   cJSON_free(s);
+  printed_json = true;
 }
 
 void print_json_text(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
   std::fputc('\n', stdout);
+  printed_json = true;
+}
+
+void print_error_json(int exit_code, const std::string& message) {
+  if (printed_json) return;
+  cJSON* doc = cJSON_CreateObject();
+  cJSON* error = doc ? cJSON_AddObjectToObject(doc, "error") : nullptr;
+  if (error && cJSON_AddNumberToObject(error, "exit_code", exit_code) &&
+      cJSON_AddStringToObject(error, "message", message.c_str()))
+    if (char* s = cJSON_PrintUnformatted(doc)) {
+      std::fputs(s, stdout);
+      std::fputc('\n', stdout);
+      cJSON_free(s);
+      printed_json = true;
+    }
+  cJSON_Delete(doc);  // out of memory: the message on stderr is all there is
 }
 
 void print_fields(const std::vector<std::pair<std::string, std::string>>& fields) {

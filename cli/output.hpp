@@ -29,6 +29,10 @@ bool jbool(const cJSON* obj, const char* key);
 // One JSON document on stdout: compact, one line, so `| jq` and scripts both work.
 void print_json(const cJSON* doc);
 void print_json_text(const std::string& text);
+// With --json, a call that fails before printing its document prints this one
+// instead, {"error":{"exit_code":N,"message":"..."}}, so that stdout always
+// holds exactly one document. Nothing when a document was printed already.
+void print_error_json(int exit_code, const std::string& message);
 
 using Rows = std::vector<std::vector<std::string>>;
 // "label  value" lines, labels aligned.

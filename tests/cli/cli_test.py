@@ -417,6 +417,13 @@ class BadInputTests(CliCase):
         ]
         for argv, phrase in cases:
             self.assert_clear_error(self.run_cli(*argv), 2, phrase)
+            # With --json the failure is the one document on stdout too.
+            p = self.run_cli(*argv, "--json")
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(phrase, p.stderr)
+            doc = self.json_of(p)
+            self.assertEqual(doc["error"]["exit_code"], 2, p.stdout)
+            self.assertIn(phrase, doc["error"]["message"])
         for argv, phrase in [(["demo", "--crash", "--ledger", "memory"], "--crash needs --ledger sqlite"),
                              (["demo", "--payments", "0"], "--payments"),
                              (["version", "extra"], "unexpected argument")]:
