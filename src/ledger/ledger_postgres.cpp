@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <iterator>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -153,18 +154,30 @@ class PostgresLedger final : public Ledger {
             staged.reset();
             Answers a;
             Tx tx(s);
-            std::vector<Query> qs;
-            for (const auto& e : b.creates) qs.push_back(create_query(s, e.proposed, e.owner, e.now, e.lease_until));
-            for (const auto& e : b.records) qs.push_back(record_query(e.order_id, e.owner, e.attempt));
+            // Creates and settles each in one statement where that means
+            // the same as one per entry (creates_in_one); records, rarer,
+            // one each. All of them in one pipeline.
+            std::vector<Query> qs, creates, settles;
+            for (const auto& e : b.creates) creates.push_back(create_query(s, e.proposed, e.owner, e.now, e.lease_until));
             for (const auto& e : b.settles)
-              qs.push_back(settle_query(e.order_id, e.owner, e.last ? &*e.last : nullptr, e.settlement, e.now));
+              settles.push_back(settle_query(e.order_id, e.owner, e.last ? &*e.last : nullptr, e.settlement, e.now));
+            const bool creates_one = creates_in_one(b), settles_one = settles_in_one(b);
+            if (creates_one) qs.push_back(creates_query(creates));
+            else qs.insert(qs.end(), std::make_move_iterator(creates.begin()), std::make_move_iterator(creates.end()));
+            for (const auto& e : b.records) qs.push_back(record_query(e.order_id, e.owner, e.attempt));
+            if (settles_one) qs.push_back(settles_query(settles));
+            else qs.insert(qs.end(), std::make_move_iterator(settles.begin()), std::make_move_iterator(settles.end()));
             const std::vector<ResultPtr> rs = exec_pipeline(s, qs);
             size_t k = 0;
-            for (const auto& e : b.creates) a.creates.push_back(create_done(s, rs[k++].get(), e.proposed.order_id));
+            if (creates_one) a.creates = creates_done(s, rs[k++].get(), b);
+            else
+              for (const auto& e : b.creates) a.creates.push_back(create_done(s, rs[k++].get(), e.proposed.order_id));
             for (const auto& e : b.records)
               a.records.push_back(fenced_write_done(s, rs[k++].get(), e.order_id, &e.attempt));
-            for (const auto& e : b.settles)
-              a.settles.push_back(fenced_write_done(s, rs[k++].get(), e.order_id, e.last ? &*e.last : nullptr));
+            if (settles_one) a.settles = settles_done(s, rs[k++].get(), b);
+            else
+              for (const auto& e : b.settles)
+                a.settles.push_back(fenced_write_done(s, rs[k++].get(), e.order_id, e.last ? &*e.last : nullptr));
             staged = a;
             tx.commit();
             return a;

@@ -74,6 +74,8 @@ class Params {
     return p;
   }
   int size() const { return static_cast<int>(values_.size()); }
+  const std::string& value(int i) const { return values_[static_cast<size_t>(i)]; }
+  bool is_null(int i) const { return null_[static_cast<size_t>(i)]; }
 
  private:
   std::vector<std::string> values_;

@@ -1,5 +1,6 @@
 #include "ledger_postgres_statements.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -197,10 +198,38 @@ void check_same_entry(Session& s, const std::string& order_id, const AttemptEntr
 
 }  // namespace
 
-bool fenced_write_done(Session& s, const PGresult* r, const std::string& order_id, const AttemptEntry* entry) {
-  if (PQntuples(r) != 1 || as_int(r, 0, 0) == 0) return false;
-  if (entry && as_int(r, 0, 1) == 0) check_same_entry(s, order_id, *entry);
+namespace {
+
+// Row `i` of a fenced write's answer: (rows fenced in, entries inserted).
+bool fenced_at(Session& s, const PGresult* r, int i, const std::string& order_id, const AttemptEntry* entry) {
+  if (i < 0 || i >= PQntuples(r) || as_int(r, i, 0) == 0) return false;
+  if (entry && as_int(r, i, 1) == 0) check_same_entry(s, order_id, *entry);
   return true;
+}
+
+// Row `i` of a create's answer (PAYRETRY_PAYMENT_COLUMNS, then whether
+// this statement created it); -1: no row, so the order is looked up again
+// (a fresh snapshot): its row, else the key is another order's.
+Ledger::CreateOutcome create_at(Session& s, const PGresult* r, int i, const std::string& order_id) {
+  Ledger::CreateOutcome out;
+  if (i >= 0) {
+    out.row = to_client(s, read_row(r, i));
+    out.created = as_text(r, i, 15) == "t";
+    return out;
+  }
+  if (auto row = get_row(s, order_id)) {
+    out.row = *row;
+  } else {
+    out.key_taken = true;
+    out.row.order_id = order_id;
+  }
+  return out;
+}
+
+}  // namespace
+
+bool fenced_write_done(Session& s, const PGresult* r, const std::string& order_id, const AttemptEntry* entry) {
+  return PQntuples(r) == 1 && fenced_at(s, r, 0, order_id, entry);
 }
 
 // ---- the statements of one write, inside a caller's transaction ------------
@@ -214,22 +243,9 @@ Query create_query(const Session& s, const PaymentRow& p, const std::string& own
                &kCreatePrepared};
 }
 
-// What kCreate answered; when it found nothing, the order is looked up
-// again (a fresh snapshot): its row, else the key is another order's.
+// What kCreate answered.
 Ledger::CreateOutcome create_done(Session& s, const PGresult* r, const std::string& order_id) {
-  Ledger::CreateOutcome out;
-  if (PQntuples(r) == 1) {
-    out.row = to_client(s, read_row(r, 0));
-    out.created = as_text(r, 0, 15) == "t";
-    return out;
-  }
-  if (auto row = get_row(s, order_id)) {
-    out.row = *row;
-  } else {
-    out.key_taken = true;
-    out.row.order_id = order_id;
-  }
-  return out;
+  return create_at(s, r, PQntuples(r) == 1 ? 0 : -1, order_id);
 }
 
 Query record_query(const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
@@ -250,6 +266,148 @@ Query settle_query(const std::string& order_id, const std::string& owner, const 
   write_attempt_fields(fields, last ? *last : AttemptEntry{});
   p.add(last != nullptr);
   return Query{kSettle, std::move(p), &kSettlePrepared};
+}
+
+// ---- many writes of one kind in one statement ------------------------------
+
+namespace {
+
+// The text[] literal of column `col` across `each`: every element quoted,
+// '"' and '\\' escaped, NULL for a null. (Free text was cleaned and
+// identifiers checked for NUL when each entry's parameters were made.)
+std::string column_array(const std::vector<Query>& each, int col) {
+  std::string out = "{";
+  for (size_t k = 0; k < each.size(); ++k) {
+    if (k) out += ',';
+    const Params& p = each[k].params;
+    if (p.is_null(col)) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    for (const char c : p.value(col)) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
+
+// The entries' parameters, column by column: parameter j is the array of
+// every entry's parameter j.
+Params columns_of(const std::vector<Query>& each) {
+  Params out;
+  const int n = each.empty() ? 0 : each.front().params.size();
+  for (int col = 0; col < n; ++col) out.add(column_array(each, col));
+  return out;
+}
+
+template <class Entries, class Key>
+bool distinct(const Entries& entries, Key key) {
+  std::vector<const std::string*> seen;
+  seen.reserve(entries.size());
+  for (const auto& e : entries) seen.push_back(&key(e));
+  std::sort(seen.begin(), seen.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+  return std::adjacent_find(seen.begin(), seen.end(),
+                            [](const std::string* a, const std::string* b) { return *a == *b; }) == seen.end();
+}
+
+// kCreate over arrays ($1..$7 as create_query orders them). A row is
+// returned for each entry that inserted its row (true) or found its order
+// (false), with the entry's ordinal last; an entry without a row is looked
+// up again, as after kCreate. The outer query's snapshot does not see the
+// rows `ins` inserts, so each entry gets one row at most.
+const char* const kCreateMany =
+    "WITH input AS (SELECT c1 AS order_id, c2 AS idempotency_key, c3 AS fingerprint, c4::bigint AS now, "
+    "c5::bigint AS key_expires_at, c6 AS owner, c7::bigint AS lease_until, n "
+    "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) "
+    "WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, n)), "
+    "ins AS (INSERT INTO payments (order_id, idempotency_key, fingerprint, state, lease_owner, lease_until, "
+    "created_at, key_expires_at, updated_at) "
+    "SELECT order_id, idempotency_key, fingerprint, 'IN_FLIGHT', owner, lease_until, now, key_expires_at, now "
+    "FROM input ORDER BY n ON CONFLICT DO NOTHING RETURNING " PAYRETRY_PAYMENT_COLUMNS ") "
+    "SELECT ins.*, true, input.n FROM input JOIN ins ON ins.order_id = input.order_id "
+    "UNION ALL "
+    "SELECT found.*, false, input.n FROM input JOIN LATERAL (SELECT " PAYRETRY_PAYMENT_COLUMNS
+    " FROM payments WHERE payments.order_id = input.order_id) found ON true "
+    "WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.order_id = input.order_id)";
+
+// kSettle over arrays ($1..$23 as settle_query orders them): one row per
+// entry, in order: (rows fenced in, entries inserted, ordinal).
+const char* const kSettleMany =
+    "WITH input AS (SELECT c1 AS order_id, c2 AS owner, c3 AS state, c4 AS delivery, c5 AS detail, "
+    "c6 AS provider_payment_id, c7 AS provider_status, c8::integer AS http_status, c9::bigint AS now, "
+    "c10::integer AS number, c11::bigint AS ended_at, c12::bigint AS a_started_at, c13::bigint AS a_ended_at, "
+    "c14::integer AS a_http_status, c15 AS a_transport_error, c16 AS a_verdict, c17 AS a_reason, "
+    "c18::bigint AS a_delay_ms, c19 AS a_provider_request_id, c20::boolean AS a_replayed, c21 AS a_kind, "
+    "c22::boolean AS a_processed, c23::boolean AS has_last, n "
+    "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], "
+    "$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], "
+    "$17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[]) "
+    "WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, "
+    "c20, c21, c22, c23, n)), "
+    "f AS (UPDATE payments p SET state = i.state, delivery = i.delivery, detail = i.detail, "
+    "provider_payment_id = i.provider_payment_id, provider_status = i.provider_status, http_status = i.http_status, "
+    "lease_owner = '', lease_until = 0, attempts = GREATEST(p.attempts, i.number), "
+    "updated_at = GREATEST(p.updated_at, i.now, i.ended_at) "
+    "FROM input i WHERE p.order_id = i.order_id AND p.lease_owner = i.owner AND p.state = 'IN_FLIGHT' "
+    "RETURNING p.order_id), "
+    "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
+    "SELECT i.order_id, i.number, i.a_started_at, i.a_ended_at, i.a_http_status, i.a_transport_error, i.a_verdict, "
+    "i.a_reason, i.a_delay_ms, i.a_provider_request_id, i.a_replayed, i.a_kind, i.a_processed "
+    "FROM input i JOIN f ON f.order_id = i.order_id WHERE i.has_last "
+    "ON CONFLICT (order_id, number) DO NOTHING RETURNING order_id) "
+    "SELECT (SELECT count(*) FROM f WHERE f.order_id = i.order_id), "
+    "(SELECT count(*) FROM ins WHERE ins.order_id = i.order_id), i.n FROM input i ORDER BY i.n";
+
+const Prepared kCreateManyPrepared{"payretry_create_many_1", 1u << 3};
+const Prepared kSettleManyPrepared{"payretry_settle_many_1", 1u << 4};
+
+}  // namespace
+
+bool creates_in_one(const LedgerBatch& b) {
+  return b.creates.size() >= 2 &&
+         distinct(b.creates, [](const LedgerBatch::Create& c) -> const std::string& { return c.proposed.order_id; }) &&
+         distinct(b.creates,
+                  [](const LedgerBatch::Create& c) -> const std::string& { return c.proposed.idempotency_key; });
+}
+
+bool settles_in_one(const LedgerBatch& b) {
+  return b.settles.size() >= 2 &&
+         distinct(b.settles, [](const LedgerBatch::Settle& s) -> const std::string& { return s.order_id; });
+}
+
+Query creates_query(const std::vector<Query>& each) { return Query{kCreateMany, columns_of(each), &kCreateManyPrepared}; }
+Query settles_query(const std::vector<Query>& each) { return Query{kSettleMany, columns_of(each), &kSettleManyPrepared}; }
+
+std::vector<Ledger::CreateOutcome> creates_done(Session& s, const PGresult* r, const LedgerBatch& b) {
+  const size_t n = b.creates.size();
+  std::vector<int> row_of(n, -1);
+  for (int i = 0; i < PQntuples(r); ++i) {
+    const int64_t ordinal = as_int(r, i, 16);
+    if (ordinal < 1 || static_cast<size_t>(ordinal) > n || row_of[static_cast<size_t>(ordinal - 1)] != -1)
+      throw bad_data("unexpected answer to a group commit's creates");
+    row_of[static_cast<size_t>(ordinal - 1)] = i;
+  }
+  std::vector<Ledger::CreateOutcome> out;
+  out.reserve(n);
+  for (size_t k = 0; k < n; ++k) out.push_back(create_at(s, r, row_of[k], b.creates[k].proposed.order_id));
+  return out;
+}
+
+std::vector<char> settles_done(Session& s, const PGresult* r, const LedgerBatch& b) {
+  if (PQntuples(r) != static_cast<int>(b.settles.size())) throw bad_data("unexpected answer to a group commit's settles");
+  std::vector<char> out;
+  out.reserve(b.settles.size());
+  for (size_t k = 0; k < b.settles.size(); ++k) {
+    const auto& e = b.settles[k];
+    if (as_int(r, static_cast<int>(k), 2) != static_cast<int64_t>(k + 1))
+      throw bad_data("unexpected answer to a group commit's settles");
+    out.push_back(fenced_at(s, r, static_cast<int>(k), e.order_id, e.last ? &*e.last : nullptr) ? 1 : 0);
+  }
+  return out;
 }
 
 }  // namespace pg

@@ -532,6 +532,59 @@ TEST_P(LedgerConformance, ABatchEntryThatClashesFailsAloneAndEveryOtherEntryIsWr
   EXPECT_EQ(l->get("new-1")->lease_owner, "worker-b");
 }
 
+// A group commit may travel as one statement over arrays (PostgreSQL):
+// every byte of every text still arrives as the single calls would write
+// it, whatever quotes, braces, commas, backslashes or "NULL"s it holds.
+TEST_P(LedgerConformance, ABatchKeepsEveryByteOfItsTexts) {
+  auto l = open();
+  const std::vector<std::string> orders = {"q\"uote", "back\\slash", "{brace,comma}", "NULL", " spaced ",
+                                           "\xc3\xa9t\xc3\xa9-\xe6\x94\xaf\xe4\xbb\x98", "plain"};
+  LedgerBatch b;
+  for (const auto& o : orders) {
+    LedgerBatch::Create c;
+    c.owner = "worker-a";
+    c.proposed = proposal(o, "key:" + o);
+    c.now = kNow;
+    c.lease_until = kNow + kLease;
+    b.creates.push_back(c);
+  }
+  l->apply(b);
+  for (size_t i = 0; i < orders.size(); ++i) {
+    ASSERT_EQ(b.creates[i].error, "") << orders[i];
+    EXPECT_TRUE(b.creates[i].out.created) << orders[i];
+    EXPECT_EQ(b.creates[i].out.row.order_id, orders[i]);
+    EXPECT_EQ(b.creates[i].out.row.idempotency_key, "key:" + orders[i]);
+  }
+  LedgerBatch settle;
+  for (size_t i = 0; i < orders.size(); ++i) {
+    LedgerBatch::Settle st;
+    st.owner = "worker-a";
+    st.order_id = orders[i];
+    st.last = attempt(1, kNow + 1);
+    st.last->reason = "why: " + orders[i];
+    st.settlement.state = i % 2 ? PaymentState::failed : PaymentState::succeeded;
+    st.settlement.delivery = "delivered";
+    st.settlement.detail = "detail \"" + orders[i] + "\" {x,y} \\ NULL";
+    st.settlement.provider_payment_id = "pi_" + orders[i];
+    st.now = kNow + 2;
+    settle.settles.push_back(st);
+  }
+  l->apply(settle);
+  for (size_t i = 0; i < orders.size(); ++i) {
+    ASSERT_EQ(settle.settles[i].error, "") << orders[i];
+    EXPECT_TRUE(settle.settles[i].ok) << orders[i];
+    const auto row = l->get(orders[i]);
+    ASSERT_TRUE(row.has_value()) << orders[i];
+    EXPECT_EQ(row->state, i % 2 ? PaymentState::failed : PaymentState::succeeded);
+    EXPECT_EQ(row->detail, "detail \"" + orders[i] + "\" {x,y} \\ NULL");
+    EXPECT_EQ(row->provider_payment_id, "pi_" + orders[i]);
+    EXPECT_EQ(row->lease_owner, "");
+    const auto as = l->attempts(orders[i]);
+    ASSERT_EQ(as.size(), 1u) << orders[i];
+    EXPECT_EQ(as[0].reason, "why: " + orders[i]);
+  }
+}
+
 TEST_P(LedgerConformance, AnEmptyBatchAndOneOfOnlySettlesAreFine) {
   auto l = open();
   LedgerBatch empty;
