@@ -179,6 +179,10 @@ TEST_F(SettleChaos, ThousandPaymentsThenReconcileLeaveNothingTheProviderCanTell)
   cJSON_Delete(before);
   pay_buf_dispose(&b);
   sim_->set_faults({});  // the provider recovers; now settle
+  // Recovered means its requests in progress are done too: a `slow` request
+  // it still holds makes a lookup answer "absent" and a same-key re-send
+  // "409 in progress", and reconcile rightly leaves that payment UNKNOWN.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));  // slow_ms 400, plus room
   const std::string report = reconcile(c.get(), true);
   ASSERT_EQ(pay_ledger_list(&b, c.get(), nullptr, 0, 100000), PAY_OK);
   cJSON* all = cJSON_Parse(b.ptr);
