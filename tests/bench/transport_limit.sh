@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The engine's own cost at the transport limit (issue 17): a throwaway nginx with one worker on
+# The engine's own cost at the transport limit: a throwaway nginx with one worker on
 # loopback answers every POST 200 at once, so no provider latency hides what payretry spends per
 # payment. Rows, at each in-flight level, in interleaved rounds (every row once per round, so a
 # burst of load from elsewhere on the machine hits all rows alike):
