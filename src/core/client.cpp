@@ -108,11 +108,17 @@ void Client::start_engines() {
     n = std::min<size_t>(n, static_cast<size_t>(config_.max_connections));  // at least one connection each
     const long per_engine = static_cast<long>((config_.max_connections + static_cast<int64_t>(n) - 1) /
                                               static_cast<int64_t>(n));
+    // All or none: a failure (no thread to be had) leaves nothing half
+    // started, and the next call tries again.
+    std::vector<std::unique_ptr<CurlMultiTransport>> transports;
+    std::vector<std::unique_ptr<MultiEngine>> engines;
     for (size_t i = 0; i < n; ++i) {
-      multi_transports_.push_back(std::make_unique<CurlMultiTransport>(curl_, per_engine));
-      multi_.push_back(std::make_unique<MultiEngine>(*engine_, *flow_, config_, system_clock(), *log_, stats_,
-                                                     *multi_transports_.back()));
+      transports.push_back(std::make_unique<CurlMultiTransport>(curl_, per_engine));
+      engines.push_back(std::make_unique<MultiEngine>(*engine_, *flow_, config_, system_clock(), *log_, stats_,
+                                                      *transports.back()));
     }
+    multi_transports_ = std::move(transports);
+    multi_ = std::move(engines);
   });
 }
 
