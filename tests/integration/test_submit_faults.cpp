@@ -133,9 +133,11 @@ TEST_F(SubmitSlowRetryAfter, RetryAfterHttpDateIsHonoured) {
   auto r = submit(c.get(), "o-429d");
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED);
   Json j(pay_result_json(r.get()));
-  // The date has one-second resolution: now + 2 s is at least 1 s away.
+  // The date has one-second resolution: the simulator's now + 2 s is at
+  // least 1 s after it wrote the answer, less the time the answer took to
+  // be read here (999 ms was seen once on a loaded machine).
   EXPECT_EQ(Json::str(j.attempt(0), "delay_source"), "retry_after");
-  EXPECT_GE(Json::num(j.attempt(0), "delay_ms"), 1000);
+  EXPECT_GE(Json::num(j.attempt(0), "delay_ms"), 900);
 }
 
 TEST_F(SubmitSlowRetryAfter, RetryAfterBeyondTheDeadlineStopsAsUnknownNotSent) {
