@@ -253,7 +253,8 @@ inline Config default_test_config() {
   c.create_path = "/v1/payments";
   c.ledger_url = "memory:";  // what a JSON config must now write out
   c.auth_headers.emplace_back("Authorization", std::string("Bearer ") + kBearer);
-  // The documented defaults (src/model/config.hpp), spelled out so the tests do not drift with them.
+  // The documented defaults (src/model/config.hpp), spelled out so the tests do not drift with
+  // them; max_attempts as it was when these tests were written (the default is now 4).
   c.retry.max_attempts = 3;
   c.retry.connect_timeout_ms = 3000;
   c.retry.attempt_timeout_ms = 10000;
