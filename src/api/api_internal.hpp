@@ -51,7 +51,7 @@ struct PendingState {
   pay_result* result = nullptr;
   // The client's engine threads: one of them answers, and none may wait
   // (two engines' callbacks waiting on each other's payments would hang both).
-  std::vector<std::thread::id> engine_threads;
+  std::shared_ptr<const std::vector<std::thread::id>> engine_threads;
   ~PendingState();
 };
 

@@ -277,7 +277,7 @@ int pay_pending_wait(pay_result** out, pay_pending* pending, int timeout_ms) {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (!pending) return set_error(PAY_EINVALID, "pending is NULL");
     PendingState& st = *pending->state;
-    const auto& engines = st.engine_threads;
+    const auto& engines = *st.engine_threads;
     if (timeout_ms != 0 && std::find(engines.begin(), engines.end(), std::this_thread::get_id()) != engines.end())
       return set_error(PAY_EINVALID, "pay_pending_wait from a done callback may only poll (timeout 0)");
     std::unique_lock<std::mutex> lock(st.mu);

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "profile.hpp"
 #include "validate.hpp"
 
@@ -117,8 +119,11 @@ void Client::start_engines() {
       engines.push_back(std::make_unique<MultiEngine>(*engine_, *flow_, config_, system_clock(), *log_, stats_,
                                                       *transports.back()));
     }
+    auto ids = std::make_shared<std::vector<std::thread::id>>();
+    for (const auto& m : engines) ids->push_back(m->thread_id());
     multi_transports_ = std::move(transports);
     multi_ = std::move(engines);
+    engine_threads_ = std::move(ids);
   });
 }
 
@@ -128,17 +133,13 @@ MultiEngine& Client::multi_for(std::string_view order_id) {
 }
 
 bool Client::on_engine_thread() {
-  start_engines();
-  for (const auto& m : multi_)
-    if (m->on_engine_thread()) return true;
-  return false;
+  const auto& ids = *engine_threads();
+  return std::find(ids.begin(), ids.end(), std::this_thread::get_id()) != ids.end();
 }
 
-std::vector<std::thread::id> Client::engine_threads() {
+std::shared_ptr<const std::vector<std::thread::id>> Client::engine_threads() {
   start_engines();
-  std::vector<std::thread::id> ids;
-  for (const auto& m : multi_) ids.push_back(m->thread_id());
-  return ids;
+  return engine_threads_;
 }
 
 }  // namespace payretry

@@ -37,8 +37,9 @@ class Client {
   // True on any of this client's engine threads (inside a `done`), where
   // waiting for a payment could wait for the thread that must answer it.
   bool on_engine_thread();
-  // The engines' threads (all started).
-  std::vector<std::thread::id> engine_threads();
+  // The engines' threads (all started), shared: a pay_pending keeps them to
+  // refuse waits on them, and may outlive the client.
+  std::shared_ptr<const std::vector<std::thread::id>> engine_threads();
   PaymentResult query(const std::string& order_id) { return settler_->query(order_id); }
   ReconcileReport reconcile(const ReconcileOptions& o) { return settler_->reconcile(o); }
   Ledger& ledger() { return *ledger_; }
@@ -64,6 +65,7 @@ class Client {
   std::vector<std::unique_ptr<CurlMultiTransport>> multi_transports_;
   // Last: destroyed first, so they drain while everything they use is alive.
   std::vector<std::unique_ptr<MultiEngine>> multi_;
+  std::shared_ptr<const std::vector<std::thread::id>> engine_threads_;
   void start_engines();
 };
 

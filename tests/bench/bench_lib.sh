@@ -36,6 +36,32 @@ start_sim() {
 }
 admin() { curl -sf -X "$1" "$url/__admin/$2" ${3:+-d "$3"}; }
 
+# stop_processes PID...: kills and reaps each; empty ones are skipped.
+stop_processes() {
+  local p
+  for p in "$@"; do
+    [ -n "$p" ] || continue
+    kill "$p" 2>/dev/null || true
+    wait "$p" 2>/dev/null || true
+  done
+}
+
+# start_throwaway_pg NAME: a PostgreSQL of the benchmark's own (tests/ledger/pg_cluster.sh) in
+# /tmp/NAME.XXXXXX, not under a 0700 work dir: the server runs as the postgres user when we are
+# root. Sets pg_dir and pg_url; fails when the server did not start.
+start_throwaway_pg() {
+  pg_dir=$(mktemp -d "/tmp/$1.XXXXXX")
+  chmod 755 "$pg_dir"
+  pg_url=$(bash "$root/tests/ledger/pg_cluster.sh" start "$pg_dir/data" | tail -n1)
+}
+
+# destroy_throwaway_pg: stops and removes what start_throwaway_pg made, if anything.
+destroy_throwaway_pg() {
+  [ -n "${pg_dir:-}" ] || return 0
+  bash "$root/tests/ledger/pg_cluster.sh" destroy "$pg_dir/data" >/dev/null 2>&1 || true
+  rm -rf "$pg_dir"
+}
+
 # machine_line: cores, CPU model and kernel, for a report's header.
 machine_line() {
   echo "$(nproc) cores, $(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n1), $(uname -sr)"

@@ -47,7 +47,7 @@ work=$(mktemp -d)
 sim_pid=""
 driver_pid=""
 cleanup() {
-  for p in $driver_pid $sim_pid; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+  stop_processes "$driver_pid" "$sim_pid"
   if [ -n "$out_dir" ]; then mkdir -p "$out_dir" && cp -r "$work"/. "$out_dir"/; fi
   rm -rf "$work"
 }
@@ -71,8 +71,7 @@ for inflight in $inflight_levels; do
   note "$inflight in flight: ${before_s}s healthy, ${outage_s}s every create 503, ${after_s}s healed"
   python3 "$here/outage_timeline.py" run --url "$url" --latency-ms "$latency_ms" --before-s "$before_s" \
     --outage-s "$outage_s" --after-s "$after_s" > "$work/series-$inflight.jsonl"
-  kill "$driver_pid" 2>/dev/null || true
-  wait "$driver_pid" 2>/dev/null || true
+  stop_processes "$driver_pid"
   driver_pid=""
 done
 

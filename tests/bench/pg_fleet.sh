@@ -42,11 +42,8 @@ work=$(mktemp -d)
 sim_pid=""
 pg_dir=""
 cleanup() {
-  if [ -n "$sim_pid" ]; then kill "$sim_pid" 2>/dev/null || true; wait "$sim_pid" 2>/dev/null || true; fi
-  if [ -n "$pg_dir" ]; then
-    bash "$root/tests/ledger/pg_cluster.sh" destroy "$pg_dir/data" >/dev/null 2>&1 || true
-    rm -rf "$pg_dir"
-  fi
+  stop_processes "$sim_pid"
+  destroy_throwaway_pg
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -57,12 +54,7 @@ curl_bin=$build_dir/tests/bench/curl_multi_baseline
 driver=$build_dir/tests/bench/payretry_driver
 
 pg_url=${PAYRETRY_BENCH_PG_URL:-}
-if [ -z "$pg_url" ]; then
-  # Not under $work: the server runs as the postgres user when we are root.
-  pg_dir=$(mktemp -d /tmp/payretry-fleet-pg.XXXXXX)
-  chmod 755 "$pg_dir"
-  pg_url=$(bash "$root/tests/ledger/pg_cluster.sh" start "$pg_dir/data" | tail -n1)
-fi
+[ -n "$pg_url" ] || start_throwaway_pg payretry-fleet-pg
 
 start_sim "$sim" "$work/sim.out" --seed 42 --threads 2
 admin POST config "{\"latency_ms\":$latency_ms,\"seed\":42,\"faults\":{}}" >/dev/null

@@ -33,19 +33,25 @@ def load(path, default):
         return default
 
 
-def annotate(a):
+def result_or_error(line, rc, log):
+    """A runner's last line as its result, or an error naming how it ended (its log's tail)."""
     try:
-        r = json.loads(a.line)
+        r = json.loads(line)
         if not isinstance(r, dict) or "payments_per_s" not in r:
             raise ValueError("not a result line")
+        return r
     except ValueError:
         tail = ""
         try:
-            with open(a.log) as f:
+            with open(log) as f:
                 tail = " | ".join(f.read().strip().splitlines()[-3:])
         except OSError:
             pass
-        r = {"error": f"runner exited {a.rc}: {tail or 'no output'}"[:300]}
+        return {"error": f"runner exited {rc}: {tail or 'no output'}"[:300]}
+
+
+def annotate(a):
+    r = result_or_error(a.line, a.rc, a.log)
     truth = load(a.truth, {})
     stats = load(a.stats, {})
     r["id"] = a.client
@@ -288,18 +294,7 @@ def run_wrk(a):
 
 
 def transport_annotate(a):
-    try:
-        r = json.loads(a.line)
-        if not isinstance(r, dict) or "payments_per_s" not in r:
-            raise ValueError("not a result line")
-    except ValueError:
-        tail = ""
-        try:
-            with open(a.log) as f:
-                tail = " | ".join(f.read().strip().splitlines()[-3:])
-        except OSError:
-            pass
-        r = {"error": f"runner exited {a.rc}: {tail or 'no output'}"[:300]}
+    r = result_or_error(a.line, a.rc, a.log)
     r.update({"row": a.row, "round": a.round, "inflight": a.inflight, "load_before": a.load_before,
               "load_after": a.load_after, "server_cpu_s": a.server_cpu, "attempt_log_lines": a.attempt_log_lines})
     print(json.dumps(r, sort_keys=True))

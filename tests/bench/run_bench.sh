@@ -74,11 +74,8 @@ results=$work/results.jsonl
 sim_pid=""
 pg_dir=""
 cleanup() {
-  if [ -n "$sim_pid" ]; then kill "$sim_pid" 2>/dev/null || true; wait "$sim_pid" 2>/dev/null || true; fi
-  if [ -n "$pg_dir" ]; then
-    bash "$root/tests/ledger/pg_cluster.sh" destroy "$pg_dir/data" >/dev/null 2>&1 || true
-    rm -rf "$pg_dir"
-  fi
+  stop_processes "$sim_pid"
+  destroy_throwaway_pg
   if [ -n "$out_dir" ]; then mkdir -p "$out_dir" && cp -r "$work"/. "$out_dir"/; fi
   rm -rf "$work"
 }
@@ -118,10 +115,7 @@ fi
 
 pg_url=${PAYRETRY_BENCH_PG_URL:-}
 if [ "$pg" = 1 ] && [ -z "$pg_url" ]; then
-  # Not under $work: that is 0700 and the server runs as the postgres user when we are root.
-  pg_dir=$(mktemp -d /tmp/payretry-bench-pg.XXXXXX)
-  chmod 755 "$pg_dir"
-  pg_url=$(bash "$root/tests/ledger/pg_cluster.sh" start "$pg_dir/data" | tail -n1) ||
+  start_throwaway_pg payretry-bench-pg ||
     { pg_url=""; skipped="$skipped payretry-pg"; note "PostgreSQL did not start"; }
 fi
 

@@ -91,7 +91,7 @@ results=$work/results.jsonl
 : > "$results"
 nginx_pid=""
 cleanup() {
-  if [ -n "$nginx_pid" ]; then kill "$nginx_pid" 2>/dev/null || true; wait "$nginx_pid" 2>/dev/null || true; fi
+  stop_processes "$nginx_pid"
   if [ -n "$out_dir" ]; then mkdir -p "$out_dir" && cp -r "$work"/. "$out_dir"/; fi
   rm -rf "$work" "$db_dir"
 }
