@@ -24,27 +24,44 @@ static int gopay_body_tramp(pay_body *out, const char *order_id, void *payload) 
   return payretryGoBody(out, (char *)order_id, (uintptr_t)payload);
 }
 
-int gopay_client_new(pay_client **out, const char *config_json, uintptr_t log_handle, gopay_err *err) {
+static void gopay_done_tramp(int rc, pay_result *result, const char *message, void *payload) {
+  payretryGoDone(rc, result, (char *)message, (uintptr_t)payload);
+}
+
+static int gopay_hook_tramp(pay_headers *headers, const pay_attempt_info *info, void *payload) {
+  return payretryGoHook(headers, (pay_attempt_info *)info, (uintptr_t)payload);
+}
+
+int gopay_client_new(pay_client **out, const char *config_json, uintptr_t log_handle, uintptr_t hook_handle,
+                     gopay_err *err) {
   pay_client_options o;
   int rc = pay_client_options_init(&o, PAY_CLIENT_OPTIONS_VERSION);
   if (rc == 0 && log_handle != 0) {
     o.log_cb = gopay_log_tramp;
     o.log_payload = (void *)log_handle;
   }
+  if (rc == 0 && hook_handle != 0) {
+    o.request_hook = gopay_hook_tramp;
+    o.hook_payload = (void *)hook_handle;
+  }
   if (rc == 0) rc = pay_client_new(out, config_json, &o);
   return gopay_fail(rc, err);
 }
 
-int gopay_submit(pay_result **out, pay_client *client, const char *order_id, const void *body,
-                 size_t body_len, const char *key, const char *path, uint32_t deadline_ms,
-                 gopay_err *err) {
+int gopay_headers_add(pay_headers *headers, const char *name, const char *value, gopay_err *err) {
+  return gopay_fail(pay_headers_add(headers, name, value), err);
+}
+
+int gopay_submit_async(pay_client *client, const char *order_id, const void *body, size_t body_len,
+                       const char *key, const char *path, uint32_t deadline_ms, uintptr_t done_handle,
+                       gopay_err *err) {
   pay_submit_options o;
   int rc = pay_submit_options_init(&o, PAY_SUBMIT_OPTIONS_VERSION);
   if (rc == 0) {
     o.idempotency_key = key;
     o.path = path;
     o.deadline_ms = deadline_ms;
-    rc = pay_submit(out, client, order_id, body, body_len, &o);
+    rc = pay_submit_async(client, order_id, body, body_len, &o, gopay_done_tramp, (void *)done_handle);
   }
   return gopay_fail(rc, err);
 }

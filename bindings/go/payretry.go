@@ -131,6 +131,7 @@ type Result struct {
 	FromLedger        bool   // read from the ledger; nothing was sent
 	Error             string // why, when not plainly SUCCEEDED ("deadline", "declined: ...")
 	JSON              string // the whole result as JSON (without the body)
+	HookErr           error  // the request hook's error when its refusal ended the call, else nil
 }
 
 // Report is what Reconcile did.
@@ -156,7 +157,8 @@ type ReconcileFailure struct {
 type Option func(*options)
 
 type options struct {
-	log func(level int, line string)
+	log  func(level int, line string)
+	hook RequestHook
 }
 
 // WithLogger receives every log line (one redacted JSON object per line).
@@ -177,11 +179,13 @@ type Client struct {
 
 // clientState is what the cleanup needs; it never refers to the Client.
 type clientState struct {
-	mu        sync.Mutex
-	closed    bool
-	ptr       *C.pay_client
-	calls     sync.WaitGroup // C calls in flight, including abandoned ones
-	logHandle cgo.Handle     // 0 when no logger
+	mu         sync.Mutex
+	closed     bool
+	ptr        *C.pay_client
+	calls      sync.WaitGroup // C calls in flight, including abandoned ones
+	logHandle  cgo.Handle     // 0 when no logger
+	hook       *hookSink      // nil when no request hook
+	hookHandle cgo.Handle     // 0 when no request hook
 }
 
 func (s *clientState) acquire() (*C.pay_client, error) {
@@ -206,9 +210,17 @@ func (s *clientState) close() {
 	C.pay_client_free(s.ptr)
 	s.ptr = nil
 	// The library no longer calls back once pay_client_free returned.
+	s.releaseHandles()
+}
+
+func (s *clientState) releaseHandles() {
 	if s.logHandle != 0 {
 		s.logHandle.Delete()
 		s.logHandle = 0
+	}
+	if s.hookHandle != 0 {
+		s.hookHandle.Delete()
+		s.hookHandle = 0
 	}
 }
 
@@ -249,13 +261,15 @@ func NewClient(configJSON string, opts ...Option) (*Client, error) {
 	if o.log != nil {
 		s.logHandle = cgo.NewHandle(&logSink{fn: o.log})
 	}
+	if o.hook != nil {
+		s.hook = newHookSink(o.hook)
+		s.hookHandle = cgo.NewHandle(s.hook)
+	}
 	cfg := C.CString(configJSON)
 	defer C.free(unsafe.Pointer(cfg))
 	var e C.gopay_err
-	if rc := C.gopay_client_new(&s.ptr, cfg, C.uintptr_t(s.logHandle), &e); rc != 0 {
-		if s.logHandle != 0 {
-			s.logHandle.Delete()
-		}
+	if rc := C.gopay_client_new(&s.ptr, cfg, C.uintptr_t(s.logHandle), C.uintptr_t(s.hookHandle), &e); rc != 0 {
+		s.releaseHandles()
 		return nil, cError(rc, &e)
 	}
 	c := &Client{s: s}
@@ -370,54 +384,6 @@ func deadlineMS(ctx context.Context) C.uint32_t {
 	return C.uint32_t(ms)
 }
 
-// Submit submits one payment: the same bytes with one idempotency key on
-// every attempt, retrying only what can recover, within the deadline (ctx's
-// deadline shortens it). It returns a Result whatever the payment's outcome
-// (a decline is Outcome Failed with a nil error). Errors are *Error values
-// (ErrInvalid, ErrTooBig, ErrKey, ErrMismatch, ErrLedger, ...) when the call
-// itself failed and nothing can have been charged, or an *AbandonedError
-// when ctx ended first: see the package documentation, the payment then
-// continues in the background and stays recorded. If ctx is already done,
-// nothing is submitted.
-func (c *Client) Submit(ctx context.Context, p Payment) (*Result, error) {
-	for what, s := range map[string]string{"order id": p.OrderID, "idempotency key": p.IdempotencyKey, "path": p.Path} {
-		if strings.IndexByte(s, 0) >= 0 {
-			return nil, invalid(what)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("payretry: submit of order %q not started: %w", p.OrderID, err)
-	}
-	// C copies: the call may outlive this function (and the caller's Body).
-	order, key, path := cString(p.OrderID, false), cString(p.IdempotencyKey, true), cString(p.Path, true)
-	var body unsafe.Pointer
-	if len(p.Body) > 0 {
-		body = C.CBytes(p.Body)
-	}
-	n, dl := C.size_t(len(p.Body)), deadlineMS(ctx)
-	free := func() {
-		for _, m := range []unsafe.Pointer{unsafe.Pointer(order), unsafe.Pointer(key), unsafe.Pointer(path), body} {
-			C.free(m)
-		}
-	}
-	res, done, err := call(ctx, c, DeadlineGrace, func(ptr *C.pay_client) (*Result, error) {
-		defer free()
-		var r *C.pay_result
-		var e C.gopay_err
-		if rc := C.gopay_submit(&r, ptr, order, body, n, key, path, dl, &e); rc != 0 {
-			return nil, cError(rc, &e)
-		}
-		return newResult(r), nil
-	})
-	if errors.Is(err, ErrClosed) {
-		free()
-	}
-	if !done {
-		return nil, &AbandonedError{Op: "submit", OrderID: p.OrderID, Err: ctx.Err()}
-	}
-	return res, err
-}
-
 // Query asks the provider (or the ledger, when the payment is settled) what
 // happened to one submitted payment, and records the answer. ErrNotFound
 // when the order is not in the ledger.
@@ -444,7 +410,7 @@ func (c *Client) Query(ctx context.Context, orderID string) (*Result, error) {
 	if !done {
 		return nil, &AbandonedError{Op: "query", OrderID: orderID, Err: ctx.Err()}
 	}
-	return res, err
+	return c.s.attachRefusal(orderID, res, err)
 }
 
 // bodySource is the payload of Reconcile's body callback.

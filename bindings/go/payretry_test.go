@@ -1,7 +1,6 @@
 package payretry_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"runtime"
 	"strings"
@@ -45,40 +43,13 @@ func runTests(m *testing.M) int {
 	if skipReason != "" {
 		return m.Run()
 	}
-	sim := exec.Command(os.Getenv("PAYRETRY_SIM"), "--port", "0", "--api-key", apiKey,
-		"--threads", "4", "--slow-ms", "3000")
-	sim.Stderr = os.Stderr
-	stdout, err := sim.StdoutPipe()
-	if err == nil {
-		err = sim.Start()
-	}
+	url, stop, err := startSim("--api-key", apiKey, "--threads", "4", "--slow-ms", "3000")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting payretry-sim: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() {
-		_ = sim.Process.Kill()
-		_ = sim.Wait()
-	}()
-	addr := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if mm := re.FindStringSubmatch(sc.Text()); mm != nil {
-				addr <- mm[1]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout) // keep draining
-	}()
-	select {
-	case a := <-addr:
-		simURL = "http://" + a
-	case <-time.After(10 * time.Second):
-		fmt.Fprintln(os.Stderr, "payretry-sim did not print 'listening on' within 10 s")
-		return 1
-	}
+	defer stop()
+	simURL = url
 	return m.Run()
 }
 
