@@ -85,6 +85,11 @@ int gopay_ledger_get(pay_buf *out, pay_client *client, const char *order_id, gop
   return gopay_fail(pay_ledger_get(out, client, order_id), err);
 }
 
+int gopay_ledger_list(pay_buf *out, pay_client *client, const char *state, int64_t updated_before_unix_ms,
+                      uint32_t limit, gopay_err *err) {
+  return gopay_fail(pay_ledger_list(out, client, state, updated_before_unix_ms, limit), err);
+}
+
 int gopay_stats(pay_buf *out, const pay_client *client, gopay_err *err) {
   return gopay_fail(pay_client_stats(out, client), err);
 }

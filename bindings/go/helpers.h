@@ -30,6 +30,8 @@ int gopay_submit_async(pay_client *client, const char *order_id, const void *bod
 int gopay_query(pay_result **out, pay_client *client, const char *order_id, gopay_err *err);
 int gopay_reconcile(pay_buf *out, pay_client *client, uintptr_t body_handle, gopay_err *err);
 int gopay_ledger_get(pay_buf *out, pay_client *client, const char *order_id, gopay_err *err);
+int gopay_ledger_list(pay_buf *out, pay_client *client, const char *state, int64_t updated_before_unix_ms,
+                      uint32_t limit, gopay_err *err);
 int gopay_stats(pay_buf *out, const pay_client *client, gopay_err *err);
 
 #endif

@@ -127,11 +127,16 @@ type Result struct {
 	IdempotencyKey    string
 	ProviderPaymentID string
 	ProviderStatus    string
-	Attempts          int
-	FromLedger        bool   // read from the ledger; nothing was sent
-	Error             string // why, when not plainly SUCCEEDED ("deadline", "declined: ...")
-	JSON              string // the whole result as JSON (without the body)
-	HookErr           error  // the request hook's error when its refusal ended the call, else nil
+	Attempts          int           // how many were sent; AttemptLog says how each went
+	FromLedger        bool          // read from the ledger; nothing was sent
+	Queried           bool          // a lookup at the provider decided it
+	Recorded          bool          // the ledger holds this outcome (else LedgerError says why not)
+	LedgerError       string        // why the outcome could not be recorded, when it could not
+	Error             string        // why, when not plainly SUCCEEDED ("deadline", "declined: ...")
+	Elapsed           time.Duration // from the call to its answer
+	AttemptLog        []Attempt     // one per attempt, in order
+	JSON              string        // the whole result as JSON (without the body)
+	HookErr           error         // the request hook's error when its refusal ended the call, else nil
 }
 
 // Report is what Reconcile did.
@@ -328,6 +333,7 @@ func call[T any](ctx context.Context, c *Client, grace time.Duration, fn func(*C
 	return zero, false, nil
 }
 
+// newResult copies a C result into Go values and frees it.
 func newResult(r *C.pay_result) *Result {
 	defer C.pay_result_free(r)
 	var n C.size_t
@@ -348,6 +354,11 @@ func newResult(r *C.pay_result) *Result {
 	if body != nil && n > 0 {
 		res.Body = C.GoBytes(unsafe.Pointer(body), C.int(n))
 	}
+	// The JSON is the library's own, written by the same code for every
+	// result. Should it ever not decode, the typed detail stays empty and
+	// JSON still holds it: an error here would read as "nothing was sent"
+	// for a payment that may have been charged.
+	_ = res.decodeDetail()
 	return res
 }
 
@@ -490,9 +501,9 @@ func (c *Client) sync(fn func(*C.pay_client) (string, error)) (string, error) {
 	return fn(ptr)
 }
 
-// LedgerGet returns the ledger's record of one payment as JSON:
-// {"payment": {...}, "attempts": [...]}. ErrNotFound when there is none.
-func (c *Client) LedgerGet(orderID string) (json.RawMessage, error) {
+// LedgerGet returns the ledger's record of one payment: its row and every
+// attempt and lookup. ErrNotFound when there is none.
+func (c *Client) LedgerGet(orderID string) (*LedgerRecord, error) {
 	if strings.IndexByte(orderID, 0) >= 0 {
 		return nil, invalid("order id")
 	}
@@ -509,11 +520,55 @@ func (c *Client) LedgerGet(orderID string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.RawMessage(js), nil
+	rec := &LedgerRecord{JSON: js}
+	if err := json.Unmarshal([]byte(js), rec); err != nil {
+		return nil, fmt.Errorf("payretry: decoding the ledger record of order %q: %w", orderID, err)
+	}
+	return rec, nil
 }
 
-// Stats returns the client's counters as JSON.
-func (c *Client) Stats() (json.RawMessage, error) {
+// LedgerFilter selects the payments LedgerList returns.
+type LedgerFilter struct {
+	State         string    // "PENDING", "IN_FLIGHT", "SUCCEEDED", "FAILED", "UNKNOWN"; "": all
+	UpdatedBefore time.Time // zero: no limit
+	Limit         int       // 0: 1000
+}
+
+// LedgerList returns the ledger's payments that match f, oldest update
+// first. An unknown State is an *Error matching ErrInvalid.
+func (c *Client) LedgerList(f LedgerFilter) ([]LedgerPayment, error) {
+	if strings.IndexByte(f.State, 0) >= 0 {
+		return nil, invalid("state")
+	}
+	if f.Limit < 0 || f.Limit > math.MaxUint32 {
+		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("limit %d is out of range (0 to %d)", f.Limit, uint32(math.MaxUint32))}
+	}
+	var before int64
+	if !f.UpdatedBefore.IsZero() {
+		before = f.UpdatedBefore.UnixMilli()
+	}
+	js, err := c.sync(func(ptr *C.pay_client) (string, error) {
+		state := cString(f.State, true)
+		defer C.free(unsafe.Pointer(state))
+		var b C.pay_buf
+		var e C.gopay_err
+		if rc := C.gopay_ledger_list(&b, ptr, state, C.int64_t(before), C.uint32_t(f.Limit), &e); rc != 0 {
+			return "", cError(rc, &e)
+		}
+		return takeBuf(&b), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var list []LedgerPayment
+	if err := json.Unmarshal([]byte(js), &list); err != nil {
+		return nil, fmt.Errorf("payretry: decoding the ledger list: %w", err)
+	}
+	return list, nil
+}
+
+// Stats returns the client's counters.
+func (c *Client) Stats() (*Stats, error) {
 	js, err := c.sync(func(ptr *C.pay_client) (string, error) {
 		var b C.pay_buf
 		var e C.gopay_err
@@ -525,5 +580,9 @@ func (c *Client) Stats() (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.RawMessage(js), nil
+	st := &Stats{JSON: js}
+	if err := json.Unmarshal([]byte(js), st); err != nil {
+		return nil, fmt.Errorf("payretry: decoding the stats: %w", err)
+	}
+	return st, nil
 }

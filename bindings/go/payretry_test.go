@@ -180,12 +180,23 @@ func TestSubmitSucceeds(t *testing.T) {
 		t.Fatalf("resubmit: %+v", again)
 	}
 	rec, err := c.LedgerGet(order)
-	if err != nil || !strings.Contains(string(rec), `"SUCCEEDED"`) {
-		t.Fatalf("LedgerGet: %s, %v", rec, err)
+	if err != nil {
+		t.Fatalf("LedgerGet: %v", err)
+	}
+	if p := rec.Payment; p.OrderID != order || p.State != "SUCCEEDED" || p.IdempotencyKey != r.IdempotencyKey ||
+		p.Attempts != 1 || p.ProviderPaymentID != r.ProviderPaymentID || p.CreatedAt.Time().IsZero() {
+		t.Fatalf("LedgerGet: %+v", rec.Payment)
+	}
+	if len(rec.Attempts) != 1 || rec.Attempts[0].Kind != "send" || rec.Attempts[0].HTTPStatus != 200 || !json.Valid([]byte(rec.JSON)) {
+		t.Fatalf("LedgerGet attempts: %+v (%s)", rec.Attempts, rec.JSON)
 	}
 	stats, err := c.Stats()
-	if err != nil || !json.Valid(stats) {
-		t.Fatalf("Stats: %s, %v", stats, err)
+	if err != nil {
+		t.Fatalf("Stats: %v", err)
+	}
+	// Two SUCCEEDED outcomes (the resubmit's from the ledger), one attempt sent.
+	if stats.Attempts != 1 || stats.Outcomes["SUCCEEDED"] != 2 || !json.Valid([]byte(stats.JSON)) {
+		t.Fatalf("Stats: %+v (%s)", stats, stats.JSON)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -202,6 +213,19 @@ func TestLostResponseThenSuccessChargesOnce(t *testing.T) {
 	r := submit(t, c, order)
 	if r.Outcome != payretry.Succeeded || r.Attempts != 2 {
 		t.Fatalf("got %v after %d attempts: %s", r.Outcome, r.Attempts, r.JSON)
+	}
+	// The typed attempts: the first lost (may have been processed), then a
+	// replayed success of the same key after a backoff.
+	if len(r.AttemptLog) != 2 || !r.Recorded || r.Elapsed <= 0 {
+		t.Fatalf("detail: %+v", r)
+	}
+	first, second := r.AttemptLog[0], r.AttemptLog[1]
+	if first.Number != 1 || first.HTTPStatus != 0 || first.TransportError == "" || !first.MayHaveProcessed ||
+		first.DelayMS <= 0 || first.StartedUnixMS.Time().IsZero() {
+		t.Errorf("attempt 1: %+v", first)
+	}
+	if second.Number != 2 || second.HTTPStatus != 200 || !second.Replayed {
+		t.Errorf("attempt 2: %+v", second)
 	}
 	if n := charges(t, order); n != 1 {
 		t.Fatalf("charges = %d", n)
