@@ -33,6 +33,7 @@ func startSim(args ...string) (string, func(), error) {
 	}
 	addr := make(chan string, 1)
 	go func() {
+		defer close(addr) // at EOF: the simulator exited without listening
 		re := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
@@ -44,7 +45,11 @@ func startSim(args ...string) (string, func(), error) {
 		_, _ = io.Copy(io.Discard, stdout) // keep draining
 	}()
 	select {
-	case a := <-addr:
+	case a, ok := <-addr:
+		if !ok {
+			stop()
+			return "", nil, fmt.Errorf("payretry-sim %v exited before printing 'listening on'", args)
+		}
 		return "http://" + a, stop, nil
 	case <-time.After(10 * time.Second):
 		stop()
