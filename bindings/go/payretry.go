@@ -9,20 +9,32 @@
 // pkg-config. A Client is safe for concurrent use; Results are plain Go
 // values copied out of the C results, which are freed at once.
 //
+// # Threads
+//
+// Submit and SubmitBatch run payments on the client's engine threads
+// (pay_submit_async): libcurl's multi interface keeps them all in flight
+// over a bounded pool of connections, and the calling goroutine parks on a
+// channel until the done callback hands over the answer. No OS thread is
+// held per payment in flight: 1,000 concurrent Submits add the library's
+// engine threads ("engine_threads", one per core by default) to the
+// process, not 1,000 threads. Query and Reconcile block a thread in C for
+// their duration. The request hook and the log function run on the engine
+// threads for payments, so every payment in flight waits while they run.
+//
 // # Cancellation
 //
-// Submit, Query and Reconcile block in C. They run the C call on a
-// goroutine and wait for it or for ctx, whichever ends first. When ctx ends
-// first the call returns an *AbandonedError (wrapping ctx.Err()), but only
-// the wait is abandoned: a payment is never lost. The C call finishes in the
-// background, its result is freed, and its outcome stays in the ledger, so a
-// later Submit of the same order returns it (or IN_PROGRESS while the
-// background call still runs, or resumes it with the same key and bytes if
-// it is UNKNOWN), and Query reads it. A ctx deadline is also passed to the
-// engine as the payment's deadline (the smaller of it and the configured
-// one), so a deadline normally ends with the engine's own UNKNOWN or FAILED
-// Result rather than an error: Submit waits up to DeadlineGrace past the
-// ctx deadline for it. Close waits for background calls to finish.
+// When ctx ends before the answer, the call returns an *AbandonedError
+// (wrapping ctx.Err()), but only the wait is abandoned: a payment is never
+// lost. The payment goes on to its end on the engine thread (or the C call
+// of Query or Reconcile in the background), its result is freed, and its
+// outcome stays in the ledger, so a later Submit of the same order returns
+// it (or IN_PROGRESS while it still runs, or resumes it with the same key
+// and bytes if it is UNKNOWN), and Query reads it. A ctx deadline is also
+// passed to the engine as the payment's deadline (the smaller of it and the
+// configured one), so a deadline normally ends with the engine's own UNKNOWN
+// or FAILED Result rather than an error: Submit waits up to DeadlineGrace
+// past the ctx deadline for it. Close waits for every payment started and
+// every call still running.
 package payretry
 
 /*
