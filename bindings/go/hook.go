@@ -10,6 +10,7 @@ package payretry
 import "C"
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -151,4 +152,33 @@ func (st *clientState) attachRefusal(orderID string, res *Result, err error) (*R
 		res.HookErr = st.hook.take(orderID)
 	}
 	return res, err
+}
+
+// collectRefusals takes the hook's refusals of the orders a reconcile
+// report names.
+func (st *clientState) collectRefusals(rep *Report) map[string]error {
+	if st.hook == nil {
+		return nil
+	}
+	var refusals map[string]error
+	take := func(orderID string) {
+		if err := st.hook.take(orderID); err != nil {
+			if refusals == nil {
+				refusals = map[string]error{}
+			}
+			refusals[orderID] = err
+		}
+	}
+	for _, p := range rep.Payments {
+		var named struct {
+			OrderID string `json:"order_id"`
+		}
+		if json.Unmarshal(p, &named) == nil {
+			take(named.OrderID)
+		}
+	}
+	for _, f := range rep.Failures {
+		take(f.OrderID)
+	}
+	return refusals
 }

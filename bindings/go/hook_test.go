@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	payretry "github.com/payretry/payretry/bindings/go"
@@ -140,5 +142,40 @@ func TestRequestHookHeadersRules(t *testing.T) {
 	}
 	if err := kept.Add("X-Late", "v"); !errors.Is(err, payretry.ErrInvalid) {
 		t.Errorf("Add after the hook returned: %v", err)
+	}
+}
+
+// Lookups go through the hook too; a refused one leaves the payment UNKNOWN
+// and the caller gets the hook's error (Query's Result, Reconcile's report).
+func TestRequestHookRefusingLookupsLeavesThePaymentUnknown(t *testing.T) {
+	need(t)
+	base := startTestSim(t, "--profile", "checkout_com", "--api-key", apiKey)
+	var lookups atomic.Int64
+	c := newClient(t, config(t, nil, map[string]any{"provider": "checkout_com", "base_url": base, "create_path": "/payments"}),
+		payretry.WithRequestHook(func(info payretry.AttemptInfo, _ *payretry.Headers) error {
+			if info.Method == "GET" {
+				lookups.Add(1)
+				if !strings.HasPrefix(info.Path, "/payments?reference=") || len(info.Body) != 0 {
+					return fmt.Errorf("unexpected lookup %s %s", info.Method, info.Path)
+				}
+				return errNoSigningKey
+			}
+			return nil
+		}))
+	order := newOrder(t)
+	scriptAt(t, base, order, "lost_response")
+	if r := submit(t, c, order); r.Outcome != payretry.Unknown {
+		t.Fatalf("got %v: %s", r.Outcome, r.JSON)
+	}
+	q, err := c.Query(context.Background(), order)
+	if err != nil || q.Outcome != payretry.Unknown || !errors.Is(q.HookErr, errNoSigningKey) {
+		t.Fatalf("Query: %+v, %v", q, err)
+	}
+	rep, err := c.Reconcile(context.Background(), nil)
+	if err != nil || rep.Unknown != 1 || !errors.Is(rep.HookErrs[order], errNoSigningKey) {
+		t.Fatalf("Reconcile: %+v, %v", rep, err)
+	}
+	if lookups.Load() < 2 {
+		t.Fatalf("the hook saw %d lookups, want one per Query and Reconcile at least", lookups.Load())
 	}
 }

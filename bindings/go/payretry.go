@@ -161,6 +161,7 @@ type Report struct {
 	Errors     int                `json:"errors"`
 	Payments   []json.RawMessage  `json:"payments"`
 	Failures   []ReconcileFailure `json:"failures"`
+	HookErrs   map[string]error   `json:"-"` // order id -> the request hook's error, for lookups it refused
 	JSON       string             `json:"-"` // the report as the library wrote it
 }
 
@@ -492,6 +493,7 @@ func (c *Client) Reconcile(ctx context.Context, bodyFor func(orderID string) ([]
 	if err := json.Unmarshal([]byte(js), &rep); err != nil {
 		return rep, fmt.Errorf("payretry: decoding the reconcile report: %w", err)
 	}
+	rep.HookErrs = c.s.collectRefusals(&rep)
 	if src != nil {
 		src.mu.Lock()
 		defer src.mu.Unlock()

@@ -112,8 +112,14 @@ func slowClient(t *testing.T) *payretry.Client {
 
 func script(t *testing.T, order string, faults ...string) {
 	t.Helper()
+	scriptAt(t, simURL, order, faults...)
+}
+
+// scriptAt scripts the faults of one order at the simulator at base.
+func scriptAt(t *testing.T, base, order string, faults ...string) {
+	t.Helper()
 	b, _ := json.Marshal(map[string]any{"order_id": order, "faults": faults})
-	resp, err := http.Post(simURL+"/__admin/script", "application/json", bytes.NewReader(b))
+	resp, err := http.Post(base+"/__admin/script", "application/json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
