@@ -126,7 +126,7 @@ func (s *hookSink) run(headers *C.pay_headers, info *C.pay_attempt_info) (rc C.i
 	defer func() {
 		h.ptr = nil // the C handle dies with this call
 		if p := recover(); p != nil {
-			s.refuse(a.OrderID, fmt.Errorf("payretry: request hook panicked: %v", p))
+			s.refuse(a.OrderID, fmt.Errorf("request hook panicked: %v", p))
 			rc = 1
 		}
 	}()
