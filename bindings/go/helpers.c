@@ -53,16 +53,35 @@ int gopay_headers_add(pay_headers *headers, const char *name, const char *value,
 }
 
 int gopay_submit_async(pay_client *client, const char *order_id, const void *body, size_t body_len,
-                       const char *key, const char *path, uint32_t deadline_ms, uintptr_t done_handle,
-                       gopay_err *err) {
+                       const char *key, const char *path, uint32_t deadline_ms, char **header_names,
+                       char **header_values, size_t header_count, const char *traceparent,
+                       uintptr_t done_handle, gopay_err *err) {
+  /* The options are read during the call only: the headers live until it returns. */
+  pay_header *headers = NULL;
+  if (header_count > 0) {
+    headers = calloc(header_count, sizeof *headers);
+    if (!headers) {
+      err->code = PAY_ENOMEM;
+      snprintf(err->message, sizeof err->message, "%s", pay_strerror(PAY_ENOMEM));
+      return PAY_ENOMEM;
+    }
+    for (size_t i = 0; i < header_count; ++i) {
+      headers[i].name = header_names[i];
+      headers[i].value = header_values[i];
+    }
+  }
   pay_submit_options o;
   int rc = pay_submit_options_init(&o, PAY_SUBMIT_OPTIONS_VERSION);
   if (rc == 0) {
     o.idempotency_key = key;
     o.path = path;
     o.deadline_ms = deadline_ms;
+    o.headers = headers;
+    o.header_count = header_count;
+    o.traceparent = traceparent;
     rc = pay_submit_async(client, order_id, body, body_len, &o, gopay_done_tramp, (void *)done_handle);
   }
+  free(headers);
   return gopay_fail(rc, err);
 }
 

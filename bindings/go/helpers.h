@@ -25,8 +25,9 @@ int gopay_headers_add(pay_headers *headers, const char *name, const char *value,
  * its answer to the Go value behind done_handle (a cgo.Handle). 0: started
  * (the callback runs exactly once); else nothing was started. */
 int gopay_submit_async(pay_client *client, const char *order_id, const void *body, size_t body_len,
-                       const char *key, const char *path, uint32_t deadline_ms, uintptr_t done_handle,
-                       gopay_err *err);
+                       const char *key, const char *path, uint32_t deadline_ms, char **header_names,
+                       char **header_values, size_t header_count, const char *traceparent,
+                       uintptr_t done_handle, gopay_err *err);
 int gopay_query(pay_result **out, pay_client *client, const char *order_id, gopay_err *err);
 int gopay_reconcile(pay_buf *out, pay_client *client, uintptr_t body_handle, gopay_err *err);
 int gopay_ledger_get(pay_buf *out, pay_client *client, const char *order_id, gopay_err *err);

@@ -121,11 +121,30 @@ const (
 )
 
 // Payment is one logical payment to submit.
+//
+// Its deadline is ctx's (the smaller of it and the configured one).
 type Payment struct {
 	OrderID        string // the merchant's order id; the ledger's key
 	Body           []byte // the exact bytes of every attempt (copied before the call)
 	IdempotencyKey string // "": a fresh UUIDv4 (or the ledger's stored key)
 	Path           string // "": the profile's create path
+	// Headers are sent on every attempt of this payment (not on lookups,
+	// which the request hook can decorate), at most 64: names HTTP tokens,
+	// values printable with no CR/LF. A header payretry or the config sets
+	// (Content-Type, the idempotency key's, Authorization, the config's auth
+	// and extra headers, traceparent) is refused with ErrInvalid naming it,
+	// and nothing is sent.
+	Headers []Header
+	// Traceparent is a W3C trace context ("00-<32 hex>-<16 hex>-<2 hex>"),
+	// sent as the traceparent header on every attempt and written in each
+	// log line of the payment; "": none. A malformed one is ErrInvalid and
+	// nothing is sent.
+	Traceparent string
+}
+
+// Header is one extra request header of a Payment.
+type Header struct {
+	Name, Value string
 }
 
 // Result is what one submission or query ended as. A declined payment is a

@@ -105,16 +105,59 @@ func (p *pendingSubmit) wait(ctx context.Context, orderID string) (*Result, erro
 	return nil, &AbandonedError{Op: "submit", OrderID: orderID, Err: ctx.Err()}
 }
 
-// checkPayment refuses what C strings cannot carry, before anything starts.
+// checkPayment refuses what C strings cannot carry, before anything starts
+// (the library checks everything else).
 func checkPayment(p *Payment) error {
 	for _, f := range []struct{ what, s string }{
 		{"order id", p.OrderID}, {"idempotency key", p.IdempotencyKey}, {"path", p.Path},
+		{"traceparent", p.Traceparent},
 	} {
 		if strings.IndexByte(f.s, 0) >= 0 {
 			return invalid(f.what)
 		}
 	}
+	for _, h := range p.Headers {
+		if strings.IndexByte(h.Name, 0) >= 0 {
+			return invalid("header name")
+		}
+		if strings.IndexByte(h.Value, 0) >= 0 {
+			return invalid("value of header " + h.Name)
+		}
+	}
 	return nil
+}
+
+// cHeaders is a payment's headers as two C arrays of C strings, for
+// gopay_submit_async; free releases them.
+type cHeaders struct {
+	names, values **C.char
+	count         C.size_t
+}
+
+func newCHeaders(hs []Header) cHeaders {
+	if len(hs) == 0 {
+		return cHeaders{}
+	}
+	size := C.size_t(len(hs)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))
+	c := cHeaders{names: (**C.char)(C.malloc(size)), values: (**C.char)(C.malloc(size)), count: C.size_t(len(hs))}
+	names, values := unsafe.Slice(c.names, len(hs)), unsafe.Slice(c.values, len(hs))
+	for i, h := range hs {
+		names[i], values[i] = C.CString(h.Name), C.CString(h.Value)
+	}
+	return c
+}
+
+func (c cHeaders) free() {
+	if c.count == 0 {
+		return
+	}
+	names, values := unsafe.Slice(c.names, int(c.count)), unsafe.Slice(c.values, int(c.count))
+	for i := range names {
+		C.free(unsafe.Pointer(names[i]))
+		C.free(unsafe.Pointer(values[i]))
+	}
+	C.free(unsafe.Pointer(c.names))
+	C.free(unsafe.Pointer(c.values))
 }
 
 // start hands one payment to pay_submit_async. On success the done callback
@@ -128,10 +171,13 @@ func (c *Client) start(ctx context.Context, p *Payment) (*pendingSubmit, error) 
 	pending := &pendingSubmit{state: c.s, answer: make(chan asyncAnswer, 1)}
 	h := cgo.NewHandle(pending)
 	order, key, path := cString(p.OrderID, false), cString(p.IdempotencyKey, true), cString(p.Path, true)
+	traceparent := cString(p.Traceparent, true)
+	headers := newCHeaders(p.Headers)
 	defer func() {
-		for _, m := range []*C.char{order, key, path} {
+		for _, m := range []*C.char{order, key, path, traceparent} {
 			C.free(unsafe.Pointer(m))
 		}
+		headers.free()
 	}()
 	// The library copies the body (and the strings) before returning, so the
 	// caller's bytes are passed as they are, with no C copy.
@@ -141,7 +187,7 @@ func (c *Client) start(ctx context.Context, p *Payment) (*pendingSubmit, error) 
 	}
 	var e C.gopay_err
 	if rc := C.gopay_submit_async(ptr, order, body, C.size_t(len(p.Body)), key, path, deadlineMS(ctx),
-		C.uintptr_t(h), &e); rc != 0 {
+		headers.names, headers.values, headers.count, traceparent, C.uintptr_t(h), &e); rc != 0 {
 		h.Delete() // nothing started: the callback will never run
 		c.s.calls.Done()
 		return nil, cError(rc, &e)
