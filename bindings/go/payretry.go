@@ -219,7 +219,7 @@ type clientState struct {
 	mu         sync.Mutex
 	closed     bool
 	ptr        *C.pay_client
-	calls      sync.WaitGroup // C calls in flight, including abandoned ones
+	calls      sync.WaitGroup // C calls and started payments until answered, abandoned ones too
 	logHandle  cgo.Handle     // 0 when no logger
 	hook       *hookSink      // nil when no request hook
 	hookHandle cgo.Handle     // 0 when no request hook
@@ -323,10 +323,10 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// call runs fn on a goroutine holding the client open, and waits for it or
-// ctx. fn's value is dropped (after fn freed its C memory) when the wait is
-// abandoned. grace > 0 keeps waiting that long past a ctx deadline.
-func call[T any](ctx context.Context, c *Client, grace time.Duration, fn func(*C.pay_client) (T, error)) (T, bool, error) {
+// call runs fn, a blocking C call (Query, Reconcile), on a goroutine holding
+// the client open, and waits for it or ctx. fn's value is dropped (after fn
+// freed its C memory) when the wait is abandoned.
+func call[T any](ctx context.Context, c *Client, fn func(*C.pay_client) (T, error)) (T, bool, error) {
 	var zero T
 	ptr, err := c.s.acquire()
 	if err != nil {
@@ -352,15 +352,6 @@ func call[T any](ctx context.Context, c *Client, grace time.Duration, fn func(*C
 	case r := <-ch:
 		return r.v, true, r.err
 	default:
-	}
-	if grace > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case r := <-ch:
-			return r.v, true, r.err
-		case <-t.C:
-		}
 	}
 	return zero, false, nil
 }
@@ -438,7 +429,7 @@ func (c *Client) Query(ctx context.Context, orderID string) (*Result, error) {
 		return nil, fmt.Errorf("payretry: query of order %q not started: %w", orderID, err)
 	}
 	order := C.CString(orderID)
-	res, done, err := call(ctx, c, 0, func(ptr *C.pay_client) (*Result, error) {
+	res, done, err := call(ctx, c, func(ptr *C.pay_client) (*Result, error) {
 		defer C.free(unsafe.Pointer(order))
 		var r *C.pay_result
 		var e C.gopay_err
@@ -487,7 +478,7 @@ func (c *Client) Reconcile(ctx context.Context, bodyFor func(orderID string) ([]
 		src = &bodySource{ctx: ctx, fn: bodyFor}
 		h = cgo.NewHandle(src)
 	}
-	js, done, err := call(ctx, c, 0, func(ptr *C.pay_client) (string, error) {
+	js, done, err := call(ctx, c, func(ptr *C.pay_client) (string, error) {
 		var b C.pay_buf
 		var e C.gopay_err
 		rc := C.gopay_reconcile(&b, ptr, C.uintptr_t(h), &e)
@@ -573,7 +564,7 @@ func (c *Client) LedgerList(f LedgerFilter) ([]LedgerPayment, error) {
 	if strings.IndexByte(f.State, 0) >= 0 {
 		return nil, invalid("state")
 	}
-	if f.Limit < 0 || f.Limit > math.MaxUint32 {
+	if f.Limit < 0 || uint64(f.Limit) > math.MaxUint32 {
 		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("limit %d is out of range (0 to %d)", f.Limit, uint32(math.MaxUint32))}
 	}
 	var before int64
