@@ -33,12 +33,12 @@ func osThreads() (int, error) {
 
 // A thousand Submits in flight together must not hold a thousand OS threads:
 // they wait on the engine threads, not in C. The simulator answers each
-// request 2 s after it arrived, so a run that ends within twice that had
+// request 3 s after it arrived, so a run that ends within twice that had
 // every payment in flight at once (each one started before the first could
 // end); the thread count is sampled all along.
 func TestThousandSubmitsInFlightHoldFewOSThreads(t *testing.T) {
 	need(t)
-	const payments, latency, threadLimit = 1000, 2 * time.Second, 64
+	const payments, latency, threadLimit = 1000, 3 * time.Second, 64
 	base := startTestSim(t, "--api-key", apiKey, "--threads", "2",
 		"--latency-ms", strconv.Itoa(int(latency/time.Millisecond)))
 	cfg := config(t, map[string]any{"max_attempts": 1, "attempt_timeout_ms": 15000, "connect_timeout_ms": 5000,
