@@ -3,8 +3,12 @@ package payretry_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	payretry "github.com/payretry/payretry/bindings/go"
 )
@@ -83,5 +87,42 @@ func TestLedgerListFiltersByState(t *testing.T) {
 	_, err = c.LedgerList(payretry.LedgerFilter{State: "LOST"})
 	if !errors.Is(err, payretry.ErrInvalid) || !strings.Contains(err.Error(), "state must be") {
 		t.Fatalf("unknown state: %v", err)
+	}
+}
+
+// concurrencyProbe is a Stripe-shaped provider that holds each create 100 ms
+// and records how many it held at once.
+type concurrencyProbe struct {
+	now, most atomic.Int64
+}
+
+func (p *concurrencyProbe) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	n := p.now.Add(1)
+	defer p.now.Add(-1)
+	for m := p.most.Load(); n > m && !p.most.CompareAndSwap(m, n); m = p.most.Load() {
+	}
+	time.Sleep(100 * time.Millisecond)
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"id":"pi_1","object":"payment_intent","status":"succeeded"}`))
+}
+
+func TestSubmitBatchKeepsAtMostMaxInFlight(t *testing.T) {
+	need(t)
+	probe := &concurrencyProbe{}
+	srv := httptest.NewServer(probe)
+	defer srv.Close()
+	c := newClient(t, config(t, nil, map[string]any{"base_url": srv.URL}))
+	payments := make([]payretry.Payment, 8)
+	for i := range payments {
+		order := newOrder(t)
+		payments[i] = payretry.Payment{OrderID: order, Body: body(order)}
+	}
+	for i, r := range c.SubmitBatch(context.Background(), payments, 3) {
+		if r.Err != nil || r.Result.Outcome != payretry.Succeeded {
+			t.Fatalf("payment %d: %+v", i, r)
+		}
+	}
+	if most := probe.most.Load(); most != 3 {
+		t.Fatalf("the provider held %d requests at once, want 3 (maxInFlight)", most)
 	}
 }
