@@ -109,6 +109,14 @@ int gopay_ledger_list(pay_buf *out, pay_client *client, const char *state, int64
   return gopay_fail(pay_ledger_list(out, client, state, updated_before_unix_ms, limit), err);
 }
 
+int gopay_metrics(pay_buf *out, const pay_client *client, gopay_err *err) {
+  return gopay_fail(pay_client_metrics(out, client), err);
+}
+
+int gopay_reopen_log(pay_client *client, gopay_err *err) {
+  return gopay_fail(pay_client_reopen_log(client), err);
+}
+
 int gopay_stats(pay_buf *out, const pay_client *client, gopay_err *err) {
   return gopay_fail(pay_client_stats(out, client), err);
 }

@@ -33,6 +33,8 @@ int gopay_reconcile(pay_buf *out, pay_client *client, uintptr_t body_handle, gop
 int gopay_ledger_get(pay_buf *out, pay_client *client, const char *order_id, gopay_err *err);
 int gopay_ledger_list(pay_buf *out, pay_client *client, const char *state, int64_t updated_before_unix_ms,
                       uint32_t limit, gopay_err *err);
+int gopay_metrics(pay_buf *out, const pay_client *client, gopay_err *err);
+int gopay_reopen_log(pay_client *client, gopay_err *err);
 int gopay_stats(pay_buf *out, const pay_client *client, gopay_err *err);
 
 #endif

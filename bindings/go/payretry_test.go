@@ -200,8 +200,9 @@ func TestSubmitSucceeds(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Stats: %v", err)
 	}
-	// Two SUCCEEDED outcomes (the resubmit's from the ledger), one attempt sent.
-	if stats.Attempts != 1 || stats.Outcomes["SUCCEEDED"] != 2 || !json.Valid([]byte(stats.JSON)) {
+	// One run, one attempt; the resubmit was answered from the ledger.
+	if stats.Attempts != 1 || stats.Outcomes["SUCCEEDED"] != 1 || stats.LedgerAnswers["SUCCEEDED"] != 1 ||
+		stats.InFlight != 0 || !json.Valid([]byte(stats.JSON)) {
 		t.Fatalf("Stats: %+v (%s)", stats, stats.JSON)
 	}
 	mu.Lock()

@@ -63,7 +63,11 @@ type Stats struct {
 	Attempts           int64            `json:"attempts"`
 	Retries            int64            `json:"retries"`
 	RetriesByReason    map[string]int64 `json:"retries_by_reason"`
-	Outcomes           map[string]int64 `json:"outcomes"` // by Outcome name: "SUCCEEDED", "FAILED", ...
+	Outcomes           map[string]int64 `json:"outcomes"`       // payment runs by outcome ("SUCCEEDED", ...)
+	LedgerAnswers      map[string]int64 `json:"ledger_answers"` // submissions answered from the ledger, by outcome
+	Settlements        map[string]int64 `json:"settlements"`    // payments a lookup examined, by the outcome it left
+	LookupAttempts     int64            `json:"lookup_attempts"`
+	InFlight           int64            `json:"in_flight"` // payments running now
 	BudgetExhausted    int64            `json:"budget_exhausted"`
 	BudgetTokens       int64            `json:"budget_tokens"`
 	ReplaysBlocked     int64            `json:"replays_blocked"`
