@@ -15,6 +15,26 @@
 //! A declined or undetermined payment is data on [`PayResult`], not an
 //! [`Error`]: an `Err` means the call itself could not do its job.
 //!
+//! A request hook signs (or otherwise decorates) every attempt and every
+//! status lookup; per-payment settings travel in [`SubmitOptions`]:
+//!
+//! ```no_run
+//! use payretry::{AttemptInfo, Client, Headers, SubmitOptions};
+//! use std::time::Duration;
+//!
+//! # let config_json = "{}";
+//! let client = Client::builder(config_json)
+//!     .request_hook(|info: &AttemptInfo<'_>, headers: &mut Headers<'_>| {
+//!         let stamp = format!("{} {} {}", info.method, info.request_target(), info.unix_time_ms);
+//!         headers.add("X-Request-Stamp", &stamp)
+//!     })
+//!     .build()?;
+//! let opts = SubmitOptions::new().deadline(Duration::from_secs(5));
+//! let r = client.submit_with("order-42", br#"{"amount":1000}"#, &opts)?;
+//! # let _ = r;
+//! # Ok::<(), payretry::Error>(())
+//! ```
+//!
 //! With the cargo feature `serde`, the JSON the library writes (results
 //! with their attempts, counters, reconcile reports, ledger records) is
 //! also available as typed structs (the [`report`] module).
@@ -48,3 +68,13 @@ pub fn version() -> &'static str {
     // SAFETY: pay_version returns a static string.
     unsafe { ffi_util::borrowed(sys::pay_version()) }.unwrap_or("?")
 }
+
+/// What the API promises about threads, checked when the crate compiles.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    const fn send<T: Send>() {}
+    send_sync::<Client>();
+    send_sync::<PayResult>();
+    send_sync::<Error>();
+    send::<SubmitFuture>();
+};
