@@ -145,6 +145,19 @@ impl Sim {
         )
     }
 
+    /// A configuration of `provider` (the simulator's `--profile`) with its
+    /// own create path, the same fast retry settings and a memory ledger.
+    pub fn provider_config(&self, provider: &str) -> String {
+        format!(
+            r#"{{"provider":"{provider}","base_url":"http://{}","auth":{{"bearer":"{API_KEY}"}},
+               "ledger":"memory:","not_found_grace_ms":0,
+               "retry":{{"max_attempts":4,"connect_timeout_ms":300,"attempt_timeout_ms":300,
+                         "deadline_ms":6000,"backoff_base_ms":20,"backoff_cap_ms":200,
+                         "min_attempt_ms":50,"jitter_seed":7}}}}"#,
+            self.addr
+        )
+    }
+
     pub fn client(&self) -> Client {
         Client::new(&self.config("")).expect("Client::new")
     }
