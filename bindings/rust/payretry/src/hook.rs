@@ -116,11 +116,20 @@ pub(crate) fn take_refusal(order_id: &str) -> Option<String> {
     })
 }
 
-/// Adds the hook's own words to a `PAY_EHOOK` error of `order_id`.
+/// What the trampoline returns to refuse; the library's message then ends
+/// with "returned 1", which [`explain`] replaces by the hook's own words.
+const REFUSED: c_int = 1;
+
+/// Puts the hook's own words in a `PAY_EHOOK` error of `order_id`
+/// ("request hook: returned 1" becomes "request hook: <why>").
 pub(crate) fn explain(mut error: Error, order_id: &str) -> Error {
     if error.code == sys::PAY_EHOOK {
         if let Some(why) = take_refusal(order_id) {
-            error.message = format!("{}: {why}", error.message);
+            let code_text = format!("returned {REFUSED}");
+            error.message = match error.message.strip_suffix(&code_text) {
+                Some(prefix) => format!("{prefix}{why}"),
+                None => format!("{}: {why}", error.message),
+            };
         }
     }
     error
@@ -214,8 +223,8 @@ pub(crate) unsafe extern "C" fn trampoline(
                     *slot = Some(refusal);
                 }
             });
-            1
+            REFUSED
         }
-        Err(_) => 1,
+        Err(_) => REFUSED,
     }
 }
