@@ -41,6 +41,10 @@ impl Shared {
 /// whether or not this future is polled. Dropping the future does not cancel
 /// the payment; it only drops its answer (a later `submit` of the same order
 /// reads it from the ledger). Resolves to what `submit` would have returned.
+///
+/// The task is woken from the library's engine thread, whose done callback
+/// must not wait: the waker should schedule the task (as executors do), not
+/// poll it inline there.
 #[must_use = "the payment runs anyway; without awaiting this its answer is lost"]
 pub struct SubmitFuture {
     state: State,
