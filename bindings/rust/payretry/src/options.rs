@@ -22,6 +22,8 @@ pub struct SubmitOptions {
     idempotency_key: Option<String>,
     path: Option<String>,
     deadline: Option<Duration>,
+    headers: Vec<(String, String)>,
+    traceparent: Option<String>,
 }
 
 impl SubmitOptions {
@@ -50,6 +52,26 @@ impl SubmitOptions {
         self
     }
 
+    /// Adds a header to every attempt of this payment (not to its lookups).
+    /// Names must be HTTP tokens and values printable without CR or LF, at
+    /// most 64 headers; the headers payretry owns (the idempotency key,
+    /// authentication, `Content-Type`, `traceparent`) cannot be set here.
+    /// A refused header fails the submission with `InvalidArgument` naming
+    /// it, and nothing is sent.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> SubmitOptions {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// The W3C trace context of this payment,
+    /// `00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>`: sent as
+    /// `traceparent` on every attempt and written in each log line of the
+    /// payment. A malformed one fails the submission with `InvalidArgument`.
+    pub fn traceparent(mut self, traceparent: impl Into<String>) -> SubmitOptions {
+        self.traceparent = Some(traceparent.into());
+        self
+    }
+
     /// The C form, with the strings it points to.
     pub(crate) fn to_c(&self) -> Result<CSubmitOptions, Error> {
         let deadline_ms = match self.deadline {
@@ -60,6 +82,25 @@ impl SubmitOptions {
             // Round up, so that a sub-millisecond deadline is not "none" (0).
             Some(d) => u32::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap_or(u32::MAX),
         };
+        let headers = self
+            .headers
+            .iter()
+            .map(|(name, value)| {
+                Ok((
+                    cstring(name, "header name")?,
+                    cstring(value, "header value")?,
+                ))
+            })
+            .collect::<Result<Vec<_>, Error>>()?;
+        // Points into `headers`' heap strings, which stay put when the
+        // CSubmitOptions moves.
+        let c_headers = headers
+            .iter()
+            .map(|(name, value)| sys::pay_header {
+                name: name.as_ptr(),
+                value: value.as_ptr(),
+            })
+            .collect();
         Ok(CSubmitOptions {
             idempotency_key: self
                 .idempotency_key
@@ -72,6 +113,13 @@ impl SubmitOptions {
                 .map(|p| cstring(p, "path"))
                 .transpose()?,
             deadline_ms,
+            _header_strings: headers,
+            c_headers,
+            traceparent: self
+                .traceparent
+                .as_deref()
+                .map(|t| cstring(t, "traceparent"))
+                .transpose()?,
         })
     }
 }
@@ -82,6 +130,10 @@ pub(crate) struct CSubmitOptions {
     idempotency_key: Option<CString>,
     path: Option<CString>,
     deadline_ms: u32,
+    /// Owns the strings `c_headers` points to (only kept alive, never read).
+    _header_strings: Vec<(CString, CString)>,
+    c_headers: Vec<sys::pay_header>,
+    traceparent: Option<CString>,
 }
 
 impl CSubmitOptions {
@@ -95,6 +147,16 @@ impl CSubmitOptions {
                 .map_or(ptr::null(), |k| k.as_ptr()),
             path: self.path.as_ref().map_or(ptr::null(), |p| p.as_ptr()),
             deadline_ms: self.deadline_ms,
+            headers: if self.c_headers.is_empty() {
+                ptr::null()
+            } else {
+                self.c_headers.as_ptr()
+            },
+            header_count: self.c_headers.len(),
+            traceparent: self
+                .traceparent
+                .as_ref()
+                .map_or(ptr::null(), |t| t.as_ptr()),
         }
     }
 }

@@ -221,53 +221,61 @@ pub fn block_on<F: Future>(future: F) -> F::Output {
     }
 }
 
-/// A one-request HTTP server on 127.0.0.1: answers the first request with a
-/// Stripe-shaped success and hands over its head (request line and headers,
-/// names as sent) through the receiver. For what the simulator does not
-/// report back, such as the extra headers of a request.
+/// A small HTTP server on 127.0.0.1 that reads requests one connection at
+/// a time, hands over each request's head (request line and headers, names
+/// as sent) through `heads`, closes the first `lost` connections without an
+/// answer (a lost response, as the client sees it), then answers one with a
+/// Stripe-shaped success and stops. For what the simulator does not report
+/// back, such as the extra headers of every attempt.
 pub struct Capture {
     pub addr: String,
-    pub head: mpsc::Receiver<String>,
+    pub heads: mpsc::Receiver<String>,
 }
 
-pub fn capture_one_request() -> Capture {
+pub fn capture_requests(lost: usize) -> Capture {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let (tx, rx) = mpsc::channel();
     thread::spawn(move || {
-        let Ok((stream, _)) = listener.accept() else {
-            return;
-        };
-        stream
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        let mut reader = BufReader::new(&stream);
-        let mut head = String::new();
-        let mut content_length = 0usize;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                break;
-            }
-            if let Some((name, value)) = line.split_once(':') {
-                if name.eq_ignore_ascii_case("content-length") {
-                    content_length = value.trim().parse().unwrap_or(0);
+        for n in 0..=lost {
+            let Ok((stream, _)) = listener.accept() else {
+                return;
+            };
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let mut reader = BufReader::new(&stream);
+            let mut head = String::new();
+            let mut content_length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
                 }
+                if let Some((name, value)) = line.split_once(':') {
+                    if name.eq_ignore_ascii_case("content-length") {
+                        content_length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+                head.push_str(&line);
             }
-            head.push_str(&line);
+            let mut body = vec![0; content_length];
+            let _ = reader.read_exact(&mut body);
+            if n == lost {
+                let answer =
+                    r#"{"id":"pi_capture","object":"payment_intent","status":"succeeded"}"#;
+                let _ = write!(
+                    &stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+                     Request-Id: req_capture\r\nConnection: close\r\n\r\n{answer}",
+                    answer.len()
+                );
+            }
+            let _ = tx.send(head);
+            // Dropping the stream closes it: unanswered for the first `lost`.
         }
-        let mut body = vec![0; content_length];
-        let _ = reader.read_exact(&mut body);
-        let answer = r#"{"id":"pi_capture","object":"payment_intent","status":"succeeded"}"#;
-        let _ = write!(
-            &stream,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-             Request-Id: req_capture\r\nConnection: close\r\n\r\n{answer}",
-            answer.len()
-        );
-        let _ = tx.send(head);
     });
-    Capture { addr, head: rx }
+    Capture { addr, heads: rx }
 }
 
 /// The value of header `name` (any case) in a request head.
