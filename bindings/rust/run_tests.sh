@@ -64,4 +64,9 @@ for crate in payretry-sys payretry; do
     exit 1
   }
 done
+# Verifying payretry unpacks the payretry-sys .crate from a temporary local
+# registry into $CARGO_HOME/registry/src/-<hash of its path>/, and cargo reuses
+# a copy unpacked there before (same name and version) instead of this run's:
+# drop those copies, so that the crates verified are the ones just packaged.
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/payretry-sys-*
 "$cargo" package --workspace --allow-dirty
