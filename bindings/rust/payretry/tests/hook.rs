@@ -231,3 +231,46 @@ fn a_hook_refusing_a_later_attempt_leaves_the_payment_unknown() {
     );
     assert_eq!(sim.charges(&o), 1);
 }
+
+/// One hook, called at once from caller threads and from engine threads.
+#[test]
+fn one_hook_signs_for_many_threads_at_once() {
+    let Some(sim) = signed_sim() else { return };
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let c = Arc::new(signing_client(sim.config(""), SECRET, Arc::clone(&seen)));
+    let orders: Vec<String> = (0..16).map(|i| order(&format!("threads{i}"))).collect();
+    for o in orders.iter().step_by(3) {
+        sim.script(o, &["lost_response", "none"]);
+    }
+    let (on_threads, on_engine) = orders.split_at(8);
+    let futures: Vec<_> = on_engine
+        .iter()
+        .map(|o| c.submit_async(o, &body(o), &SubmitOptions::new()))
+        .collect();
+    let threads: Vec<_> = on_threads
+        .iter()
+        .cloned()
+        .map(|o| {
+            let c = Arc::clone(&c);
+            std::thread::spawn(move || c.submit(&o, &body(&o), None).unwrap())
+        })
+        .collect();
+    for t in threads {
+        let r = t.join().unwrap();
+        assert_eq!(r.outcome(), Outcome::Succeeded, "{}", r.json());
+    }
+    for f in futures {
+        let r = block_on(f).unwrap();
+        assert_eq!(r.outcome(), Outcome::Succeeded, "{}", r.json());
+    }
+    for o in &orders {
+        assert_eq!(sim.charges(o), 1, "{o}");
+    }
+    let hook_calls = seen.lock().unwrap().len();
+    assert!(hook_calls >= orders.len(), "{hook_calls}");
+    assert_eq!(
+        sim.stat("signed_requests"),
+        i64::try_from(hook_calls).unwrap()
+    );
+    assert_eq!(sim.stat("bad_signatures"), 0);
+}
