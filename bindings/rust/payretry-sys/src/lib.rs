@@ -258,6 +258,8 @@ extern "C" {
     pub fn pay_pending_free(pending: *mut pay_pending);
     pub fn pay_buf_dispose(buf: *mut pay_buf);
     pub fn pay_client_stats(out: *mut pay_buf, client: *const pay_client) -> c_int;
+    pub fn pay_client_metrics(out: *mut pay_buf, client: *const pay_client) -> c_int;
+    pub fn pay_client_reopen_log(client: *mut pay_client) -> c_int;
     pub fn pay_query(
         out: *mut *mut pay_result,
         client: *mut pay_client,

@@ -312,4 +312,26 @@ impl Client {
         check(unsafe { sys::pay_client_stats(&mut buf.0, self.ptr()) })?;
         Ok(buf.text())
     }
+
+    /// The client's metrics as Prometheus text (exposition format 0.0.4,
+    /// names prefixed `payretry_`): payment runs by outcome and delivery,
+    /// answers from the ledger, settlements by lookup, attempts by verdict
+    /// and reason, retries, the retry budget, payments in flight,
+    /// connections, and latency histograms. Serve it on a `/metrics`
+    /// endpoint as is.
+    pub fn metrics(&self) -> Result<String, Error> {
+        let mut buf = Buf::new();
+        // SAFETY: valid pointers for the call; thread-safe.
+        check(unsafe { sys::pay_client_metrics(&mut buf.0, self.ptr()) })?;
+        Ok(buf.text())
+    }
+
+    /// Reopens the config's log file by its path, for log rotation (after
+    /// the file was moved away, on SIGHUP say). `Ok` too when the config
+    /// names no log file; `Err` of kind [`ErrorKind::Io`](crate::ErrorKind::Io)
+    /// when it cannot be opened, and the old file stays in use.
+    pub fn reopen_log(&self) -> Result<(), Error> {
+        // SAFETY: a valid client; thread-safe.
+        check(unsafe { sys::pay_client_reopen_log(self.ptr()) })
+    }
 }
