@@ -4,13 +4,13 @@ status lookup before it leaves, and returns the extra headers to send with it
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from . import _log
 from . import _payretry as _native
 from ._errors import HookError, InvalidArgumentError, PayError
 
@@ -38,6 +38,10 @@ class AttemptInfo:
 #: str to str), or None for none. Raising stops the payment or the lookup:
 #: nothing more of it is sent (see :class:`Client`).
 RequestHook = Callable[[AttemptInfo], Optional[Mapping[str, str]]]
+
+# Not "payretry" itself, whose records are the library's JSON lines: a child,
+# so that handlers on "payretry" still see these, and can tell them apart.
+_logger = logging.getLogger("payretry.hook")
 
 # How many hook exceptions wait for the call that made them; older ones are
 # dropped (their call ended some other way, e.g. a lookup in a reconcile pass).
@@ -121,7 +125,7 @@ def native_hook(
             failures.record(order_id, e)
             # The only trace when the call cannot raise it (a lookup, or an
             # attempt after one that may have been processed: UNKNOWN).
-            _log.logger.warning(
+            _logger.warning(
                 "payretry request hook raised %s on %s %s (order %s, attempt %d): not sent",
                 type(e).__name__,
                 method,
