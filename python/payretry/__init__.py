@@ -29,6 +29,7 @@ from ._errors import (
     VersionError,
     error_from_code,
 )
+from ._headers import Headers
 from ._hook import AttemptInfo, RequestHook
 from ._result import Attempt, Delivery, Outcome, ReconcileFailure, ReconcileReport, Result
 
@@ -47,6 +48,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "Delivery",
+    "Headers",
     "HookError",
     "IdempotencyKeyError",
     "InternalError",

@@ -22,6 +22,7 @@ from ._errors import (
     PayError,
     error_from_code,
 )
+from ._headers import Headers, header_pairs
 from ._hook import HookFailures, RequestHook, native_hook
 from ._result import ReconcileReport, Result, result_from_native
 
@@ -242,6 +243,8 @@ class Client:
         idempotency_key: Optional[str] = None,
         path: Optional[str] = None,
         deadline_ms: Optional[int] = None,
+        headers: Optional[Headers] = None,
+        traceparent: Optional[str] = None,
     ) -> Result:
         """Submits one logical payment and returns its outcome (a decline is a
         FAILED result, not an exception). ``body`` is sent byte-identical on
@@ -249,15 +252,27 @@ class Client:
         ":"))`` in its own key order, so submitting an order again must pass an
         equal dict built in the same order (or the same str/bytes), else the
         call raises :class:`MismatchError`. ``idempotency_key``: None makes a
-        fresh UUIDv4. ``deadline_ms`` may only shorten the client's deadline.
+        fresh UUIDv4. ``path``: None for the profile's create path.
+        ``deadline_ms`` may only shorten the client's deadline.
+
+        ``headers`` (a mapping, or (name, value) pairs) go out on every
+        attempt of this payment, not on lookups; at most 64, names HTTP tokens,
+        values printable without CR/LF, and none that payretry sets itself
+        (the idempotency key, auth, Content-Type, traceparent): else
+        :class:`InvalidArgumentError` naming the header, with nothing sent.
+        ``traceparent`` (W3C trace context, ``00-<32 hex>-<16 hex>-<2 hex>``)
+        is sent as ``traceparent`` on every attempt and written in each log
+        line of the payment; a malformed one is InvalidArgumentError.
 
         Ctrl-C interrupts the wait at once; the payment goes on in the
         background and its outcome is recorded in the ledger, so submitting the
         order again returns it (IN_PROGRESS while it still runs)."""
         args = self._submit_args(order_id, body, idempotency_key, path, deadline_ms)
+        extra = header_pairs(headers)
+        trace = _optional_text("traceparent", traceparent)
         native = self._handle()
         try:
-            nres = _interruptible(lambda: native.submit(*args))
+            nres = _interruptible(lambda: native.submit(*args, extra, trace))
         except PayError as e:
             raise self._explain(e, args[0])
         self._hook_failures.take(args[0])
@@ -271,6 +286,8 @@ class Client:
         idempotency_key: Optional[str] = None,
         path: Optional[str] = None,
         deadline_ms: Optional[int] = None,
+        headers: Optional[Headers] = None,
+        traceparent: Optional[str] = None,
     ) -> Result:
         """:meth:`submit` for asyncio, without a thread per payment: the payment
         runs on the client's engine thread (libcurl multi, group commit in the
@@ -278,6 +295,8 @@ class Client:
         Cancelling the awaiting task abandons only the wait: the payment
         completes and is recorded in the ledger."""
         args = self._submit_args(order_id, body, idempotency_key, path, deadline_ms)
+        extra = header_pairs(headers)
+        trace = _optional_text("traceparent", traceparent)
         native = self._handle()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Result] = loop.create_future()
@@ -301,7 +320,7 @@ class Client:
             except RuntimeError:
                 pass  # the loop is closed: nobody waits for this answer any more
 
-        native.submit_async(*args, done)
+        native.submit_async(*args, extra, trace, done)
         return await future
 
     def submit_many(

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from . import _payretry as _native
-from ._errors import HookError, InvalidArgumentError, PayError
+from ._errors import HookError, PayError
+from ._headers import Headers, header_pairs
 
 
 @dataclass(frozen=True)
@@ -35,9 +36,9 @@ class AttemptInfo:
 
 
 #: ``hook(info)`` returns the extra headers of this attempt (a mapping of
-#: str to str), or None for none. Raising stops the payment or the lookup:
-#: nothing more of it is sent (see :class:`Client`).
-RequestHook = Callable[[AttemptInfo], Optional[Mapping[str, str]]]
+#: str to str, or (name, value) pairs), or None for none. Raising stops the
+#: payment or the lookup: nothing more of it is sent (see :class:`Client`).
+RequestHook = Callable[[AttemptInfo], Optional[Headers]]
 
 # Not "payretry" itself, whose records are the library's JSON lines: a child,
 # so that handlers on "payretry" still see these, and can tell them apart.
@@ -104,21 +105,7 @@ def native_hook(
     ) -> bool:
         info = AttemptInfo(method, url, path, order_id, idempotency_key, body, attempt, unix_time_ms)
         try:
-            extra = user(info)
-            if extra is None:
-                return True
-            if not isinstance(extra, Mapping):
-                raise TypeError(f"the request hook must return a mapping of headers or None, not {type(extra).__name__}")
-            for name, value in extra.items():
-                if not isinstance(name, str) or not isinstance(value, str):
-                    raise TypeError(
-                        f"request hook header names and values must be str, not {type(name).__name__}: "
-                        f"{type(value).__name__}"
-                    )
-                if "\x00" in name or "\x00" in value:
-                    raise InvalidArgumentError(
-                        InvalidArgumentError.code, f"request hook header {name!r} contains a NUL character"
-                    )
+            for name, value in header_pairs(user(info), "request hook header"):
                 headers.add(name, value)
             return True
         except BaseException as e:  # noqa: B036 - the attempt is refused and the caller gets it

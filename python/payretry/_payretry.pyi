@@ -65,6 +65,8 @@ class NativeClient:
         idempotency_key: Optional[str],
         path: Optional[str],
         deadline_ms: int,
+        headers: List[Tuple[str, str]],
+        traceparent: Optional[str],
     ) -> NativeResult: ...
     def submit_async(
         self,
@@ -73,6 +75,8 @@ class NativeClient:
         idempotency_key: Optional[str],
         path: Optional[str],
         deadline_ms: int,
+        headers: List[Tuple[str, str]],
+        traceparent: Optional[str],
         done: Callable[[Optional[NativeResult], int, Optional[str]], None],
     ) -> None: ...
     def submit_many(

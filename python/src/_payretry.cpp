@@ -14,11 +14,13 @@
 
 #include <payretry/payretry.hpp>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -201,13 +203,11 @@ class NativeClient {
 
   pay::result submit(const std::string& order_id, const py::bytes& body,
                      const std::optional<std::string>& idempotency_key, const std::optional<std::string>& path,
-                     long long deadline_ms) {
+                     long long deadline_ms, std::vector<std::pair<std::string, std::string>> headers,
+                     const std::optional<std::string>& traceparent) {
     std::shared_ptr<pay::client> c = get();
-    std::string bytes = body;  // the exact bytes of every attempt, copied while we hold the GIL
-    pay::submit_options o;
-    o.idempotency_key = idempotency_key;
-    o.path = path;
-    o.deadline = std::chrono::milliseconds(deadline_ms);
+    const std::string bytes = body;  // the exact bytes of every attempt, copied while we hold the GIL
+    const pay::submit_options o = options(idempotency_key, path, deadline_ms, std::move(headers), traceparent);
     py::gil_scoped_release nogil;
     return c->submit(order_id, bytes, o);
   }
@@ -218,20 +218,13 @@ class NativeClient {
   // failed call's code and message. Nothing here waits, nothing blocks a thread.
   void submit_async(const std::string& order_id, const py::bytes& body,
                     const std::optional<std::string>& idempotency_key, const std::optional<std::string>& path,
-                    long long deadline_ms, py::function done) {
+                    long long deadline_ms, std::vector<std::pair<std::string, std::string>> headers,
+                    const std::optional<std::string>& traceparent, py::function done) {
     std::shared_ptr<pay::client> c = get();
-    std::string bytes = body;
-    pay::submit_options o;
-    o.idempotency_key = idempotency_key;
-    o.path = path;
-    o.deadline = std::chrono::milliseconds(deadline_ms);
-    // The callback object travels to the engine thread and dies there: its
-    // reference count may only change under the GIL.
-    std::shared_ptr<py::object> fn(new py::object(std::move(done)), [](py::object* f) {
-      if (interpreter_gone()) return;  // too late to touch Python: leak it
-      py::gil_scoped_acquire gil;
-      delete f;
-    });
+    const std::string bytes = body;
+    const pay::submit_options o = options(idempotency_key, path, deadline_ms, std::move(headers), traceparent);
+    // The callback object travels to the engine thread and dies there.
+    std::shared_ptr<py::object> fn = shared_pyobject(std::move(done));
     py::gil_scoped_release nogil;
     c->submit_async(
         order_id, bytes,
@@ -357,6 +350,19 @@ class NativeClient {
   }
 
  private:
+  static pay::submit_options options(const std::optional<std::string>& idempotency_key,
+                                     const std::optional<std::string>& path, long long deadline_ms,
+                                     std::vector<std::pair<std::string, std::string>> headers,
+                                     const std::optional<std::string>& traceparent) {
+    pay::submit_options o;
+    o.idempotency_key = idempotency_key;
+    o.path = path;
+    o.deadline = std::chrono::milliseconds(deadline_ms);
+    o.headers = std::move(headers);
+    o.traceparent = traceparent;
+    return o;
+  }
+
   std::shared_ptr<pay::client> get() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!c_) throw closed_error("the payretry client is closed");
@@ -423,9 +429,10 @@ PYBIND11_MODULE(_payretry, m) {
       .def(py::init<const std::string&, bool, const py::object&>(), py::arg("config_json"), py::arg("with_log"),
            py::arg("request_hook"))
       .def("submit", &NativeClient::submit, py::arg("order_id"), py::arg("body"), py::arg("idempotency_key"),
-           py::arg("path"), py::arg("deadline_ms"))
+           py::arg("path"), py::arg("deadline_ms"), py::arg("headers"), py::arg("traceparent"))
       .def("submit_async", &NativeClient::submit_async, py::arg("order_id"), py::arg("body"),
-           py::arg("idempotency_key"), py::arg("path"), py::arg("deadline_ms"), py::arg("done"))
+           py::arg("idempotency_key"), py::arg("path"), py::arg("deadline_ms"), py::arg("headers"),
+           py::arg("traceparent"), py::arg("done"))
       .def("submit_many", &NativeClient::submit_many, py::arg("payments"), py::arg("max_in_flight"))
       .def("query", &NativeClient::query, py::arg("order_id"))
       .def("reconcile", &NativeClient::reconcile, py::arg("body_for"), py::arg("limit"), py::arg("older_than_ms"))

@@ -5,11 +5,12 @@ any request without a valid signature (`payretry-sim --hmac-secret`).
 
     python signed_payments.py PATH/TO/payretry-sim
 
-It starts the simulator itself, pays a few orders (one of them meets lost
-answers until it is UNKNOWN, then settles through a signed lookup; another
-settles through reconcile), checks with the simulator that every signed
-request was verified and none refused, that a wrong secret charges nothing,
-and exits 0, or 1 with the reason.
+It starts the simulator itself, pays a few orders, each with its own W3C
+traceparent (one of them meets lost answers until it is UNKNOWN, then settles
+through a signed lookup; another settles through reconcile), checks with the
+simulator that every signed request was verified and none refused, that the
+library's log lines carry each payment's traceparent, that a wrong secret
+charges nothing, and exits 0, or 1 with the reason.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import secrets
 import subprocess
 import sys
@@ -91,6 +93,18 @@ class Simulator:
             self.proc.stdout.close()
 
 
+class LogLines(logging.Handler):
+    """Keeps the library's attempt log (one JSON object per record)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: List[Dict[str, Any]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name == "payretry":
+            self.lines.append(json.loads(record.getMessage()))
+
+
 def check(condition: bool, what: str) -> None:
     if not condition:
         raise SystemExit(f"FAILED: {what}")
@@ -111,8 +125,12 @@ def run(sim: Simulator, secret: str, ledger_dir: Path) -> None:
     sim.admin("script", {"order_id": "shop-3", "faults": ["lost_response", "lost_response"]})
     sim.admin("script", {"order_id": "shop-4", "faults": ["lost_response", "lost_response"]})
 
+    log = LogLines()
+    logging.getLogger("payretry").addHandler(log)
+    logging.getLogger("payretry").setLevel(logging.DEBUG)
+    traces = {oid: f"00-{secrets.token_hex(16)}-{secrets.token_hex(8)}-01" for oid in bodies}
     with payretry.Client(config, request_hook=signer) as client:
-        outcomes = {oid: client.submit(oid, b).outcome for oid, b in bodies.items()}
+        outcomes = {oid: client.submit(oid, b, traceparent=traces[oid]).outcome for oid, b in bodies.items()}
         check(all(outcomes[f"shop-{n}"] is payretry.Outcome.SUCCEEDED for n in range(3)), "three signed payments succeeded")
         check(outcomes["shop-3"] is payretry.Outcome.UNKNOWN, "lost answers leave shop-3 UNKNOWN")
         looked_up = client.query("shop-3")
@@ -120,6 +138,10 @@ def run(sim: Simulator, secret: str, ledger_dir: Path) -> None:
         report = client.reconcile(lambda oid: bodies.get(oid), older_than=0)
         check([(p.order_id, p.outcome) for p in report] == [("shop-4", payretry.Outcome.SUCCEEDED)],
               "reconcile settles shop-4 through a signed lookup")
+
+    attempt_lines = [ln for ln in log.lines if ln.get("event") == "attempt" and ln.get("order_id") in bodies]
+    check(len(attempt_lines) >= len(bodies) and all(ln.get("traceparent") == traces[ln["order_id"]] for ln in attempt_lines),
+          f"all {len(attempt_lines)} attempt log lines carry their payment's traceparent")
 
     stats = sim.admin("stats")
     lookups = [s for s in signer.signed if s.startswith("GET ")]
