@@ -91,9 +91,11 @@ def _text(name: str, value: Any) -> str:
 
 
 def body_bytes(body: Any) -> bytes:
-    """The exact bytes payretry sends for ``body``: bytes as they are, a str as
-    UTF-8, a dict as ``json.dumps(body, separators=(",", ":"))`` in its own
-    key order (not sorted: see docs/python.md, "Bodies")."""
+    """The bytes payretry hands the library for ``body`` (the ones the ledger
+    fingerprints; a form-encoding profile then sends them form-encoded):
+    bytes as they are, a str as UTF-8, a dict as ``json.dumps(body,
+    separators=(",", ":"))`` in its own key order (not sorted: see
+    docs/python.md, "Bodies")."""
     if body is None:
         raise InvalidArgumentError(InvalidArgumentError.code, "body must not be None")
     if isinstance(body, bytes):
