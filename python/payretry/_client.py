@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import decimal
+import inspect
 import json
 import os
 import threading
@@ -201,6 +202,11 @@ class Client:
         if request_hook is not None:
             if not callable(request_hook):
                 raise TypeError(f"request_hook must be callable, not {type(request_hook).__name__}")
+            if inspect.iscoroutinefunction(request_hook) or inspect.iscoroutinefunction(
+                getattr(request_hook, "__call__", None)
+            ):
+                # Nobody would await it: it runs on the library's threads, outside any event loop.
+                raise TypeError("request_hook must be a plain function, not a coroutine function (async def)")
             hook = native_hook(request_hook, self._hook_failures)
         self._native = _native.NativeClient(_config_text(config), True, hook)
 

@@ -255,3 +255,13 @@ def test_hooks_on_many_threads_and_the_engine_never_deadlock(start_sim: Any) -> 
     assert all(r.outcome is payretry.Outcome.SUCCEEDED for r in results + async_results)
     assert len(results) == 6 and len(async_results) == 16
     assert signature_counts(slow) == {"signed": 22, "bad": 0}
+
+
+def test_a_hook_that_is_not_a_plain_function_is_refused_at_once(sim: Sim) -> None:
+    async def async_hook(info: payretry.AttemptInfo) -> None:
+        return None
+
+    with pytest.raises(TypeError, match="coroutine"):
+        payretry.Client(config(sim), request_hook=async_hook)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="callable"):
+        payretry.Client(config(sim), request_hook={"X-Sig": "v"})  # type: ignore[arg-type]
