@@ -103,6 +103,21 @@ def test_every_attempt_and_every_lookup_is_signed_by_the_hook(signing_sim: Sim) 
     assert signing_sim.charges("o-sig-unknown") == 1 and signing_sim.charges("o-sig-rec") == 1
 
 
+def test_a_same_key_re_send_of_reconcile_is_signed_too(signing_sim: Sim) -> None:
+    # The Stripe profile cannot look up a payment that never got an id: reconcile
+    # settles it by re-sending the very bytes under the same key, through the hook.
+    signing_sim.script("o-sig-resend", ["lost_response", "lost_response"])
+    signer = Signer()
+    with payretry.Client(config(signing_sim, {"max_attempts": 2}), request_hook=signer) as c:
+        assert c.submit("o-sig-resend", body("o-sig-resend")).outcome is payretry.Outcome.UNKNOWN
+        report = c.reconcile(lambda oid: body(oid))
+    assert [p.outcome for p in report] == [payretry.Outcome.SUCCEEDED]
+    assert [(i.method, i.order_id) for i in signer.seen] == [("POST", "o-sig-resend")] * 3
+    assert len({i.idempotency_key for i in signer.seen}) == 1
+    assert signature_counts(signing_sim) == {"signed": 3, "bad": 0}
+    assert signing_sim.charges("o-sig-resend") == 1
+
+
 def test_payments_on_the_engine_threads_are_signed_too(signing_sim: Sim) -> None:
     signer = Signer()
     with payretry.Client(config(signing_sim), request_hook=signer) as c:
