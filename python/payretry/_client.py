@@ -483,6 +483,23 @@ class Client:
         d: Dict[str, Any] = json.loads(self._handle().stats())
         return d
 
+    def metrics(self) -> str:
+        """The client's metrics as Prometheus text (exposition format 0.0.4,
+        names prefixed ``payretry_``): payment runs by outcome and delivery,
+        answers from the ledger, settlements, attempts by verdict and reason,
+        retries, the retry budget, payments in flight, connections, latency
+        histograms. Serve it as is on a /metrics endpoint, or register the
+        client with :mod:`payretry.prometheus`."""
+        return self._handle().metrics()
+
+    def reopen_log(self) -> None:
+        """Reopens the config's log file by its path, for log rotation (call it
+        on SIGHUP, say, once the file was moved away); a no-op without a log
+        file. Raises :class:`PayIOError` when the file cannot be opened (the
+        old one stays in use)."""
+        native = self._handle()
+        _interruptible(native.reopen_log)
+
     # ---- helpers -----------------------------------------------------------
 
     def _explain(self, err: PayError, order_id: str) -> PayError:

@@ -334,6 +334,22 @@ class NativeClient {
     return text(s);
   }
 
+  py::str metrics() {
+    std::shared_ptr<pay::client> c = get();
+    std::string s;
+    {
+      py::gil_scoped_release nogil;
+      s = c->metrics();
+    }
+    return text(s);
+  }
+
+  void reopen_log() {
+    std::shared_ptr<pay::client> c = get();
+    py::gil_scoped_release nogil;  // opening a file
+    c->reopen_log();
+  }
+
   // Drops our reference; the C client is freed (without the GIL, see
   // FreeWithoutGil) when the last running call, if any, returns. Idempotent.
   void close() {
@@ -440,6 +456,8 @@ PYBIND11_MODULE(_payretry, m) {
       .def("ledger_list", &NativeClient::ledger_list, py::arg("state"), py::arg("updated_before_ms"),
            py::arg("limit"))
       .def("stats", &NativeClient::stats)
+      .def("metrics", &NativeClient::metrics)
+      .def("reopen_log", &NativeClient::reopen_log)
       .def("close", &NativeClient::close)
       .def_property_readonly("closed", &NativeClient::closed);
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_tests.sh WORK_DIR SIM: the Python package as a user gets it. A fresh venv
-# in WORK_DIR, scikit-build-core/pybind11/pytest/mypy from PyPI, a real
+# in WORK_DIR, scikit-build-core/pybind11/pytest/mypy/prometheus_client from PyPI, a real
 # (non-editable) `pip install python/` that compiles the C++ core of this
 # checkout into the extension, then mypy --strict on the package, its stubs and
 # the example, stubtest of the extension's stub against the built module,
@@ -23,7 +23,8 @@ venv="$work/venv"
 rm -rf "$venv"
 "$python" -m venv "$venv"
 py="$venv/bin/python"
-"$py" -m pip install --quiet --disable-pip-version-check scikit-build-core pybind11 pytest mypy
+# prometheus_client: payretry.prometheus is type-checked and tested (the package itself never needs it).
+"$py" -m pip install --quiet --disable-pip-version-check scikit-build-core pybind11 pytest mypy prometheus_client
 # Build isolation on purpose: this is the clean-clone path (build deps from PyPI).
 CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
   "$py" -m pip install --disable-pip-version-check "$repo/python"
