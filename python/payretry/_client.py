@@ -182,17 +182,18 @@ class Client:
 
     ``request_hook(info)`` is called before every attempt of every payment and
     every status lookup (query, reconcile) with an :class:`AttemptInfo`, and
-    returns the extra headers of that request (a mapping of str to str, e.g.
-    a signature over ``info.method``, ``info.path`` and ``info.body``), or
-    None. It runs on the thread that made the call, or on one of the
-    client's engine threads for ``submit_async`` and ``submit_many``, with
-    the GIL held only while it runs: it must be thread-safe and quick. If it
+    returns the extra headers of that request (a mapping of str to str, or
+    (name, value) pairs: e.g. a signature over ``info.method``,
+    ``info.path`` and ``info.body``), or None. It runs on the thread that
+    made the call, or on one of the client's engine threads for
+    ``submit_async`` and ``submit_many``, with the GIL held only while it
+    runs: it must be thread-safe and quick. If it
     raises (or returns headers the library refuses), that request is not
     sent: a payment with nothing sent yet raises :class:`HookError` whose
     ``__cause__`` is the hook's exception; one whose earlier attempt may have
     been processed returns an UNKNOWN result; a lookup leaves the payment as
-    it was. Each such exception is also logged on the ``payretry`` logger.
-    """
+    it was. Each such exception is also logged on the ``payretry.hook``
+    logger. An ``async def`` hook is refused (nothing would await it)."""
 
     def __init__(self, config: Config, *, request_hook: Optional[RequestHook] = None) -> None:
         self._native: Optional[_native.NativeClient] = None
