@@ -57,10 +57,13 @@ struct Answer {
   std::string message;
 };
 
-Answer answer_of(std::exception_ptr e, payretry::PaymentResult r) {
+// A failed call is written to the client's log too (the caller may drop
+// the code): `order_id` names the payment.
+Answer answer_of(payretry::Client& client, const char* order_id, std::exception_ptr e, payretry::PaymentResult r) {
   Answer a;
   if (e) {
     a.rc = translate(e, a.message);
+    client.log_failed_call(order_id ? order_id : "", a.rc, a.message);
     return a;
   }
   try {
@@ -117,15 +120,16 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
       } catch (...) {
         std::string m;
         it.rc = translate(std::current_exception(), m);
+        impl.log_failed_call(it.order_id ? it.order_id : "", it.rc, m);
         copy_message(it.message, m);
         return nullptr;
       }
     };
 
     // Fills item i from its job's answer.
-    auto fill = [items](size_t i, std::exception_ptr e, payretry::PaymentResult r) {
+    auto fill = [items, &impl](size_t i, std::exception_ptr e, payretry::PaymentResult r) {
       pay_batch_item& it = items[i];
-      const Answer a = answer_of(e, std::move(r));
+      const Answer a = answer_of(impl, it.order_id, e, std::move(r));
       it.rc = a.rc;
       it.result = a.result;
       if (a.rc != PAY_OK) copy_message(it.message, a.message);
@@ -233,8 +237,9 @@ int pay_submit_async(pay_client* client, const char* order_id, const void* body,
     if (!body) return set_error(PAY_EINVALID, "body is NULL");
     if (!done) return set_error(PAY_EINVALID, "done is NULL");
     auto job = job_of(order_id, body, body_len, submit_options_of(opts));
-    job->done = [done, payload](std::exception_ptr e, payretry::PaymentResult r) {
-      const Answer a = answer_of(e, std::move(r));
+    job->done = [done, payload, impl = client->impl.get(), order = std::string(order_id)](std::exception_ptr e,
+                                                                                         payretry::PaymentResult r) {
+      const Answer a = answer_of(*impl, order.c_str(), e, std::move(r));
       done(a.rc, a.result, a.message.c_str(), payload);
     };
     std::vector<std::unique_ptr<payretry::MultiEngine::Job>> one;
@@ -257,8 +262,9 @@ int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id
     auto handle = std::make_unique<pay_pending>();
     handle->state = std::make_shared<PendingState>();
     handle->state->engine_threads = client->impl->engine_threads();
-    job->done = [state = handle->state](std::exception_ptr e, payretry::PaymentResult r) {
-      Answer a = answer_of(e, std::move(r));
+    job->done = [state = handle->state, impl = client->impl.get(), order = std::string(order_id)](
+                    std::exception_ptr e, payretry::PaymentResult r) {
+      Answer a = answer_of(*impl, order.c_str(), e, std::move(r));
       std::lock_guard<std::mutex> lock(state->mu);
       state->rc = a.rc;
       state->message = std::move(a.message);

@@ -85,7 +85,14 @@ int pay_submit(pay_result** out, pay_client* client, const char* order_id, const
     req.deadline_ms = o.deadline_ms;
     req.headers = std::move(o.headers);
     req.traceparent = std::move(o.traceparent);
-    *out = make_result(client->impl->submit(req)).release();
+    try {
+      *out = make_result(client->impl->submit(req)).release();
+    } catch (...) {
+      std::string message;
+      const int rc = translate(std::current_exception(), message);
+      client->impl->log_failed_call(req.order_id, rc, message);
+      return set_error(rc, message);
+    }
     return PAY_OK;
   });
 }

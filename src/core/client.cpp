@@ -75,7 +75,7 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   auth_ = make_authenticator(config_, profile_, *transport_, system_clock());
   curl_.http2 = true;  // the concurrent engine multiplexes where the provider offers HTTP/2
   log_ = std::make_unique<AttemptLog>(std::move(sink), config_.log_path, config_.log_level, config_.secrets(),
-                                      system_clock());
+                                      system_clock(), config_.log_name.empty() ? profile_.name : config_.log_name);
   budget_ = std::make_unique<RetryBudget>(config_.budget);
   if (!config_.tls_verify)
     log_->note(kLogWarn, "config_warning",

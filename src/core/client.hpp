@@ -46,6 +46,15 @@ class Client {
   std::string stats_json() const { return stats_.to_json(budget_->tokens()); }
   std::string metrics_text() const { return stats_.to_prometheus(budget_->tokens(), budget_->capacity()); }
   void reopen_log() { log_->reopen(); }
+  // A call that failed with PAY_E* `code`: one warn line, so that it is seen
+  // even when the caller drops the code.
+  void log_failed_call(const std::string& order_id, int code, const std::string& message) noexcept {
+    try {
+      log_->call_failed(order_id, code, message);
+    } catch (...) {
+      // A line that cannot be written must not turn into another failure.
+    }
+  }
   const Profile& profile() const { return profile_; }
 
  private:

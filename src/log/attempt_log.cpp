@@ -62,8 +62,13 @@ void iso8601(int64_t unix_ms, char (&buf)[64]) {
 }  // namespace
 
 AttemptLog::AttemptLog(Sink sink, const std::string& path, int min_level, std::vector<std::string> secrets,
-                       Clock& clock)
-    : sink_(std::move(sink)), path_(path), min_level_(min_level), secrets_(std::move(secrets)), clock_(clock) {
+                       Clock& clock, std::string client_name)
+    : sink_(std::move(sink)),
+      path_(path),
+      min_level_(min_level),
+      secrets_(std::move(secrets)),
+      clock_(clock),
+      client_name_(std::move(client_name)) {
   if (!path.empty()) {
     file_.reset(std::fopen(path.c_str(), "a"));
     if (!file_) throw Error(Errc::PAY_EIO, "log.path: cannot open for append: " + std::string(std::strerror(errno)));
@@ -80,11 +85,13 @@ void AttemptLog::reopen() {
 
 std::string AttemptLog::clean(const std::string& s) const { return redact(s, secrets_); }
 
-void AttemptLog::begin_line(JsonWriter& w, int64_t unix_ms, std::string_view event) {
+void AttemptLog::begin_line(JsonWriter& w, int64_t unix_ms, int level, std::string_view event) const {
   char ts[64];
   iso8601(unix_ms, ts);
   w.begin_object();
   w.field("ts", ts);
+  w.field("level", level >= kLogError ? "error" : level >= kLogWarn ? "warn" : level >= kLogInfo ? "info" : "debug");
+  if (!client_name_.empty()) w.field("client", client_name_);
   w.field("event", event);
 }
 
@@ -112,7 +119,7 @@ void AttemptLog::write_attempt(const char* event, const std::string& order_id, c
   std::string line;
   line.reserve(kLineReserve);
   JsonWriter w(line);
-  begin_line(w, a.started_unix_ms, event);
+  begin_line(w, a.started_unix_ms, kLogInfo, event);
   w.field("order_id", clean(order_id));
   w.field("idempotency_key", clean(idempotency_key));
   if (!traceparent.empty()) w.field("traceparent", traceparent);  // checked: 55 hex digits and dashes
@@ -127,7 +134,7 @@ void AttemptLog::outcome(const PaymentResult& p) {
   std::string line;
   line.reserve(kLineReserve);
   JsonWriter w(line);
-  begin_line(w, clock_.unix_ms(), "outcome");
+  begin_line(w, clock_.unix_ms(), level, "outcome");
   w.field("order_id", clean(p.order_id));
   w.field("idempotency_key", clean(p.idempotency_key));
   if (!p.traceparent.empty()) w.field("traceparent", p.traceparent);
@@ -143,12 +150,25 @@ void AttemptLog::outcome(const PaymentResult& p) {
   emit(level, line);
 }
 
+void AttemptLog::call_failed(const std::string& order_id, int code, const std::string& message) {
+  if (kLogWarn < min_level_ || (!sink_ && path_.empty())) return;
+  std::string line;
+  line.reserve(kLineReserve);
+  JsonWriter w(line);
+  begin_line(w, clock_.unix_ms(), kLogWarn, "call_failed");
+  w.field("order_id", clean(order_id));
+  w.field("code", code);
+  w.field("message", clean(message));
+  w.end_object();
+  emit(kLogWarn, line);
+}
+
 void AttemptLog::note(int level, const std::string& event, const std::string& message) {
   if (level < min_level_ || (!sink_ && path_.empty())) return;
   std::string line;
   line.reserve(kLineReserve);
   JsonWriter w(line);
-  begin_line(w, clock_.unix_ms(), event);
+  begin_line(w, clock_.unix_ms(), level, event);
   w.field("message", clean(message));
   w.end_object();
   emit(level, line);

@@ -21,7 +21,10 @@ class AttemptLog {
   using Sink = std::function<void(int level, const std::string& line)>;
 
   // Throws Error(Errc::PAY_EIO) when `path` is set and cannot be opened for append.
-  AttemptLog(Sink sink, const std::string& path, int min_level, std::vector<std::string> secrets, Clock& clock);
+  // `client_name` goes in every line (empty: none), to tell apart the
+  // clients of one process or fleet.
+  AttemptLog(Sink sink, const std::string& path, int min_level, std::vector<std::string> secrets, Clock& clock,
+             std::string client_name = {});
 
   // After attempt `a` of payment `p` (p.attempts may not yet hold it).
   void attempt(const PaymentResult& p, const AttemptRecord& a);
@@ -30,6 +33,8 @@ class AttemptLog {
   void lookup(const std::string& order_id, const std::string& idempotency_key, const AttemptRecord& a);
   // When the submission ends.
   void outcome(const PaymentResult& p);
+  // A call that failed (an error code, nothing sent by it): why, at warn.
+  void call_failed(const std::string& order_id, int code, const std::string& message);
   // Anything else worth a line (configuration warnings).
   void note(int level, const std::string& event, const std::string& message);
   // Reopens the log file by its path (after log rotation moved it away).
@@ -40,8 +45,8 @@ class AttemptLog {
  private:
   void write_attempt(const char* event, const std::string& order_id, const std::string& idempotency_key,
                      const AttemptRecord& a, std::string_view traceparent);
-  // Starts a line: its object opened, "ts" and "event" written.
-  static void begin_line(JsonWriter& w, int64_t unix_ms, std::string_view event);
+  // Starts a line: its object opened, "ts", "level", "client" and "event" written.
+  void begin_line(JsonWriter& w, int64_t unix_ms, int level, std::string_view event) const;
   // Hands a finished line to the sink and the file.
   void emit(int level, const std::string& line);
   std::string clean(const std::string& s) const;
@@ -56,6 +61,7 @@ class AttemptLog {
   int min_level_;
   std::vector<std::string> secrets_;
   Clock& clock_;
+  std::string client_name_;
 };
 
 }  // namespace payretry

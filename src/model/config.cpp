@@ -250,7 +250,13 @@ void parse_tls(const cJSON* t, Config& c) {
 
 void parse_log(const cJSON* l, Config& c) {
   if (!cJSON_IsObject(l)) fail("log", "must be an object");
-  only_keys(l, "log.", {"path", "level"});
+  only_keys(l, "log.", {"path", "level", "name"});
+  if (auto v = member(l, "name")) {
+    c.log_name = string(v, "log.name");
+    if (c.log_name.empty() || c.log_name.size() > 64) fail("log.name", "must be 1 to 64 characters");
+    for (unsigned char ch : c.log_name)
+      if (ch < 0x20 || ch == 0x7f) fail("log.name", "must not hold control characters");
+  }
   if (auto v = member(l, "path"); v && !cJSON_IsNull(v)) c.log_path = string(v, "log.path");
   if (auto v = member(l, "level")) {
     const std::string s = string(v, "log.level");

@@ -69,6 +69,7 @@ struct Config {
   std::string ca_file;
   std::string log_path;
   int log_level = 20;
+  std::string log_name;  // "client" of each log line; empty: the profile's name
   size_t max_body_bytes = 1u << 20;
   // Ledger (docs/design.md "Ledger"). Required in the JSON: "memory:" keeps keys in this
   // process only, and must be written out to be had.

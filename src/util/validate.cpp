@@ -44,7 +44,13 @@ std::string check_header_name(std::string_view name) {
   for (unsigned char c : name) {
     const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                     (c != 0 && std::strchr(extra, c) != nullptr);
-    if (!ok) return "header name is not an HTTP token";
+    if (!ok) {
+      // Named when it prints (a name is never a secret); a control byte is
+      // only described, so that no CR/LF reaches a log line.
+      for (unsigned char p : name)
+        if (p < 0x20 || p >= 0x7f) return "header name holds a control or non-ASCII byte: not an HTTP token";
+      return "header name \"" + std::string(name) + "\" is not an HTTP token";
+    }
   }
   return {};
 }
