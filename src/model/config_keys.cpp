@@ -131,8 +131,7 @@ const std::vector<ConfigKey>& table() {
        "forgotten ledger would lose every key on restart."},
       {"ledger.url", T::string, kKeyRequired | kKeyIndirect | kKeySecret, 1, 0, "", "",
        "\"postgresql://payretry@db.internal/payments\"",
-       "The ledger's URL, as above. A password in it is a secret: never logged, and may come from url_env or "
-       "url_file."},
+       "The ledger's URL, as above; a password in it is a secret."},
       {"ledger.secret", T::string, kKeyIndirect | kKeySecret, 16, 0, "", "the ledger's own",
        "\"a-long-random-fingerprint-secret\"",
        "The key of the request fingerprints (at least 16 characters); a durable ledger refuses another than the "
