@@ -51,6 +51,7 @@ const char kHelp[] =
     "  reconcile        settle every UNKNOWN and abandoned payment\n"
     "  ledger list      payments in the ledger, by state and age\n"
     "  ledger show ORDER  one payment and its attempts\n"
+    "  ledger prune     delete SUCCEEDED/FAILED payments older than --older-than\n"
     "  demo             the whole idea against the bundled simulator, in one command\n"
     "  check [CONFIG]   validate a config, open its ledger (--probe: reach the provider)\n"
     "  version          library and CLI version\n"
