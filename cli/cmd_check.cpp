@@ -3,10 +3,14 @@
 // read from their *_env / *_file), resolves the provider profile and opens
 // the ledger; check then reads the ledger, and with --probe asks the
 // provider's host for any HTTP answer.
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -25,7 +29,8 @@ const char kHelp[] =
     "Checks a config without making a payment: every key, type and range; the\n"
     "secrets it names in *_env variables and *_file files; the provider profile;\n"
     "the ledger, opened and read. Warnings (a memory: ledger, no create path, TLS\n"
-    "checks off) are printed and do not fail the check.\n"
+    "checks off, a SQLite file that did not exist and was created) are printed and\n"
+    "do not fail the check.\n"
     "\n"
     "  CONFIG          the config file (else --config FILE or PAYRETRY_CONFIG)\n"
     "  --probe         also send one GET to base_url, with no credentials and no\n"
@@ -86,6 +91,39 @@ std::string proxy_of(const cJSON* cfg) {
   return "";
 }
 
+// The config as check hands it to the library: the same, except that a
+// log.level of "error" becomes "warn", so that the library's warnings about
+// the config reach check whatever level the service logs at. Text that is not
+// a JSON object goes as it is, for the library to refuse.
+std::string with_warnings_logged(const std::string& text) {
+  Json cfg(cJSON_Parse(text.c_str()));
+  cJSON* log = cJSON_GetObjectItemCaseSensitive(cfg.get(), "log");
+  const cJSON* level = cJSON_GetObjectItemCaseSensitive(log, "level");
+  if (!cJSON_IsString(level) || std::string(level->valuestring) != "error") return text;
+  cJSON_ReplaceItemInObjectCaseSensitive(log, "level", cJSON_CreateString("warn"));
+  std::unique_ptr<char, void (*)(void*)> out(cJSON_PrintUnformatted(cfg.get()), cJSON_free);
+  return out ? std::string(out.get()) : text;
+}
+
+// The file a sqlite:/// ledger URL names ("" for other ledgers), read the way
+// the library reads the URL: opening a missing file creates an empty ledger,
+// which check must say, since a mistyped path would otherwise pass.
+std::string sqlite_path(const cJSON* cfg) {
+  const cJSON* l = cJSON_GetObjectItemCaseSensitive(cfg, "ledger");
+  std::string url = cJSON_IsString(l) ? l->valuestring : jstr(l, "url");
+  if (url.empty() && !jstr(l, "url_env").empty()) {
+    const char* v = std::getenv(jstr(l, "url_env").c_str());
+    url = v ? v : "";
+  }
+  if (url.empty() && !jstr(l, "url_file").empty()) {
+    std::ifstream f(jstr(l, "url_file"), std::ios::binary);
+    std::getline(f, url);
+    if (!url.empty() && url.back() == '\r') url.pop_back();
+  }
+  const std::string scheme = "sqlite://";
+  return url.rfind(scheme, 0) == 0 ? url.substr(scheme.size()) : "";
+}
+
 }  // namespace
 
 int cmd_check(const Argv& argv) {
@@ -108,10 +146,17 @@ int cmd_check(const Argv& argv) {
   // The library's own warnings about the config, as it opens the client.
   std::mutex lock;
   std::vector<std::string> warnings;
+  {
+    const Json parsed(cJSON_Parse(text.c_str()));
+    const std::string db = parsed ? sqlite_path(parsed.get()) : "";
+    struct stat st {};
+    if (!db.empty() && ::stat(db.c_str(), &st) != 0 && errno == ENOENT)
+      warnings.push_back("ledger: " + db + " did not exist: check created an empty ledger there (a wrong path?)");
+  }
   const bool verbose = a.has("--verbose");
   const pay::client client = [&] {
     try {
-      return pay::client(text, [&](int, std::string_view line) {
+      return pay::client(with_warnings_logged(text), [&](int, std::string_view line) {
         if (verbose) std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
         Json doc(cJSON_ParseWithLength(line.data(), line.size()));
         if (doc && jstr(doc.get(), "event") == "config_warning") {

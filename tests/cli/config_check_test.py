@@ -96,6 +96,26 @@ class CheckTests(cli_test.CliCase):
         self.assertIn("create_path: provider generic has none", warnings)
         self.assertIn("ledger is memory:", warnings)
 
+    def test_a_sqlite_ledger_that_did_not_exist_is_a_warning(self):
+        fresh = os.path.join(self.dir, "fresh.db")
+        path = self.write_config("fresh.json", ledger="sqlite://" + fresh)
+        doc = self.json_of(self.run_cli("check", path, "--json", config=False))
+        self.assertEqual(doc["ok"], True)
+        self.assertIn("ledger: %s did not exist" % fresh, " ".join(doc["warnings"]))
+        # Once it exists, no warning.
+        doc = self.json_of(self.run_cli("check", path, "--json", config=False))
+        self.assertEqual(doc["warnings"], [])
+
+    def test_warnings_show_even_when_the_service_logs_only_errors(self):
+        path = self.write_config("quiet.json", provider="generic", log={"level": "error"})
+        with open(path) as f:
+            cfg = json.load(f)
+        del cfg["create_path"]
+        with open(path, "w") as f:
+            json.dump(cfg, f)
+        doc = self.json_of(self.run_cli("check", path, "--json", config=False))
+        self.assertIn("create_path: provider generic has none", " ".join(doc["warnings"]))
+
     def test_usage_errors_exit_2(self):
         self.assert_clear_error(self.run_cli("check", "a.json", "b.json", config=False), 2, "unexpected argument")
         self.assert_clear_error(self.run_cli("check", self.config), 2, "give the config once")
