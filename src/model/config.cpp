@@ -122,6 +122,10 @@ std::string forms_text(const ConfigKey& k) {
   return out;
 }
 
+// A PEM key with its certificate chain is a few KiB; anything this large is
+// the wrong file.
+constexpr off_t kMaxSecretFileBytes = 1 << 20;
+
 // What a NAME_file holds, without one trailing newline (the one an editor or
 // `echo` adds, never part of a token) unless `verbatim` (a PEM file, whose
 // final newline is part of its format). A message names the key and the
@@ -134,11 +138,20 @@ std::string read_secret_file(const std::string& key, const std::string& path, bo
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) fail(key, "cannot read " + path + ": " + std::strerror(errno));
   if (S_ISDIR(st.st_mode)) fail(key, "cannot read " + path + ": it is a directory");
+  // A device or a pipe could be endless or block the client's creation
+  // forever; a secret is a small regular file.
+  if (!S_ISREG(st.st_mode)) fail(key, "cannot read " + path + ": not a regular file");
+  if (st.st_size > kMaxSecretFileBytes)
+    fail(key, path + " is larger than " + std::to_string(kMaxSecretFileBytes) + " bytes: not a secret or key");
   errno = 0;
   std::ifstream f(path, std::ios::binary);
   if (!f) fail(key, "cannot read " + path + (errno ? std::string(": ") + std::strerror(errno) : ""));
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::string text(static_cast<size_t>(kMaxSecretFileBytes) + 1, '\0');
+  f.read(text.data(), static_cast<std::streamsize>(text.size()));
   if (f.bad()) fail(key, "cannot read " + path);
+  text.resize(static_cast<size_t>(f.gcount()));
+  if (text.size() > static_cast<size_t>(kMaxSecretFileBytes))  // it grew since stat
+    fail(key, path + " is larger than " + std::to_string(kMaxSecretFileBytes) + " bytes: not a secret or key");
   if (!verbatim && !text.empty() && text.back() == '\n') {
     text.pop_back();
     if (!text.empty() && text.back() == '\r') text.pop_back();

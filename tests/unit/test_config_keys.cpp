@@ -523,6 +523,11 @@ TEST_P(IndirectSecret, AnUnreadableFileIsRefusedNamingKeyAndPathNeverTheContent)
   const std::string empty = dir.write("empty", "\n");
   err = parse_error(config_with(parent_of(path), leaf_of(path) + "_file", cJSON_CreateString(empty.c_str()), dir));
   EXPECT_TRUE(has(err, path + "_file: " + empty + " is empty")) << err;
+  err = parse_error(config_with(parent_of(path), leaf_of(path) + "_file", cJSON_CreateString("/dev/zero"), dir));
+  EXPECT_TRUE(has(err, path + "_file: cannot read /dev/zero: not a regular file")) << err;
+  const std::string huge = dir.write("huge", std::string((1 << 20) + 1, 'x'));
+  err = parse_error(config_with(parent_of(path), leaf_of(path) + "_file", cJSON_CreateString(huge.c_str()), dir));
+  EXPECT_TRUE(has(err, path + "_file: " + huge + " is larger than 1048576 bytes")) << err;
   if (geteuid() != 0) {  // root reads anything
     const std::string locked = dir.write("locked", secret_value(path));
     chmod(locked.c_str(), 0);
