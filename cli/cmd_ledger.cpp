@@ -1,4 +1,5 @@
-// payretry ledger list / show: reads the durable state of payments.
+// payretry ledger list / show / prune: reads the durable state of payments,
+// and forgets old settled ones.
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +14,7 @@ namespace {
 const char kHelp[] =
     "usage: payretry ledger list [--state S] [--older-than DURATION] [--limit N] [options]\n"
     "       payretry ledger show ORDER [options]\n"
+    "       payretry ledger prune --older-than DURATION [options]\n"
     "\n"
     "Reads the ledger named in the config, without any HTTP.\n"
     "\n"
@@ -21,11 +23,17 @@ const char kHelp[] =
     "    --older-than D    only payments last updated more than D ago (30s, 10m, 2h, 1d; the unit is required)\n"
     "    --limit N         at most N rows (default 1000)\n"
     "  show ORDER          one payment with every attempt recorded for it\n"
+    "  prune               deletes SUCCEEDED and FAILED payments (with their attempts)\n"
+    "    --older-than D    last updated more than D ago (required; 30d, 90d, ...); never\n"
+    "                      UNKNOWN, PENDING or IN_FLIGHT ones. An order pruned and then\n"
+    "                      submitted again is a NEW payment: prune only what no one will\n"
+    "                      submit again.\n"
     "  --config FILE, --json, --verbose   as for every command\n"
     "\n"
     "Examples:\n"
     "  payretry ledger list --state UNKNOWN --older-than 10m --config shop.json\n"
-    "  payretry ledger show order-1042 --json | jq '.attempts | length'\n";
+    "  payretry ledger show order-1042 --json | jq '.attempts | length'\n"
+    "  payretry ledger prune --older-than 90d --config shop.json\n";
 
 int64_t now_unix_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -42,7 +50,7 @@ int cmd_ledger(const Argv& argv) {
   spec.valued.insert({"--state", "--older-than", "--limit"});
   const Args a = Args::parse(argv, spec);
   if (a.has("--help") || a.positional().empty()) {
-    if (!a.has("--help")) throw usage_error("ledger wants a subcommand: list or show ORDER (try --help)");
+    if (!a.has("--help")) throw usage_error("ledger wants a subcommand: list, show ORDER or prune (try --help)");
     std::printf("%s\n%s\n%s", kHelp, kConfigHelp, kExitCodesHelp);
     return kExitOk;
   }
@@ -88,7 +96,30 @@ int cmd_ledger(const Argv& argv) {
     else print_ledger_payment(parse_json(doc).get());
     return kExitOk;
   }
-  throw usage_error("unknown ledger subcommand '" + sub + "': list or show ORDER");
+  if (sub == "prune") {
+    if (a.positional().size() > 1) throw usage_error("unexpected argument '" + a.positional()[1] + "'");
+    if (a.has("--state") || a.has("--limit"))
+      throw usage_error("ledger prune takes only --older-than: it prunes SUCCEEDED and FAILED payments");
+    const auto d = a.value("--older-than");
+    if (!d) throw usage_error("ledger prune wants --older-than DURATION (e.g. 90d)");
+    const int64_t age_ms = parse_duration_ms("--older-than", *d);
+    if (age_ms <= 0) throw usage_error("--older-than must be longer than 0");
+    const int64_t before = now_unix_ms() - age_ms;
+    const pay::client client = open_client(load_config(a), a.has("--verbose"));
+    uint64_t pruned = 0;
+    call([&] { return pay::check(pay_ledger_prune(client.get(), before, &pruned)); });
+    if (a.has("--json")) {
+      Json doc(cJSON_CreateObject());
+      cJSON_AddNumberToObject(doc.get(), "pruned", static_cast<double>(pruned));
+      cJSON_AddNumberToObject(doc.get(), "updated_before_unix_ms", static_cast<double>(before));
+      print_json(doc.get());
+    } else {
+      std::printf("pruned %llu SUCCEEDED and FAILED payments last updated before %s\n",
+                  static_cast<unsigned long long>(pruned), format_time(before).c_str());
+    }
+    return kExitOk;
+  }
+  throw usage_error("unknown ledger subcommand '" + sub + "': list, show ORDER or prune");
 }
 
 }  // namespace cli

@@ -24,6 +24,7 @@ enum Exit : int {
   // Anything else (out of memory, an internal error): never 1, which a script
   // would read as "the payment definitively failed, nothing was charged".
   kExitInternal = 10,
+  kExitUnreachable = 11,  // check --probe: no HTTP answer from the provider's base_url
 };
 
 // A message for stderr and the exit code that goes with it; thrown by any

@@ -27,7 +27,8 @@ const char kExitCodesHelp[] =
     "  7  ledger error: the ledger cannot be opened, read or written (or another I/O error)\n"
     "  8  mismatch: the order or key was used before with other bytes; nothing sent\n"
     "  9  demo: a duplicate charge, or a charged order reported FAILED (must never happen)\n"
-    " 10  internal error\n";
+    " 10  internal error\n"
+    " 11  check --probe: the provider's base_url gave no HTTP answer\n";
 
 const char kConfigHelp[] =
     "Config: --config FILE, or the environment variable PAYRETRY_CONFIG holding a path\n"
@@ -50,7 +51,9 @@ const char kHelp[] =
     "  reconcile        settle every UNKNOWN and abandoned payment\n"
     "  ledger list      payments in the ledger, by state and age\n"
     "  ledger show ORDER  one payment and its attempts\n"
+    "  ledger prune     delete SUCCEEDED/FAILED payments older than --older-than\n"
     "  demo             the whole idea against the bundled simulator, in one command\n"
+    "  check [CONFIG]   validate a config, open its ledger (--probe: reach the provider)\n"
     "  version          library and CLI version\n"
     "\n"
     "Every command prints one JSON document on stdout with --json, a readable table\n"
@@ -106,6 +109,7 @@ int run(int argc, char** argv) {
   if (cmd == "demo") return cmd_demo(rest);
   if (cmd == "__demo-worker") return cmd_demo_worker(rest);
   if (cmd == "version") return cmd_version(rest);
+  if (cmd == "check") return cmd_check(rest);
   throw usage_error("unknown command '" + cmd + "' (try payretry --help)");
 }
 

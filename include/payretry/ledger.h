@@ -1,5 +1,5 @@
-/* payretry/ledger.h: reading what the ledger holds about payments, as JSON.
- * Nothing here sends a request or changes a payment. */
+/* payretry/ledger.h: reading what the ledger holds about payments, as JSON,
+ * and forgetting old settled ones. Nothing here sends a request. */
 #ifndef PAYRETRY_LEDGER_H
 #define PAYRETRY_LEDGER_H
 
@@ -26,6 +26,16 @@ PAY_API int pay_ledger_get(pay_buf *out, pay_client *client, const char *order_i
  * Returns 0, PAY_EINVALID (unknown state), PAY_ELEDGER, PAY_ENOMEM. */
 PAY_API int pay_ledger_list(pay_buf *out, pay_client *client, const char *state,
                             int64_t updated_before_unix_ms, uint32_t limit);
+
+/* ---- Forgetting settled payments ---------------------------------------- */
+
+/* Deletes every SUCCEEDED and FAILED payment last updated before
+ * `updated_before_unix_ms` (> 0), with its attempts, in one transaction, and
+ * writes how many into *pruned (when not NULL). Never an UNKNOWN, PENDING or
+ * IN_FLIGHT payment: those still need settling. An order pruned and then
+ * submitted again is a NEW payment under a new key: prune only payments no
+ * one will submit again. Returns 0, PAY_EINVALID, PAY_ELEDGER. Thread-safe. */
+PAY_API int pay_ledger_prune(pay_client *client, int64_t updated_before_unix_ms, uint64_t *pruned);
 
 PAY_END_DECL
 

@@ -1,4 +1,5 @@
-// ledger.h: what the ledger holds, as JSON; nothing is sent or changed.
+// ledger.h: what the ledger holds, as JSON, and forgetting old settled
+// payments; nothing is sent.
 #include <algorithm>
 #include <optional>
 
@@ -37,6 +38,18 @@ int pay_ledger_list(pay_buf* out, pay_client* client, const char* state, int64_t
     }
     const int n = limit == 0 ? 1000 : static_cast<int>(std::min<uint32_t>(limit, 1000000));
     return fill_buf(out, payretry::payments_json(client->impl->ledger().list(st, updated_before_unix_ms, n)));
+  });
+}
+
+int pay_ledger_prune(pay_client* client, int64_t updated_before_unix_ms, uint64_t* pruned) {
+  return guarded([&]() -> int {
+    if (pruned) *pruned = 0;
+    if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (updated_before_unix_ms <= 0) return set_error(PAY_EINVALID, "updated_before_unix_ms must be a time (> 0)");
+    if (const int rc = foreign(client)) return rc;
+    const int64_t n = client->impl->ledger().prune_settled(updated_before_unix_ms);
+    if (pruned) *pruned = static_cast<uint64_t>(n);
+    return 0;
   });
 }
 

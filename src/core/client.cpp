@@ -82,6 +82,10 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
                "tls.verify is false: provider certificates are not checked; never do this in production");
   if (config_.base_url.rfind("http://", 0) == 0 && !loopback_url(config_.base_url))
     log_->note(kLogWarn, "config_warning", "base_url uses plain http to a host that is not loopback");
+  if (create_path.empty())
+    log_->note(kLogWarn, "config_warning",
+               "create_path: provider " + profile_.name + " has none and the config gives none: every submit "
+               "must give a path");
   // Lookups are signed like creates: the same hook runs for both.
   engine_ = std::make_unique<Engine>(
       config_, profile_,

@@ -137,6 +137,13 @@ void Engine::validate(const SubmitRequest& r) const {
   }
   if (!r.path.empty())
     if (std::string e = check_path(r.path); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
+  // A profile without a create path (generic) takes one from the config or
+  // from each submit; with neither there is nowhere to send the payment, and
+  // it is refused before anything is recorded or sent.
+  if (r.path.empty() && config_.create_path.empty() && profile_.create_path.empty())
+    throw Error(Errc::PAY_ECONFIG, "create_path: profile " + profile_.name +
+                                       " has none; set create_path in the config or give a path with the submit "
+                                       "(nothing sent, nothing recorded)");
   check_submission_headers(r);
   if (r.deadline_ms < 0) throw Error(Errc::PAY_EINVALID, "deadline_ms is negative");
   if (r.deadline_ms > 0 && r.deadline_ms < config_.retry.min_attempt_ms && !r.deadline_from_ledger)

@@ -184,6 +184,15 @@ class Ledger {
   // Rows in `state` (all states when nullopt) last updated before
   // `updated_before` (Unix ms; 0 = no limit), oldest first, at most `limit`.
   virtual std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) = 0;
+
+  // Deletes every SUCCEEDED and FAILED payment last updated before
+  // `updated_before` (Unix ms, > 0), with its history, in one transaction;
+  // returns how many. Never an UNKNOWN, PENDING or IN_FLIGHT one: those still
+  // need settling, and forgetting one would let its order be paid again. A
+  // final row never changes again, so no run can be holding one. (A pruned
+  // order submitted again is a new payment: prune only what is past any
+  // chance of a re-submission.)
+  virtual int64_t prune_settled(int64_t updated_before) = 0;
 };
 
 // Opens the ledger named by `url`: "memory:" (or "memory:?max_settled=N",

@@ -118,6 +118,26 @@ class MemoryLedger final : public Ledger {
     return out;
   }
 
+  int64_t prune_settled(int64_t updated_before) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    int64_t pruned = 0;
+    // settled_ holds every final row still here, oldest settle first; a
+    // pruned one leaves it too (its pointer would dangle), in one pass.
+    std::deque<const std::string*> kept;
+    for (const std::string* id : settled_) {
+      const auto it = rows_.find(*id);
+      if (it->second.row.updated_at < updated_before) {
+        keys_.erase(it->second.row.idempotency_key);
+        rows_.erase(it);
+        ++pruned;
+      } else {
+        kept.push_back(id);
+      }
+    }
+    settled_ = std::move(kept);
+    return pruned;
+  }
+
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<PaymentRow> out;

@@ -211,6 +211,22 @@ class PostgresLedger final : public Ledger {
     return run("attempts", [&](Session& s) { return get_attempts(s, order_id); });
   }
 
+  int64_t prune_settled(int64_t updated_before) override {
+    return run("prune", [&](Session& s) {
+      Params p;
+      p.add(updated_before);
+      // One statement, so one transaction: the history and the rows go
+      // together (the foreign key is checked at the statement's end).
+      ResultPtr r = exec(s,
+                         "WITH gone AS (DELETE FROM payments WHERE state IN ('SUCCEEDED','FAILED') "
+                         "AND updated_at < $1::bigint RETURNING order_id), "
+                         "history AS (DELETE FROM attempts WHERE order_id IN (SELECT order_id FROM gone)) "
+                         "SELECT count(*) FROM gone",
+                         p);
+      return static_cast<int64_t>(std::stoll(PQgetvalue(r.get(), 0, 0)));
+    });
+  }
+
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
     return run("list", [&](Session& s) {
       Params p;

@@ -365,6 +365,22 @@ class SqliteLedger final : public Ledger {
     return out;
   }
 
+  int64_t prune_settled(int64_t updated_before) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tx tx(*this);
+    // The history first: attempts reference their payment.
+    Stmt history(stmts_, "DELETE FROM attempts WHERE order_id IN (SELECT order_id FROM payments "
+                         "WHERE state IN ('SUCCEEDED','FAILED') AND updated_at < ?1)");
+    history.bind(1, updated_before);
+    history.step();
+    Stmt rows(stmts_, "DELETE FROM payments WHERE state IN ('SUCCEEDED','FAILED') AND updated_at < ?1");
+    rows.bind(1, updated_before);
+    rows.step();
+    const int64_t pruned = sqlite3_changes(db());
+    tx.commit();
+    return pruned;
+  }
+
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
     std::lock_guard<std::mutex> lock(mu_);
     Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE (?1 = '' OR state = ?1) "

@@ -2,16 +2,23 @@
 
 #include <cJSON.h>
 
+#include <sys/stat.h>
+
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <set>
 
-#include "json_util.hpp"
 #include "base64.hpp"
+#include "config_keys.hpp"
+#include "json_util.hpp"
+#include "spelling.hpp"
 #include "validate.hpp"
 
 namespace payretry {
@@ -20,11 +27,16 @@ namespace {
 
 [[noreturn]] void fail(const std::string& key, const std::string& what) { throw ConfigError(key + ": " + what); }
 
-// Rejects any member of `obj` not in `allowed`, naming it.
-void only_keys(const cJSON* obj, const std::string& prefix, std::initializer_list<const char*> allowed) {
-  std::set<std::string> ok(allowed.begin(), allowed.end()), seen;
+// Rejects any member of `obj` the key table (config_keys.cpp) does not give
+// the level `parent` ("" for the top, "auth.basic"), naming it and the
+// closest valid name.
+void only_keys(const cJSON* obj, const std::string& parent) {
+  const std::vector<std::string> valid = config_names_at(parent);
+  const std::set<std::string> ok(valid.begin(), valid.end());
+  std::set<std::string> seen;
+  const std::string prefix = parent.empty() ? "" : parent + ".";
   for (const cJSON* it = obj->child; it; it = it->next) {
-    if (!ok.count(it->string)) fail(prefix + it->string, "unknown key");
+    if (!ok.count(it->string)) fail(prefix + it->string, "unknown key" + did_you_mean(it->string, valid));
     // cJSON would silently use the first copy; an ambiguous config is an error.
     if (!seen.insert(it->string).second) fail(prefix + it->string, "appears more than once");
   }
@@ -38,6 +50,12 @@ int64_t integer(const cJSON* v, const std::string& key, int64_t lo, int64_t hi) 
   if (v->valuedouble < static_cast<double>(lo) || v->valuedouble > static_cast<double>(hi))
     fail(key, "must be between " + std::to_string(lo) + " and " + std::to_string(hi));
   return static_cast<int64_t>(v->valuedouble);
+}
+
+// An integer key, in the range the key table gives it.
+int64_t integer(const cJSON* v, const std::string& key) {
+  const ConfigKey& k = config_key(key);
+  return integer(v, key, k.min, k.max);
 }
 
 std::string string(const cJSON* v, const std::string& key, bool allow_empty = false) {
@@ -59,32 +77,28 @@ void check_base_url(const std::string& url) {
   if (url.find('@') != std::string::npos) fail("base_url", "must not contain credentials; use auth");
 }
 
-constexpr int64_t kDay = 24LL * 3600 * 1000;
-
 void parse_retry(const cJSON* r, RetryPolicy& p) {
   if (!cJSON_IsObject(r)) fail("retry", "must be an object");
-  only_keys(r, "retry.", {"max_attempts", "connect_timeout_ms", "attempt_timeout_ms", "deadline_ms",
-                          "backoff_base_ms", "backoff_cap_ms", "retry_after_max_ms", "min_attempt_ms",
-                          "jitter_seed"});
-  if (auto v = member(r, "max_attempts")) p.max_attempts = static_cast<int>(integer(v, "retry.max_attempts", 1, 20));
-  if (auto v = member(r, "connect_timeout_ms")) p.connect_timeout_ms = integer(v, "retry.connect_timeout_ms", 1, kDay);
-  if (auto v = member(r, "attempt_timeout_ms")) p.attempt_timeout_ms = integer(v, "retry.attempt_timeout_ms", 1, kDay);
-  if (auto v = member(r, "deadline_ms")) p.deadline_ms = integer(v, "retry.deadline_ms", 1, kDay);
-  if (auto v = member(r, "backoff_base_ms")) p.backoff_base_ms = integer(v, "retry.backoff_base_ms", 0, kDay);
-  if (auto v = member(r, "backoff_cap_ms")) p.backoff_cap_ms = integer(v, "retry.backoff_cap_ms", 0, kDay);
-  if (auto v = member(r, "retry_after_max_ms")) p.retry_after_max_ms = integer(v, "retry.retry_after_max_ms", 0, kDay);
-  if (auto v = member(r, "min_attempt_ms")) p.min_attempt_ms = integer(v, "retry.min_attempt_ms", 1, kDay);
-  if (auto v = member(r, "jitter_seed")) p.jitter_seed = static_cast<uint64_t>(integer(v, "retry.jitter_seed", 0, int64_t(1) << 53));
+  only_keys(r, "retry");
+  if (auto v = member(r, "max_attempts")) p.max_attempts = static_cast<int>(integer(v, "retry.max_attempts"));
+  if (auto v = member(r, "connect_timeout_ms")) p.connect_timeout_ms = integer(v, "retry.connect_timeout_ms");
+  if (auto v = member(r, "attempt_timeout_ms")) p.attempt_timeout_ms = integer(v, "retry.attempt_timeout_ms");
+  if (auto v = member(r, "deadline_ms")) p.deadline_ms = integer(v, "retry.deadline_ms");
+  if (auto v = member(r, "backoff_base_ms")) p.backoff_base_ms = integer(v, "retry.backoff_base_ms");
+  if (auto v = member(r, "backoff_cap_ms")) p.backoff_cap_ms = integer(v, "retry.backoff_cap_ms");
+  if (auto v = member(r, "retry_after_max_ms")) p.retry_after_max_ms = integer(v, "retry.retry_after_max_ms");
+  if (auto v = member(r, "min_attempt_ms")) p.min_attempt_ms = integer(v, "retry.min_attempt_ms");
+  if (auto v = member(r, "jitter_seed")) p.jitter_seed = static_cast<uint64_t>(integer(v, "retry.jitter_seed"));
   if (p.backoff_cap_ms < p.backoff_base_ms) fail("retry.backoff_cap_ms", "must not be below retry.backoff_base_ms");
   if (p.deadline_ms < p.min_attempt_ms) fail("retry.deadline_ms", "must not be below retry.min_attempt_ms");
 }
 
 void parse_budget(const cJSON* b, BudgetPolicy& p) {
   if (!cJSON_IsObject(b)) fail("budget", "must be an object");
-  only_keys(b, "budget.", {"tokens", "retry_cost", "success_refund"});
-  if (auto v = member(b, "tokens")) p.tokens = static_cast<int>(integer(v, "budget.tokens", 0, 1000000));
-  if (auto v = member(b, "retry_cost")) p.retry_cost = static_cast<int>(integer(v, "budget.retry_cost", 0, 1000000));
-  if (auto v = member(b, "success_refund")) p.success_refund = static_cast<int>(integer(v, "budget.success_refund", 0, 1000000));
+  only_keys(b, "budget");
+  if (auto v = member(b, "tokens")) p.tokens = static_cast<int>(integer(v, "budget.tokens"));
+  if (auto v = member(b, "retry_cost")) p.retry_cost = static_cast<int>(integer(v, "budget.retry_cost"));
+  if (auto v = member(b, "success_refund")) p.success_refund = static_cast<int>(integer(v, "budget.success_refund"));
 }
 
 std::string printable_secret(const cJSON* v, const std::string& key) {
@@ -93,47 +107,105 @@ std::string printable_secret(const cJSON* v, const std::string& key) {
   return s;
 }
 
-// A secret given inline, or named: "<name>_env" is an environment variable
-// holding it, "<name>_file" a file (PEM keys). Exactly one of the forms.
-std::string secret_from(const cJSON* obj, const std::string& prefix, const std::string& name, bool inline_ok,
-                        bool file_ok) {
-  const cJSON* in = inline_ok ? member(obj, name.c_str()) : nullptr;
-  const cJSON* env = member(obj, (name + "_env").c_str());
-  const cJSON* file = file_ok ? member(obj, (name + "_file").c_str()) : nullptr;
-  const int given = (in != nullptr) + (env != nullptr) + (file != nullptr);
-  std::string forms = inline_ok ? name : "";
-  if (file_ok) forms += std::string(forms.empty() ? "" : ", ") + name + "_file";
-  forms += std::string(forms.empty() ? "" : " or ") + name + "_env";
-  if (given == 0) fail(prefix + name, "is required (give " + forms + ")");
-  if (given > 1) fail(prefix + name, "give only one of " + forms);
-  if (in) return string(in, prefix + name);
-  // The name of a variable or a file is echoed in errors; a secret pasted
-  // where the name belongs (PEM text, a password) must not be.
-  if (env) {
-    const std::string var = string(env, prefix + name + "_env");
-    bool valid = !std::isdigit(static_cast<unsigned char>(var[0])) && var.size() <= 256;
-    for (char ch : var) valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
-    if (!valid)
-      fail(prefix + name + "_env", "must name an environment variable (letters, digits and _), not hold the secret");
-    const char* value = std::getenv(var.c_str());
-    if (!value || !*value) fail(prefix + name + "_env", "the environment variable " + var + " is not set");
-    return value;
-  }
-  const std::string path = string(file, prefix + name + "_file");
-  bool plain = path.size() <= 4096 && path.find("-----") == std::string::npos;
+std::string leaf_of(const std::string& path) { return path.substr(path.rfind('.') + 1); }
+
+// Whether any form of the indirect key `name` (NAME, NAME_env, NAME_file) is in `obj`.
+bool given(const cJSON* obj, const std::string& name) {
+  return member(obj, name.c_str()) || member(obj, (name + "_env").c_str()) || member(obj, (name + "_file").c_str());
+}
+
+// The forms the key table gives `path`, for messages: "password, password_env or password_file".
+std::string forms_text(const ConfigKey& k) {
+  const std::string name = leaf_of(std::string(k.path));
+  std::string out = k.has(kKeyNoInline) ? "" : name;
+  if (k.has(kKeyIndirect)) out += (out.empty() ? "" : ", ") + name + "_env or " + name + "_file";
+  return out;
+}
+
+// A PEM key with its certificate chain is a few KiB; anything this large is
+// the wrong file.
+constexpr off_t kMaxSecretFileBytes = 1 << 20;
+
+// What a NAME_file holds, without one trailing newline (the one an editor or
+// `echo` adds, never part of a token) unless `verbatim` (a PEM file, whose
+// final newline is part of its format). A message names the key and the
+// path, never the content.
+std::string read_secret_file(const std::string& key, const std::string& path, bool verbatim) {
+  bool plain = !path.empty() && path.size() <= 4096 && path.find("-----") == std::string::npos;
   for (unsigned char ch : path) plain = plain && ch >= 0x20 && ch != 0x7F;
-  if (!plain) fail(prefix + name + "_file", "must be a file's path, not the key itself (or give " + name + "_env)");
+  // The path is echoed in errors; a secret pasted where it belongs must not be.
+  if (!plain) fail(key, "must be a file's path, not the secret itself");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) fail(key, "cannot read " + path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) fail(key, "cannot read " + path + ": it is a directory");
+  // A device or a pipe could be endless or block the client's creation
+  // forever; a secret is a small regular file.
+  if (!S_ISREG(st.st_mode)) fail(key, "cannot read " + path + ": not a regular file");
+  if (st.st_size > kMaxSecretFileBytes)
+    fail(key, path + " is larger than " + std::to_string(kMaxSecretFileBytes) + " bytes: not a secret or key");
+  errno = 0;
   std::ifstream f(path, std::ios::binary);
-  if (!f) fail(prefix + name + "_file", "cannot read " + path);
-  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (text.empty()) fail(prefix + name + "_file", path + " is empty");
+  if (!f) fail(key, "cannot read " + path + (errno ? std::string(": ") + std::strerror(errno) : ""));
+  std::string text(static_cast<size_t>(kMaxSecretFileBytes) + 1, '\0');
+  f.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (f.bad()) fail(key, "cannot read " + path);
+  text.resize(static_cast<size_t>(f.gcount()));
+  if (text.size() > static_cast<size_t>(kMaxSecretFileBytes))  // it grew since stat
+    fail(key, path + " is larger than " + std::to_string(kMaxSecretFileBytes) + " bytes: not a secret or key");
+  if (!verbatim && !text.empty() && text.back() == '\n') {
+    text.pop_back();
+    if (!text.empty() && text.back() == '\r') text.pop_back();
+  }
+  if (text.find_first_not_of("\r\n") == std::string::npos) fail(key, path + " is empty");
   return text;
+}
+
+// An environment variable's value. Only the variable's name is ever echoed.
+std::string read_secret_env(const std::string& key, const std::string& var) {
+  bool valid = !var.empty() && !std::isdigit(static_cast<unsigned char>(var[0])) && var.size() <= 256;
+  for (char ch : var) valid = valid && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+  if (!valid) fail(key, "must name an environment variable (letters, digits and _), not hold the secret");
+  const char* value = std::getenv(var.c_str());
+  if (!value) fail(key, "the environment variable " + var + " is not set");
+  if (!*value) fail(key, "the environment variable " + var + " is empty");
+  return value;
+}
+
+// A key the table marks indirect (kKeyIndirect): given inline (unless
+// kKeyNoInline), as NAME_env or as NAME_file, exactly one of them. nullopt:
+// none given and the key is optional.
+std::optional<std::string> indirect(const cJSON* obj, const std::string& path) {
+  const ConfigKey& k = config_key(path);
+  const std::string name = leaf_of(path);
+  const cJSON* in = k.has(kKeyNoInline) ? nullptr : member(obj, name.c_str());
+  const cJSON* env = member(obj, (name + "_env").c_str());
+  const cJSON* file = member(obj, (name + "_file").c_str());
+  const int count = (in != nullptr) + (env != nullptr) + (file != nullptr);
+  if (count == 0) {
+    if (k.has(kKeyRequired)) fail(path, "is required (give " + forms_text(k) + ")");
+    return std::nullopt;
+  }
+  if (count > 1) fail(path, "give only one of " + forms_text(k));
+  std::string value;
+  if (in) value = string(in, path);
+  else if (env) value = read_secret_env(path + "_env", string(env, path + "_env"));
+  else value = read_secret_file(path + "_file", string(file, path + "_file"), k.has(kKeyNoInline));
+  if (k.min > 0 && value.size() < static_cast<size_t>(k.min))
+    fail(path, "must be at least " + std::to_string(k.min) + " characters");
+  return value;
+}
+
+// An indirect credential that travels in a header.
+std::string header_secret(const cJSON* obj, const std::string& path) {
+  std::string value = *indirect(obj, path);
+  if (!check_header_value(value).empty()) fail(path, "must be printable with no CR/LF");
+  return value;
 }
 
 void parse_oauth2(const cJSON* o, AuthConfig& a) {
   const std::string P = "auth.oauth2.";
   if (!cJSON_IsObject(o)) fail("auth.oauth2", "must be an object");
-  only_keys(o, P, {"client_id", "client_secret", "client_secret_env", "token_path", "scope"});
+  only_keys(o, "auth.oauth2");
   a.kind = AuthConfig::Kind::oauth2;
   const cJSON* id = member(o, "client_id");
   if (!id) fail(P + "client_id", "is required");
@@ -141,8 +213,7 @@ void parse_oauth2(const cJSON* o, AuthConfig& a) {
   // The id and secret travel as Basic user:password: a ':' in the id would
   // move the boundary.
   if (a.client_id.find(':') != std::string::npos) fail(P + "client_id", "must not contain ':'");
-  a.client_secret = secret_from(o, P, "client_secret", true, false);
-  if (!check_header_value(a.client_secret).empty()) fail(P + "client_secret", "must be printable with no CR/LF");
+  a.client_secret = header_secret(o, P + "client_secret");
   if (auto v = member(o, "token_path")) {
     a.token_path = string(v, P + "token_path");
     if (std::string e = check_path(a.token_path); !e.empty()) fail(P + "token_path", e);
@@ -153,67 +224,67 @@ void parse_oauth2(const cJSON* o, AuthConfig& a) {
 void parse_wechatpay(const cJSON* w, AuthConfig& a) {
   const std::string P = "auth.wechatpay.";
   if (!cJSON_IsObject(w)) fail("auth.wechatpay", "must be an object");
-  only_keys(w, P, {"serial_no", "private_key_file", "private_key_env", "platform_public_key_file",
-                   "platform_public_key_env", "platform_serial"});
+  only_keys(w, "auth.wechatpay");
   a.kind = AuthConfig::Kind::wechatpay;
   const cJSON* serial = member(w, "serial_no");
   if (!serial) fail(P + "serial_no", "is required (the merchant API certificate's serial number)");
   a.serial_no = printable_secret(serial, P + "serial_no");
-  a.private_key_pem = secret_from(w, P, "private_key", false, true);
+  a.private_key_pem = *indirect(w, P + "private_key");
   // Without the platform key answers cannot be verified, and an answer
   // nobody signed must never read as a payment.
-  a.peer_public_key_pem = secret_from(w, P, "platform_public_key", false, true);
+  a.peer_public_key_pem = *indirect(w, P + "platform_public_key");
   if (auto v = member(w, "platform_serial")) a.platform_serial = printable_secret(v, P + "platform_serial");
 }
 
 void parse_alipay(const cJSON* al, AuthConfig& a) {
   const std::string P = "auth.alipay.";
   if (!cJSON_IsObject(al)) fail("auth.alipay", "must be an object");
-  only_keys(al, P, {"app_id", "private_key_file", "private_key_env", "alipay_public_key_file", "alipay_public_key_env"});
+  only_keys(al, "auth.alipay");
   a.kind = AuthConfig::Kind::alipay;
   const cJSON* app = member(al, "app_id");
   if (!app) fail(P + "app_id", "is required");
   a.app_id = printable_secret(app, P + "app_id");
-  a.private_key_pem = secret_from(al, P, "private_key", false, true);
-  a.peer_public_key_pem = secret_from(al, P, "alipay_public_key", false, true);
+  a.private_key_pem = *indirect(al, P + "private_key");
+  a.peer_public_key_pem = *indirect(al, P + "alipay_public_key");
 }
 
 // One form: {"bearer": T} | {"header": H, "value": V} | {"api_key": V} |
 // {"basic": {"username", "password"}} | {"oauth2": {...}} |
-// {"wechatpay": {...}} | {"alipay": {...}}.
+// {"wechatpay": {...}} | {"alipay": {...}}. bearer, value, api_key and
+// password may each be given as NAME_env or NAME_file instead.
 void parse_auth(const cJSON* a, Config& c) {
   if (!cJSON_IsObject(a)) fail("auth", "must be an object");
-  only_keys(a, "auth.", {"bearer", "header", "value", "api_key", "basic", "oauth2", "wechatpay", "alipay"});
-  const bool header_form = member(a, "header") || member(a, "value");
+  only_keys(a, "auth");
+  const bool header_form = member(a, "header") || given(a, "value");
   int forms = header_form;
-  for (const char* k : {"bearer", "api_key", "basic", "oauth2", "wechatpay", "alipay"}) forms += member(a, k) != nullptr;
+  for (const char* k : {"bearer", "api_key"}) forms += given(a, k);
+  for (const char* k : {"basic", "oauth2", "wechatpay", "alipay"}) forms += member(a, k) != nullptr;
   if (forms == 0) fail("auth", "needs one of bearer, header and value, api_key, basic, oauth2, wechatpay, alipay");
   if (forms > 1) fail("auth", "give one form only (bearer, header+value, api_key, basic, oauth2, wechatpay or alipay)");
   AuthConfig& out = c.auth;
-  if (const cJSON* bearer = member(a, "bearer")) {
+  if (given(a, "bearer")) {
     out.kind = AuthConfig::Kind::fixed_headers;
-    c.auth_headers.emplace_back("Authorization", "Bearer " + printable_secret(bearer, "auth.bearer"));
+    c.auth_headers.emplace_back("Authorization", "Bearer " + header_secret(a, "auth.bearer"));
   } else if (header_form) {
     const cJSON* header = member(a, "header");
-    const cJSON* value = member(a, "value");
-    if (!header || !value) fail(header ? "auth.value" : "auth.header", "is required with the other");
+    if (!header) fail("auth.header", "is required with auth.value");
+    if (!given(a, "value")) fail("auth.value", "is required with auth.header (give value, value_env or value_file)");
     std::string name = string(header, "auth.header");
     if (std::string e = check_header_name(name); !e.empty()) fail("auth.header", e);
     if (std::string e = check_not_reserved(name, "Idempotency-Key"); !e.empty()) fail("auth.header", e);
     out.kind = AuthConfig::Kind::fixed_headers;
-    c.auth_headers.emplace_back(name, printable_secret(value, "auth.value"));
-  } else if (const cJSON* key = member(a, "api_key")) {
+    c.auth_headers.emplace_back(name, header_secret(a, "auth.value"));
+  } else if (given(a, "api_key")) {
     out.kind = AuthConfig::Kind::api_key;
-    out.api_key = printable_secret(key, "auth.api_key");
+    out.api_key = header_secret(a, "auth.api_key");
   } else if (const cJSON* basic = member(a, "basic")) {
     if (!cJSON_IsObject(basic)) fail("auth.basic", "must be an object with username and password");
-    only_keys(basic, "auth.basic.", {"username", "password", "password_env"});
+    only_keys(basic, "auth.basic");
     const cJSON* user = member(basic, "username");
     if (!user) fail("auth.basic.username", "is required");
     const std::string u = printable_secret(user, "auth.basic.username");
     if (u.find(':') != std::string::npos) fail("auth.basic.username", "must not contain ':'");
-    const std::string pw = secret_from(basic, "auth.basic.", "password", true, false);
-    if (!check_header_value(pw).empty()) fail("auth.basic.password", "must be printable with no CR/LF");
+    const std::string pw = header_secret(basic, "auth.basic.password");
     out.kind = AuthConfig::Kind::fixed_headers;
     c.auth_headers.emplace_back("Authorization", "Basic " + base64_encode(u + ":" + pw));
     out.client_secret = pw;  // kept for redaction only
@@ -240,7 +311,7 @@ void parse_headers(const cJSON* h, Config& c) {
 
 void parse_tls(const cJSON* t, Config& c) {
   if (!cJSON_IsObject(t)) fail("tls", "must be an object");
-  only_keys(t, "tls.", {"verify", "ca_file"});
+  only_keys(t, "tls");
   if (auto v = member(t, "verify")) {
     if (!cJSON_IsBool(v)) fail("tls.verify", "must be true or false");
     c.tls_verify = cJSON_IsTrue(v);
@@ -250,7 +321,7 @@ void parse_tls(const cJSON* t, Config& c) {
 
 void parse_log(const cJSON* l, Config& c) {
   if (!cJSON_IsObject(l)) fail("log", "must be an object");
-  only_keys(l, "log.", {"path", "level", "name"});
+  only_keys(l, "log");
   if (auto v = member(l, "name")) {
     c.log_name = string(v, "log.name");
     if (c.log_name.empty() || c.log_name.size() > 64) fail("log.name", "must be 1 to 64 characters");
@@ -289,40 +360,42 @@ void parse_provider(const cJSON* v, Config& c) {
 // The scheme only: the ledger reads the rest when it opens (a PostgreSQL
 // URL through libpq, the memory ledger's max_settled), and refuses what it
 // cannot read with a message naming the part.
-void check_ledger_url(const std::string& url) {
+void check_ledger_url(const std::string& url, const std::string& key) {
+  // Never echoed: the URL may hold a password.
+  for (unsigned char ch : url)
+    if (ch < 0x20 || ch == 0x7F) fail(key, "contains a control character (a line break?)");
   if (url == "memory:" || url.rfind("memory:?", 0) == 0) return;
   if (url.rfind("sqlite:///", 0) == 0 && url.size() > 10) return;
   if (url.rfind("postgresql://", 0) == 0 || url.rfind("postgres://", 0) == 0) return;
-  fail("ledger", "must be memory: (or memory:?max_settled=N), sqlite:///abs/path.db or postgresql://...");
+  fail(key, "must be memory: (or memory:?max_settled=N), sqlite:///abs/path.db or postgresql://...");
 }
 
-// "ledger": "sqlite:///..."  or  {"url": "...", "secret": "...", "lease_margin_ms": N, "timeout_ms": N}
+// "ledger": "sqlite:///..."  or  {"url": "...", "secret": "...", "lease_margin_ms": N, "timeout_ms": N},
+// url and secret also as url_env / url_file, secret_env / secret_file (a
+// PostgreSQL URL may hold a password).
 void parse_ledger(const cJSON* l, Config& c) {
   if (cJSON_IsString(l)) {
     c.ledger_url = string(l, "ledger");
-    check_ledger_url(c.ledger_url);
+    check_ledger_url(c.ledger_url, "ledger");
     return;
   }
   if (!cJSON_IsObject(l)) fail("ledger", "must be a URL string or an object");
-  only_keys(l, "ledger.", {"url", "secret", "lease_margin_ms", "timeout_ms"});
-  const cJSON* url = member(l, "url");
-  if (!url) fail("ledger.url", "is required");
-  c.ledger_url = string(url, "ledger.url");
-  check_ledger_url(c.ledger_url);
-  if (auto v = member(l, "secret")) {
-    c.ledger_secret = string(v, "ledger.secret");
-    if (c.ledger_secret.size() < 16) fail("ledger.secret", "must be at least 16 characters");
-  }
-  if (auto v = member(l, "lease_margin_ms")) c.lease_margin_ms = integer(v, "ledger.lease_margin_ms", 0, kDay);
-  if (auto v = member(l, "timeout_ms")) c.ledger_timeout_ms = integer(v, "ledger.timeout_ms", 50, 600000);
+  only_keys(l, "ledger");
+  c.ledger_url = *indirect(l, "ledger.url");
+  check_ledger_url(c.ledger_url, "ledger.url");
+  if (auto secret = indirect(l, "ledger.secret")) c.ledger_secret = *secret;
+  if (auto v = member(l, "lease_margin_ms")) c.lease_margin_ms = integer(v, "ledger.lease_margin_ms");
+  if (auto v = member(l, "timeout_ms")) c.ledger_timeout_ms = integer(v, "ledger.timeout_ms");
 }
 
 // An HTTP(S) or SOCKS proxy URL. Without one, proxy environment variables
 // are ignored: a payment (card data, credentials) leaves only through a
 // proxy the config names.
-void parse_proxy(const cJSON* v, Config& c) {
-  if (cJSON_IsNull(v)) return;
-  c.proxy = string(v, "proxy");
+void parse_proxy(const cJSON* root, Config& c) {
+  if (const cJSON* v = member(root, "proxy"); v && cJSON_IsNull(v)) return;
+  std::optional<std::string> url = indirect(root, "proxy");
+  if (!url) return;
+  c.proxy = std::move(*url);
   static const char* const schemes[] = {"http://", "https://", "socks5://", "socks5h://"};
   bool ok = false;
   for (const char* s : schemes) ok = ok || c.proxy.rfind(s, 0) == 0;
@@ -378,9 +451,7 @@ Config parse_config(std::string_view json) {
     if (json[i] == '\\' && (json.compare(i, 6, "\\u0000") == 0)) throw ConfigError("config: \\u0000 is not allowed in strings");
   if (!cJSON_IsObject(root.get())) throw ConfigError("config: must be a JSON object");
   const cJSON* r = root.get();
-  only_keys(r, "", {"provider", "base_url", "create_path", "auth", "headers", "retry", "budget", "tls", "log",
-                    "max_body_bytes", "ledger", "in_progress_wait_ms", "key_retention_ms", "not_found_grace_ms",
-                    "max_connections", "engine_threads", "proxy", "merchant_id"});
+  only_keys(r, "");
   Config c;
   if (auto v = member(r, "provider")) parse_provider(v, c);
   const cJSON* base = member(r, "base_url");
@@ -406,17 +477,18 @@ Config parse_config(std::string_view json) {
     fail("ledger", "is required: name where idempotency keys are kept (sqlite:///abs/path.db or postgresql://...), "
                    "or write \"memory:\" to keep them in this process only (they are lost when it ends)");
   parse_ledger(ledger, c);
-  if (auto v = member(r, "proxy")) parse_proxy(v, c);
+  parse_proxy(r, c);
   if (auto v = member(r, "merchant_id")) {
     c.merchant_id = string(v, "merchant_id");
-    if (c.merchant_id.empty() || c.merchant_id.size() > 128) fail("merchant_id", "must be 1-128 characters");
+    if (c.merchant_id.empty() || c.merchant_id.size() > static_cast<size_t>(config_key("merchant_id").max))
+      fail("merchant_id", "must be 1-" + std::to_string(config_key("merchant_id").max) + " characters");
   }
-  if (auto v = member(r, "in_progress_wait_ms")) c.in_progress_wait_ms = integer(v, "in_progress_wait_ms", 0, kDay);
-  if (auto v = member(r, "key_retention_ms")) c.key_retention_ms = integer(v, "key_retention_ms", 1000, 400 * kDay);
-  if (auto v = member(r, "not_found_grace_ms")) c.not_found_grace_ms = integer(v, "not_found_grace_ms", 0, 30 * kDay);
-  if (auto v = member(r, "max_body_bytes")) c.max_body_bytes = static_cast<size_t>(integer(v, "max_body_bytes", 1, 64LL << 20));
-  if (auto v = member(r, "max_connections")) c.max_connections = integer(v, "max_connections", 1, 65536);
-  if (auto v = member(r, "engine_threads")) c.engine_threads = static_cast<int>(integer(v, "engine_threads", 0, 64));
+  if (auto v = member(r, "in_progress_wait_ms")) c.in_progress_wait_ms = integer(v, "in_progress_wait_ms");
+  if (auto v = member(r, "key_retention_ms")) c.key_retention_ms = integer(v, "key_retention_ms");
+  if (auto v = member(r, "not_found_grace_ms")) c.not_found_grace_ms = integer(v, "not_found_grace_ms");
+  if (auto v = member(r, "max_body_bytes")) c.max_body_bytes = static_cast<size_t>(integer(v, "max_body_bytes"));
+  if (auto v = member(r, "max_connections")) c.max_connections = integer(v, "max_connections");
+  if (auto v = member(r, "engine_threads")) c.engine_threads = static_cast<int>(integer(v, "engine_threads"));
   return c;
 }
 

@@ -17,6 +17,7 @@
 #include "json_path.hpp"
 #include "json_util.hpp"
 #include "profile.hpp"
+#include "spelling.hpp"
 
 namespace payretry {
 
@@ -157,7 +158,9 @@ void check_members(const cJSON* obj, const std::string& path, std::initializer_l
     if (!ok) {
       std::string list;
       for (const char* k : known) list += std::string(list.empty() ? "" : ", ") + k;
-      fail(path + "." + name, "unknown key (known here: " + list + ")");
+      fail(path + "." + name,
+           "unknown key" + did_you_mean(name, std::vector<std::string>(known.begin(), known.end())) +
+               " (known here: " + list + ")");
     }
     if (!seen.insert(name).second) fail(path + "." + name, "given twice");
   }

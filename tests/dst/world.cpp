@@ -112,6 +112,7 @@ class FaultyLedger final : public Ledger {
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
     return inner_.list(state, updated_before, limit);
   }
+  int64_t prune_settled(int64_t updated_before) override { return inner_.prune_settled(updated_before); }
 
  private:
   void fail_maybe(const char* what);

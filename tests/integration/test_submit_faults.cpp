@@ -211,7 +211,7 @@ TEST_F(Submit, MalformedSuccessBodyIsRetriedAndReplayed) {
 
 TEST_F(Submit, RefusedConnectionsAreUnknownNotSent) {
   // A port nobody listens on: the kernel refuses, nothing is ever written.
-  auto c = client(R"({"base_url":"http://127.0.0.1:9","ledger":"memory:","retry":{"max_attempts":3,"backoff_base_ms":10,"backoff_cap_ms":20,"deadline_ms":3000}})");
+  auto c = client(R"({"base_url":"http://127.0.0.1:9","create_path":"/v1/payments","ledger":"memory:","retry":{"max_attempts":3,"backoff_base_ms":10,"backoff_cap_ms":20,"deadline_ms":3000}})");
   auto r = submit(c.get(), "o-refused");
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN);
   EXPECT_EQ(pay_result_delivery(r.get()), PAY_DELIVERY_NOT_SENT);
@@ -273,7 +273,7 @@ class PlainTextListener {
 TEST_F(Submit, TlsHandshakeFailureIsNotSent) {
   PlainTextListener plain;
   const std::string cfg = R"({"base_url":"https://127.0.0.1:)" + std::to_string(plain.port()) +
-                          R"(","ledger":"memory:","retry":{"max_attempts":2,"backoff_base_ms":10,"backoff_cap_ms":20}})";
+                          R"(","create_path":"/v1/payments","ledger":"memory:","retry":{"max_attempts":2,"backoff_base_ms":10,"backoff_cap_ms":20}})";
   auto c = client(cfg);
   auto r = submit(c.get(), "o-tls");
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN);

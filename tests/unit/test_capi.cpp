@@ -140,6 +140,18 @@ TEST(CApi, NullArgumentsGiveEinvalidWithAMessage) {
   EXPECT_EQ(b.ptr, nullptr);
 }
 
+TEST_F(CApiClient, LedgerPruneRefusesNoClientAndNoTimeAndCountsWhatItDeletes) {
+  uint64_t pruned = 99;
+  expect_last(pay_ledger_prune(nullptr, 1, &pruned), PAY_EINVALID);
+  EXPECT_EQ(pruned, 0u) << "*pruned not reset on error";
+  expect_last(pay_ledger_prune(client, 0, &pruned), PAY_EINVALID);
+  expect_last(pay_ledger_prune(client, -5, nullptr), PAY_EINVALID);
+  // An empty ledger: nothing to delete; a NULL count is allowed.
+  EXPECT_EQ(pay_ledger_prune(client, INT64_MAX, &pruned), PAY_OK);
+  EXPECT_EQ(pruned, 0u);
+  EXPECT_EQ(pay_ledger_prune(client, INT64_MAX, nullptr), PAY_OK);
+}
+
 TEST_F(CApiClient, NullOrderOrBodyGiveEinvalid) {
   expect_refused(PAY_EINVALID, nullptr, kBody, sizeof kBody - 1, nullptr);
   expect_refused(PAY_EINVALID, "order-1", nullptr, 10, nullptr);

@@ -1,0 +1,438 @@
+#include "config_keys.hpp"
+
+#include <cJSON.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <new>
+#include <stdexcept>
+
+#include "json_util.hpp"
+
+namespace payretry {
+namespace {
+
+constexpr int64_t kDay = 24LL * 3600 * 1000;
+// The largest integer a JSON number (a double) holds exactly, with its neighbour above distinct.
+constexpr int64_t kMax53 = (int64_t(1) << 53) - 1;
+
+using T = ConfigKeyType;
+
+// Parents before children; within a level, in the order a reader meets them.
+const std::vector<ConfigKey>& table() {
+  static const std::vector<ConfigKey> keys = {
+      {"provider", T::string_or_object, 0, 1, 0, "", "\"generic\"", "\"stripe\"",
+       "A built-in profile (generic, stripe, adyen, paypal, square, checkout_com, mollie, wechatpay_v3, alipay), "
+       "a profile file (a path ending in .json), or an inline profile object, e.g. "
+       "{\"extends\": \"stripe\", \"create_path\": \"/v1/charges\"} (docs/profiles.md)."},
+      {"base_url", T::string, kKeyRequired, 1, 0, "", "", "\"https://api.stripe.com\"",
+       "The provider's API: http:// or https://, a host, an optional port and path prefix; no query, fragment or "
+       "credentials. A trailing / is dropped."},
+      {"create_path", T::string, 0, 1, 0, "", "the profile's", "\"/v1/payment_intents\"",
+       "Where payments are POSTed, under base_url; may name {order_id} and {merchant_id}. A profile without one "
+       "(generic) needs it here, or a path with every submit (else that submit is refused, nothing sent)."},
+      {"merchant_id", T::string, 0, 1, 128, "", "none", "\"1900000109\"",
+       "The merchant's id at the provider, for paths that name {merchant_id} (WeChat Pay's mchid)."},
+
+      {"auth", T::object, 0, 0, 0, "", "none", "{\"bearer\": \"sk_test_xxx\"}",
+       "The credentials, in exactly one form: bearer, header with value, api_key, basic, oauth2, wechatpay or "
+       "alipay. Without it requests carry none (a request hook may add them)."},
+      {"auth.bearer", T::string, kKeyIndirect | kKeySecret, 1, 0, "", "", "\"sk_test_xxx\"",
+       "Sent as Authorization: Bearer <token>."},
+      {"auth.header", T::string, 0, 1, 0, "", "", "\"X-Api-Key\"",
+       "A header that carries the credential; give auth.value with it."},
+      {"auth.value", T::string, kKeyIndirect | kKeySecret, 1, 0, "", "", "\"key_live_abc123\"",
+       "The value of auth.header."},
+      {"auth.api_key", T::string, kKeyIndirect | kKeySecret, 1, 0, "", "", "\"AQE1hmfxK...\"",
+       "Sent in the header the profile names (Adyen: X-API-Key)."},
+      {"auth.basic", T::object, 0, 0, 0, "", "", "{\"username\": \"shop\", \"password_env\": \"SHOP_PASSWORD\"}",
+       "Authorization: Basic base64(username:password)."},
+      {"auth.basic.username", T::string, kKeyRequired, 1, 0, "", "", "\"shop\"", "Must not contain ':'."},
+      {"auth.basic.password", T::string, kKeyRequired | kKeyIndirect | kKeySecret, 1, 0, "", "", "\"hunter2-long\"",
+       "The password."},
+      {"auth.oauth2", T::object, 0, 0, 0, "", "",
+       "{\"client_id\": \"AZ1\", \"client_secret_env\": \"PAYPAL_CLIENT_SECRET\"}",
+       "OAuth2 client credentials: a token fetched from the token path, cached, renewed before it expires and once "
+       "after a 401 (PayPal)."},
+      {"auth.oauth2.client_id", T::string, kKeyRequired, 1, 0, "", "", "\"AZ1\"", "Must not contain ':'."},
+      {"auth.oauth2.client_secret", T::string, kKeyRequired | kKeyIndirect | kKeySecret, 1, 0, "", "",
+       "\"EL1-secret\"", "The client secret."},
+      {"auth.oauth2.token_path", T::string, 0, 1, 0, "", "the profile's", "\"/v1/oauth2/token\"",
+       "Where tokens are issued, under base_url."},
+      {"auth.oauth2.scope", T::string, 0, 1, 0, "", "none", "\"payments\"", "The scope asked for."},
+      {"auth.wechatpay", T::object, 0, 0, 0, "", "",
+       "{\"serial_no\": \"3775B6A45ACD588826D15E583A95F5DD3F3B4DD8\", \"private_key_env\": \"WECHATPAY_KEY\", "
+       "\"platform_public_key_env\": \"WECHATPAY_PLATFORM_KEY\"}",
+       "WeChat Pay v3: every request signed WECHATPAY2-SHA256-RSA2048, every answer verified."},
+      {"auth.wechatpay.serial_no", T::string, kKeyRequired, 1, 0, "", "", "\"3775B6A45ACD588826D15E583A95F5DD3F3B4DD8\"",
+       "The merchant API certificate's serial number."},
+      {"auth.wechatpay.private_key", T::string, kKeyRequired | kKeyIndirect | kKeyNoInline | kKeySecret, 1, 0, "", "",
+       "\"/etc/app/wechatpay/apiclient_key.pem\"", "The merchant's private key (PEM), which signs requests."},
+      {"auth.wechatpay.platform_public_key", T::string, kKeyRequired | kKeyIndirect | kKeyNoInline, 1, 0, "", "",
+       "\"/etc/app/wechatpay/pub_key.pem\"", "The platform's public key (PEM), which verifies answers."},
+      {"auth.wechatpay.platform_serial", T::string, 0, 1, 0, "", "any", "\"PUB_KEY_ID_0114232...\"",
+       "The serial answers must be signed under."},
+      {"auth.alipay", T::object, 0, 0, 0, "", "",
+       "{\"app_id\": \"2021000000000001\", \"private_key_env\": \"ALIPAY_KEY\", "
+       "\"alipay_public_key_env\": \"ALIPAY_PUBLIC_KEY\"}",
+       "Alipay: the gateway's form signed RSA2, answers verified."},
+      {"auth.alipay.app_id", T::string, kKeyRequired, 1, 0, "", "", "\"2021000000000001\"", "The app's id."},
+      {"auth.alipay.private_key", T::string, kKeyRequired | kKeyIndirect | kKeyNoInline | kKeySecret, 1, 0, "", "",
+       "\"/etc/app/alipay/app_private_key.pem\"", "The app's private key (PEM), which signs requests."},
+      {"auth.alipay.alipay_public_key", T::string, kKeyRequired | kKeyIndirect | kKeyNoInline, 1, 0, "", "",
+       "\"/etc/app/alipay/alipay_public_key.pem\"", "Alipay's public key (PEM), which verifies answers."},
+
+      {"headers", T::string_map, 0, 0, 0, "", "none", "{\"Stripe-Version\": \"2024-06-20\"}",
+       "Extra headers on every request (names are HTTP tokens, values printable). The idempotency key's header, "
+       "Content-Type and the credentials' cannot be set here."},
+
+      {"retry", T::object, 0, 0, 0, "", "", "{\"max_attempts\": 4, \"deadline_ms\": 30000}",
+       "How often and how long one payment is tried."},
+      {"retry.max_attempts", T::integer, 0, 1, 20, "", "4", "4", "Attempts per payment, the first included."},
+      {"retry.connect_timeout_ms", T::integer, 0, 1, kDay, "", "3000", "3000", "Bound on connecting, per attempt."},
+      {"retry.attempt_timeout_ms", T::integer, 0, 1, kDay, "", "10000", "10000",
+       "Bound on one attempt, connecting included."},
+      {"retry.deadline_ms", T::integer, 0, 1, kDay, "", "30000", "30000",
+       "Bound on the whole payment, retries included; at least retry.min_attempt_ms."},
+      {"retry.backoff_base_ms", T::integer, 0, 0, kDay, "", "500", "500", "The first retry's backoff (full jitter)."},
+      {"retry.backoff_cap_ms", T::integer, 0, 0, kDay, "", "5000", "5000",
+       "The largest backoff; at least retry.backoff_base_ms."},
+      {"retry.retry_after_max_ms", T::integer, 0, 0, kDay, "", "60000", "60000",
+       "The longest Retry-After honoured as a backoff floor."},
+      {"retry.min_attempt_ms", T::integer, 0, 1, kDay, "", "200", "200",
+       "No attempt starts with less time than this left before the deadline."},
+      {"retry.jitter_seed", T::integer, 0, 0, kMax53, "", "random", "42", "Tests only: repeatable jitter."},
+
+      {"budget", T::object, 0, 0, 0, "", "", "{\"tokens\": 500}",
+       "The client-wide retry budget: in an outage it stops retrying instead of multiplying the load."},
+      {"budget.tokens", T::integer, 0, 0, 1000000, "", "500", "500", "Tokens the budget holds (and starts with)."},
+      {"budget.retry_cost", T::integer, 0, 0, 1000000, "", "5", "5", "Tokens one retry takes."},
+      {"budget.success_refund", T::integer, 0, 0, 1000000, "", "1", "1", "Tokens a success gives back."},
+
+      {"tls", T::object, 0, 0, 0, "", "", "{\"verify\": true}", "Certificate checks."},
+      {"tls.verify", T::boolean, 0, 0, 0, "", "true", "true",
+       "Check the provider's certificate; false only for tests (a warning is logged)."},
+      {"tls.ca_file", T::string, kKeyNullable, 1, 0, "", "the system's CAs", "\"/etc/ssl/certs/ca-certificates.crt\"",
+       "A CA bundle to verify the provider with."},
+
+      {"log", T::object, 0, 0, 0, "", "", "{\"path\": \"/var/log/app/payretry.jsonl\", \"level\": \"info\"}",
+       "The attempt log: one redacted JSON line per attempt and outcome."},
+      {"log.path", T::string, kKeyNullable, 1, 0, "", "no file", "\"/var/log/app/payretry.jsonl\"",
+       "A file the lines are appended to."},
+      {"log.level", T::string, 0, 0, 0, "debug|info|warn|error", "\"info\"", "\"info\"", "The least level written."},
+      {"log.name", T::string, 0, 1, 64, "", "the profile's name", "\"checkout-eu\"",
+       "Written as \"client\" in every line, to tell apart the clients of one process or fleet."},
+
+      {"max_body_bytes", T::integer, 0, 1, 64LL << 20, "", "1048576", "1048576",
+       "The largest request body accepted (PAY_ETOOBIG above it)."},
+
+      {"ledger", T::string_or_object, kKeyRequired, 1, 0, "", "", "\"sqlite:///var/lib/app/payments.db\"",
+       "Where idempotency keys are kept: memory: (or memory:?max_settled=N; lost when the process ends), "
+       "sqlite:///abs/path.db or postgresql://...; or an object with url and the options below. No default: a "
+       "forgotten ledger would lose every key on restart."},
+      {"ledger.url", T::string, kKeyRequired | kKeyIndirect | kKeySecret, 1, 0, "", "",
+       "\"postgresql://payretry@db.internal/payments\"",
+       "The ledger's URL, as above; a password in it is a secret."},
+      {"ledger.secret", T::string, kKeyIndirect | kKeySecret, 16, 0, "", "the ledger's own",
+       "\"a-long-random-fingerprint-secret\"",
+       "The key of the request fingerprints (at least 16 characters); a durable ledger refuses another than the "
+       "one it was made with."},
+      {"ledger.lease_margin_ms", T::integer, 0, 0, kDay, "", "30000", "30000",
+       "A payment's lease is its deadline plus this; a worker that dies is taken over after it."},
+      {"ledger.timeout_ms", T::integer, 0, 50, 600000, "", "5000", "5000",
+       "Bound on every wait for the store (a lock, the pool, a statement)."},
+
+      {"in_progress_wait_ms", T::integer, 0, 0, kDay, "", "0", "0",
+       "How long a submit waits for another worker holding the same order before answering IN_PROGRESS."},
+      {"key_retention_ms", T::integer, 0, 1000, 400 * kDay, "", "the profile's", "86400000",
+       "How long the provider honours a key; a payment is never re-sent once it may have expired."},
+      {"not_found_grace_ms", T::integer, 0, 0, 30 * kDay, "", "60000", "60000",
+       "\"Not found\" proves \"no payment\" only this long after the payment's last attempt."},
+      {"max_connections", T::integer, 0, 1, 65536, "", "256", "256",
+       "Connections the concurrent engine keeps to the provider."},
+      {"engine_threads", T::integer, 0, 0, 64, "", "0", "0",
+       "Threads of the concurrent engine; 0: one per core."},
+      {"proxy", T::string, kKeyIndirect | kKeySecret | kKeyNullable, 1, 0, "", "none", "\"http://proxy.internal:3128\"",
+       "The only proxy requests take (http://, https://, socks5://, socks5h://); the environment's http_proxy and "
+       "the like are ignored. Credentials in it are secrets."},
+  };
+  return keys;
+}
+
+std::string_view parent_of(std::string_view path) {
+  const size_t dot = path.rfind('.');
+  return dot == std::string_view::npos ? std::string_view() : path.substr(0, dot);
+}
+
+std::string_view leaf_of(std::string_view path) {
+  const size_t dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
+// The names one key takes in JSON.
+std::vector<std::string> forms_of(const ConfigKey& k) {
+  const std::string leaf(leaf_of(k.path));
+  std::vector<std::string> out;
+  if (!k.has(kKeyNoInline)) out.push_back(leaf);
+  if (k.has(kKeyIndirect)) {
+    out.push_back(leaf + "_env");
+    out.push_back(leaf + "_file");
+  }
+  return out;
+}
+
+std::string range_text(const ConfigKey& k) {
+  if (k.type == T::integer) return std::to_string(k.min) + " to " + std::to_string(k.max);
+  if (!k.choices.empty()) {
+    std::string s(k.choices);
+    for (size_t at; (at = s.find('|')) != std::string::npos;) s.replace(at, 1, ", ");
+    return "one of " + s;
+  }
+  if (k.type == T::string && k.min > 1 && k.max > 0)
+    return std::to_string(k.min) + " to " + std::to_string(k.max) + " characters";
+  if (k.type == T::string && k.max > 0) return "at most " + std::to_string(k.max) + " characters";
+  if (k.type == T::string && k.min > 1) return "at least " + std::to_string(k.min) + " characters";
+  return "";
+}
+
+std::string type_text(const ConfigKey& k) {
+  std::string t = config_key_type_name(k.type);
+  if (k.has(kKeyNullable)) t += " or null";
+  return t;
+}
+
+std::string code(std::string_view s) { return "`" + std::string(s) + "`"; }
+
+// A table cell: no raw '|' or newline may end it early.
+std::string cell(std::string s) {
+  for (size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2) s.replace(at, 1, "\\|");
+  return s;
+}
+
+std::string key_cell(const ConfigKey& k) {
+  std::string s;
+  for (const std::string& f : forms_of(k)) s += (s.empty() ? "" : "<br>") + code(f);
+  return s;
+}
+
+// The meaning of a key, and what its flags add, for the Markdown table
+// (`markdown`) or a schema's description (plain text).
+std::string notes_text(const ConfigKey& k, bool markdown) {
+  const std::string tick = markdown ? "`" : "";
+  std::string s(k.doc);
+  if (k.has(kKeyRequired)) s = (markdown ? "**Required.** " : "Required. ") + s;
+  if (k.has(kKeyIndirect))
+    s += std::string(k.has(kKeyNoInline) ? " Give" : " Or give") + " " + tick + std::string(leaf_of(k.path)) + "_env" +
+         tick + " (an environment variable's name) or " + tick + std::string(leaf_of(k.path)) + "_file" + tick +
+         (k.has(kKeyNoInline) ? " (a file's path, read as it is); only one form."
+                              : " (a file's path; one trailing newline is dropped); only one form.");
+  if (k.has(kKeySecret)) s += " Never logged.";
+  return s;
+}
+
+cJSON* schema_for(const ConfigKey& k, bool indirect_form);
+
+cJSON* object_schema(std::string_view parent) {
+  cJSON* o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "type", "object");
+  cJSON* props = cJSON_AddObjectToObject(o, "properties");
+  cJSON* required = cJSON_CreateArray();
+  cJSON* any_of = cJSON_CreateArray();
+  for (const ConfigKey& k : table()) {
+    if (parent_of(k.path) != parent) continue;
+    const std::vector<std::string> forms = forms_of(k);
+    for (const std::string& f : forms) {
+      const bool indirect = f != leaf_of(k.path);
+      cJSON_AddItemToObject(props, f.c_str(), schema_for(k, indirect));
+    }
+    if (!k.has(kKeyRequired)) continue;
+    if (forms.size() == 1) {
+      cJSON_AddItemToArray(required, cJSON_CreateString(forms[0].c_str()));
+    } else {
+      // One of its forms is required: {"oneOf": [{"required": [f]}, ...]}.
+      cJSON* one_of = cJSON_CreateArray();
+      for (const std::string& f : forms) {
+        cJSON* alt = cJSON_CreateObject();
+        cJSON* req = cJSON_AddArrayToObject(alt, "required");
+        cJSON_AddItemToArray(req, cJSON_CreateString(f.c_str()));
+        cJSON_AddItemToArray(one_of, alt);
+      }
+      cJSON* wrap = cJSON_CreateObject();
+      cJSON_AddItemToObject(wrap, "oneOf", one_of);
+      cJSON_AddItemToArray(any_of, wrap);
+    }
+  }
+  if (cJSON_GetArraySize(required) > 0) cJSON_AddItemToObject(o, "required", required);
+  else cJSON_Delete(required);
+  if (cJSON_GetArraySize(any_of) > 0) cJSON_AddItemToObject(o, "allOf", any_of);
+  else cJSON_Delete(any_of);
+  cJSON_AddFalseToObject(o, "additionalProperties");
+  return o;
+}
+
+void add_string_bounds(cJSON* s, const ConfigKey& k) {
+  cJSON_AddStringToObject(s, "type", "string");
+  if (k.min > 0) cJSON_AddNumberToObject(s, "minLength", static_cast<double>(k.min));
+  if (k.max > 0) cJSON_AddNumberToObject(s, "maxLength", static_cast<double>(k.max));
+  if (!k.choices.empty()) {
+    cJSON* e = cJSON_AddArrayToObject(s, "enum");
+    std::string_view rest = k.choices;
+    while (!rest.empty()) {
+      const size_t bar = rest.find('|');
+      cJSON_AddItemToArray(e, cJSON_CreateString(std::string(rest.substr(0, bar)).c_str()));
+      rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+    }
+  }
+}
+
+cJSON* schema_for(const ConfigKey& k, bool indirect_form) {
+  cJSON* s = nullptr;
+  if (indirect_form) {
+    s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "type", "string");
+    cJSON_AddNumberToObject(s, "minLength", 1);
+    const std::string what = "The " + std::string(k.path) + " read from an environment variable (NAME_env) or a file " +
+                             (k.has(kKeyNoInline) ? "(NAME_file, read as it is)" : "(NAME_file; one trailing newline dropped)") +
+                             ". Only one form of the key.";
+    cJSON_AddStringToObject(s, "description", what.c_str());
+    return s;
+  }
+  switch (k.type) {
+    case T::object: s = object_schema(k.path); break;
+    case T::integer:
+      s = cJSON_CreateObject();
+      cJSON_AddStringToObject(s, "type", "integer");
+      cJSON_AddNumberToObject(s, "minimum", static_cast<double>(k.min));
+      cJSON_AddNumberToObject(s, "maximum", static_cast<double>(k.max));
+      break;
+    case T::boolean:
+      s = cJSON_CreateObject();
+      cJSON_AddStringToObject(s, "type", "boolean");
+      break;
+    case T::string:
+      s = cJSON_CreateObject();
+      add_string_bounds(s, k);
+      break;
+    case T::string_map: {
+      s = cJSON_CreateObject();
+      cJSON_AddStringToObject(s, "type", "object");
+      cJSON* values = cJSON_AddObjectToObject(s, "additionalProperties");
+      cJSON_AddStringToObject(values, "type", "string");
+      break;
+    }
+    case T::string_or_object: {
+      s = cJSON_CreateObject();
+      cJSON* one_of = cJSON_AddArrayToObject(s, "oneOf");
+      cJSON* str = cJSON_CreateObject();
+      add_string_bounds(str, k);
+      cJSON_AddItemToArray(one_of, str);
+      bool has_children = false;
+      for (const ConfigKey& c : table()) has_children = has_children || parent_of(c.path) == k.path;
+      cJSON* obj = has_children ? object_schema(k.path) : cJSON_CreateObject();
+      if (!has_children) cJSON_AddStringToObject(obj, "type", "object");  // a profile: docs/profiles.md
+      cJSON_AddItemToArray(one_of, obj);
+      break;
+    }
+  }
+  if (k.has(kKeyNullable)) {
+    // {"type": ["string", "null"]}
+    cJSON* t = cJSON_DetachItemFromObjectCaseSensitive(s, "type");
+    cJSON* both = cJSON_CreateArray();
+    cJSON_AddItemToArray(both, t);
+    cJSON_AddItemToArray(both, cJSON_CreateString("null"));
+    cJSON_AddItemToObject(s, "type", both);
+  }
+  cJSON_AddStringToObject(s, "description", notes_text(k, false).c_str());
+  if (cJSON* d = k.type == T::integer || k.type == T::boolean || !k.choices.empty()
+                     ? cJSON_Parse(std::string(k.default_text).c_str())
+                     : nullptr)
+    cJSON_AddItemToObject(s, "default", d);
+  cJSON* examples = cJSON_AddArrayToObject(s, "examples");
+  cJSON_AddItemToArray(examples, cJSON_Parse(std::string(k.example).c_str()));
+  return s;
+}
+
+}  // namespace
+
+const char* config_key_type_name(ConfigKeyType t) {
+  switch (t) {
+    case T::string: return "string";
+    case T::integer: return "integer";
+    case T::boolean: return "boolean";
+    case T::object: return "object";
+    case T::string_or_object: return "string or object";
+    case T::string_map: return "object of strings";
+  }
+  return "?";
+}
+
+const std::vector<ConfigKey>& config_keys() { return table(); }
+
+const ConfigKey& config_key(std::string_view path) {
+  static const std::map<std::string_view, const ConfigKey*> index = [] {
+    std::map<std::string_view, const ConfigKey*> m;
+    for (const ConfigKey& k : table()) m.emplace(k.path, &k);
+    return m;
+  }();
+  const auto it = index.find(path);
+  if (it == index.end()) throw std::logic_error("config key table has no " + std::string(path));
+  return *it->second;
+}
+
+std::vector<std::string> config_names_at(std::string_view parent) {
+  std::vector<std::string> out;
+  for (const ConfigKey& k : table())
+    if (parent_of(k.path) == parent)
+      for (std::string& f : forms_of(k)) out.push_back(std::move(f));
+  return out;
+}
+
+std::string config_reference_markdown() {
+  // One table per level, the levels in the order the table first names them.
+  std::vector<std::string_view> levels;
+  for (const ConfigKey& k : table())
+    if (std::find(levels.begin(), levels.end(), parent_of(k.path)) == levels.end()) levels.push_back(parent_of(k.path));
+  std::string md;
+  for (const std::string_view level : levels) {
+    md += std::string(md.empty() ? "" : "\n") + "### " + (level.empty() ? "Top level" : code(level)) + "\n\n";
+    if (!level.empty()) md += cell(std::string(config_key(level).doc)) + "\n\n";
+    md += "| key | type | default | range | example | meaning |\n|---|---|---|---|---|---|\n";
+    for (const ConfigKey& k : table()) {
+      if (parent_of(k.path) != level) continue;
+      const std::string dflt = k.default_text.empty() ? (k.has(kKeyRequired) ? "required" : "-")
+                               : k.type == T::integer || k.type == T::boolean || k.default_text[0] == '"'
+                                   ? code(k.default_text)
+                                   : std::string(k.default_text);
+      const std::string range = range_text(k);
+      md += "| " + key_cell(k) + " | " + type_text(k) + " | " + cell(dflt) + " | " +
+            cell(range.empty() ? "-" : range) + " | " + cell(code(k.example)) + " | " + cell(notes_text(k, true)) +
+            " |\n";
+    }
+  }
+  return md;
+}
+
+std::string config_json_schema() {
+  JsonPtr root(object_schema(""));
+  cJSON* r = root.get();
+  // The meta keys go first: detach the body and re-add it after them.
+  JsonPtr schema(cJSON_CreateObject());
+  cJSON_AddStringToObject(schema.get(), "$schema", "https://json-schema.org/draft/2020-12/schema");
+  cJSON_AddStringToObject(schema.get(), "$id", "https://payretry.invalid/config.schema.json");
+  cJSON_AddStringToObject(schema.get(), "title", "payretry client config");
+  cJSON_AddStringToObject(schema.get(), "description",
+                          "Generated from the parser's key table (src/model/config_keys.cpp); see docs/config.md. "
+                          "The parser also refuses what a schema cannot say: two auth forms, a missing "
+                          "environment variable or file.");
+  while (cJSON* item = r->child) {
+    cJSON_DetachItemViaPointer(r, item);
+    cJSON_AddItemToObject(schema.get(), item->string, item);
+  }
+  // Pretty, for readers and diffs; cJSON indents with tabs.
+  std::unique_ptr<char, void (*)(void*)> text(cJSON_Print(schema.get()), cJSON_free);
+  if (!text) throw std::bad_alloc();
+  return std::string(text.get()) + "\n";
+}
+
+}  // namespace payretry
