@@ -23,8 +23,9 @@ fi
 packages=(libpayretry0 libpayretry-dev payretry-cli payretry-sim)
 # Installed by someone else: this test would replace and then purge them.
 for p in "${packages[@]}"; do
-  if dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q installed; then
-    echo "$p is already installed; remove it first (dpkg --purge ${packages[*]})" >&2
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+  if [ -n "$status" ] && [ "${status% not-installed}" = "$status" ]; then
+    echo "$p is already on this system ($status); remove it first: dpkg --purge ${packages[*]}" >&2
     exit 1
   fi
 done
@@ -69,7 +70,7 @@ $sudo dpkg -i "${debs[@]}"
 for p in "${packages[@]}"; do
   grep -q "Apache License" "/usr/share/doc/$p/copyright" || { echo "$p has no /usr/share/doc/$p/copyright"; exit 1; }
 done
-dpkg -L libpayretry-dev | grep -q '/payretryConfig.cmake$' || { echo "libpayretry-dev has no CMake config"; exit 1; }
+grep -q '/payretryConfig.cmake$' <<<"$(dpkg -L libpayretry-dev)" || { echo "libpayretry-dev has no CMake config"; exit 1; }
 
 # Only the system's pkg-config search path, headers and library.
 unset PKG_CONFIG_PATH LD_LIBRARY_PATH
