@@ -9,8 +9,8 @@
 #   libpayretry-dev         dev      headers, the libpayretry.so link, payretry.pc, CMake config files
 #   payretry-cli            cli      the `payretry` command line
 #   payretry-sim            sim      the provider simulator `payretry-sim`
-# Every package carries the Apache-2.0 licence as /usr/share/doc/<package>/copyright.
-# The packages install under /usr (CPACK_PACKAGING_INSTALL_PREFIX) with the
+# Every package carries /usr/share/doc/<package>/copyright (Apache-2.0) and a changelog.
+# The packages install under /usr (CPack's DEB default prefix) with the
 # library in CMAKE_INSTALL_LIBDIR: configure with -DCMAKE_INSTALL_PREFIX=/usr to
 # get Debian's multiarch lib/<triplet> (GNUInstallDirs picks it only for /usr);
 # with the default prefix the library goes to /usr/lib, which the loader,
@@ -36,8 +36,11 @@ set(CPACK_PACKAGE_DIRECTORY ${PROJECT_BINARY_DIR}/packages)
 set(CPACK_STRIP_FILES ON)
 
 set(CPACK_GENERATOR DEB)
+# `cpack --config CPackSourceConfig.cmake` (the package_source target): the
+# checkout as a tarball, without build trees or git's files.
+set(CPACK_SOURCE_GENERATOR TGZ)
+set(CPACK_SOURCE_IGNORE_FILES "/build[^/]*/" "/\\.git" "/__pycache__/")
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)          # <name>_<version>-<release>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
@@ -117,21 +120,28 @@ set(CPACK_DEBIAN_SIM_DESCRIPTION
 strictly, with injectable faults (lost responses, 5xx, timeouts), for testing\n\
 payment clients without a provider sandbox.")
 
-# /usr/share/doc/<package>/copyright in every package (Debian policy 12.5).
-# EXCLUDE_FROM_ALL: only CPack's per-component install takes these, a plain
-# `cmake --install` does not litter the prefix with four copies.
-set(payretry_copyright ${PROJECT_BINARY_DIR}/packaging/copyright)
-file(READ ${PROJECT_SOURCE_DIR}/LICENSE payretry_license_text)
-file(WRITE ${payretry_copyright}
-  "payretry ${PROJECT_VERSION}\n\n"
-  "payretry is licensed under the Apache License, Version 2.0, whose full text\n"
-  "follows (also in /usr/share/common-licenses/Apache-2.0).\n\n"
-  "${payretry_license_text}")
+# /usr/share/doc/<package>/copyright and changelog.Debian.gz in every package
+# (Debian policy 12.5 and 12.7): the licence is Apache-2.0, whose text every
+# Debian system has in /usr/share/common-licenses. EXCLUDE_FROM_ALL: only
+# CPack's per-component install takes these; a plain `cmake --install` does
+# not litter the prefix with four copies.
+set(payretry_deb_dir ${PROJECT_BINARY_DIR}/packaging/debian)
+configure_file(${PROJECT_SOURCE_DIR}/packaging/debian/copyright.in ${payretry_deb_dir}/copyright @ONLY)
+set(PAYRETRY_DEB_SOURCE payretry)
+set(PAYRETRY_DEB_VERSION ${payretry_deb_version})
+string(TIMESTAMP PAYRETRY_DEB_DATE "%a, %d %b %Y %H:%M:%S +0000" UTC)  # honours SOURCE_DATE_EPOCH
+configure_file(${PROJECT_SOURCE_DIR}/packaging/debian/changelog.in ${payretry_deb_dir}/changelog.Debian @ONLY)
+file(ARCHIVE_CREATE OUTPUT ${payretry_deb_dir}/changelog.Debian.gz
+  PATHS ${payretry_deb_dir}/changelog.Debian FORMAT raw COMPRESSION GZip COMPRESSION_LEVEL 9)
 foreach(component IN LISTS CPACK_COMPONENTS_ALL)
   string(TOUPPER ${component} component_upper)
-  install(FILES ${payretry_copyright}
+  install(FILES ${payretry_deb_dir}/copyright ${payretry_deb_dir}/changelog.Debian.gz
     DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/doc/${CPACK_DEBIAN_${component_upper}_PACKAGE_NAME}
     COMPONENT ${component} EXCLUDE_FROM_ALL)
 endforeach()
+# The loader's cache is refreshed by a dpkg trigger (Debian policy 8.1.1).
+configure_file(${PROJECT_SOURCE_DIR}/packaging/debian/libpayretry.triggers
+  ${payretry_deb_dir}/runtime/triggers COPYONLY)
+set(CPACK_DEBIAN_RUNTIME_PACKAGE_CONTROL_EXTRA ${payretry_deb_dir}/runtime/triggers)
 
 include(CPack)
