@@ -238,6 +238,8 @@ std::string stats_json(const State& state) {
   add_number(doc.get(), "declines", s.declines);
   add_number(doc.get(), "charges", s.charges);
   add_number(doc.get(), "auth_refused", s.auth_refused);
+  add_number(doc.get(), "signed_requests", s.signed_requests);
+  add_number(doc.get(), "bad_signatures", s.bad_signatures);
   add_number(doc.get(), "oauth2_tokens_issued", s.oauth2_tokens_issued);
   add_number(doc.get(), "oauth2_tokens_refused", s.oauth2_tokens_refused);
   return print(doc.get());

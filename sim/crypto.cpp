@@ -1,6 +1,7 @@
 #include "crypto.hpp"
 
 #include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
 
@@ -120,6 +121,23 @@ bool base64_decode(std::string_view text, std::string* bytes) {
     if (pad < 1) bytes->push_back(static_cast<char>(n & 0xff));
   }
   return true;
+}
+
+std::string hmac_sha256_hex(std::string_view secret, std::string_view message) {
+  static const char kHex[] = "0123456789abcdef";
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (!HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+            reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &len)) {
+    throw std::runtime_error("HMAC-SHA256 failed");
+  }
+  std::string out;
+  out.reserve(len * 2);
+  for (unsigned i = 0; i < len; ++i) {
+    out.push_back(kHex[mac[i] >> 4]);
+    out.push_back(kHex[mac[i] & 15]);
+  }
+  return out;
 }
 
 std::string random_hex(std::size_t bytes) {

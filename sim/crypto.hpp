@@ -35,6 +35,9 @@ std::string base64_encode(std::string_view bytes);
 // Strict standard base64 (padding required, no whitespace). False on anything else.
 bool base64_decode(std::string_view text, std::string* bytes);
 
+// Lower-case hex of HMAC-SHA256(secret, message).
+std::string hmac_sha256_hex(std::string_view secret, std::string_view message);
+
 // `bytes` random bytes from OpenSSL's CSPRNG, as lower-case hex (2 * bytes characters).
 std::string random_hex(std::size_t bytes);
 

@@ -22,6 +22,11 @@ namespace payretry_sim {
 bool admit(const Config& cfg, const OAuth2Tokens& tokens, const Request& req, Route route,
            int64_t now_s, Route* routed, std::string_view* body, std::string& storage, Reply& refusal);
 
+// --hmac-secret: true when `req` carries `X-Signature: v1=<lower-case hex HMAC-SHA256(secret,
+// METHOD "\n" TARGET "\n" BODY)>`, TARGET being the path and query exactly as sent. Otherwise
+// false with `refusal` set to a 401. True when no secret is configured.
+bool signature_ok(const Config& cfg, const Request& req, Reply& refusal);
+
 // With keys loaded, signs a provider answer as the mode's provider does: WeChat Pay appends its
 // Wechatpay-* header lines to `headers`, Alipay adds "sign" to `body`. Other modes: nothing.
 void sign_answer(const Config& cfg, int64_t now_s, std::string& body, std::string& headers);

@@ -43,6 +43,9 @@ const char kUsage[] =
     "  --keys DIR          a key directory laid out like tests/keys/: wechatpay_v3 and\n"
     "                      alipay then verify request signatures (and timestamps) and\n"
     "                      sign every answer; without it they check only the form\n"
+    "  --hmac-secret S     any mode: every create and lookup carries 'X-Signature: v1=<hex\n"
+    "                      HMAC-SHA256(S, METHOD \\n TARGET \\n BODY)>', else 401 (a signing\n"
+    "                      scheme no client builds in: what a request hook is for)\n"
     "  --oauth2-client ID:SECRET\n"
     "                      paypal's OAuth2 client (default test-client-id:test-client-secret)\n"
     "  --oauth2-ttl-s N    expires_in of paypal's tokens (default 32400)\n"
@@ -156,6 +159,9 @@ int main(int argc, char** argv) {
       opt.key_header = value;
     } else if (arg == "--keys") {
       opt.keys_dir = value;
+    } else if (arg == "--hmac-secret") {
+      if (value.empty()) usage_error("--hmac-secret wants a non-empty secret");
+      opt.hmac_secret = value;
     } else if (arg == "--oauth2-client") {
       const auto colon = value.find(':');
       if (colon == std::string::npos || colon == 0 || colon + 1 == value.size()) {

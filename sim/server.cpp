@@ -61,6 +61,7 @@ Config config_from(const Options& o) {
   cfg.key_header = o.key_header;  // empty: the profile's header
   cfg.api_key = o.api_key;
   if (!o.keys_dir.empty()) cfg.keys = KeySet::load(o.keys_dir);
+  cfg.hmac_secret = o.hmac_secret;
   if (o.oauth2_client_id.empty() || o.oauth2_client_secret.empty()) {
     throw std::invalid_argument("the OAuth2 client id and secret must not be empty");
   }

@@ -33,6 +33,10 @@ struct Options {
   // A directory laid out like tests/keys/: WeChat Pay and Alipay request signatures are then
   // verified and their answers signed. Empty: those modes check only the form of their auth.
   std::string keys_dir;
+  // Every create and lookup must carry `X-Signature: v1=<hex HMAC-SHA256(secret, METHOD "\n"
+  // TARGET "\n" BODY)>` (TARGET: path and query as sent), else 401 and nothing is processed:
+  // a signing scheme no client builds in, for the bindings' request hooks. Empty: none.
+  std::string hmac_secret;
   // PayPal's OAuth2 client (POST /v1/oauth2/token) and the lifetime of the tokens it gets.
   std::string oauth2_client_id = "test-client-id";
   std::string oauth2_client_secret = "test-client-secret";

@@ -556,6 +556,8 @@ Stats State::stats() const {
   s.declines = declines_.load(std::memory_order_relaxed);
   s.charges = charges_.load(std::memory_order_relaxed);
   s.auth_refused = auth_refused_.load(std::memory_order_relaxed);
+  s.signed_requests = signed_.load(std::memory_order_relaxed);
+  s.bad_signatures = bad_signatures_.load(std::memory_order_relaxed);
   s.oauth2_tokens_issued = tokens_.issued();
   s.oauth2_tokens_refused = tokens_.refused();
   return s;
@@ -606,6 +608,8 @@ void State::reset() {
   reused_.store(0);
   declines_.store(0);
   auth_refused_.store(0);
+  signed_.store(0);
+  bad_signatures_.store(0);
   tokens_.reset_counters();
 }
 

@@ -38,6 +38,9 @@ struct Config {
   // --keys: verify WeChat Pay / Alipay request signatures and sign the answers. Null: those
   // modes check only the form of their authentication.
   std::shared_ptr<const KeySet> keys;
+  // --hmac-secret: every create and lookup must carry X-Signature (gate.hpp), the way a
+  // provider with its own signing scheme, built into no client, would. Empty: not required.
+  std::string hmac_secret;
   OAuth2Client oauth2;  // PayPal's one API client
   const Profile* profile = &stripe_profile();
   std::string_view effective_key_header() const {
@@ -101,6 +104,8 @@ struct Stats {
   long declines = 0;
   long charges = 0;
   long auth_refused = 0;          // creates and lookups refused for their authentication
+  long signed_requests = 0;       // --hmac-secret: creates and lookups whose X-Signature verified
+  long bad_signatures = 0;        // ... refused for a missing or wrong X-Signature
   long oauth2_tokens_issued = 0;  // PayPal token requests answered with a token
   long oauth2_tokens_refused = 0; // ... answered with an error
 };
@@ -178,6 +183,10 @@ class State {
   bool authorized(const Config& cfg, std::string_view authorization) const;
   // A create or lookup refused by gate.cpp: counted, nothing else.
   void count_auth_refused() { auth_refused_.fetch_add(1, std::memory_order_relaxed); }
+  // The --hmac-secret check's verdicts (a refusal is also an auth refusal).
+  void count_signature(bool good) {
+    (good ? signed_ : bad_signatures_).fetch_add(1, std::memory_order_relaxed);
+  }
   // PayPal's issued OAuth2 tokens. They outlive reset(), like the config; its revoke_all()
   // (POST /__admin/oauth2/revoke) forgets them.
   OAuth2Tokens& tokens() { return tokens_; }
@@ -327,6 +336,8 @@ class State {
   std::atomic<long> reused_{0};
   std::atomic<long> declines_{0};
   std::atomic<long> auth_refused_{0};
+  std::atomic<long> signed_{0};
+  std::atomic<long> bad_signatures_{0};
   OAuth2Tokens tokens_;
 };
 

@@ -107,6 +107,16 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
   std::string_view body = req.body;
   if (routed == Route::create || routed == Route::create_form || routed == Route::lookup ||
       routed == Route::gateway) {
+    if (!cfg_.hmac_secret.empty()) {
+      const bool good = signature_ok(cfg_, req, reply_);
+      srv_.state.count_signature(good);
+      if (!good) {
+        srv_.state.count_auth_refused();
+        if (cfg_.latency_ms > 0) return answer_later(c, close, false);
+        append_reply(c, reply_, close);
+        return Next::more;
+      }
+    }
     if (!admit(cfg_, srv_.state.tokens(), req, routed, unix_now_s(), &routed, &body, gate_body_, reply_)) {
       srv_.state.count_auth_refused();
       if (cfg_.latency_ms > 0) return answer_later(c, close, false);

@@ -202,6 +202,9 @@ struct submit_options {
   std::optional<std::string> idempotency_key;  // none: a fresh UUIDv4
   std::optional<std::string> path;             // none: the profile's create path
   std::chrono::milliseconds deadline{0};       // 0: the client's
+  // On every attempt of this payment (pay_submit_options.headers); not in a batch.
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::optional<std::string> traceparent;      // W3C trace context; none: not sent
 };
 
 // One payment of client::submit_batch.
@@ -227,6 +230,21 @@ inline uint32_t deadline_ms(std::chrono::milliseconds d) {
   const long long ms = static_cast<long long>(d.count());
   if (ms < 0) throw error(PAY_EINVALID, "pay::submit_options::deadline: negative");
   return ms > static_cast<long long>(UINT32_MAX) ? UINT32_MAX : static_cast<uint32_t>(ms);
+}
+
+// The C options of `opts`; `storage` holds the header array they point into.
+inline pay_submit_options submit_options_of(const submit_options& opts, std::vector<pay_header>& storage) {
+  pay_submit_options o;
+  if (const int rc = pay_submit_options_init(&o, PAY_SUBMIT_OPTIONS_VERSION)) throw error(rc, "pay_submit_options_init");
+  if (opts.idempotency_key) o.idempotency_key = opts.idempotency_key->c_str();
+  if (opts.path) o.path = opts.path->c_str();
+  o.deadline_ms = deadline_ms(opts.deadline);
+  storage.clear();
+  for (const auto& h : opts.headers) storage.push_back({h.first.c_str(), h.second.c_str()});
+  o.headers = storage.empty() ? nullptr : storage.data();
+  o.header_count = storage.size();
+  if (opts.traceparent) o.traceparent = opts.traceparent->c_str();
+  return o;
 }
 
 inline void done_tramp(int rc, pay_result* r, const char* message, void* payload) noexcept {
@@ -307,13 +325,8 @@ class client : public handle<pay_client, pay_client_free> {
   ~client() { reset(); }  // the C client goes before the callbacks it points to
 
   result submit(std::string_view order_id, std::string_view body, const submit_options& opts = {}) const {
-    pay_submit_options o;
-    check(pay_submit_options_init(&o, PAY_SUBMIT_OPTIONS_VERSION));
-    if (opts.idempotency_key) o.idempotency_key = opts.idempotency_key->c_str();
-    if (opts.path) o.path = opts.path->c_str();
-    const long long ms = static_cast<long long>(opts.deadline.count());
-    if (ms < 0) throw error(PAY_EINVALID, "pay::submit_options::deadline: negative");
-    o.deadline_ms = ms > static_cast<long long>(UINT32_MAX) ? UINT32_MAX : static_cast<uint32_t>(ms);
+    std::vector<pay_header> headers;
+    const pay_submit_options o = detail::submit_options_of(opts, headers);
     const std::string order(order_id);
     pay_result* r = nullptr;
     check(pay_submit(&r, detail::need(get()), order.c_str(), body.data(), body.size(), &o));
@@ -327,6 +340,9 @@ class client : public handle<pay_client, pay_client_free> {
     std::vector<pay_batch_item> items(payments.size());
     for (size_t i = 0; i < payments.size(); ++i) {
       const payment& p = payments[i];
+      // pay_batch_item is frozen: it has no room for them.
+      if (!p.options.headers.empty() || p.options.traceparent)
+        throw error(PAY_EINVALID, "pay::client::submit_batch: headers and traceparent need submit or submit_async");
       items[i].order_id = p.order_id.c_str();
       items[i].body = p.body.data();
       items[i].body_len = p.body.size();
@@ -351,11 +367,8 @@ class client : public handle<pay_client, pay_client_free> {
   void submit_async(std::string_view order_id, std::string_view body, done_callback done,
                     const submit_options& opts = {}) const {
     if (!done) throw error(PAY_EINVALID, "pay::client::submit_async: no done callback");
-    pay_submit_options o;
-    check(pay_submit_options_init(&o, PAY_SUBMIT_OPTIONS_VERSION));
-    if (opts.idempotency_key) o.idempotency_key = opts.idempotency_key->c_str();
-    if (opts.path) o.path = opts.path->c_str();
-    o.deadline_ms = detail::deadline_ms(opts.deadline);
+    std::vector<pay_header> headers;
+    const pay_submit_options o = detail::submit_options_of(opts, headers);
     const std::string order(order_id);
     auto cb = std::make_unique<done_callback>(std::move(done));
     check(pay_submit_async(detail::need(get()), order.c_str(), body.data(), body.size(), &o, &detail::done_tramp,

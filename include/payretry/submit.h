@@ -12,16 +12,37 @@ PAY_BEGIN_DECL
 
 /* ---- Submitting one payment ---------------------------------------------- */
 
+/* One extra request header of a submission. */
+typedef struct pay_header {
+  const char *name;
+  const char *value;
+} pay_header;
+
 typedef struct pay_submit_options {
-  unsigned int version;          /* PAY_SUBMIT_OPTIONS_VERSION */
+  unsigned int version;          /* PAY_SUBMIT_OPTIONS_VERSION (1 is still accepted) */
   const char *idempotency_key;   /* NULL: a fresh UUIDv4 from the CSPRNG */
   const char *path;              /* NULL: the profile's create path */
   uint32_t deadline_ms;          /* 0: the client's; else the smaller of the two */
+  /* Version 2. */
+  /* Extra headers on every attempt of this payment (a Stripe-Account, say);
+   * not on lookups, which the request hook can decorate (it sees the order
+   * id). At most 64; names HTTP tokens, values printable with no CR/LF; none
+   * may be a header payretry or the config sets (Content-Type, the
+   * idempotency key's, Authorization, the config's auth and extra headers,
+   * traceparent). Otherwise PAY_EINVALID naming it, nothing sent. */
+  const pay_header *headers;
+  size_t header_count;
+  /* W3C trace context of this submission, "00-<32 hex>-<16 hex>-<2 hex>"
+   * (lower case): sent as `traceparent` on every attempt and written in each
+   * attempt and outcome log line. NULL: none. Malformed: PAY_EINVALID. */
+  const char *traceparent;
 } pay_submit_options;
 
-#define PAY_SUBMIT_OPTIONS_VERSION 1
-#define PAY_SUBMIT_OPTIONS_INIT { PAY_SUBMIT_OPTIONS_VERSION, NULL, NULL, 0 }
+#define PAY_SUBMIT_OPTIONS_VERSION 2
+#define PAY_SUBMIT_OPTIONS_INIT { PAY_SUBMIT_OPTIONS_VERSION, NULL, NULL, 0, NULL, 0, NULL }
 
+/* Fills `opts` with defaults for `version` (1 or 2; a version-1 struct is
+ * the first four fields). Returns 0, PAY_EINVALID for NULL, PAY_EVERSION. */
 PAY_API int pay_submit_options_init(pay_submit_options *opts, unsigned int version);
 
 /* Submits one logical payment: POSTs `body` (the exact bytes, identical on

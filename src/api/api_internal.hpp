@@ -106,6 +106,21 @@ int check_options(const Options* opts, unsigned int known, const char* type) {
   return !opts || opts->version == known ? PAY_OK : bad_version(opts->version, type);
 }
 
+// What a submission takes from pay_submit_options, version 1 or 2 (a
+// version-1 caller's struct ends before `headers`: none of the later fields
+// is read from it).
+struct SubmitOptions {
+  const char* idempotency_key = nullptr;
+  const char* path = nullptr;
+  uint32_t deadline_ms = 0;
+  payretry::Headers headers;
+  std::string traceparent;
+};
+// NULL: every default. Throws payretry::Error: PAY_EVERSION for another
+// version, PAY_EINVALID for a NULL header array, name or value. The headers'
+// content and the traceparent are the engine's to check (Engine::validate).
+SubmitOptions submit_options_of(const pay_submit_options* opts);
+
 // Every pay_*_options_init: refuses NULL and unknown versions, then zeroes
 // the struct (zero is every field's default) and sets its version.
 template <class Options>

@@ -28,21 +28,23 @@ void copy_message(char (&to)[256], const std::string& from) {
 
 // The job for one payment; `done` is left to the caller.
 std::unique_ptr<payretry::MultiEngine::Job> job_of(const char* order_id, const void* body, size_t body_len,
-                                                   const char* key, const char* path, uint32_t deadline_ms) {
+                                                   SubmitOptions o) {
   auto job = std::make_unique<payretry::MultiEngine::Job>();
   // A NULL order id or body is caught by the engine's own validation as
   // an empty one, with the same message pay_submit gives.
   if (order_id) job->order_id = order_id;
   if (body) job->body.assign(static_cast<const char*>(body), body_len);
-  if (key) {
-    job->idempotency_key = key;
+  if (o.idempotency_key) {
+    job->idempotency_key = o.idempotency_key;
     if (job->idempotency_key.empty()) throw payretry::Error(Errc::PAY_EKEY, "idempotency key is empty");
   }
-  if (path) {
-    job->path = path;
+  if (o.path) {
+    job->path = o.path;
     if (job->path.empty()) throw payretry::Error(Errc::PAY_EINVALID, "path is empty");
   }
-  job->deadline_ms = deadline_ms;
+  job->deadline_ms = o.deadline_ms;
+  job->headers = std::move(o.headers);
+  job->traceparent = std::move(o.traceparent);
   return job;
 }
 
@@ -107,7 +109,11 @@ int pay_submit_batch(pay_batch_item* items, size_t count, pay_client* client, co
       try {
         if (!it.order_id) throw payretry::Error(Errc::PAY_EINVALID, "order_id is NULL");
         if (!it.body) throw payretry::Error(Errc::PAY_EINVALID, "body is NULL");
-        return job_of(it.order_id, it.body, it.body_len, it.idempotency_key, it.path, it.deadline_ms);
+        SubmitOptions o;
+        o.idempotency_key = it.idempotency_key;
+        o.path = it.path;
+        o.deadline_ms = it.deadline_ms;
+        return job_of(it.order_id, it.body, it.body_len, std::move(o));
       } catch (...) {
         std::string m;
         it.rc = translate(std::current_exception(), m);
@@ -226,9 +232,7 @@ int pay_submit_async(pay_client* client, const char* order_id, const void* body,
     if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
     if (!body) return set_error(PAY_EINVALID, "body is NULL");
     if (!done) return set_error(PAY_EINVALID, "done is NULL");
-    if (const int rc = check_options(opts, PAY_SUBMIT_OPTIONS_VERSION, "pay_submit_options")) return rc;
-    auto job = job_of(order_id, body, body_len, opts ? opts->idempotency_key : nullptr, opts ? opts->path : nullptr,
-                      opts ? opts->deadline_ms : 0);
+    auto job = job_of(order_id, body, body_len, submit_options_of(opts));
     job->done = [done, payload](std::exception_ptr e, payretry::PaymentResult r) {
       const Answer a = answer_of(e, std::move(r));
       done(a.rc, a.result, a.message.c_str(), payload);
@@ -248,8 +252,7 @@ int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id
   return guarded([&]() -> int {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (const int rc = check_submit_args(client, order_id, body, opts)) return rc;
-    auto job = job_of(order_id, body, body_len, opts ? opts->idempotency_key : nullptr, opts ? opts->path : nullptr,
-                      opts ? opts->deadline_ms : 0);
+    auto job = job_of(order_id, body, body_len, submit_options_of(opts));
     payretry::MultiEngine& engine = client->impl->multi_for(order_id);
     auto handle = std::make_unique<pay_pending>();
     handle->state = std::make_shared<PendingState>();

@@ -19,7 +19,9 @@ int check_submit_args(const pay_client* client, const char* order_id, const void
   if (const int rc = foreign(client)) return rc;
   if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
   if (!body) return set_error(PAY_EINVALID, "body is NULL");
-  return check_options(opts, PAY_SUBMIT_OPTIONS_VERSION, "pay_submit_options");
+  if (opts && opts->version != 1 && opts->version != PAY_SUBMIT_OPTIONS_VERSION)
+    return bad_version(opts->version, "pay_submit_options");
+  return PAY_OK;
 }
 
 }  // namespace payretry::capi

@@ -142,6 +142,8 @@ void MultiEngine::start(std::unique_ptr<Job> job) {
     r.idempotency_key = p->job->idempotency_key;
     r.path = p->job->path;
     r.deadline_ms = p->job->deadline_ms;
+    r.headers = p->job->headers;
+    r.traceparent = p->job->traceparent;
     p->admission = flow_.admit(r);
     p->wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
     const int64_t now = clock_.unix_ms();

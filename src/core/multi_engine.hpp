@@ -44,6 +44,8 @@ class MultiEngine {
     std::string idempotency_key;
     std::string path;
     int64_t deadline_ms = 0;
+    Headers headers;          // on every attempt (SubmitRequest::headers)
+    std::string traceparent;  // SubmitRequest::traceparent
     std::function<void(std::exception_ptr, PaymentResult)> done;
   };
 

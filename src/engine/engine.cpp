@@ -137,9 +137,36 @@ void Engine::validate(const SubmitRequest& r) const {
   }
   if (!r.path.empty())
     if (std::string e = check_path(r.path); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
+  check_submission_headers(r);
   if (r.deadline_ms < 0) throw Error(Errc::PAY_EINVALID, "deadline_ms is negative");
   if (r.deadline_ms > 0 && r.deadline_ms < config_.retry.min_attempt_ms && !r.deadline_from_ledger)
     throw Error(Errc::PAY_EINVALID, "deadline_ms is below retry.min_attempt_ms");
+}
+
+void Engine::check_submission_headers(const SubmitRequest& r) const {
+  if (r.headers.size() > kMaxSubmissionHeaders)
+    throw Error(Errc::PAY_EINVALID, std::to_string(r.headers.size()) + " submission headers; at most " +
+                                        std::to_string(kMaxSubmissionHeaders));
+  const std::string key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
+  auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
+  };
+  for (const auto& [name, value] : r.headers) {
+    if (std::string e = check_header_name(name); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
+    if (std::string e = check_header_value(value); !e.empty())
+      throw Error(Errc::PAY_EINVALID, "header " + name + ": " + e);
+    if (std::string e = check_not_reserved(name, key_header); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
+    // A second Authorization or traceparent would leave the provider to pick
+    // one; the config's own headers are the client's, for every payment.
+    if (same(name, "authorization") || same(name, "traceparent"))
+      throw Error(Errc::PAY_EINVALID, "header " + name + " is set by payretry itself" +
+                                          (same(name, "traceparent") ? " (use the traceparent option)" : ""));
+    for (const Headers* set : {&config_.auth_headers, &config_.extra_headers})
+      for (const auto& h : *set)
+        if (same(name, h.first)) throw Error(Errc::PAY_EINVALID, "header " + name + " is set by the client's config");
+  }
+  if (!r.traceparent.empty())
+    if (std::string e = check_traceparent(r.traceparent); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
 }
 
 void Engine::check_key(const std::string& key) const {
@@ -255,6 +282,9 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
   path_ = e_.path_for(req);
   url_ = e_.config_.base_url + path_;
   headers_ = e_.base_headers(r_.idempotency_key);
+  headers_.insert(headers_.end(), req.headers.begin(), req.headers.end());
+  if (!req.traceparent.empty()) headers_.emplace_back("traceparent", req.traceparent);
+  r_.traceparent = req.traceparent;
   started_ = e_.d_.clock.now_ms();
   const int64_t budget_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy_.deadline_ms) : policy_.deadline_ms;
   deadline_ = started_ + budget_ms;

@@ -32,6 +32,12 @@ struct SubmitRequest {
   std::string idempotency_key;  // empty: generate one
   std::string path;             // empty: config's create_path, else the profile's
   int64_t deadline_ms = 0;      // 0: the config's; else the smaller
+  // This submission's own headers, on every attempt (not on lookups): a
+  // Stripe-Account, say. Engine::validate refuses those payretry sets.
+  Headers headers;
+  // W3C trace context: a `traceparent` header on every attempt, and in each
+  // attempt and outcome log line. Empty: none.
+  std::string traceparent;
   // Resuming a payment an earlier run (or a crashed worker) started.
   unsigned first_attempt = 1;
   bool prior_may_have_processed = false;
@@ -107,6 +113,9 @@ class Engine {
   friend class AttemptRun;
   Headers base_headers(const std::string& key) const;
   void check_key(const std::string& key) const;  // the profile's length and charset
+  // SubmitRequest::headers and traceparent (validate() calls it).
+  void check_submission_headers(const SubmitRequest& r) const;
+  static constexpr std::size_t kMaxSubmissionHeaders = 64;
 
   const Config& config_;
   const Profile& profile_;

@@ -91,15 +91,15 @@ void AttemptLog::emit(int level, const std::string& line) {
 }
 
 void AttemptLog::attempt(const PaymentResult& p, const AttemptRecord& a) {
-  write_attempt("attempt", p.order_id, p.idempotency_key, a);
+  write_attempt("attempt", p.order_id, p.idempotency_key, a, p.traceparent);
 }
 
 void AttemptLog::lookup(const std::string& order_id, const std::string& idempotency_key, const AttemptRecord& a) {
-  write_attempt("lookup", order_id, idempotency_key, a);
+  write_attempt("lookup", order_id, idempotency_key, a, {});
 }
 
 void AttemptLog::write_attempt(const char* event, const std::string& order_id, const std::string& idempotency_key,
-                               const AttemptRecord& a) {
+                               const AttemptRecord& a, std::string_view traceparent) {
   if (kLogInfo < min_level_ || (!sink_ && !file_)) return;
   std::string line;
   line.reserve(kLineReserve);
@@ -107,6 +107,7 @@ void AttemptLog::write_attempt(const char* event, const std::string& order_id, c
   begin_line(w, a.started_unix_ms, event);
   w.field("order_id", clean(order_id));
   w.field("idempotency_key", clean(idempotency_key));
+  if (!traceparent.empty()) w.field("traceparent", traceparent);  // checked: 55 hex digits and dashes
   write_attempt_fields(w, a, clean(a.transport_error), clean(a.provider_request_id));
   w.end_object();
   emit(kLogInfo, line);
@@ -121,6 +122,7 @@ void AttemptLog::outcome(const PaymentResult& p) {
   begin_line(w, clock_.unix_ms(), "outcome");
   w.field("order_id", clean(p.order_id));
   w.field("idempotency_key", clean(p.idempotency_key));
+  if (!p.traceparent.empty()) w.field("traceparent", p.traceparent);
   w.field("outcome", outcome_name(p.outcome));
   w.field("delivery", delivery_name(p.delivery));
   w.field("attempts", static_cast<int>(p.attempts.size()));

@@ -35,7 +35,7 @@ class AttemptLog {
 
  private:
   void write_attempt(const char* event, const std::string& order_id, const std::string& idempotency_key,
-                     const AttemptRecord& a);
+                     const AttemptRecord& a, std::string_view traceparent);
   // Starts a line: its object opened, "ts" and "event" written.
   static void begin_line(JsonWriter& w, int64_t unix_ms, std::string_view event);
   // Hands a finished line to the sink and the file.

@@ -64,6 +64,9 @@ struct PaymentResult {
   // resumed or reconciled once its lease ends).
   std::string ledger_error;
   std::vector<AttemptRecord> attempts;
+  // The submission's W3C trace context, for the log lines (not in the JSON
+  // view). Empty: none.
+  std::string traceparent;
 
   // The stable JSON view (without the body).
   std::string to_json() const;

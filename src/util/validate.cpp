@@ -70,4 +70,23 @@ std::string check_not_reserved(std::string_view name, std::string_view key_heade
   return {};
 }
 
+std::string check_traceparent(std::string_view v) {
+  auto hex_run = [&](std::size_t from, std::size_t n, bool nonzero) {
+    bool any = false;
+    for (std::size_t i = from; i < from + n; ++i) {
+      const char c = v[i];
+      if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+      any = any || c != '0';
+    }
+    return any || !nonzero;
+  };
+  const char* form = "traceparent must be 00-<32 hex trace id>-<16 hex parent id>-<2 hex flags>, lower case";
+  if (v.size() != 55 || v[2] != '-' || v[35] != '-' || v[52] != '-') return form;
+  if (v.substr(0, 2) != "00") return "traceparent version must be 00";
+  if (!hex_run(3, 32, true)) return "traceparent trace id must be 32 lower-case hex digits, not all zero";
+  if (!hex_run(36, 16, true)) return "traceparent parent id must be 16 lower-case hex digits, not all zero";
+  if (!hex_run(53, 2, false)) return form;
+  return {};
+}
+
 }  // namespace payretry

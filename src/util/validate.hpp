@@ -21,5 +21,9 @@ std::string check_header_value(std::string_view value);
 // under `key_header`) may not come from config or hooks: a second copy of
 // the key header could make the provider read another key.
 std::string check_not_reserved(std::string_view name, std::string_view key_header);
+// A W3C Trace Context `traceparent` of version 00 (the only one defined):
+// "00-" + 32 lower-case hex, not all zero + "-" + 16 lower-case hex, not all
+// zero + "-" + 2 lower-case hex (https://www.w3.org/TR/trace-context/#traceparent-header).
+std::string check_traceparent(std::string_view value);
 
 }  // namespace payretry

@@ -352,3 +352,28 @@ TEST_F(Wrapper, SubmitAsyncDeliversEachAnswerOnceAndTheClientWaitsForThem) {
 }
 
 }  // namespace
+
+TEST_F(Wrapper, SubmitOptionsCarryHeadersAndATraceparentButNotIntoABatch) {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  pay::client c(config(), [&](int, std::string_view line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.emplace_back(line);
+  });
+  const std::string trace = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+  pay::submit_options o;
+  o.headers = {{"Stripe-Account", "acct_1W"}};
+  o.traceparent = trace;
+  EXPECT_EQ(c.submit("w-trace", body_for("w-trace"), o).outcome(), pay::outcome::succeeded);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    bool traced = false;
+    for (const auto& l : lines) traced = traced || l.find(trace) != std::string::npos;
+    EXPECT_TRUE(traced);
+  }
+  pay::submit_options reserved;
+  reserved.headers = {{"Idempotency-Key", "mine"}};
+  EXPECT_EQ(code_of([&] { c.submit("w-reserved", body_for("w-reserved"), reserved); }), PAY_EINVALID);
+  EXPECT_EQ(code_of([&] { c.submit_batch({{"w-batch", body_for("w-batch"), o}}); }), PAY_EINVALID);
+  EXPECT_EQ(sim_->charges_for("w-reserved") + sim_->charges_for("w-batch"), 0);
+}

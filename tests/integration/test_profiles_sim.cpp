@@ -345,3 +345,76 @@ TEST_F(ProfileSim, SigningHookRecomputesItsHmacOnEveryAttempt) {
 
 }  // namespace
 }  // namespace payretry_test
+
+namespace payretry_test {
+namespace {
+
+// payretry-sim --hmac-secret: a signing scheme the library does not build in, so the request
+// hook alone must sign each attempt and each lookup over the method, the target as sent and
+// the exact body.
+struct HookSecret {
+  std::string secret;
+  int signed_posts = 0;
+  int signed_gets = 0;
+};
+
+int sign_target(pay_headers* h, const pay_attempt_info* info, void* payload) {
+  auto* s = static_cast<HookSecret*>(payload);
+  const std::string body(static_cast<const char*>(info->body), info->body_len);
+  const std::string sig = "v1=" + hmac_hex(s->secret, std::string(info->method) + "\n" + info->path + "\n" + body);
+  (std::string(info->method) == "GET" ? s->signed_gets : s->signed_posts)++;
+  return pay_headers_add(h, "X-Signature", sig.c_str()) == PAY_OK ? 0 : 1;
+}
+
+long stat_of(const payretry_sim::Server& sim, const char* name) {
+  cJSON* j = cJSON_Parse(sim.stats_json().c_str());
+  const long v = static_cast<long>(cJSON_GetNumberValue(cJSON_GetObjectItem(j, name)));
+  cJSON_Delete(j);
+  return v;
+}
+
+TEST_F(ProfileSim, AHookSignsEveryAttemptAndEveryLookupForASchemeTheLibraryDoesNotKnow) {
+  auto o = sim_options();
+  o.profile = "checkout_com";
+  o.hmac_secret = "hook-secret-1";
+  sim_ = std::make_unique<payretry_sim::Server>(o);
+  // A 429, then answers lost: the payment is charged but ends UNKNOWN. Checkout.com looks it up by
+  // reference (GET /payments?reference=...): the lookup must be signed too, query included.
+  sim_->script("hmac-1", {"429", "lost_response", "lost_response", "lost_response"});
+
+  HookSecret good{"hook-secret-1"};
+  pay_client_options opts;
+  pay_client_options_init(&opts, PAY_CLIENT_OPTIONS_VERSION);
+  opts.request_hook = &sign_target;
+  opts.hook_payload = &good;
+  pay_client* raw = nullptr;
+  ASSERT_EQ(pay_client_new(&raw, cfg("checkout_com").c_str(), &opts), PAY_OK) << pay_error_last()->message;
+  ClientPtr c(raw);
+  auto r = submit(c.get(), "hmac-1");
+  ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  auto q = query(c.get(), "hmac-1");
+  EXPECT_EQ(pay_result_outcome(q.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(q.get());
+  auto ok = submit(c.get(), "hmac-2");
+  EXPECT_EQ(pay_result_outcome(ok.get()), PAY_OUTCOME_SUCCEEDED);
+  EXPECT_GE(pay_result_attempts(r.get()), 2);
+  EXPECT_EQ(good.signed_posts, pay_result_attempts(r.get()) + pay_result_attempts(ok.get()));
+  EXPECT_GE(good.signed_gets, 1);
+  EXPECT_EQ(stat_of(*sim_, "bad_signatures"), 0);
+  EXPECT_EQ(stat_of(*sim_, "signed_requests"), good.signed_posts + good.signed_gets);
+  EXPECT_EQ(sim_->charges_for("hmac-1"), 1);
+  EXPECT_EQ(sim_->charges_for("hmac-2"), 1);
+
+  // The wrong secret: refused as an authentication error, final, and nothing charged.
+  HookSecret wrong{"not-the-secret"};
+  opts.hook_payload = &wrong;
+  ASSERT_EQ(pay_client_new(&raw, cfg("checkout_com").c_str(), &opts), PAY_OK) << pay_error_last()->message;
+  ClientPtr bad(raw);
+  auto refused = submit(bad.get(), "hmac-3");
+  EXPECT_EQ(pay_result_outcome(refused.get()), PAY_OUTCOME_FAILED);
+  EXPECT_EQ(wrong.signed_posts, 1);
+  EXPECT_EQ(stat_of(*sim_, "bad_signatures"), 1);
+  EXPECT_EQ(sim_->charges_for("hmac-3"), 0);
+}
+
+}  // namespace
+}  // namespace payretry_test

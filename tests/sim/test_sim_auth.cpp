@@ -3,6 +3,8 @@
 // passes, and with --keys its answers carry signatures that verify with the public halves of
 // the test keys. The requests are signed by sim_auth.hpp, written apart from the simulator.
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <chrono>
 #include <ctime>
@@ -527,6 +529,58 @@ TEST(AuthOptions, a_bad_key_directory_or_oauth2_client_is_refused_at_start) {
   Options ttl = fast_options();
   ttl.oauth2_ttl_s = 0;
   EXPECT_THROW(Server s(ttl), std::invalid_argument);
+}
+
+// ---- --hmac-secret (any mode) -------------------------------------------------------------------
+
+// Written apart from the simulator's: OpenSSL's one-shot HMAC over METHOD \n TARGET \n BODY.
+std::string hmac_signature(const std::string& secret, const std::string& method, const std::string& target,
+                           const std::string& body) {
+  const std::string msg = method + "\n" + target + "\n" + body;
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()), reinterpret_cast<const unsigned char*>(msg.data()),
+       msg.size(), mac, &len);
+  std::string out = "v1=";
+  for (unsigned i = 0; i < len; ++i) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", mac[i]);
+    out += two;
+  }
+  return out;
+}
+
+TEST_F(Auth, hmac_secret_refuses_a_missing_or_wrong_signature_and_processes_nothing) {
+  Options o = fast_options();
+  o.profile = "checkout_com";
+  o.hmac_secret = "s3cret";
+  sim_ = std::make_unique<Server>(o);
+  port_ = sim_->port();
+  const std::string body = R"({"amount":100,"currency":"EUR","reference":"h1"})";
+  const Headers key = {"Cko-Idempotency-Key: k-h1"};
+  Response r = call(port_, "POST", "/payments", body, key);
+  EXPECT_EQ(r.status, 401) << r.body;
+  EXPECT_NE(r.body.find("missing"), std::string::npos) << r.body;
+  Headers wrong = key;
+  wrong.push_back("X-Signature: " + hmac_signature("other", "POST", "/payments", body));
+  EXPECT_EQ(call(port_, "POST", "/payments", body, wrong).status, 401);
+  // Signed over another target: the query is part of what is signed.
+  EXPECT_EQ(call(port_, "GET", "/payments?reference=h1", "",
+                 {"X-Signature: " + hmac_signature("s3cret", "GET", "/payments", "")}).status, 401);
+  expect_untouched();
+  EXPECT_EQ(stat("bad_signatures"), 3);
+  EXPECT_EQ(stat("signed_requests"), 0);
+
+  Headers good = key;
+  good.push_back("X-Signature: " + hmac_signature("s3cret", "POST", "/payments", body));
+  r = call(port_, "POST", "/payments", body, good);
+  EXPECT_EQ(r.status / 100, 2) << r.body;
+  r = call(port_, "GET", "/payments?reference=h1", "",
+           {"X-Signature: " + hmac_signature("s3cret", "GET", "/payments?reference=h1", "")});
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(sim_->total_charges(), 1);
+  EXPECT_EQ(stat("signed_requests"), 2);
+  EXPECT_EQ(stat("bad_signatures"), 3);
 }
 
 }  // namespace

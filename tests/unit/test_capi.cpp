@@ -182,10 +182,8 @@ TEST(CApi, FreeOfNullIsANoOp) {
 TEST(CApi, OptionsInitWithABadVersionIsEversion) {
   pay_client_options co;
   pay_submit_options so;
-  for (unsigned v : {0u, 2u, 999u, 0xFFFFFFFFu}) {
-    expect_last(pay_client_options_init(&co, v), PAY_EVERSION);
-    expect_last(pay_submit_options_init(&so, v), PAY_EVERSION);
-  }
+  for (unsigned v : {0u, 2u, 999u, 0xFFFFFFFFu}) expect_last(pay_client_options_init(&co, v), PAY_EVERSION);
+  for (unsigned v : {0u, 3u, 999u, 0xFFFFFFFFu}) expect_last(pay_submit_options_init(&so, v), PAY_EVERSION);
   EXPECT_EQ(pay_client_options_init(&co, PAY_CLIENT_OPTIONS_VERSION), PAY_OK);
   EXPECT_EQ(co.version, unsigned(PAY_CLIENT_OPTIONS_VERSION));
   EXPECT_EQ(co.log_cb, nullptr);
