@@ -264,6 +264,7 @@ int cmd_demo(const Argv& argv) {
     f.first_error = tally.first_error;
   }
   f.submit_stats = call([&] { return client.stats(); });
+  if (!plan.crash) f.submit_metrics = call([&] { return client.metrics(); });
 
   ReconcileRun run;
   run.limit = static_cast<uint32_t>(plan.payments) + 16;

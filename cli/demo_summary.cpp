@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "metrics_scrape.hpp"
+
 namespace cli {
 namespace {
 
@@ -122,6 +124,25 @@ Json build_summary(const DemoFacts& f) {
     add_num(c, "duplicate_charges_among_them", static_cast<double>(dup_left));
   }
   add_num(d, "elapsed_ms", static_cast<double>(f.elapsed_ms));
+  if (!f.submit_metrics.empty()) {
+    // A scrape after submitting must say what the demo counted itself: a
+    // payment per submission, by outcome, and every attempt sent.
+    cJSON* m = cJSON_AddObjectToObject(d, "metrics");
+    const auto runs = sum_by_label(f.submit_metrics, "payretry_payments_total", "outcome");
+    const auto from_ledger = sum_by_label(f.submit_metrics, "payretry_ledger_answers_total", "outcome");
+    cJSON* payments = cJSON_AddObjectToObject(m, "payments");
+    bool agree = true;
+    for (const char* o : kOutcomes) {
+      const double scraped = (runs.count(o) ? runs.at(o) : 0) + (from_ledger.count(o) ? from_ledger.at(o) : 0);
+      add_num(payments, o, scraped);
+      agree = agree && static_cast<long>(scraped) == (f.before.count(o) ? f.before.at(o) : 0);
+    }
+    const Json submitted = parse_json(f.submit_stats);
+    const double started = sum_of(f.submit_metrics, "payretry_attempts_started_total");
+    add_num(m, "attempts_started", started);
+    agree = agree && static_cast<long>(started) == jint(submitted.get(), "attempts");
+    cJSON_AddBoolToObject(m, "agree", agree);
+  }
   const bool ok = duplicates == 0 && charged_failed == 0;
   cJSON_AddBoolToObject(d, "ok", ok);
   return doc;
@@ -182,6 +203,12 @@ void print_summary(const cJSON* d) {
                                                               {"SUCCEEDED", "FAILED", "UNKNOWN", "IN_FLIGHT"}) +
                                                   "; charged twice: " +
                                                   std::to_string(jint(k, "duplicate_charges_among_them"))});
+  }
+  if (const cJSON* m = cJSON_GetObjectItemCaseSensitive(d, "metrics"); cJSON_IsObject(m)) {
+    fields.push_back({"metrics scrape", counts_line(cJSON_GetObjectItemCaseSensitive(m, "payments"),
+                                                    {"SUCCEEDED", "FAILED", "UNKNOWN", "IN_PROGRESS"}) +
+                                            "  attempts " + std::to_string(jint(m, "attempts_started")) +
+                                            (jbool(m, "agree") ? "   (agrees)" : "   (DISAGREES with the counts above)")});
   }
   fields.push_back({"provider charges", std::to_string(jint(p, "charges")) + " for " +
                                             std::to_string(jint(p, "orders_charged")) + " orders"});

@@ -30,6 +30,9 @@ struct DemoFacts {
   std::string submit_stats;  // this process's pay_client_stats after submitting
   std::string client_stats;  // ... after reconcile too
   std::string worker_stats;  // the restarted worker's (crash mode), else empty
+  // This process's pay_client_metrics after submitting, as a scrape would
+  // read it. Empty in crash mode: the workers ran the payments.
+  std::string submit_metrics;
   std::vector<std::string> reconcile_reports;  // one per pass
   std::map<std::string, std::string> final_states;  // order -> ledger state
   std::string truth;                                // the simulator's /__admin/truth document

@@ -106,6 +106,23 @@ PAY_API void pay_client_free(pay_client *client);
  * tokens left. Returns 0, PAY_EINVALID, PAY_ENOMEM. Thread-safe. */
 PAY_API int pay_client_stats(pay_buf *out, const pay_client *client);
 
+/* Writes the client's metrics into *out as Prometheus text (exposition
+ * format 0.0.4, names prefixed payretry_): payment runs by outcome and
+ * delivery, submissions answered from the ledger, lookups' settlements,
+ * attempts by verdict and reason, retries by reason, the retry budget, the
+ * payments in flight, connections opened, and latency histograms of
+ * attempts, payments and ledger commits. A payment counts once per run; a
+ * ledger read or a lookup never counts as a payment. Serve it on a
+ * /metrics endpoint as is. Returns 0, PAY_EINVALID, PAY_ENOMEM. Thread-safe. */
+PAY_API int pay_client_metrics(pay_buf *out, const pay_client *client);
+
+/* Reopens the config's log file by its path, for log rotation (call it on
+ * SIGHUP, say, after the file was moved away). Lines go on to the old file
+ * until the new one is open. 0 also when the config names no log file.
+ * Returns 0, PAY_EINVALID, PAY_EIO (cannot be opened: the old file stays in
+ * use). Thread-safe. */
+PAY_API int pay_client_reopen_log(pay_client *client);
+
 PAY_END_DECL
 
 #endif /* PAYRETRY_CLIENT_H */

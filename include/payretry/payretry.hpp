@@ -427,6 +427,18 @@ class client : public handle<pay_client, pay_client_free> {
     return s;
   }
 
+  // Prometheus text of the client's metrics (pay_client_metrics).
+  std::string metrics() const {
+    pay_buf b{nullptr, 0};
+    const int rc = pay_client_metrics(&b, detail::need(get()));
+    std::string s = detail::take(b);
+    check(rc);
+    return s;
+  }
+
+  // Reopens the config's log file (log rotation).
+  void reopen_log() const { check(pay_client_reopen_log(detail::need(get()))); }
+
  private:
   std::unique_ptr<detail::callbacks> cb_;
 };

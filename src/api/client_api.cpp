@@ -106,4 +106,23 @@ int pay_client_stats(pay_buf* out, const pay_client* client) {
   });
 }
 
+int pay_client_metrics(pay_buf* out, const pay_client* client) {
+  return guarded([&]() -> int {
+    if (!out) return set_error(PAY_EINVALID, "out is NULL");
+    *out = pay_buf{nullptr, 0};
+    if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (const int rc = foreign(client)) return rc;
+    return fill_buf(out, client->impl->metrics_text());
+  });
+}
+
+int pay_client_reopen_log(pay_client* client) {
+  return guarded([&]() -> int {
+    if (!client) return set_error(PAY_EINVALID, "client is NULL");
+    if (const int rc = foreign(client)) return rc;
+    client->impl->reopen_log();
+    return PAY_OK;
+  });
+}
+
 }  // extern "C"

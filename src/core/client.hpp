@@ -44,6 +44,8 @@ class Client {
   ReconcileReport reconcile(const ReconcileOptions& o) { return settler_->reconcile(o); }
   Ledger& ledger() { return *ledger_; }
   std::string stats_json() const { return stats_.to_json(budget_->tokens()); }
+  std::string metrics_text() const { return stats_.to_prometheus(budget_->tokens(), budget_->capacity()); }
+  void reopen_log() { log_->reopen(); }
   const Profile& profile() const { return profile_; }
 
  private:

@@ -1,6 +1,7 @@
 #include "multi_engine.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include "error.hpp"
@@ -134,6 +135,7 @@ void MultiEngine::start(std::unique_ptr<Job> job) {
     return;
   }
   ++active_;
+  stats_.payment_started();
   p->job = std::move(job);
   try {
     SubmitRequest& r = p->request;
@@ -205,16 +207,18 @@ std::unique_ptr<MultiEngine::Flight> MultiEngine::take_batch() {
   f->creates.swap(create_of_);
   f->records.swap(record_of_);
   f->settles.swap(settle_of_);
-  stats_.on_ledger_batch(static_cast<long>(f->batch.creates.size() + f->batch.records.size() +
-                                           f->batch.settles.size()));
   return f;
 }
 
 // On the writer thread, or in place: touches only the batch.
 void MultiEngine::apply(Flight& f) {
   LedgerBatch& b = f.batch;
+  const auto started = std::chrono::steady_clock::now();
   try {
     flow_.ledger().apply(b);
+    stats_.on_ledger_batch(static_cast<long>(b.creates.size() + b.records.size() + b.settles.size()),
+                           std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now() - started).count());
   } catch (const std::exception& e) {
     // apply() reports per entry; anything else fails every entry alike.
     for (auto& c : b.creates) c.error = e.what();
@@ -382,6 +386,7 @@ void MultiEngine::fail_run(Payment* p, std::exception_ptr e) {
 void MultiEngine::complete(Payment* p, std::exception_ptr e, PaymentResult r) {
   std::unique_ptr<Payment> owned(p);
   --active_;
+  stats_.payment_ended();
   try {
     p->job->done(e, std::move(r));
   } catch (...) {
@@ -426,7 +431,6 @@ void MultiEngine::read_transfers() {
   transport_.perform(done_);
   for (AsyncTransport::Done& d : done_) {
     Payment* p = static_cast<Payment*>(d.tag);
-    stats_.on_connections(d.connections_opened);
     try {
       step(p, p->run->sent(d.result));
     } catch (...) {

@@ -1,6 +1,7 @@
 #include "payment_flow.hpp"
 
 #include <algorithm>
+#include <chrono>
 
 #include "error.hpp"
 #include "fingerprint.hpp"
@@ -81,7 +82,6 @@ PaymentResult PaymentFlow::from_ledger(const PaymentRow& row, const std::string&
                : row.delivery == "not_sent"  ? Delivery::not_sent
                                              : Delivery::maybe_processed;
   r.error = why.empty() ? row.detail : why;
-  stats_.on_outcome(r.outcome);
   log_.outcome(r);
   return r;
 }
@@ -181,6 +181,7 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
 
   const int64_t now = clock_.unix_ms();
   auto answer = [&](PaymentResult r) {
+    stats_.on_ledger_answer(r.outcome);
     d.kind = Decision::answer;
     d.result = std::move(r);
     return d;
@@ -223,10 +224,34 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
   return d;
 }
 
+namespace {
+// The blocking driver's ledger writes, each timed for the commit-latency
+// histogram (the concurrent engine times its group commits).
+template <class Write>
+auto timed_write(Stats& stats, Write&& write) {
+  struct Observe {
+    Stats& stats;
+    std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
+    ~Observe() {
+      stats.on_ledger_commit(
+          std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - started).count());
+    }
+  } observe{stats};
+  return write();
+}
+}  // namespace
+
 PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
+  // In flight from here to the answer, whatever the way out.
+  struct InFlight {
+    Stats& stats;
+    explicit InFlight(Stats& s) : stats(s) { stats.payment_started(); }
+    ~InFlight() { stats.payment_ended(); }
+  } in_flight(stats_);
   const Admission adm = admit(req);
   const int64_t now = clock_.unix_ms();
-  const Ledger::CreateOutcome created = ledger_.create_and_claim(adm.proposed, adm.fence, now, now + adm.lease_ms);
+  const Ledger::CreateOutcome created = timed_write(
+      stats_, [&] { return ledger_.create_and_claim(adm.proposed, adm.fence, now, now + adm.lease_ms); });
   if (created.key_taken)
     throw Error(Errc::PAY_EMISMATCH, "idempotency key " + adm.proposed.idempotency_key + " already belongs to another order");
 
@@ -293,7 +318,9 @@ PaymentResult PaymentFlow::run(const SubmitRequest& req, const Decision& d) {
   SubmitRequest r = resume_request(req, d);
   r.before_retry = [this, &row, &fence](const AttemptRecord& a) -> Recorded {
     try {
-      return ledger_.record_attempt(row.order_id, fence, entry_of(a)) ? Recorded{} : Recorded{Recorded::lease_lost, {}};
+      return timed_write(stats_, [&] { return ledger_.record_attempt(row.order_id, fence, entry_of(a)); })
+                 ? Recorded{}
+                 : Recorded{Recorded::lease_lost, {}};
     } catch (const LedgerError& e) {
       return Recorded{Recorded::store_failed, e.what()};
     }
@@ -312,8 +339,10 @@ PaymentResult PaymentFlow::run(const SubmitRequest& req, const Decision& d) {
   const bool last_unwritten = !result.attempts.empty() && !result.attempts.back().recorded;
   const AttemptEntry last = last_unwritten ? entry_of(result.attempts.back()) : AttemptEntry{};
   try {
-    if (!ledger_.settle(row.order_id, fence, last_unwritten ? &last : nullptr, settlement_of(result),
-                        clock_.unix_ms()))
+    if (!timed_write(stats_, [&] {
+          return ledger_.settle(row.order_id, fence, last_unwritten ? &last : nullptr, settlement_of(result),
+                                clock_.unix_ms());
+        }))
       lost_at_settle(result);
   } catch (const LedgerError& e) {
     // The request went out: the caller gets what the provider said, marked

@@ -221,6 +221,8 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
     if (h.timeout_ms < policy.min_attempt_ms) break;
     a.asked_at = clock_.unix_ms();
     const TransportResult t = transport_.post(h);
+    stats_.on_lookup_attempt();
+    stats_.on_connections(t.connections_opened);
     if (t.failure == TransportFailure::none && t.response.status == 401 && auth_ && !renewed &&
         auth_->renew_after_unauthorized()) {
       renewed = true;  // an expired token: one fresh one, not counted as a lookup attempt
@@ -372,6 +374,7 @@ PaymentResult Settler::settle_from(const PaymentRow& claimed, const Answer& a) {
   PaymentResult r = flow_.stored_result(after, s.detail);
   r.from_ledger = false;
   r.queried = true;
+  stats_.on_settlement(r.outcome);
   if (!ledger_error.empty()) flow_.mark_unrecorded(r, ledger_error);
   return r;
 }

@@ -35,6 +35,7 @@ class RetryBudget {
   // lookup's) took at least one retry from this budget.
   void on_success(bool after_retry) { give_back(after_retry ? cost_ : refund_); }
   int tokens() const { return tokens_.load(std::memory_order_relaxed); }
+  int capacity() const { return max_; }
 
  private:
   void give_back(int amount) {

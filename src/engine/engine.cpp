@@ -306,7 +306,7 @@ AttemptRun::Step AttemptRun::finish(Outcome o, const std::string& why) {
   else
     r_.delivery = may_have_processed_ ? Delivery::maybe_processed : Delivery::not_sent;
   r_.elapsed_ms = e_.d_.clock.now_ms() - started_;
-  e_.d_.stats.on_outcome(o);
+  e_.d_.stats.on_payment(o, r_.delivery, r_.elapsed_ms);
   e_.d_.log.outcome(r_);
   return Step{};
 }
@@ -398,6 +398,7 @@ AttemptRun::Step AttemptRun::attempt() {
 }
 
 AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
+  e_.d_.stats.on_connections(t.connections_opened);
   const Profile& profile = e_.profile_;
   Clock& clock = e_.d_.clock;
   Authenticator* auth = e_.auth_;
@@ -434,6 +435,7 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
   a_.may_have_processed = c.may_have_processed;
   a_.reused_connection = t.reused_connection;
   if (t.failure == TransportFailure::replay_blocked) e_.d_.stats.on_replay_blocked();
+  e_.d_.stats.on_attempt_answer(a_.verdict, a_.reason, a_.elapsed_ms);
   // The result's status and body are those of the latest attempt: a
   // transport failure after a 503 is not "503".
   r_.http_status = 0;

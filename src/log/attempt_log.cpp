@@ -63,11 +63,19 @@ void iso8601(int64_t unix_ms, char (&buf)[64]) {
 
 AttemptLog::AttemptLog(Sink sink, const std::string& path, int min_level, std::vector<std::string> secrets,
                        Clock& clock)
-    : sink_(std::move(sink)), min_level_(min_level), secrets_(std::move(secrets)), clock_(clock) {
+    : sink_(std::move(sink)), path_(path), min_level_(min_level), secrets_(std::move(secrets)), clock_(clock) {
   if (!path.empty()) {
     file_.reset(std::fopen(path.c_str(), "a"));
     if (!file_) throw Error(Errc::PAY_EIO, "log.path: cannot open for append: " + std::string(std::strerror(errno)));
   }
+}
+
+void AttemptLog::reopen() {
+  if (path_.empty()) return;
+  std::unique_ptr<std::FILE, FileCloser> fresh(std::fopen(path_.c_str(), "a"));
+  if (!fresh) throw Error(Errc::PAY_EIO, "log.path: cannot reopen for append: " + std::string(std::strerror(errno)));
+  std::lock_guard<std::mutex> lock(file_mu_);
+  file_.swap(fresh);  // the old one closes as `fresh` goes, after the lock
 }
 
 std::string AttemptLog::clean(const std::string& s) const { return redact(s, secrets_); }
@@ -82,7 +90,7 @@ void AttemptLog::begin_line(JsonWriter& w, int64_t unix_ms, std::string_view eve
 
 void AttemptLog::emit(int level, const std::string& line) {
   if (sink_) sink_(level, line);
-  if (file_) {
+  if (!path_.empty()) {
     std::lock_guard<std::mutex> lock(file_mu_);
     std::fputs(line.c_str(), file_.get());
     std::fputc('\n', file_.get());
@@ -100,7 +108,7 @@ void AttemptLog::lookup(const std::string& order_id, const std::string& idempote
 
 void AttemptLog::write_attempt(const char* event, const std::string& order_id, const std::string& idempotency_key,
                                const AttemptRecord& a, std::string_view traceparent) {
-  if (kLogInfo < min_level_ || (!sink_ && !file_)) return;
+  if (kLogInfo < min_level_ || (!sink_ && path_.empty())) return;
   std::string line;
   line.reserve(kLineReserve);
   JsonWriter w(line);
@@ -115,7 +123,7 @@ void AttemptLog::write_attempt(const char* event, const std::string& order_id, c
 
 void AttemptLog::outcome(const PaymentResult& p) {
   const int level = p.outcome == Outcome::unknown ? kLogWarn : kLogInfo;
-  if (level < min_level_ || (!sink_ && !file_)) return;
+  if (level < min_level_ || (!sink_ && path_.empty())) return;
   std::string line;
   line.reserve(kLineReserve);
   JsonWriter w(line);
@@ -136,7 +144,7 @@ void AttemptLog::outcome(const PaymentResult& p) {
 }
 
 void AttemptLog::note(int level, const std::string& event, const std::string& message) {
-  if (level < min_level_ || (!sink_ && !file_)) return;
+  if (level < min_level_ || (!sink_ && path_.empty())) return;
   std::string line;
   line.reserve(kLineReserve);
   JsonWriter w(line);

@@ -32,6 +32,10 @@ class AttemptLog {
   void outcome(const PaymentResult& p);
   // Anything else worth a line (configuration warnings).
   void note(int level, const std::string& event, const std::string& message);
+  // Reopens the log file by its path (after log rotation moved it away).
+  // Nothing to do without one. Throws Error(PAY_EIO) when it cannot be
+  // opened; the old file then stays in use, so no line is lost.
+  void reopen();
 
  private:
   void write_attempt(const char* event, const std::string& order_id, const std::string& idempotency_key,
@@ -46,7 +50,8 @@ class AttemptLog {
   struct FileCloser {
     void operator()(std::FILE* f) const { std::fclose(f); }
   };
-  std::unique_ptr<std::FILE, FileCloser> file_;
+  std::string path_;
+  std::unique_ptr<std::FILE, FileCloser> file_;  // set once at construction when path_ is; swapped by reopen()
   std::mutex file_mu_;
   int min_level_;
   std::vector<std::string> secrets_;

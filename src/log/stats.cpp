@@ -4,21 +4,56 @@
 
 namespace payretry {
 
+void Histogram::observe_us(int64_t us) {
+  if (us < 0) us = 0;
+  const double s = static_cast<double>(us) / 1e6;
+  std::size_t i = 0;
+  while (i < kBounds.size() && s > kBounds[i]) ++i;
+  buckets_[i].fetch_add(1, std::memory_order_relaxed);
+  sum_us_.fetch_add(us, std::memory_order_relaxed);
+}
+
+Histogram::Snapshot Histogram::snapshot() const {
+  Snapshot out;
+  for (std::size_t i = 0; i < buckets_.size(); ++i) {
+    out.counts[i] = buckets_[i].load(std::memory_order_relaxed);
+    out.count += out.counts[i];
+  }
+  out.sum_seconds = static_cast<double>(sum_us_.load(std::memory_order_relaxed)) / 1e6;
+  return out;
+}
+
+void Stats::on_attempt_answer(std::string_view verdict, std::string_view reason, int64_t elapsed_ms) {
+  attempt_latency_.observe_us(elapsed_ms * 1000);
+  std::lock_guard<std::mutex> lock(mu_);
+  ++answers_by_verdict_reason_[{std::string(verdict), std::string(reason)}];
+}
+
 void Stats::on_retry(const std::string& reason) {
   retries_.fetch_add(1, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   ++retries_by_reason_[reason];
 }
 
-void Stats::on_ledger_batch(long entries) {
+void Stats::on_payment(Outcome o, Delivery d, int64_t elapsed_ms) {
+  payments_[static_cast<int>(o)][static_cast<int>(d)].fetch_add(1, std::memory_order_relaxed);
+  payment_latency_.observe_us(elapsed_ms * 1000);
+}
+
+void Stats::on_ledger_batch(long entries, int64_t elapsed_us) {
   ledger_batches_.fetch_add(1, std::memory_order_relaxed);
   ledger_batch_entries_.fetch_add(entries, std::memory_order_relaxed);
   long seen = ledger_batch_max_.load(std::memory_order_relaxed);
   while (entries > seen && !ledger_batch_max_.compare_exchange_weak(seen, entries, std::memory_order_relaxed)) {
   }
+  ledger_commit_.observe_us(elapsed_us);
 }
 
-void Stats::on_outcome(Outcome o) { outcomes_[static_cast<int>(o)].fetch_add(1, std::memory_order_relaxed); }
+long Stats::payments_with(Outcome o) const {
+  long n = 0;
+  for (const auto& by_delivery : payments_[static_cast<int>(o)]) n += by_delivery.load(std::memory_order_relaxed);
+  return n;
+}
 
 std::string Stats::to_json(int budget_tokens) const {
   JsonPtr root(cJSON_CreateObject());
@@ -32,10 +67,19 @@ std::string Stats::to_json(int budget_tokens) const {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [reason, n] : retries_by_reason_) json_add(by, reason.c_str(), static_cast<int64_t>(n));
   }
-  cJSON* out = cJSON_AddObjectToObject(r, "outcomes");
-  if (!out) throw std::bad_alloc();
-  for (Outcome o : {Outcome::succeeded, Outcome::failed, Outcome::unknown, Outcome::in_progress})
-    json_add(out, outcome_name(o), static_cast<int64_t>(outcomes_[static_cast<int>(o)].load()));
+  // Payment runs only: a submission answered from the ledger and a lookup
+  // are counted apart, so that these add up to the payments the engine ran.
+  auto by_outcome = [&](const char* name, auto&& count) {
+    cJSON* out = cJSON_AddObjectToObject(r, name);
+    if (!out) throw std::bad_alloc();
+    for (Outcome o : {Outcome::succeeded, Outcome::failed, Outcome::unknown, Outcome::in_progress})
+      json_add(out, outcome_name(o), static_cast<int64_t>(count(o)));
+  };
+  by_outcome("outcomes", [&](Outcome o) { return payments_with(o); });
+  by_outcome("ledger_answers", [&](Outcome o) { return ledger_answers_[static_cast<int>(o)].load(); });
+  by_outcome("settlements", [&](Outcome o) { return settlements_[static_cast<int>(o)].load(); });
+  json_add(r, "lookup_attempts", static_cast<int64_t>(lookup_attempts_.load()));
+  json_add(r, "in_flight", static_cast<int64_t>(in_flight_.load()));
   json_add(r, "budget_exhausted", static_cast<int64_t>(budget_exhausted_.load()));
   json_add(r, "budget_tokens", budget_tokens);
   json_add(r, "replays_blocked", static_cast<int64_t>(replays_blocked_.load()));

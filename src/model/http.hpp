@@ -65,6 +65,7 @@ struct TransportResult {
   // provider may have acted on it. False only with proof (nothing written).
   bool request_written = false;
   bool reused_connection = false;
+  long connections_opened = 0;  // new connections this transfer made (libcurl's count)
   HttpResponse response;  // meaningful when failure == none
   std::string error_text; // transport's own words, for the attempt log
   int64_t elapsed_ms = 0;

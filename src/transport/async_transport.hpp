@@ -24,7 +24,6 @@ class AsyncTransport {
   struct Done {
     void* tag = nullptr;
     TransportResult result;
-    long connections_opened = 0;  // new connections this transfer made
   };
   // Moves every transfer forward (writes, reads, timeouts) without blocking,
   // and appends the finished ones to `done`.

@@ -139,6 +139,7 @@ TransportResult CurlTransfer::finish(CURL* h, CURLcode rc) {
   // libcurl only replays on a reused connection; the replay itself then
   // counts as a new connect, so a blocked replay proves the first was reused.
   out.reused_connection = replay_blocked || (prereq_calls > 0 && connects == 0);
+  out.connections_opened = connects;
   // libcurl counts in CURLINFO_REQUEST_SIZE the request bytes it actually
   // wrote to the socket. Without a ready connection (no prereq call) nothing
   // can have been written. After one, only a send that wrote zero bytes is

@@ -63,7 +63,6 @@ void CurlMultiTransport::perform(std::vector<Done>& done) {
     curl_multi_remove_handle(multi_, h);
     Done d;
     d.tag = t->tag;
-    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &d.connections_opened);
     try {
       d.result = t->curl.finish(h, rc);
     } catch (...) {

@@ -478,6 +478,12 @@ class DemoTests(unittest.TestCase):
         self.assertEqual(before["SUCCEEDED"] + rec["SUCCEEDED"], d["after_reconcile"]["SUCCEEDED"])
         # Progress went to stderr, never into the JSON on stdout.
         self.assertIn("submitted", p.stderr)
+        # A scrape of pay_client_metrics after the chaos run says what the demo counted.
+        m = d["metrics"]
+        self.assertTrue(m["agree"], m)
+        for outcome in ("SUCCEEDED", "FAILED", "UNKNOWN", "IN_PROGRESS"):
+            self.assertEqual(m["payments"][outcome], before[outcome])
+        self.assertGreater(m["attempts_started"], 300)
 
     def test_demo_crash_kills_a_worker_and_its_payments_settle_without_a_duplicate(self):
         p = self.run_demo("--crash", "--payments", "200", "--concurrency", "16", "--seed", "5")

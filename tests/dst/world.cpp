@@ -592,7 +592,7 @@ void SimAsyncTransport::perform(std::vector<Done>& done) {
       TransportResult t;
       t.failure = f.sent ? TransportFailure::connection_lost : TransportFailure::connect;
       t.request_written = f.sent;
-      done.push_back(Done{f.tag, std::move(t), 0});
+      done.push_back(Done{f.tag, std::move(t)});
     }
     flights_.clear();
     return;
@@ -627,7 +627,7 @@ void SimAsyncTransport::perform(std::vector<Done>& done) {
       }
     }
     if (f.sent && f.done_at <= now) {
-      done.push_back(Done{f.tag, std::move(f.result), 0});
+      done.push_back(Done{f.tag, std::move(f.result)});
       it = flights_.erase(it);
     } else {
       ++it;
