@@ -50,3 +50,18 @@ func payretryGoBody(out *C.pay_body, orderID *C.char, payload C.uintptr_t) (rc C
 	}
 	return 0
 }
+
+//export payretryGoDone
+func payretryGoDone(rc C.int, result *C.pay_result, message *C.char, payload C.uintptr_t) {
+	// Called exactly once per started payment, on an engine thread; nothing
+	// here can panic short of a broken handle, which would be a binding bug.
+	h := cgo.Handle(payload)
+	pending := h.Value().(*pendingSubmit)
+	h.Delete()
+	pending.deliver(asyncAnswer{rc: rc, result: result, message: goString(message)})
+}
+
+//export payretryGoHook
+func payretryGoHook(headers *C.pay_headers, info *C.pay_attempt_info, payload C.uintptr_t) C.int {
+	return cgo.Handle(payload).Value().(*hookSink).run(headers, info)
+}

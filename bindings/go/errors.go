@@ -46,14 +46,23 @@ func (c ErrorCode) String() string {
 type Error struct {
 	Code    ErrorCode
 	Message string
+	Err     error // the Go cause, when there is one (the request hook's error behind CodeHook)
 }
 
 func (e *Error) Error() string {
-	if e.Message == "" {
-		return "payretry: " + e.Code.String()
+	msg := "payretry: " + e.Code.String()
+	if e.Message != "" {
+		msg += ": " + e.Message
 	}
-	return fmt.Sprintf("payretry: %s: %s", e.Code, e.Message)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
 }
+
+// Unwrap returns the Go cause, so that errors.Is and errors.As see the
+// request hook's own error through an ErrHook.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Is reports whether target is an *Error with the same code, so that
 // errors.Is(err, payretry.ErrMismatch) matches any mismatch, whatever its message.

@@ -18,13 +18,23 @@ typedef struct gopay_err {
   char message[2048];
 } gopay_err;
 
-int gopay_client_new(pay_client **out, const char *config_json, uintptr_t log_handle, gopay_err *err);
-int gopay_submit(pay_result **out, pay_client *client, const char *order_id, const void *body,
-                 size_t body_len, const char *key, const char *path, uint32_t deadline_ms,
-                 gopay_err *err);
+int gopay_client_new(pay_client **out, const char *config_json, uintptr_t log_handle, uintptr_t hook_handle,
+                     gopay_err *err);
+int gopay_headers_add(pay_headers *headers, const char *name, const char *value, gopay_err *err);
+/* Starts one payment on the client's engine threads; the done callback hands
+ * its answer to the Go value behind done_handle (a cgo.Handle). 0: started
+ * (the callback runs exactly once); else nothing was started. */
+int gopay_submit_async(pay_client *client, const char *order_id, const void *body, size_t body_len,
+                       const char *key, const char *path, uint32_t deadline_ms, char **header_names,
+                       char **header_values, size_t header_count, const char *traceparent,
+                       uintptr_t done_handle, gopay_err *err);
 int gopay_query(pay_result **out, pay_client *client, const char *order_id, gopay_err *err);
 int gopay_reconcile(pay_buf *out, pay_client *client, uintptr_t body_handle, gopay_err *err);
 int gopay_ledger_get(pay_buf *out, pay_client *client, const char *order_id, gopay_err *err);
+int gopay_ledger_list(pay_buf *out, pay_client *client, const char *state, int64_t updated_before_unix_ms,
+                      uint32_t limit, gopay_err *err);
+int gopay_metrics(pay_buf *out, const pay_client *client, gopay_err *err);
+int gopay_reopen_log(pay_client *client, gopay_err *err);
 int gopay_stats(pay_buf *out, const pay_client *client, gopay_err *err);
 
 #endif

@@ -9,20 +9,32 @@
 // pkg-config. A Client is safe for concurrent use; Results are plain Go
 // values copied out of the C results, which are freed at once.
 //
+// # Threads
+//
+// Submit and SubmitBatch run payments on the client's engine threads
+// (pay_submit_async): libcurl's multi interface keeps them all in flight
+// over a bounded pool of connections, and the calling goroutine parks on a
+// channel until the done callback hands over the answer. No OS thread is
+// held per payment in flight: 1,000 concurrent Submits add the library's
+// engine threads ("engine_threads", one per core by default) to the
+// process, not 1,000 threads. Query and Reconcile block a thread in C for
+// their duration. The request hook and the log function run on the engine
+// threads for payments, so every payment in flight waits while they run.
+//
 // # Cancellation
 //
-// Submit, Query and Reconcile block in C. They run the C call on a
-// goroutine and wait for it or for ctx, whichever ends first. When ctx ends
-// first the call returns an *AbandonedError (wrapping ctx.Err()), but only
-// the wait is abandoned: a payment is never lost. The C call finishes in the
-// background, its result is freed, and its outcome stays in the ledger, so a
-// later Submit of the same order returns it (or IN_PROGRESS while the
-// background call still runs, or resumes it with the same key and bytes if
-// it is UNKNOWN), and Query reads it. A ctx deadline is also passed to the
-// engine as the payment's deadline (the smaller of it and the configured
-// one), so a deadline normally ends with the engine's own UNKNOWN or FAILED
-// Result rather than an error: Submit waits up to DeadlineGrace past the
-// ctx deadline for it. Close waits for background calls to finish.
+// When ctx ends before the answer, the call returns an *AbandonedError
+// (wrapping ctx.Err()), but only the wait is abandoned: a payment is never
+// lost. The payment goes on to its end on the engine thread (or the C call
+// of Query or Reconcile in the background), its result is freed, and its
+// outcome stays in the ledger, so a later Submit of the same order returns
+// it (or IN_PROGRESS while it still runs, or resumes it with the same key
+// and bytes if it is UNKNOWN), and Query reads it. A ctx deadline is also
+// passed to the engine as the payment's deadline (the smaller of it and the
+// configured one), so a deadline normally ends with the engine's own UNKNOWN
+// or FAILED Result rather than an error: Submit waits up to DeadlineGrace
+// past the ctx deadline for it. Close waits for every payment started and
+// every call still running.
 package payretry
 
 /*
@@ -109,11 +121,30 @@ const (
 )
 
 // Payment is one logical payment to submit.
+//
+// Its deadline is ctx's (the smaller of it and the configured one).
 type Payment struct {
 	OrderID        string // the merchant's order id; the ledger's key
 	Body           []byte // the exact bytes of every attempt (copied before the call)
 	IdempotencyKey string // "": a fresh UUIDv4 (or the ledger's stored key)
 	Path           string // "": the profile's create path
+	// Headers are sent on every attempt of this payment (not on lookups,
+	// which the request hook can decorate), at most 64: names HTTP tokens,
+	// values printable with no CR/LF. A header payretry or the config sets
+	// (Content-Type, the idempotency key's, Authorization, the config's auth
+	// and extra headers, traceparent) is refused with ErrInvalid naming it,
+	// and nothing is sent.
+	Headers []Header
+	// Traceparent is a W3C trace context ("00-<32 hex>-<16 hex>-<2 hex>"),
+	// sent as the traceparent header on every attempt and written in each
+	// log line of the payment; "": none. A malformed one is ErrInvalid and
+	// nothing is sent.
+	Traceparent string
+}
+
+// Header is one extra request header of a Payment.
+type Header struct {
+	Name, Value string
 }
 
 // Result is what one submission or query ended as. A declined payment is a
@@ -127,10 +158,16 @@ type Result struct {
 	IdempotencyKey    string
 	ProviderPaymentID string
 	ProviderStatus    string
-	Attempts          int
-	FromLedger        bool   // read from the ledger; nothing was sent
-	Error             string // why, when not plainly SUCCEEDED ("deadline", "declined: ...")
-	JSON              string // the whole result as JSON (without the body)
+	Attempts          int           // how many were sent; AttemptLog says how each went
+	FromLedger        bool          // read from the ledger; nothing was sent
+	Queried           bool          // a lookup at the provider decided it
+	Recorded          bool          // the ledger holds this outcome (else LedgerError says why not)
+	LedgerError       string        // why the outcome could not be recorded, when it could not
+	Error             string        // why, when not plainly SUCCEEDED ("deadline", "declined: ...")
+	Elapsed           time.Duration // from the call to its answer
+	AttemptLog        []Attempt     // one per attempt, in order
+	JSON              string        // the whole result as JSON (without the body)
+	HookErr           error         // the request hook's error when its refusal ended the call, else nil
 }
 
 // Report is what Reconcile did.
@@ -143,6 +180,7 @@ type Report struct {
 	Errors     int                `json:"errors"`
 	Payments   []json.RawMessage  `json:"payments"`
 	Failures   []ReconcileFailure `json:"failures"`
+	HookErrs   map[string]error   `json:"-"` // order id -> the request hook's error, for lookups it refused
 	JSON       string             `json:"-"` // the report as the library wrote it
 }
 
@@ -156,7 +194,8 @@ type ReconcileFailure struct {
 type Option func(*options)
 
 type options struct {
-	log func(level int, line string)
+	log  func(level int, line string)
+	hook RequestHook
 }
 
 // WithLogger receives every log line (one redacted JSON object per line).
@@ -177,11 +216,13 @@ type Client struct {
 
 // clientState is what the cleanup needs; it never refers to the Client.
 type clientState struct {
-	mu        sync.Mutex
-	closed    bool
-	ptr       *C.pay_client
-	calls     sync.WaitGroup // C calls in flight, including abandoned ones
-	logHandle cgo.Handle     // 0 when no logger
+	mu         sync.Mutex
+	closed     bool
+	ptr        *C.pay_client
+	calls      sync.WaitGroup // C calls and started payments until answered, abandoned ones too
+	logHandle  cgo.Handle     // 0 when no logger
+	hook       *hookSink      // nil when no request hook
+	hookHandle cgo.Handle     // 0 when no request hook
 }
 
 func (s *clientState) acquire() (*C.pay_client, error) {
@@ -206,9 +247,17 @@ func (s *clientState) close() {
 	C.pay_client_free(s.ptr)
 	s.ptr = nil
 	// The library no longer calls back once pay_client_free returned.
+	s.releaseHandles()
+}
+
+func (s *clientState) releaseHandles() {
 	if s.logHandle != 0 {
 		s.logHandle.Delete()
 		s.logHandle = 0
+	}
+	if s.hookHandle != 0 {
+		s.hookHandle.Delete()
+		s.hookHandle = 0
 	}
 }
 
@@ -249,13 +298,15 @@ func NewClient(configJSON string, opts ...Option) (*Client, error) {
 	if o.log != nil {
 		s.logHandle = cgo.NewHandle(&logSink{fn: o.log})
 	}
+	if o.hook != nil {
+		s.hook = newHookSink(o.hook)
+		s.hookHandle = cgo.NewHandle(s.hook)
+	}
 	cfg := C.CString(configJSON)
 	defer C.free(unsafe.Pointer(cfg))
 	var e C.gopay_err
-	if rc := C.gopay_client_new(&s.ptr, cfg, C.uintptr_t(s.logHandle), &e); rc != 0 {
-		if s.logHandle != 0 {
-			s.logHandle.Delete()
-		}
+	if rc := C.gopay_client_new(&s.ptr, cfg, C.uintptr_t(s.logHandle), C.uintptr_t(s.hookHandle), &e); rc != 0 {
+		s.releaseHandles()
 		return nil, cError(rc, &e)
 	}
 	c := &Client{s: s}
@@ -272,10 +323,10 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// call runs fn on a goroutine holding the client open, and waits for it or
-// ctx. fn's value is dropped (after fn freed its C memory) when the wait is
-// abandoned. grace > 0 keeps waiting that long past a ctx deadline.
-func call[T any](ctx context.Context, c *Client, grace time.Duration, fn func(*C.pay_client) (T, error)) (T, bool, error) {
+// call runs fn, a blocking C call (Query, Reconcile), on a goroutine holding
+// the client open, and waits for it or ctx. fn's value is dropped (after fn
+// freed its C memory) when the wait is abandoned.
+func call[T any](ctx context.Context, c *Client, fn func(*C.pay_client) (T, error)) (T, bool, error) {
 	var zero T
 	ptr, err := c.s.acquire()
 	if err != nil {
@@ -302,18 +353,10 @@ func call[T any](ctx context.Context, c *Client, grace time.Duration, fn func(*C
 		return r.v, true, r.err
 	default:
 	}
-	if grace > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t := time.NewTimer(grace)
-		defer t.Stop()
-		select {
-		case r := <-ch:
-			return r.v, true, r.err
-		case <-t.C:
-		}
-	}
 	return zero, false, nil
 }
 
+// newResult copies a C result into Go values and frees it.
 func newResult(r *C.pay_result) *Result {
 	defer C.pay_result_free(r)
 	var n C.size_t
@@ -334,6 +377,11 @@ func newResult(r *C.pay_result) *Result {
 	if body != nil && n > 0 {
 		res.Body = C.GoBytes(unsafe.Pointer(body), C.int(n))
 	}
+	// The JSON is the library's own, written by the same code for every
+	// result. Should it ever not decode, the typed detail stays empty and
+	// JSON still holds it: an error here would read as "nothing was sent"
+	// for a payment that may have been charged.
+	_ = res.decodeDetail()
 	return res
 }
 
@@ -370,54 +418,6 @@ func deadlineMS(ctx context.Context) C.uint32_t {
 	return C.uint32_t(ms)
 }
 
-// Submit submits one payment: the same bytes with one idempotency key on
-// every attempt, retrying only what can recover, within the deadline (ctx's
-// deadline shortens it). It returns a Result whatever the payment's outcome
-// (a decline is Outcome Failed with a nil error). Errors are *Error values
-// (ErrInvalid, ErrTooBig, ErrKey, ErrMismatch, ErrLedger, ...) when the call
-// itself failed and nothing can have been charged, or an *AbandonedError
-// when ctx ended first: see the package documentation, the payment then
-// continues in the background and stays recorded. If ctx is already done,
-// nothing is submitted.
-func (c *Client) Submit(ctx context.Context, p Payment) (*Result, error) {
-	for what, s := range map[string]string{"order id": p.OrderID, "idempotency key": p.IdempotencyKey, "path": p.Path} {
-		if strings.IndexByte(s, 0) >= 0 {
-			return nil, invalid(what)
-		}
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("payretry: submit of order %q not started: %w", p.OrderID, err)
-	}
-	// C copies: the call may outlive this function (and the caller's Body).
-	order, key, path := cString(p.OrderID, false), cString(p.IdempotencyKey, true), cString(p.Path, true)
-	var body unsafe.Pointer
-	if len(p.Body) > 0 {
-		body = C.CBytes(p.Body)
-	}
-	n, dl := C.size_t(len(p.Body)), deadlineMS(ctx)
-	free := func() {
-		for _, m := range []unsafe.Pointer{unsafe.Pointer(order), unsafe.Pointer(key), unsafe.Pointer(path), body} {
-			C.free(m)
-		}
-	}
-	res, done, err := call(ctx, c, DeadlineGrace, func(ptr *C.pay_client) (*Result, error) {
-		defer free()
-		var r *C.pay_result
-		var e C.gopay_err
-		if rc := C.gopay_submit(&r, ptr, order, body, n, key, path, dl, &e); rc != 0 {
-			return nil, cError(rc, &e)
-		}
-		return newResult(r), nil
-	})
-	if errors.Is(err, ErrClosed) {
-		free()
-	}
-	if !done {
-		return nil, &AbandonedError{Op: "submit", OrderID: p.OrderID, Err: ctx.Err()}
-	}
-	return res, err
-}
-
 // Query asks the provider (or the ledger, when the payment is settled) what
 // happened to one submitted payment, and records the answer. ErrNotFound
 // when the order is not in the ledger.
@@ -429,7 +429,7 @@ func (c *Client) Query(ctx context.Context, orderID string) (*Result, error) {
 		return nil, fmt.Errorf("payretry: query of order %q not started: %w", orderID, err)
 	}
 	order := C.CString(orderID)
-	res, done, err := call(ctx, c, 0, func(ptr *C.pay_client) (*Result, error) {
+	res, done, err := call(ctx, c, func(ptr *C.pay_client) (*Result, error) {
 		defer C.free(unsafe.Pointer(order))
 		var r *C.pay_result
 		var e C.gopay_err
@@ -444,7 +444,7 @@ func (c *Client) Query(ctx context.Context, orderID string) (*Result, error) {
 	if !done {
 		return nil, &AbandonedError{Op: "query", OrderID: orderID, Err: ctx.Err()}
 	}
-	return res, err
+	return c.s.attachRefusal(orderID, res, err)
 }
 
 // bodySource is the payload of Reconcile's body callback.
@@ -478,7 +478,7 @@ func (c *Client) Reconcile(ctx context.Context, bodyFor func(orderID string) ([]
 		src = &bodySource{ctx: ctx, fn: bodyFor}
 		h = cgo.NewHandle(src)
 	}
-	js, done, err := call(ctx, c, 0, func(ptr *C.pay_client) (string, error) {
+	js, done, err := call(ctx, c, func(ptr *C.pay_client) (string, error) {
 		var b C.pay_buf
 		var e C.gopay_err
 		rc := C.gopay_reconcile(&b, ptr, C.uintptr_t(h), &e)
@@ -503,6 +503,7 @@ func (c *Client) Reconcile(ctx context.Context, bodyFor func(orderID string) ([]
 	if err := json.Unmarshal([]byte(js), &rep); err != nil {
 		return rep, fmt.Errorf("payretry: decoding the reconcile report: %w", err)
 	}
+	rep.HookErrs = c.s.collectRefusals(&rep)
 	if src != nil {
 		src.mu.Lock()
 		defer src.mu.Unlock()
@@ -524,9 +525,9 @@ func (c *Client) sync(fn func(*C.pay_client) (string, error)) (string, error) {
 	return fn(ptr)
 }
 
-// LedgerGet returns the ledger's record of one payment as JSON:
-// {"payment": {...}, "attempts": [...]}. ErrNotFound when there is none.
-func (c *Client) LedgerGet(orderID string) (json.RawMessage, error) {
+// LedgerGet returns the ledger's record of one payment: its row and every
+// attempt and lookup. ErrNotFound when there is none.
+func (c *Client) LedgerGet(orderID string) (*LedgerRecord, error) {
 	if strings.IndexByte(orderID, 0) >= 0 {
 		return nil, invalid("order id")
 	}
@@ -543,11 +544,55 @@ func (c *Client) LedgerGet(orderID string) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.RawMessage(js), nil
+	rec := &LedgerRecord{JSON: js}
+	if err := json.Unmarshal([]byte(js), rec); err != nil {
+		return nil, fmt.Errorf("payretry: decoding the ledger record of order %q: %w", orderID, err)
+	}
+	return rec, nil
 }
 
-// Stats returns the client's counters as JSON.
-func (c *Client) Stats() (json.RawMessage, error) {
+// LedgerFilter selects the payments LedgerList returns.
+type LedgerFilter struct {
+	State         string    // "PENDING", "IN_FLIGHT", "SUCCEEDED", "FAILED", "UNKNOWN"; "": all
+	UpdatedBefore time.Time // zero: no limit
+	Limit         int       // 0: 1000
+}
+
+// LedgerList returns the ledger's payments that match f, oldest update
+// first. An unknown State is an *Error matching ErrInvalid.
+func (c *Client) LedgerList(f LedgerFilter) ([]LedgerPayment, error) {
+	if strings.IndexByte(f.State, 0) >= 0 {
+		return nil, invalid("state")
+	}
+	if f.Limit < 0 || uint64(f.Limit) > math.MaxUint32 {
+		return nil, &Error{Code: CodeInvalid, Message: fmt.Sprintf("limit %d is out of range (0 to %d)", f.Limit, uint32(math.MaxUint32))}
+	}
+	var before int64
+	if !f.UpdatedBefore.IsZero() {
+		before = f.UpdatedBefore.UnixMilli()
+	}
+	js, err := c.sync(func(ptr *C.pay_client) (string, error) {
+		state := cString(f.State, true)
+		defer C.free(unsafe.Pointer(state))
+		var b C.pay_buf
+		var e C.gopay_err
+		if rc := C.gopay_ledger_list(&b, ptr, state, C.int64_t(before), C.uint32_t(f.Limit), &e); rc != 0 {
+			return "", cError(rc, &e)
+		}
+		return takeBuf(&b), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var list []LedgerPayment
+	if err := json.Unmarshal([]byte(js), &list); err != nil {
+		return nil, fmt.Errorf("payretry: decoding the ledger list: %w", err)
+	}
+	return list, nil
+}
+
+// Stats returns the client's counters.
+func (c *Client) Stats() (*Stats, error) {
 	js, err := c.sync(func(ptr *C.pay_client) (string, error) {
 		var b C.pay_buf
 		var e C.gopay_err
@@ -559,5 +604,9 @@ func (c *Client) Stats() (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return json.RawMessage(js), nil
+	st := &Stats{JSON: js}
+	if err := json.Unmarshal([]byte(js), st); err != nil {
+		return nil, fmt.Errorf("payretry: decoding the stats: %w", err)
+	}
+	return st, nil
 }

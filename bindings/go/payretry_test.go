@@ -1,7 +1,6 @@
 package payretry_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"runtime"
 	"strings"
@@ -45,40 +43,13 @@ func runTests(m *testing.M) int {
 	if skipReason != "" {
 		return m.Run()
 	}
-	sim := exec.Command(os.Getenv("PAYRETRY_SIM"), "--port", "0", "--api-key", apiKey,
-		"--threads", "4", "--slow-ms", "3000")
-	sim.Stderr = os.Stderr
-	stdout, err := sim.StdoutPipe()
-	if err == nil {
-		err = sim.Start()
-	}
+	url, stop, err := startSim("--api-key", apiKey, "--threads", "4", "--slow-ms", "3000")
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "starting payretry-sim: %v\n", err)
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	defer func() {
-		_ = sim.Process.Kill()
-		_ = sim.Wait()
-	}()
-	addr := make(chan string, 1)
-	go func() {
-		re := regexp.MustCompile(`listening on (127\.0\.0\.1:\d+)`)
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if mm := re.FindStringSubmatch(sc.Text()); mm != nil {
-				addr <- mm[1]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout) // keep draining
-	}()
-	select {
-	case a := <-addr:
-		simURL = "http://" + a
-	case <-time.After(10 * time.Second):
-		fmt.Fprintln(os.Stderr, "payretry-sim did not print 'listening on' within 10 s")
-		return 1
-	}
+	defer stop()
+	simURL = url
 	return m.Run()
 }
 
@@ -141,8 +112,14 @@ func slowClient(t *testing.T) *payretry.Client {
 
 func script(t *testing.T, order string, faults ...string) {
 	t.Helper()
+	scriptAt(t, simURL, order, faults...)
+}
+
+// scriptAt scripts the faults of one order at the simulator at base.
+func scriptAt(t *testing.T, base, order string, faults ...string) {
+	t.Helper()
 	b, _ := json.Marshal(map[string]any{"order_id": order, "faults": faults})
-	resp, err := http.Post(simURL+"/__admin/script", "application/json", bytes.NewReader(b))
+	resp, err := http.Post(base+"/__admin/script", "application/json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,12 +186,24 @@ func TestSubmitSucceeds(t *testing.T) {
 		t.Fatalf("resubmit: %+v", again)
 	}
 	rec, err := c.LedgerGet(order)
-	if err != nil || !strings.Contains(string(rec), `"SUCCEEDED"`) {
-		t.Fatalf("LedgerGet: %s, %v", rec, err)
+	if err != nil {
+		t.Fatalf("LedgerGet: %v", err)
+	}
+	if p := rec.Payment; p.OrderID != order || p.State != "SUCCEEDED" || p.IdempotencyKey != r.IdempotencyKey ||
+		p.Attempts != 1 || p.ProviderPaymentID != r.ProviderPaymentID || p.CreatedAt.Time().IsZero() {
+		t.Fatalf("LedgerGet: %+v", rec.Payment)
+	}
+	if len(rec.Attempts) != 1 || rec.Attempts[0].Kind != "send" || rec.Attempts[0].HTTPStatus != 200 || !json.Valid([]byte(rec.JSON)) {
+		t.Fatalf("LedgerGet attempts: %+v (%s)", rec.Attempts, rec.JSON)
 	}
 	stats, err := c.Stats()
-	if err != nil || !json.Valid(stats) {
-		t.Fatalf("Stats: %s, %v", stats, err)
+	if err != nil {
+		t.Fatalf("Stats: %v", err)
+	}
+	// One run, one attempt; the resubmit was answered from the ledger.
+	if stats.Attempts != 1 || stats.Outcomes["SUCCEEDED"] != 1 || stats.LedgerAnswers["SUCCEEDED"] != 1 ||
+		stats.InFlight != 0 || !json.Valid([]byte(stats.JSON)) {
+		t.Fatalf("Stats: %+v (%s)", stats, stats.JSON)
 	}
 	mu.Lock()
 	defer mu.Unlock()
@@ -231,6 +220,19 @@ func TestLostResponseThenSuccessChargesOnce(t *testing.T) {
 	r := submit(t, c, order)
 	if r.Outcome != payretry.Succeeded || r.Attempts != 2 {
 		t.Fatalf("got %v after %d attempts: %s", r.Outcome, r.Attempts, r.JSON)
+	}
+	// The typed attempts: the first lost (may have been processed), then a
+	// replayed success of the same key after a backoff.
+	if len(r.AttemptLog) != 2 || !r.Recorded || r.Elapsed <= 0 {
+		t.Fatalf("detail: %+v", r)
+	}
+	first, second := r.AttemptLog[0], r.AttemptLog[1]
+	if first.Number != 1 || first.HTTPStatus != 0 || first.TransportError == "" || !first.MayHaveProcessed ||
+		first.DelayMS <= 0 || first.StartedUnixMS.Time().IsZero() {
+		t.Errorf("attempt 1: %+v", first)
+	}
+	if second.Number != 2 || second.HTTPStatus != 200 || !second.Replayed {
+		t.Errorf("attempt 2: %+v", second)
 	}
 	if n := charges(t, order); n != 1 {
 		t.Fatalf("charges = %d", n)

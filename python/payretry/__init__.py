@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from . import _log
 from . import _payretry
-from ._client import Body, BodyFor, Client, Config, Payment, body_bytes
+from ._client import Age, Body, BodyFor, Client, Config, Payment, body_bytes
 from ._errors import (
     ClientClosedError,
     ConfigError,
@@ -29,6 +29,8 @@ from ._errors import (
     VersionError,
     error_from_code,
 )
+from ._headers import Headers
+from ._hook import AttemptInfo, RequestHook
 from ._result import Attempt, Delivery, Outcome, ReconcileFailure, ReconcileReport, Result
 
 _payretry._set_hooks(error_from_code, _log.sink)
@@ -36,7 +38,9 @@ _payretry._set_hooks(error_from_code, _log.sink)
 __version__: str = _payretry.version()
 
 __all__ = [
+    "Age",
     "Attempt",
+    "AttemptInfo",
     "Body",
     "BodyFor",
     "Client",
@@ -44,6 +48,7 @@ __all__ = [
     "Config",
     "ConfigError",
     "Delivery",
+    "Headers",
     "HookError",
     "IdempotencyKeyError",
     "InternalError",
@@ -59,6 +64,7 @@ __all__ = [
     "Payment",
     "ReconcileFailure",
     "ReconcileReport",
+    "RequestHook",
     "Result",
     "TooBigError",
     "VersionError",

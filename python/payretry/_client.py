@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import decimal
+import inspect
 import json
 import os
 import threading
@@ -12,7 +15,16 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, TypeVar
 
 from . import _log
 from . import _payretry as _native
-from ._errors import ClientClosedError, IdempotencyKeyError, InvalidArgumentError, PayError, error_from_code
+from ._errors import (
+    ClientClosedError,
+    IdempotencyKeyError,
+    InvalidArgumentError,
+    MismatchError,
+    PayError,
+    error_from_code,
+)
+from ._headers import Headers, header_pairs
+from ._hook import HookFailures, RequestHook, native_hook
 from ._result import ReconcileReport, Result, result_from_native
 
 #: A configuration: a dict (serialised with json.dumps), a JSON text (a str
@@ -23,6 +35,8 @@ Config = Union[Mapping[str, Any], str, "os.PathLike[str]"]
 Body = Union[Mapping[str, Any], str, bytes, bytearray, memoryview]
 #: What reconcile's body_for may return for an order: its body, or None.
 BodyFor = Callable[[str], Optional[Body]]
+#: reconcile's ``older_than``: a timedelta, or seconds.
+Age = Union[datetime.timedelta, int, float]
 
 _T = TypeVar("_T")
 
@@ -78,7 +92,11 @@ def _text(name: str, value: Any) -> str:
 
 
 def body_bytes(body: Any) -> bytes:
-    """The exact bytes payretry sends for ``body``."""
+    """The bytes payretry hands the library for ``body`` (the ones the ledger
+    fingerprints; a form-encoding profile then sends them form-encoded):
+    bytes as they are, a str as UTF-8, a dict as ``json.dumps(body,
+    separators=(",", ":"))`` in its own key order (not sorted: see
+    docs/python.md, "Bodies")."""
     if body is None:
         raise InvalidArgumentError(InvalidArgumentError.code, "body must not be None")
     if isinstance(body, bytes):
@@ -89,9 +107,65 @@ def body_bytes(body: Any) -> bytes:
         return body.encode("utf-8")
     if isinstance(body, Mapping):
         # Deterministic for equal dicts built in the same order; a retried order
-        # must produce the very same bytes, or it is a mismatch.
-        return json.dumps(dict(body), separators=(",", ":"), sort_keys=False).encode("utf-8")
+        # must produce the very same bytes, or it is a mismatch. Not sorted:
+        # orders already in a ledger were fingerprinted over these bytes.
+        try:
+            return json.dumps(dict(body), separators=(",", ":"), sort_keys=False).encode("utf-8")
+        except TypeError:
+            where = _find_decimal(body, "body")
+            if where is None:
+                raise
+            raise TypeError(
+                f"{where} is a decimal.Decimal, which payretry does not turn into JSON: providers disagree on "
+                "decimal amounts (most take an int of minor units, e.g. 1050 for 10.50 EUR; some a str such "
+                "as \"10.50\") and a float would round it. Put the int or str your provider expects in the "
+                "dict, or pass the body as bytes"
+            ) from None
     raise TypeError(f"body must be a dict, str or bytes, not {type(body).__name__}")
+
+
+def _find_decimal(value: Any, where: str) -> Optional[str]:
+    """Where the first decimal.Decimal in a JSON-like value is, e.g.
+    ``body['amount']['value']``; None when there is none."""
+    if isinstance(value, decimal.Decimal):
+        return where
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            found = _find_decimal(v, f"{where}[{k!r}]")
+            if found is not None:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            found = _find_decimal(v, f"{where}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+# Appended to a MismatchError of submit: the library cannot know that a dict
+# was involved, and a reordered dict is the usual cause in Python.
+_MISMATCH_HINT = (
+    "; if this is the same payment, its body bytes (or path) differ from the first submission of the "
+    "order: a dict body is serialized with json.dumps(separators=(',', ':')) in its own key order, not "
+    "sorted, so an equal dict built in another key order, or the same JSON with other spaces, is other "
+    "bytes. Submit it again with the first submission's bytes (payretry.body_bytes(body) shows what a "
+    "dict becomes; pass bytes to control them exactly)"
+)
+
+
+def _milliseconds(name: str, age: Any) -> int:
+    if isinstance(age, datetime.timedelta):
+        seconds = age.total_seconds()
+    elif isinstance(age, (int, float)) and not isinstance(age, bool):
+        seconds = float(age)
+    else:
+        raise TypeError(f"{name} must be a datetime.timedelta or a number of seconds, not {type(age).__name__}")
+    if not seconds >= 0 or seconds == float("inf"):  # also refuses NaN
+        raise InvalidArgumentError(InvalidArgumentError.code, f"{name} must be a finite, non-negative age")
+    ms = round(seconds * 1000)
+    if ms > 2**63 - 1:
+        raise InvalidArgumentError(InvalidArgumentError.code, f"{name} is too large")
+    return ms
 
 
 class Client:
@@ -105,12 +179,37 @@ class Client:
     ``"ledger"``: ``"sqlite:///abs/path.db"``, ``"postgresql://..."``, or
     ``"memory:"`` written out (keys then live in this process only); without
     it the client raises :class:`ConfigError`.
-    """
 
-    def __init__(self, config: Config) -> None:
+    ``request_hook(info)`` is called before every attempt of every payment and
+    every status lookup (query, reconcile) with an :class:`AttemptInfo`, and
+    returns the extra headers of that request (a mapping of str to str, or
+    (name, value) pairs: e.g. a signature over ``info.method``,
+    ``info.path`` and ``info.body``), or None. It runs on the thread that
+    made the call, or on one of the client's engine threads for
+    ``submit_async`` and ``submit_many``, with the GIL held only while it
+    runs: it must be thread-safe and quick. If it
+    raises (or returns headers the library refuses), that request is not
+    sent: a payment with nothing sent yet raises :class:`HookError` whose
+    ``__cause__`` is the hook's exception; one whose earlier attempt may have
+    been processed returns an UNKNOWN result; a lookup leaves the payment as
+    it was. Each such exception is also logged on the ``payretry.hook``
+    logger. An ``async def`` hook is refused (nothing would await it)."""
+
+    def __init__(self, config: Config, *, request_hook: Optional[RequestHook] = None) -> None:
         self._native: Optional[_native.NativeClient] = None
         self._lock = threading.Lock()
-        self._native = _native.NativeClient(_config_text(config), True)
+        self._hook_failures = HookFailures()
+        hook = None
+        if request_hook is not None:
+            if not callable(request_hook):
+                raise TypeError(f"request_hook must be callable, not {type(request_hook).__name__}")
+            if inspect.iscoroutinefunction(request_hook) or inspect.iscoroutinefunction(
+                getattr(request_hook, "__call__", None)
+            ):
+                # Nobody would await it: it runs on the library's threads, outside any event loop.
+                raise TypeError("request_hook must be a plain function, not a coroutine function (async def)")
+            hook = native_hook(request_hook, self._hook_failures)
+        self._native = _native.NativeClient(_config_text(config), True, hook)
 
     # ---- lifecycle ---------------------------------------------------------
 
@@ -153,6 +252,8 @@ class Client:
         idempotency_key: Optional[str] = None,
         path: Optional[str] = None,
         deadline_ms: Optional[int] = None,
+        headers: Optional[Headers] = None,
+        traceparent: Optional[str] = None,
     ) -> Result:
         """Submits one logical payment and returns its outcome (a decline is a
         FAILED result, not an exception). ``body`` is sent byte-identical on
@@ -160,14 +261,31 @@ class Client:
         ":"))`` in its own key order, so submitting an order again must pass an
         equal dict built in the same order (or the same str/bytes), else the
         call raises :class:`MismatchError`. ``idempotency_key``: None makes a
-        fresh UUIDv4. ``deadline_ms`` may only shorten the client's deadline.
+        fresh UUIDv4. ``path``: None for the profile's create path.
+        ``deadline_ms`` may only shorten the client's deadline.
+
+        ``headers`` (a mapping, or (name, value) pairs) go out on every
+        attempt of this payment, not on lookups; at most 64, names HTTP tokens,
+        values printable without CR/LF, and none that payretry sets itself
+        (the idempotency key, auth, Content-Type, traceparent): else
+        :class:`InvalidArgumentError` naming the header, with nothing sent.
+        ``traceparent`` (W3C trace context, ``00-<32 hex>-<16 hex>-<2 hex>``)
+        is sent as ``traceparent`` on every attempt and written in each log
+        line of the payment; a malformed one is InvalidArgumentError.
 
         Ctrl-C interrupts the wait at once; the payment goes on in the
         background and its outcome is recorded in the ledger, so submitting the
         order again returns it (IN_PROGRESS while it still runs)."""
         args = self._submit_args(order_id, body, idempotency_key, path, deadline_ms)
+        extra = header_pairs(headers)
+        trace = _optional_text("traceparent", traceparent)
         native = self._handle()
-        return result_from_native(_interruptible(lambda: native.submit(*args)))
+        try:
+            nres = _interruptible(lambda: native.submit(*args, extra, trace))
+        except PayError as e:
+            raise self._explain(e, args[0])
+        self._hook_failures.take(args[0])
+        return result_from_native(nres)
 
     async def submit_async(
         self,
@@ -177,6 +295,8 @@ class Client:
         idempotency_key: Optional[str] = None,
         path: Optional[str] = None,
         deadline_ms: Optional[int] = None,
+        headers: Optional[Headers] = None,
+        traceparent: Optional[str] = None,
     ) -> Result:
         """:meth:`submit` for asyncio, without a thread per payment: the payment
         runs on the client's engine thread (libcurl multi, group commit in the
@@ -184,6 +304,8 @@ class Client:
         Cancelling the awaiting task abandons only the wait: the payment
         completes and is recorded in the ledger."""
         args = self._submit_args(order_id, body, idempotency_key, path, deadline_ms)
+        extra = header_pairs(headers)
+        trace = _optional_text("traceparent", traceparent)
         native = self._handle()
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Result] = loop.create_future()
@@ -192,8 +314,9 @@ class Client:
             if future.done():  # the waiter was cancelled; the ledger has the outcome
                 return
             if nres is None:
-                future.set_exception(error_from_code(code, message or ""))
+                future.set_exception(self._explain(error_from_code(code, message or ""), args[0]))
                 return
+            self._hook_failures.take(args[0])
             try:
                 future.set_result(result_from_native(nres))
             except BaseException as e:  # noqa: BLE001 - handed to the awaiting task
@@ -206,7 +329,7 @@ class Client:
             except RuntimeError:
                 pass  # the loop is closed: nobody waits for this answer any more
 
-        native.submit_async(*args, done)
+        native.submit_async(*args, extra, trace, done)
         return await future
 
     def submit_many(
@@ -235,8 +358,12 @@ class Client:
         native = self._handle()
         answers = _interruptible(lambda: native.submit_many(items, max_in_flight))
         out: List[Union[Result, PayError]] = []
-        for nres, code, message in answers:
-            out.append(error_from_code(code, message or "") if nres is None else result_from_native(nres))
+        for item, (nres, code, message) in zip(items, answers):
+            if nres is None:
+                out.append(self._explain(error_from_code(code, message or ""), item[0]))
+            else:
+                self._hook_failures.take(item[0])
+                out.append(result_from_native(nres))
         return out
 
     def query(self, order_id: str) -> Result:
@@ -244,14 +371,47 @@ class Client:
         Raises :class:`NotFoundError` for an order the ledger does not hold."""
         oid = _text("order_id", order_id)
         native = self._handle()
-        return result_from_native(_interruptible(lambda: native.query(oid)))
+        try:
+            return result_from_native(_interruptible(lambda: native.query(oid)))
+        finally:
+            # A lookup the hook refused is in the result (and the log), not raised.
+            self._hook_failures.take(oid)
 
-    def reconcile(self, body_for: Optional[BodyFor] = None) -> ReconcileReport:
+    async def query_async(self, order_id: str) -> Result:
+        """:meth:`query` for asyncio. The C library has no asynchronous lookup,
+        so it runs on the event loop's default executor (a thread) and the
+        loop is never blocked. Cancelling the awaiting task abandons only the
+        wait: the lookup finishes and records its answer in the ledger."""
+        _text("order_id", order_id)
+        self._handle()
+        return await asyncio.get_running_loop().run_in_executor(None, self.query, order_id)
+
+    def reconcile(
+        self,
+        body_for: Optional[BodyFor] = None,
+        *,
+        limit: Optional[int] = None,
+        older_than: Optional[Age] = None,
+    ) -> ReconcileReport:
         """Settles every UNKNOWN payment (and every IN_FLIGHT one a dead worker
         left) by query or, where settling needs a same-key re-send, with the body
         ``body_for(order_id)`` returns (None: the application has none; the
         payment stays UNKNOWN). The first exception ``body_for`` raises is
-        re-raised after the pass; the payments settled meanwhile stay settled."""
+        re-raised after the pass; the payments settled meanwhile stay settled.
+
+        ``limit``: at most this many payments in this pass (None: the library's
+        1000). ``older_than`` (a ``datetime.timedelta`` or seconds): only the
+        payments untouched for at least that long, leaving alone those a
+        worker may still be busy with (None: any age)."""
+        if limit is None:
+            lim = 0
+        elif isinstance(limit, bool) or not isinstance(limit, int):
+            raise TypeError(f"limit must be an int, not {type(limit).__name__}")
+        elif not 1 <= limit <= 0xFFFFFFFF:
+            raise InvalidArgumentError(InvalidArgumentError.code, "limit must be between 1 and 4294967295")
+        else:
+            lim = limit
+        older_ms = 0 if older_than is None else _milliseconds("older_than", older_than)
         native = self._handle()
         errors: List[BaseException] = []
         cb: Optional[Callable[[str], Optional[bytes]]] = None
@@ -270,10 +430,33 @@ class Client:
 
             cb = wrapped
 
-        text = _interruptible(lambda: native.reconcile(cb))
+        text = _interruptible(lambda: native.reconcile(cb, lim, older_ms))
+        report = ReconcileReport._from_json(text)
+        # Lookups the hook refused are in the report (and the log), not raised.
+        for p in report.payments:
+            self._hook_failures.take(p.order_id)
+        for f in report.failures:
+            self._hook_failures.take(f.order_id)
         if errors:
             raise errors[0]
-        return ReconcileReport._from_json(text)
+        return report
+
+    async def reconcile_async(
+        self,
+        body_for: Optional[BodyFor] = None,
+        *,
+        limit: Optional[int] = None,
+        older_than: Optional[Age] = None,
+    ) -> ReconcileReport:
+        """:meth:`reconcile` for asyncio, on the event loop's default executor
+        (a thread): ``body_for`` is called on that thread, so it must not touch
+        the loop's objects without ``call_soon_threadsafe``. Cancelling the
+        awaiting task abandons only the wait: the pass runs to its end."""
+        self._handle()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(
+            None, lambda: self.reconcile(body_for, limit=limit, older_than=older_than)
+        )
 
     # ---- ledger and counters -----------------------------------------------
 
@@ -301,7 +484,34 @@ class Client:
         d: Dict[str, Any] = json.loads(self._handle().stats())
         return d
 
+    def metrics(self) -> str:
+        """The client's metrics as Prometheus text (exposition format 0.0.4,
+        names prefixed ``payretry_``): payment runs by outcome and delivery,
+        answers from the ledger, settlements, attempts by verdict and reason,
+        retries, the retry budget, payments in flight, connections, latency
+        histograms. Serve it as is on a /metrics endpoint, or register the
+        client with :mod:`payretry.prometheus`."""
+        return self._handle().metrics()
+
+    def reopen_log(self) -> None:
+        """Reopens the config's log file by its path, for log rotation (call it
+        on SIGHUP, say, once the file was moved away); a no-op without a log
+        file. Raises :class:`PayIOError` when the file cannot be opened (the
+        old one stays in use)."""
+        native = self._handle()
+        _interruptible(native.reopen_log)
+
     # ---- helpers -----------------------------------------------------------
+
+    def _explain(self, err: PayError, order_id: str) -> PayError:
+        """A failed submit's error with what Python adds: the hook's own
+        exception as ``__cause__`` of a HookError, and why a MismatchError may
+        have happened to an equal dict."""
+        self._hook_failures.chain(err, order_id)
+        if isinstance(err, MismatchError) and "other parameters" in err.message:
+            err.message += _MISMATCH_HINT
+            err.args = (err.message,)
+        return err
 
     @staticmethod
     def _submit_args(

@@ -3,7 +3,9 @@
 //
 // The GIL is released around every call that may touch the network, sleep in
 // a backoff or wait on the ledger, and re-acquired only inside the callbacks
-// that reach into Python (log lines, reconcile's body_for). A closed client
+// that reach into Python (log lines, the request hook, reconcile's body_for).
+// No thread holds the GIL while it waits for another thread that may need it
+// (an engine thread running a hook or a done callback). A closed client
 // is only dropped by its Python owner: calls still running keep the C client
 // alive through their own reference, so close() never frees it under them.
 #include <pybind11/functional.h>
@@ -12,11 +14,13 @@
 
 #include <payretry/payretry.hpp>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace py = pybind11;
 
@@ -79,6 +83,78 @@ void log_line(int level, std::string_view line) noexcept {
   }
 }
 
+// A Python object shared with C++ callbacks that may be destroyed on a thread
+// without the GIL (the C client's destructor, an engine thread): its
+// reference count may only change under the GIL, and not at all once the
+// interpreter is finalizing (then it is leaked).
+std::shared_ptr<py::object> shared_pyobject(py::object o) {
+  return std::shared_ptr<py::object>(new py::object(std::move(o)), [](py::object* p) {
+    if (interpreter_gone()) return;
+    py::gil_scoped_acquire gil;
+    delete p;
+  });
+}
+
+// The extra headers of one attempt, handed to the Python request hook. It
+// points into the C library's pay_headers only for the length of the hook
+// call: afterwards add() raises instead of writing where it may not.
+class NativeHeaders {
+ public:
+  explicit NativeHeaders(pay::headers* h) noexcept : h_(h) {}
+
+  void add(const std::string& name, const std::string& value) {
+    if (!h_) throw pay::error(PAY_EINVALID, "request hook headers can only be added during the hook call");
+    const int rc = pay_headers_add(h_->get(), name.c_str(), value.c_str());
+    if (rc != PAY_OK) {
+      const pay::error e = pay::error::from_last(rc);
+      // The library's message says what is wrong but not which header; the
+      // name is no secret, the value may be (a signature): never echo it.
+      throw pay::error(rc, "request hook header " + name + ": " + e.what());
+    }
+  }
+
+  void invalidate() noexcept { h_ = nullptr; }
+
+ private:
+  pay::headers* h_;
+};
+
+// The C request hook over a Python callable `(headers, method, url, path,
+// order_id, idempotency_key, body, attempt, unix_time_ms) -> bool` (True:
+// send). It runs on the thread that made the call, or on an engine thread,
+// with the GIL released there: it takes the GIL for the Python call only.
+pay::request_hook python_request_hook(py::object hook) {
+  std::shared_ptr<py::object> fn = shared_pyobject(std::move(hook));
+  return [fn](pay::headers& hs, const pay_attempt_info& info) -> bool {
+    // Too late to ask Python: refuse rather than send what the hook would
+    // have signed. Nothing is sent unsigned; the payment ends as the library
+    // documents for a refusing hook (PAY_EHOOK or UNKNOWN).
+    if (!Py_IsInitialized() || interpreter_gone()) return false;
+    py::gil_scoped_acquire gil;
+    try {
+      py::object headers = py::cast(NativeHeaders(&hs));
+      NativeHeaders* view = headers.cast<NativeHeaders*>();
+      struct invalidate_after {
+        NativeHeaders* v;
+        ~invalidate_after() { v->invalidate(); }
+      } guard{view};
+      const char* body = static_cast<const char*>(info.body);
+      py::object send = (*fn)(headers, text(info.method ? info.method : ""), text(info.url ? info.url : ""),
+                              text(info.path ? info.path : ""), text(info.order_id ? info.order_id : ""),
+                              text(info.idempotency_key ? info.idempotency_key : ""),
+                              py::bytes(body ? body : "", body ? info.body_len : 0), info.attempt, info.unix_time_ms);
+      return send.cast<bool>();
+    } catch (py::error_already_set& e) {
+      // The package's wrapper catches the user's exceptions itself; this is
+      // a bug there, reported rather than lost. The attempt is not sent.
+      e.discard_as_unraisable("payretry request hook");
+      return false;
+    } catch (...) {
+      return false;
+    }
+  };
+}
+
 // Frees a C client without the GIL, whoever drops the last reference: a
 // running call returning after close(), close() itself, or the garbage
 // collector. Freeing waits for the payments on the client's engine thread,
@@ -94,25 +170,44 @@ struct FreeWithoutGil {
   }
 };
 
+// reconcile's body_for, called on the thread that called pay_reconcile
+// (which released the GIL): the order's body as bytes, or None for "no body".
+int body_for_tramp(pay_body* out, const char* order_id, void* payload) noexcept {
+  if (!Py_IsInitialized() || interpreter_gone()) return 1;
+  py::gil_scoped_acquire gil;
+  try {
+    const py::object& body_for = *static_cast<const py::object*>(payload);
+    py::object b = body_for(text(order_id ? order_id : ""));
+    if (b.is_none()) return 1;
+    const std::string bytes = py::bytes(b);
+    return pay_body_set(out, bytes.data(), bytes.size()) == PAY_OK ? 0 : 1;
+  } catch (py::error_already_set& e) {
+    e.discard_as_unraisable("payretry reconcile body_for");
+    return 1;  // no body: the payment stays UNKNOWN, with the reason
+  } catch (...) {
+    return 1;
+  }
+}
+
 class NativeClient {
  public:
-  NativeClient(const std::string& config_json, bool with_log) {
+  NativeClient(const std::string& config_json, bool with_log, const py::object& request_hook) {
+    // Built with the GIL held: it takes a reference to the hook.
+    pay::request_hook hook;
+    if (!request_hook.is_none()) hook = python_request_hook(request_hook);
+    pay::log_callback log;
+    if (with_log) log = &log_line;
     py::gil_scoped_release nogil;  // opening the ledger may do disk or network I/O
-    if (with_log)
-      c_ = std::shared_ptr<pay::client>(new pay::client(config_json, pay::log_callback(&log_line)), FreeWithoutGil{});
-    else
-      c_ = std::shared_ptr<pay::client>(new pay::client(config_json), FreeWithoutGil{});
+    c_ = std::shared_ptr<pay::client>(new pay::client(config_json, std::move(log), std::move(hook)), FreeWithoutGil{});
   }
 
   pay::result submit(const std::string& order_id, const py::bytes& body,
                      const std::optional<std::string>& idempotency_key, const std::optional<std::string>& path,
-                     long long deadline_ms) {
+                     long long deadline_ms, std::vector<std::pair<std::string, std::string>> headers,
+                     const std::optional<std::string>& traceparent) {
     std::shared_ptr<pay::client> c = get();
-    std::string bytes = body;  // the exact bytes of every attempt, copied while we hold the GIL
-    pay::submit_options o;
-    o.idempotency_key = idempotency_key;
-    o.path = path;
-    o.deadline = std::chrono::milliseconds(deadline_ms);
+    const std::string bytes = body;  // the exact bytes of every attempt, copied while we hold the GIL
+    const pay::submit_options o = options(idempotency_key, path, deadline_ms, std::move(headers), traceparent);
     py::gil_scoped_release nogil;
     return c->submit(order_id, bytes, o);
   }
@@ -123,20 +218,13 @@ class NativeClient {
   // failed call's code and message. Nothing here waits, nothing blocks a thread.
   void submit_async(const std::string& order_id, const py::bytes& body,
                     const std::optional<std::string>& idempotency_key, const std::optional<std::string>& path,
-                    long long deadline_ms, py::function done) {
+                    long long deadline_ms, std::vector<std::pair<std::string, std::string>> headers,
+                    const std::optional<std::string>& traceparent, py::function done) {
     std::shared_ptr<pay::client> c = get();
-    std::string bytes = body;
-    pay::submit_options o;
-    o.idempotency_key = idempotency_key;
-    o.path = path;
-    o.deadline = std::chrono::milliseconds(deadline_ms);
-    // The callback object travels to the engine thread and dies there: its
-    // reference count may only change under the GIL.
-    std::shared_ptr<py::object> fn(new py::object(std::move(done)), [](py::object* f) {
-      if (interpreter_gone()) return;  // too late to touch Python: leak it
-      py::gil_scoped_acquire gil;
-      delete f;
-    });
+    const std::string bytes = body;
+    const pay::submit_options o = options(idempotency_key, path, deadline_ms, std::move(headers), traceparent);
+    // The callback object travels to the engine thread and dies there.
+    std::shared_ptr<py::object> fn = shared_pyobject(std::move(done));
     py::gil_scoped_release nogil;
     c->submit_async(
         order_id, bytes,
@@ -194,30 +282,26 @@ class NativeClient {
     return c->query(order_id);
   }
 
-  py::str reconcile(const py::object& body_for) {
+  // Through the C API itself: payretry.hpp has no reconcile options yet.
+  py::str reconcile(const py::object& body_for, uint32_t limit, int64_t older_than_ms) {
     std::shared_ptr<pay::client> c = get();
-    // Built and destroyed while the GIL is held: it owns a reference to body_for.
-    pay::body_callback cb;
+    pay_reconcile_options o;
+    pay::check(pay_reconcile_options_init(&o, PAY_RECONCILE_OPTIONS_VERSION));
+    o.limit = limit;
+    o.older_than_ms = older_than_ms;
     if (!body_for.is_none()) {
-      cb = [&body_for](std::string_view order_id) -> std::optional<std::string> {
-        if (interpreter_gone()) return std::nullopt;
-        py::gil_scoped_acquire gil;
-        try {
-          py::object b = body_for(text(order_id));
-          if (b.is_none()) return std::nullopt;
-          return std::string(py::bytes(b));
-        } catch (py::error_already_set& e) {
-          e.discard_as_unraisable("payretry reconcile body_for");
-          return std::nullopt;  // no body: the payment stays UNKNOWN, with the reason
-        }
-      };
+      o.body_for = &body_for_tramp;
+      o.body_payload = const_cast<py::object*>(&body_for);  // lives on this frame, past the call
     }
-    std::string report;
+    pay_buf report{nullptr, 0};
+    int rc;
     {
       py::gil_scoped_release nogil;
-      report = c->reconcile(cb);
+      rc = pay_reconcile(&report, c->get(), &o);
     }
-    return text(report);
+    const std::string s = pay::detail::take(report);
+    pay::check(rc);
+    return text(s);
   }
 
   py::str ledger_get(const std::string& order_id) {
@@ -250,6 +334,22 @@ class NativeClient {
     return text(s);
   }
 
+  py::str metrics() {
+    std::shared_ptr<pay::client> c = get();
+    std::string s;
+    {
+      py::gil_scoped_release nogil;
+      s = c->metrics();
+    }
+    return text(s);
+  }
+
+  void reopen_log() {
+    std::shared_ptr<pay::client> c = get();
+    py::gil_scoped_release nogil;  // opening a file
+    c->reopen_log();
+  }
+
   // Drops our reference; the C client is freed (without the GIL, see
   // FreeWithoutGil) when the last running call, if any, returns. Idempotent.
   void close() {
@@ -266,6 +366,19 @@ class NativeClient {
   }
 
  private:
+  static pay::submit_options options(const std::optional<std::string>& idempotency_key,
+                                     const std::optional<std::string>& path, long long deadline_ms,
+                                     std::vector<std::pair<std::string, std::string>> headers,
+                                     const std::optional<std::string>& traceparent) {
+    pay::submit_options o;
+    o.idempotency_key = idempotency_key;
+    o.path = path;
+    o.deadline = std::chrono::milliseconds(deadline_ms);
+    o.headers = std::move(headers);
+    o.traceparent = traceparent;
+    return o;
+  }
+
   std::shared_ptr<pay::client> get() {
     std::lock_guard<std::mutex> lock(mu_);
     if (!c_) throw closed_error("the payretry client is closed");
@@ -324,19 +437,27 @@ PYBIND11_MODULE(_payretry, m) {
       .def_property_readonly("from_ledger", &pay::result::from_ledger)
       .def_property_readonly("json", [](const pay::result& r) { return text(r.json()); });
 
+  // Only the request hook's wrapper sees one, for the length of one hook call.
+  py::class_<NativeHeaders>(m, "NativeHeaders")
+      .def("add", &NativeHeaders::add, py::arg("name"), py::arg("value"));
+
   py::class_<NativeClient>(m, "NativeClient")
-      .def(py::init<const std::string&, bool>(), py::arg("config_json"), py::arg("with_log"))
+      .def(py::init<const std::string&, bool, const py::object&>(), py::arg("config_json"), py::arg("with_log"),
+           py::arg("request_hook"))
       .def("submit", &NativeClient::submit, py::arg("order_id"), py::arg("body"), py::arg("idempotency_key"),
-           py::arg("path"), py::arg("deadline_ms"))
+           py::arg("path"), py::arg("deadline_ms"), py::arg("headers"), py::arg("traceparent"))
       .def("submit_async", &NativeClient::submit_async, py::arg("order_id"), py::arg("body"),
-           py::arg("idempotency_key"), py::arg("path"), py::arg("deadline_ms"), py::arg("done"))
+           py::arg("idempotency_key"), py::arg("path"), py::arg("deadline_ms"), py::arg("headers"),
+           py::arg("traceparent"), py::arg("done"))
       .def("submit_many", &NativeClient::submit_many, py::arg("payments"), py::arg("max_in_flight"))
       .def("query", &NativeClient::query, py::arg("order_id"))
-      .def("reconcile", &NativeClient::reconcile, py::arg("body_for"))
+      .def("reconcile", &NativeClient::reconcile, py::arg("body_for"), py::arg("limit"), py::arg("older_than_ms"))
       .def("ledger_get", &NativeClient::ledger_get, py::arg("order_id"))
       .def("ledger_list", &NativeClient::ledger_list, py::arg("state"), py::arg("updated_before_ms"),
            py::arg("limit"))
       .def("stats", &NativeClient::stats)
+      .def("metrics", &NativeClient::metrics)
+      .def("reopen_log", &NativeClient::reopen_log)
       .def("close", &NativeClient::close)
       .def_property_readonly("closed", &NativeClient::closed);
 }

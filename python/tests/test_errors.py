@@ -210,8 +210,8 @@ def test_a_result_outlives_its_client(sim: Sim) -> None:
 
 def test_a_native_result_outlives_its_native_client(sim: Sim) -> None:
     # The C contract itself, under the Python layer: pay_result after pay_client_free.
-    native = _payretry.NativeClient(json.dumps(config(sim)), False)
-    nr = native.submit("o-native", payretry.body_bytes(body("o-native")), None, None, 0)
+    native = _payretry.NativeClient(json.dumps(config(sim)), False, None)
+    nr = native.submit("o-native", payretry.body_bytes(body("o-native")), None, None, 0, [], None)
     native.close()
     del native
     gc.collect()

@@ -1,10 +1,12 @@
 #!/bin/sh
 # run_tests.sh WORK_DIR SIM: the Python package as a user gets it. A fresh venv
-# in WORK_DIR, scikit-build-core/pybind11/pytest/mypy from PyPI, a real
+# in WORK_DIR, scikit-build-core/pybind11/pytest/mypy/prometheus_client from PyPI, a real
 # (non-editable) `pip install python/` that compiles the C++ core of this
 # checkout into the extension, then mypy --strict on the package, its stubs and
-# the example, stubtest of the extension's stub against the built module, and
-# pytest against the simulator SIM (payretry-sim from the same CMake build).
+# the example, stubtest of the extension's stub against the built module,
+# pytest against the simulator SIM (payretry-sim from the same CMake build),
+# and a consumer program copied out of the repository (consumer/) that signs
+# every request through its own request hook against `SIM --hmac-secret`.
 # PYTHON picks the interpreter (default: python3 on PATH).
 set -eu
 if [ $# -ne 2 ]; then
@@ -13,7 +15,7 @@ if [ $# -ne 2 ]; then
 fi
 mkdir -p "$1"
 work=$(cd "$1" && pwd)
-sim=$2
+sim=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")  # absolute: the steps below change directory
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 python=${PYTHON:-python3}
 venv="$work/venv"
@@ -21,7 +23,8 @@ venv="$work/venv"
 rm -rf "$venv"
 "$python" -m venv "$venv"
 py="$venv/bin/python"
-"$py" -m pip install --quiet --disable-pip-version-check scikit-build-core pybind11 pytest mypy
+# prometheus_client: payretry.prometheus is type-checked and tested (the package itself never needs it).
+"$py" -m pip install --quiet --disable-pip-version-check scikit-build-core pybind11 pytest mypy prometheus_client
 # Build isolation on purpose: this is the clean-clone path (build deps from PyPI).
 CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
   "$py" -m pip install --disable-pip-version-check "$repo/python"
@@ -33,3 +36,12 @@ cd "$work"
 "$py" -m mypy --strict --cache-dir "$work/mypy-cache" "$repo/python/examples/example.py"
 "$py" -m mypy.stubtest --allowlist "$repo/python/stubtest-allowlist.txt" payretry._payretry
 PAYRETRY_SIM="$sim" "$py" -m pytest -p no:cacheprovider -v -s "$repo/python/tests"
+
+# An application outside the repository: only the installed package to import.
+consumer="$work/consumer"
+rm -rf "$consumer"
+mkdir -p "$consumer"
+cp "$repo/tests/python/consumer/signed_payments.py" "$consumer/"
+cd "$consumer"
+"$py" -m mypy --strict --cache-dir "$work/mypy-cache" signed_payments.py
+"$py" -I signed_payments.py "$sim"

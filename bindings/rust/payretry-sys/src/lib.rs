@@ -62,7 +62,7 @@ pub const PAY_LOG_WARN: c_int = 30;
 pub const PAY_LOG_ERROR: c_int = 40;
 
 pub const PAY_CLIENT_OPTIONS_VERSION: c_uint = 1;
-pub const PAY_SUBMIT_OPTIONS_VERSION: c_uint = 1;
+pub const PAY_SUBMIT_OPTIONS_VERSION: c_uint = 2;
 pub const PAY_RECONCILE_OPTIONS_VERSION: c_uint = 1;
 pub const PAY_BATCH_OPTIONS_VERSION: c_uint = 1;
 
@@ -101,6 +101,14 @@ pub struct pay_client_options {
     pub hook_payload: *mut c_void,
 }
 
+/// One extra header of a submission (pay_submit_options version 2).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct pay_header {
+    pub name: *const c_char,
+    pub value: *const c_char,
+}
+
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct pay_submit_options {
@@ -108,6 +116,10 @@ pub struct pay_submit_options {
     pub idempotency_key: *const c_char,
     pub path: *const c_char,
     pub deadline_ms: u32,
+    // version 2
+    pub headers: *const pay_header,
+    pub header_count: usize,
+    pub traceparent: *const c_char,
 }
 
 #[repr(C)]
@@ -246,6 +258,8 @@ extern "C" {
     pub fn pay_pending_free(pending: *mut pay_pending);
     pub fn pay_buf_dispose(buf: *mut pay_buf);
     pub fn pay_client_stats(out: *mut pay_buf, client: *const pay_client) -> c_int;
+    pub fn pay_client_metrics(out: *mut pay_buf, client: *const pay_client) -> c_int;
+    pub fn pay_client_reopen_log(client: *mut pay_client) -> c_int;
     pub fn pay_query(
         out: *mut *mut pay_result,
         client: *mut pay_client,
