@@ -4,6 +4,8 @@
 # usage: consumer_c.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build=$1 src=$2
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/sim_lib.sh"
 work=$(mktemp -d)
 sim_pid=
 cleanup() { [ -n "$sim_pid" ] && kill "$sim_pid" 2>/dev/null; rm -rf "$work"; }
@@ -65,17 +67,10 @@ cmake --build "$work/cmake-consumer/build" >/dev/null
 links=$(LD_LIBRARY_PATH=$libdir ldd "$work/cmake-consumer/build/example")
 case "$links" in *"$work/prefix"*) ;; *) echo "find_package consumer does not link the installed libpayretry"; exit 1 ;; esac
 
-"$build/sim/payretry-sim" --port 0 --seed 7 --fault lost_response=0.1 --fault 503=0.1 \
-  > "$work/sim.out" &
-sim_pid=$!
-for _ in $(seq 400); do grep -q listening "$work/sim.out" 2>/dev/null && break; sleep 0.05; done
-port=$(sed -n 's/.*127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/sim.out" | head -n1)
-[ -n "$port" ] || { echo "simulator did not start"; exit 1; }
+start_sim "$work" "$build/sim/payretry-sim" --seed 7 --fault lost_response=0.1 --fault 503=0.1
 
-LD_LIBRARY_PATH=$libdir "$work/example" "http://127.0.0.1:$port" 50 4 "$work/outcomes.txt"
-dups=$(curl -s "http://127.0.0.1:$port/__admin/truth" | python3 -c 'import json,sys; print(json.load(sys.stdin)["duplicates"])')
-[ "$(wc -l < "$work/outcomes.txt")" -eq 50 ] || { echo "expected 50 outcomes"; exit 1; }
-[ "$dups" = 0 ] || { echo "duplicate charges: $dups"; exit 1; }
-LD_LIBRARY_PATH=$libdir "$work/cmake-consumer/build/example" "http://127.0.0.1:$port" 10 2 >/dev/null
-LD_LIBRARY_PATH=$libdir "$work/cmake-consumer/build/cxx_consumer" "http://127.0.0.1:$port"
+LD_LIBRARY_PATH=$libdir "$work/example" "$sim_url" 50 4 "$work/outcomes.txt"
+python3 "$here/check_charges.py" "$sim_url" "$work/outcomes.txt" 50
+LD_LIBRARY_PATH=$libdir "$work/cmake-consumer/build/example" "$sim_url" 10 2 >/dev/null
+LD_LIBRARY_PATH=$libdir "$work/cmake-consumer/build/cxx_consumer" "$sim_url"
 echo "installed-library consumers (C with pkg-config, C and C++ with find_package): 0 duplicate charges"
