@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "output.hpp"
 #include "reconcile_run.hpp"
+#include "sighup.hpp"
 
 namespace cli {
 namespace {
@@ -69,6 +70,7 @@ int cmd_reconcile(const Argv& argv) {
     };
   }
   const pay::client client = open_client(load_config(a), a.has("--verbose"));
+  const ReopenLogOnSighup rotation(client);
   const std::string report = run_reconcile(client, run);
   if (a.has("--json")) {
     print_json_text(report);

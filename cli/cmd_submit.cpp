@@ -6,6 +6,7 @@
 #include "client_setup.hpp"
 #include "commands.hpp"
 #include "output.hpp"
+#include "sighup.hpp"
 
 namespace cli {
 namespace {
@@ -82,6 +83,7 @@ int cmd_submit(const Argv& argv) {
   o.deadline = std::chrono::milliseconds(a.integer("--deadline-ms", 1, 86400000, 0));
 
   const pay::client client = open_client(load_config(a), a.has("--verbose"));
+  const ReopenLogOnSighup rotation(client);
   const pay::result r = call([&] { return client.submit(order, body, o); });
   const std::string doc(r.json());
   if (a.has("--json")) {

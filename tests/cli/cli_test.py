@@ -358,6 +358,47 @@ class CommandTests(CliCase):
         self.assertEqual(self.run_cli("version", config=False).stdout, "payretry %s\n" % v["version"])
 
 
+class LogRotationTests(CliCase):
+    @staticmethod
+    def read(path):
+        if not os.path.exists(path):
+            return ""
+        with open(path) as f:
+            return f.read()
+
+    def test_sighup_reopens_the_log_file_after_it_was_moved(self):
+        """logrotate's way: move the file, send SIGHUP; the next lines go to a new file."""
+        log = os.path.join(self.dir, "payretry.log")
+        rotated = log + ".1"
+        self.config = self.write_config(log={"path": log, "level": "info"})
+        order = self.order("hup")
+        # A 503, then a charge, each answered 600 ms after it arrived: the first attempt's
+        # line is written while the second attempt waits.
+        self.sim.script(order, ["503"])
+        self.sim.admin("config", {"latency_ms": 600})
+        try:
+            argv = [CLI, "submit", order, "--body", self.body(order), "--config", self.config]
+            p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            deadline = time.time() + 10
+            while time.time() < deadline and '"event":"attempt"' not in self.read(log):
+                time.sleep(0.02)
+            os.rename(log, rotated)
+            p.send_signal(signal.SIGHUP)
+            out, err = p.communicate(timeout=30)
+        finally:
+            self.sim.admin("config", {"latency_ms": 0})
+        self.assertEqual(p.returncode, 0, err)
+        for marker in CRASH_MARKERS:
+            self.assertNotIn(marker, err)
+        old, new = self.read(rotated), self.read(log)
+        self.assertIn('"event":"attempt"', old)
+        self.assertNotIn('"event":"outcome"', old, "a line after SIGHUP went to the moved file")
+        self.assertIn('"event":"outcome"', new)
+        self.assertIn('"level":"info"', new)
+        self.assertIn('"client":"stripe"', new)
+        self.assertEqual(self.sim.charges(order), 1)
+
+
 class BadInputTests(CliCase):
     def test_unknown_order_exits_6_for_query_and_ledger_show(self):
         for cmd in ("query", "ledger show"):
