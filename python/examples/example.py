@@ -23,7 +23,8 @@ def body_for(order_id: str) -> Optional[Dict[str, object]]:
 
 def main(base_url: str) -> int:
     logging.basicConfig(level=logging.WARNING)  # payretry logs one JSON line per attempt
-    config = {
+    # payretry.ClientConfig: mypy checks every key and value type (docs/config.md).
+    config: payretry.ClientConfig = {
         "provider": "stripe",
         "base_url": base_url,
         "create_path": "/v1/payments",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from . import _log
 from . import _payretry
 from ._client import Age, Body, BodyFor, Client, Config, Payment, body_bytes
+from ._config import ClientConfig
 from ._errors import (
     ClientClosedError,
     ConfigError,
@@ -45,6 +46,7 @@ __all__ = [
     "BodyFor",
     "Client",
     "ClientClosedError",
+    "ClientConfig",
     "Config",
     "ConfigError",
     "Delivery",

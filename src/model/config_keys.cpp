@@ -3,6 +3,7 @@
 #include <cJSON.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <memory>
 #include <new>
@@ -411,6 +412,69 @@ std::string config_reference_markdown() {
     }
   }
   return md;
+}
+
+std::string config_python_types() {
+  // "auth.basic" -> "AuthBasicConfig"; the top level is ClientConfig.
+  auto class_of = [](std::string_view level) {
+    if (level.empty()) return std::string("ClientConfig");
+    std::string name;
+    bool up = true;
+    for (char c : level) {
+      if (c == '.' || c == '_') {
+        up = true;
+        continue;
+      }
+      name += up ? static_cast<char>(std::toupper(static_cast<unsigned char>(c))) : c;
+      up = false;
+    }
+    return name + "Config";
+  };
+  auto has_children = [](std::string_view path) {
+    for (const ConfigKey& c : table())
+      if (parent_of(c.path) == path) return true;
+    return false;
+  };
+  std::vector<std::string_view> levels;
+  for (const ConfigKey& k : table())
+    if (std::find(levels.begin(), levels.end(), parent_of(k.path)) == levels.end()) levels.push_back(parent_of(k.path));
+  std::string py =
+      "\"\"\"The client config as TypedDicts, for type checkers: annotate a config dict as\n"
+      "``payretry.ClientConfig`` and mypy checks its keys and value types.\n\n"
+      "Generated from the parser's key table (src/model/config_keys.cpp) by\n"
+      "``build/tests/unit/config_reference_tool --write .``; do not edit. Every key is optional\n"
+      "here (total=False); docs/config.md says which are required, and the parser checks\n"
+      "ranges, choices and that exactly one form of a secret is given.\n"
+      "\"\"\"\n\nfrom __future__ import annotations\n\nfrom typing import Any, Dict, Optional, TypedDict, Union\n";
+  // Nested levels first: the functional form evaluates its value types at once.
+  for (auto level = levels.rbegin(); level != levels.rend(); ++level) {
+    py += "\n" + class_of(*level) + " = TypedDict(\n    \"" + class_of(*level) + "\",\n    {\n";
+    for (const ConfigKey& k : table()) {
+      if (parent_of(k.path) != *level) continue;
+      std::string type;
+      switch (k.type) {
+        case T::string: type = "str"; break;
+        case T::integer: type = "int"; break;
+        case T::boolean: type = "bool"; break;
+        case T::object: type = class_of(k.path); break;
+        case T::string_or_object:
+          type = "Union[str, " + (has_children(k.path) ? class_of(k.path) : std::string("Dict[str, Any]")) + "]";
+          break;
+        case T::string_map: type = "Dict[str, str]"; break;
+      }
+      if (k.has(kKeyNullable)) type = "Optional[" + type + "]";
+      for (const std::string& form : forms_of(k))
+        py += "        \"" + form + "\": " + (form == std::string(leaf_of(k.path)) ? type : std::string("str")) + ",\n";
+    }
+    py += "    },\n    total=False,\n)\n";
+  }
+  py += "\n__all__ = [";
+  std::vector<std::string> names;
+  for (const std::string_view level : levels) names.push_back(class_of(level));
+  std::sort(names.begin(), names.end());
+  for (size_t i = 0; i < names.size(); ++i) py += (i ? ", \"" : "\"") + names[i] + "\"";
+  py += "]\n";
+  return py;
 }
 
 std::string config_json_schema() {

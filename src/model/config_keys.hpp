@@ -57,6 +57,10 @@ std::vector<std::string> config_names_at(std::string_view parent);
 // docs/config.md's generated section (Markdown tables, one per level).
 std::string config_reference_markdown();
 
+// python/payretry/_config.py: the config as TypedDicts (ClientConfig and one
+// per nested object), for type checkers.
+std::string config_python_types();
+
 // docs/config.schema.json (JSON Schema draft 2020-12).
 std::string config_json_schema();
 

@@ -1,5 +1,6 @@
-// Rewrites docs/config.md's generated section and docs/config.schema.json
-// from the parser's key table, or (--check) says whether they are current.
+// Rewrites docs/config.md's generated section, docs/config.schema.json and
+// python/payretry/_config.py from the parser's key table, or (--check) says
+// whether they are current.
 //   config_reference_tool --write SOURCE_DIR
 //   config_reference_tool --check SOURCE_DIR
 #include <cstdio>
@@ -30,14 +31,19 @@ int main(int argc, char** argv) {
   }
   const std::string schema = config_json_schema();
   const auto old_schema = config_reference::read(schema_path);
+  const std::string types_path = std::string(argv[2]) + "/python/payretry/_config.py";
+  const std::string types = config_python_types();
+  const auto old_types = config_reference::read(types_path);
   if (!write) {
     int stale = 0;
     if (*new_md != *md) stale += std::fprintf(stderr, "%s is stale\n", md_path.c_str()) > 0;
     if (!old_schema || *old_schema != schema) stale += std::fprintf(stderr, "%s is stale\n", schema_path.c_str()) > 0;
+    if (!old_types || *old_types != types) stale += std::fprintf(stderr, "%s is stale\n", types_path.c_str()) > 0;
     return stale ? 1 : 0;
   }
   std::ofstream(md_path, std::ios::binary | std::ios::trunc) << *new_md;
   std::ofstream(schema_path, std::ios::binary | std::ios::trunc) << schema;
-  std::printf("wrote %s and %s\n", md_path.c_str(), schema_path.c_str());
+  std::ofstream(types_path, std::ios::binary | std::ios::trunc) << types;
+  std::printf("wrote %s, %s and %s\n", md_path.c_str(), schema_path.c_str(), types_path.c_str());
   return 0;
 }

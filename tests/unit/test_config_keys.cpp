@@ -292,6 +292,18 @@ TEST(ConfigReference, DocsConfigMdNamesEveryKeyWithTypeDefaultAndExample) {
   }
 }
 
+TEST(ConfigReference, PythonTypedDictsAreGeneratedFromTheTable) {
+  const std::string py = source_file("python/payretry/_config.py");
+  EXPECT_TRUE(py == config_python_types())
+      << "python/payretry/_config.py is stale: run build/tests/unit/config_reference_tool --write .";
+  // Every form of every key is a field of its level's TypedDict.
+  for (const ConfigKey& k : config_keys()) {
+    const std::string leaf = leaf_of(std::string(k.path));
+    const std::string form = k.has(kKeyNoInline) ? leaf + "_file" : leaf;
+    EXPECT_TRUE(has(py, "        \"" + form + "\": ")) << k.path;
+  }
+}
+
 TEST(ConfigReference, SchemaFileIsGeneratedFromTheTable) {
   EXPECT_TRUE(source_file("docs/config.schema.json") == config_json_schema())
       << "docs/config.schema.json is stale: run build/tests/unit/config_reference_tool --write .";
