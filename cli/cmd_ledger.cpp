@@ -27,7 +27,7 @@ const char kHelp[] =
     "    --older-than D    last updated more than D ago (required; 30d, 90d, ...); never\n"
     "                      UNKNOWN, PENDING or IN_FLIGHT ones. An order pruned and then\n"
     "                      submitted again is a NEW payment: prune only what no one will\n"
-    "                      submit again.\n"
+    "                      submit again. At least a day (or the provider's key retention).\n"
     "  --config FILE, --json, --verbose   as for every command\n"
     "\n"
     "Examples:\n"

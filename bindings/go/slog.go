@@ -12,7 +12,8 @@ import (
 
 // WithSlog sends every log line to l: one record per line, its message
 // "payretry " + the line's event ("attempt", "lookup", "outcome", or a
-// note), its time the line's "ts", and every other member as an attribute
+// note), its time the line's "ts", its level the line's, and every other
+// member (the "client" name among them) as an attribute
 // in the line's order. Levels map to slog's: LogDebug to Debug, LogInfo to
 // Info, LogWarn to Warn (an UNKNOWN outcome), LogError to Error. The lines
 // are redacted by the library before they get here. It replaces WithLogger.
@@ -64,6 +65,9 @@ func parseLogLine(line string) (time.Time, string, []slog.Attr, error) {
 			}
 		case key == "event" && isString:
 			event = s
+		case key == "level" && isString:
+			// The record's own level says it; a second "level" attribute would
+			// shadow it in every handler's output.
 		default:
 			attrs = append(attrs, slogAttr(key, v))
 		}

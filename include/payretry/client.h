@@ -107,7 +107,7 @@ PAY_API void pay_client_free(pay_client *client);
 PAY_API int pay_client_stats(pay_buf *out, const pay_client *client);
 
 /* Writes the client's metrics into *out as Prometheus text (exposition
- * format 0.0.4, names prefixed payretry_): payment runs by outcome and
+ * format 0.0.4, not OpenMetrics; names prefixed payretry_): payment runs by outcome and
  * delivery, submissions answered from the ledger, lookups' settlements,
  * attempts by verdict and reason, retries by reason, the retry budget, the
  * payments in flight, connections opened, and latency histograms of

@@ -48,6 +48,21 @@ std::unique_ptr<payretry::MultiEngine::Job> job_of(const char* order_id, const v
   return job;
 }
 
+// job_of for a call with its options, a refusal logged as a failed call
+// before it is rethrown (the client is known to be usable here).
+std::unique_ptr<payretry::MultiEngine::Job> logged_job_of(payretry::Client& client, const char* order_id,
+                                                          const void* body, size_t body_len,
+                                                          const pay_submit_options* opts) {
+  try {
+    return job_of(order_id, body, body_len, submit_options_of(opts));
+  } catch (...) {
+    std::string message;
+    const int rc = translate(std::current_exception(), message);
+    client.log_failed_call(order_id ? order_id : "", rc, message);
+    throw;
+  }
+}
+
 // What a payment that ran on the engine thread answered, as the C face hands
 // it on: rc 0 and a result the receiver owns, or the code of its failed call
 // and why. It runs where no caller could catch, so nothing escapes it.
@@ -236,7 +251,7 @@ int pay_submit_async(pay_client* client, const char* order_id, const void* body,
     if (!order_id) return set_error(PAY_EINVALID, "order_id is NULL");
     if (!body) return set_error(PAY_EINVALID, "body is NULL");
     if (!done) return set_error(PAY_EINVALID, "done is NULL");
-    auto job = job_of(order_id, body, body_len, submit_options_of(opts));
+    auto job = logged_job_of(*client->impl, order_id, body, body_len, opts);
     job->done = [done, payload, impl = client->impl.get(), order = std::string(order_id)](std::exception_ptr e,
                                                                                          payretry::PaymentResult r) {
       const Answer a = answer_of(*impl, order.c_str(), e, std::move(r));
@@ -257,7 +272,7 @@ int pay_submit_start(pay_pending** out, pay_client* client, const char* order_id
   return guarded([&]() -> int {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (const int rc = check_submit_args(client, order_id, body, opts)) return rc;
-    auto job = job_of(order_id, body, body_len, submit_options_of(opts));
+    auto job = logged_job_of(*client->impl, order_id, body, body_len, opts);
     payretry::MultiEngine& engine = client->impl->multi_for(order_id);
     auto handle = std::make_unique<pay_pending>();
     handle->state = std::make_shared<PendingState>();

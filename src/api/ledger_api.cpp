@@ -1,5 +1,6 @@
 // ledger.h: what the ledger holds, as JSON, and forgetting old settled
 // payments; nothing is sent.
+#include <chrono>
 #include <algorithm>
 #include <optional>
 
@@ -47,6 +48,14 @@ int pay_ledger_prune(pay_client* client, int64_t updated_before_unix_ms, uint64_
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
     if (updated_before_unix_ms <= 0) return set_error(PAY_EINVALID, "updated_before_unix_ms must be a time (> 0)");
     if (const int rc = foreign(client)) return rc;
+    const int64_t min_age = client->impl->prune_min_age_ms();
+    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count();
+    if (updated_before_unix_ms > now - min_age)
+      return set_error(PAY_EINVALID, "prune cutoff too recent: rows must be at least " +
+                                         std::to_string(min_age / 3600000) +
+                                         " h old (a day, or the provider's key retention when longer); an order "
+                                         "pruned and submitted again would be charged again under a new key");
     const int64_t n = client->impl->ledger().prune_settled(updated_before_unix_ms);
     if (pruned) *pruned = static_cast<uint64_t>(n);
     return 0;

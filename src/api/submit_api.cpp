@@ -70,27 +70,28 @@ int pay_submit(pay_result** out, pay_client* client, const char* order_id, const
   return guarded([&]() -> int {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (const int rc = check_submit_args(client, order_id, body, opts)) return rc;
-    SubmitOptions o = submit_options_of(opts);
-    payretry::SubmitRequest req;
-    req.order_id = order_id;
-    req.body = std::string_view(static_cast<const char*>(body), body_len);
-    if (o.idempotency_key) {
-      req.idempotency_key = o.idempotency_key;
-      if (req.idempotency_key.empty()) return set_error(PAY_EKEY, "idempotency key is empty");
-    }
-    if (o.path) {
-      req.path = o.path;
-      if (req.path.empty()) return set_error(PAY_EINVALID, "path is empty");
-    }
-    req.deadline_ms = o.deadline_ms;
-    req.headers = std::move(o.headers);
-    req.traceparent = std::move(o.traceparent);
+    // From here the client is usable: a failed call is logged too.
     try {
+      SubmitOptions o = submit_options_of(opts);
+      payretry::SubmitRequest req;
+      req.order_id = order_id;
+      req.body = std::string_view(static_cast<const char*>(body), body_len);
+      if (o.idempotency_key) {
+        req.idempotency_key = o.idempotency_key;
+        if (req.idempotency_key.empty()) throw payretry::Error(Errc::PAY_EKEY, "idempotency key is empty");
+      }
+      if (o.path) {
+        req.path = o.path;
+        if (req.path.empty()) throw payretry::Error(Errc::PAY_EINVALID, "path is empty");
+      }
+      req.deadline_ms = o.deadline_ms;
+      req.headers = std::move(o.headers);
+      req.traceparent = std::move(o.traceparent);
       *out = make_result(client->impl->submit(req)).release();
     } catch (...) {
       std::string message;
       const int rc = translate(std::current_exception(), message);
-      client->impl->log_failed_call(req.order_id, rc, message);
+      client->impl->log_failed_call(order_id, rc, message);
       return set_error(rc, message);
     }
     return PAY_OK;

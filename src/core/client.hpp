@@ -1,6 +1,7 @@
 // A configured client: the engine and everything it stands on, built from a
 // JSON config. Shared by every thread that submits through it.
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -46,6 +47,14 @@ class Client {
   std::string stats_json() const { return stats_.to_json(budget_->tokens()); }
   std::string metrics_text() const { return stats_.to_prometheus(budget_->tokens(), budget_->capacity()); }
   void reopen_log() { log_->reopen(); }
+  // The youngest cutoff pay_ledger_prune takes: a day, or the provider's key
+  // retention when longer. A settled row younger than that may still be
+  // submitted again by an application retrying its own call, and a pruned
+  // order would then be charged again under a new key.
+  int64_t prune_min_age_ms() const {
+    constexpr int64_t kDay = 24LL * 3600 * 1000;
+    return std::max(kDay, config_.key_retention_ms.value_or(0));
+  }
   // A call that failed with PAY_E* `code`: one warn line, so that it is seen
   // even when the caller drops the code.
   void log_failed_call(const std::string& order_id, int code, const std::string& message) noexcept {

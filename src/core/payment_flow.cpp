@@ -1,6 +1,7 @@
 #include "payment_flow.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 
 #include "error.hpp"
@@ -10,6 +11,31 @@
 
 namespace payretry {
 namespace {
+
+// What the fingerprint covers besides the method and the body: the path and,
+// when the submission carries its own headers, those too. A Stripe-Account
+// scopes the key and the charge to another account, so the same key sent
+// without it (by reconcile, which does not know it, or by a re-submission
+// that forgot it) would be a new charge there: such a send must mismatch and
+// send nothing. Names case-folded and sorted, so their order does not count;
+// the traceparent is not part of what is charged. No headers: the path
+// alone, as for every row written before submission headers existed.
+std::string fingerprinted_target(const std::string& path, const Headers& headers) {
+  if (headers.empty()) return path;
+  std::vector<std::string> lines;
+  lines.reserve(headers.size());
+  for (const auto& [name, value] : headers) {
+    std::string line;
+    line.reserve(name.size() + 1 + value.size());
+    for (unsigned char c : name) line.push_back(static_cast<char>(std::tolower(c)));
+    line.append(":").append(value);
+    lines.push_back(std::move(line));
+  }
+  std::sort(lines.begin(), lines.end());
+  std::string target = path;  // a checked path holds no line feed: the parts cannot run together
+  for (const std::string& l : lines) target.append("\n").append(l);
+  return target;
+}
 
 AttemptEntry entry_of(const AttemptRecord& a) {
   AttemptEntry e;
@@ -159,7 +185,7 @@ PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
     keyed.idempotency_key = proposed.idempotency_key;
     engine_.validate(keyed);
   }
-  proposed.fingerprint = fingerprint_("POST", path, req.body);
+  proposed.fingerprint = fingerprint_("POST", fingerprinted_target(path, req.headers), req.body);
   // Never re-send a key the provider may have forgotten: stop a margin short.
   const int64_t retention = config_.key_retention_ms.value_or(kForever);
   proposed.key_expires_at = retention >= kForever ? kForever : now + retention - std::min<int64_t>(3600000, retention / 10);
@@ -175,7 +201,9 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
     return d;
   }
   if (row.fingerprint != adm.proposed.fingerprint)
-    throw Error(Errc::PAY_EMISMATCH, "order " + row.order_id + " was first submitted with other parameters; nothing sent");
+    throw Error(Errc::PAY_EMISMATCH, "order " + row.order_id +
+                                         " was first submitted with other parameters (body, path or submission "
+                                         "headers); nothing sent");
   if (!adm.own_key.empty() && adm.own_key != row.idempotency_key)
     throw Error(Errc::PAY_EMISMATCH, "order " + row.order_id + " already has its own idempotency key; nothing sent");
 

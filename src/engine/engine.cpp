@@ -158,14 +158,20 @@ void Engine::check_submission_headers(const SubmitRequest& r) const {
   auto same = [](std::string_view a, std::string_view b) {
     return a.size() == b.size() && strncasecmp(a.data(), b.data(), a.size()) == 0;
   };
-  for (const auto& [name, value] : r.headers) {
+  for (std::size_t i = 0; i < r.headers.size(); ++i) {
+    const auto& [name, value] = r.headers[i];
     if (std::string e = check_header_name(name); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
+    for (std::size_t j = 0; j < i; ++j)
+      if (same(name, r.headers[j].first)) throw Error(Errc::PAY_EINVALID, "header " + name + " is given twice");
     if (std::string e = check_header_value(value); !e.empty())
       throw Error(Errc::PAY_EINVALID, "header " + name + ": " + e);
     if (std::string e = check_not_reserved(name, key_header); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
-    // A second Authorization or traceparent would leave the provider to pick
-    // one; the config's own headers are the client's, for every payment.
-    if (same(name, "authorization") || same(name, "traceparent"))
+    // A second copy of a header payretry or its signer sets (Authorization,
+    // Accept, User-Agent, WeChat Pay's Wechatpay-Serial, traceparent) would
+    // leave the provider to pick one; the config's own headers are the
+    // client's, for every payment.
+    if (same(name, "authorization") || same(name, "traceparent") || same(name, "accept") ||
+        same(name, "user-agent") || same(name, "wechatpay-serial"))
       throw Error(Errc::PAY_EINVALID, "header " + name + " is set by payretry itself" +
                                           (same(name, "traceparent") ? " (use the traceparent option)" : ""));
     for (const Headers* set : {&config_.auth_headers, &config_.extra_headers})

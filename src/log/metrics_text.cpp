@@ -1,5 +1,7 @@
-// Stats as Prometheus text (exposition format 0.0.4, which OpenMetrics
-// parsers read too): https://prometheus.io/docs/instrumenting/exposition_formats/
+// Stats as Prometheus text, exposition format 0.0.4 (what a Prometheus
+// server scrapes by default; not OpenMetrics, which wants `# EOF` and
+// counters typed without their _total suffix):
+// https://prometheus.io/docs/instrumenting/exposition_formats/
 // Written by hand, so the core needs no metrics library: the format is a
 // few line shapes, and every value here is a counter, a gauge or a
 // fixed-bucket histogram.
@@ -114,8 +116,11 @@ std::string Stats::to_prometheus(int budget_tokens, int budget_capacity) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     e.family("payretry_attempts_total", "counter", "Payment attempts answered (or failed), by verdict and reason.");
-    for (const auto& [key, n] : answers_by_verdict_reason_)
-      e.sample("payretry_attempts_total", {{"verdict", key.first}, {"reason", key.second}}, n);
+    for (const auto& [key, n] : answers_by_verdict_reason_) {
+      const std::string_view k(key);
+      const std::size_t sep = k.find(kVerdictReasonSeparator);
+      e.sample("payretry_attempts_total", {{"verdict", k.substr(0, sep)}, {"reason", k.substr(sep + 1)}}, n);
+    }
     e.family("payretry_retries_total", "counter", "Retries of payments and lookups, by the reason they were retried.");
     for (const auto& [reason, n] : retries_by_reason_) e.sample("payretry_retries_total", {{"reason", reason}}, n);
   }

@@ -25,8 +25,23 @@ Histogram::Snapshot Histogram::snapshot() const {
 
 void Stats::on_attempt_answer(std::string_view verdict, std::string_view reason, int64_t elapsed_ms) {
   attempt_latency_.observe_us(elapsed_ms * 1000);
+  char buf[128];
+  std::string_view key;
+  std::string long_key;
+  if (verdict.size() + 1 + reason.size() <= sizeof buf) {
+    verdict.copy(buf, verdict.size());
+    buf[verdict.size()] = kVerdictReasonSeparator;
+    reason.copy(buf + verdict.size() + 1, reason.size());
+    key = std::string_view(buf, verdict.size() + 1 + reason.size());
+  } else {
+    long_key.append(verdict).push_back(kVerdictReasonSeparator);
+    long_key.append(reason);
+    key = long_key;
+  }
   std::lock_guard<std::mutex> lock(mu_);
-  ++answers_by_verdict_reason_[{std::string(verdict), std::string(reason)}];
+  const auto it = answers_by_verdict_reason_.find(key);
+  if (it != answers_by_verdict_reason_.end()) ++it->second;
+  else answers_by_verdict_reason_.emplace(std::string(key), 1);
 }
 
 void Stats::on_retry(const std::string& reason) {

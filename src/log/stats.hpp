@@ -36,6 +36,7 @@ class Histogram {
 
 class Stats {
  public:
+  static constexpr char kVerdictReasonSeparator = '\x1f';
   // An attempt handed to the transport (before its answer).
   void on_attempt() { attempts_.fetch_add(1, std::memory_order_relaxed); }
   // An attempt's answer read: its verdict and reason, and how long it took.
@@ -77,7 +78,9 @@ class Stats {
   Histogram attempt_latency_, payment_latency_, ledger_commit_;
   mutable std::mutex mu_;
   std::map<std::string, long> retries_by_reason_;
-  std::map<std::pair<std::string, std::string>, long> answers_by_verdict_reason_;
+  // "verdict\x1freason" -> count; looked up without an allocation (std::less<>),
+  // since every attempt of every payment counts here.
+  std::map<std::string, long, std::less<>> answers_by_verdict_reason_;
 
   long payments_with(Outcome o) const;
 };

@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 import time
+import sqlite3
 import unittest
 
 sys.dont_write_bytecode = True
@@ -33,8 +34,14 @@ class PruneTests(cli_test.CliCase):
         self.assertEqual(doc["pruned"], 0)
         self.assertEqual(self.run_cli("ledger", "show", ok).returncode, 0)
 
-        time.sleep(0.05)
-        p = self.run_cli("ledger", "prune", "--older-than", "20ms")
+        # Younger than a day is refused: an application may still submit such an order again,
+        # and a pruned order would be charged again under a new key.
+        self.assert_clear_error(self.run_cli("ledger", "prune", "--older-than", "20ms"), 2, "too recent")
+        # Three days pass (the rows are backdated in the SQLite file itself).
+        with sqlite3.connect(self.ledger) as db:
+            db.execute("UPDATE payments SET updated_at = updated_at - 3 * 86400000, "
+                       "created_at = created_at - 3 * 86400000")
+        p = self.run_cli("ledger", "prune", "--older-than", "2d")
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("pruned 2 SUCCEEDED and FAILED payments", p.stdout)
         for gone in (ok, declined):

@@ -182,6 +182,7 @@ fn main() {
         Ok(c) => c,
         Err(e) => {
             eprintln!("payretry-hmac-consumer: {e}");
+            drop(sim); // process::exit skips destructors: stop the simulator first
             std::process::exit(1);
         }
     };
@@ -216,5 +217,10 @@ fn main() {
         "payretry-hmac-consumer: {} passed, {failed} failed",
         4 - failed
     );
+    // process::exit runs no destructor: the client and the simulator go
+    // first, or the simulator would outlive this program (and hold the
+    // output pipe of whoever ran it open).
+    drop(client);
+    drop(sim);
     std::process::exit(i32::from(failed > 0));
 }

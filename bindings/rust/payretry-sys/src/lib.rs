@@ -284,6 +284,11 @@ extern "C" {
         updated_before_unix_ms: i64,
         limit: u32,
     ) -> c_int;
+    pub fn pay_ledger_prune(
+        client: *mut pay_client,
+        updated_before_unix_ms: i64,
+        pruned: *mut u64,
+    ) -> c_int;
     pub fn pay_version() -> *const c_char;
     pub fn pay_version_number() -> c_int;
 }

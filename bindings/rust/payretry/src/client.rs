@@ -305,6 +305,19 @@ impl Client {
         Ok(buf.text())
     }
 
+    /// Deletes the SUCCEEDED and FAILED payments (and their attempts) last
+    /// updated before `updated_before_unix_ms`, and returns how many. Never
+    /// an UNKNOWN, PENDING or IN_FLIGHT one. An order pruned and submitted
+    /// again is a new payment under a new key: prune only what no one will
+    /// submit again (the library refuses a cutoff younger than a day, or than
+    /// the provider's key retention).
+    pub fn ledger_prune(&self, updated_before_unix_ms: i64) -> Result<u64, Error> {
+        let mut pruned: u64 = 0;
+        // SAFETY: valid pointers for the call.
+        check(unsafe { sys::pay_ledger_prune(self.ptr(), updated_before_unix_ms, &mut pruned) })?;
+        Ok(pruned)
+    }
+
     /// The client's counters as JSON.
     pub fn stats(&self) -> Result<String, Error> {
         let mut buf = Buf::new();
