@@ -26,10 +26,15 @@ typedef struct pay_submit_options {
   /* Version 2. */
   /* Extra headers on every attempt of this payment (a Stripe-Account, say);
    * not on lookups, which the request hook can decorate (it sees the order
-   * id). At most 64; names HTTP tokens, values printable with no CR/LF; none
-   * may be a header payretry or the config sets (Content-Type, the
-   * idempotency key's, Authorization, the config's auth and extra headers,
-   * traceparent). Otherwise PAY_EINVALID naming it, nothing sent. */
+   * id). At most 64, each name once; names HTTP tokens, values printable
+   * with no CR/LF; none may be a header payretry, its signer or the config
+   * sets (Content-Type, Accept, User-Agent, the idempotency key's,
+   * Authorization, Wechatpay-Serial, the config's auth and extra headers,
+   * traceparent). Otherwise PAY_EINVALID naming it, nothing sent. They are
+   * part of the payment's fingerprint, like the body: submitting the order
+   * again without them is PAY_EMISMATCH, and pay_reconcile (which does not
+   * know them) never re-sends such a payment; it stays UNKNOWN for a lookup
+   * or a re-submission with the same headers. */
   const pay_header *headers;
   size_t header_count;
   /* W3C trace context of this submission, "00-<32 hex>-<16 hex>-<2 hex>"
