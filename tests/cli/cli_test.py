@@ -539,6 +539,7 @@ class DemoTests(unittest.TestCase):
 
 
 def main():
+    """Runs the tests of the __main__ module (this one, or a suite built on this harness)."""
     global CLI, SIM
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", required=True)

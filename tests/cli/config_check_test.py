@@ -10,12 +10,10 @@ anywhere is refused with nothing sent and nothing recorded.
     config_check_test.py --cli build/cli/payretry --sim build/sim/payretry-sim [unittest args]
 """
 
-import argparse
 import json
 import os
 import socket
 import sys
-import unittest
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -194,14 +192,5 @@ class CreatePathTests(cli_test.CliCase):
         self.assertEqual(self.sim.charges(o), 1)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--sim", required=True)
-    args, rest = ap.parse_known_args()
-    cli_test.CLI, cli_test.SIM = os.path.abspath(args.cli), os.path.abspath(args.sim)
-    unittest.main(argv=[sys.argv[0], "-v"] + rest)
-
-
 if __name__ == "__main__":
-    main()
+    cli_test.main()  # the harness's flags; runs this module's tests

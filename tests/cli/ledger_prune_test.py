@@ -8,12 +8,9 @@ duration go, with their attempts; an UNKNOWN one stays, whatever its age.
     ledger_prune_test.py --cli build/cli/payretry --sim build/sim/payretry-sim [unittest args]
 """
 
-import argparse
 import os
 import sys
-import time
 import sqlite3
-import unittest
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -59,14 +56,5 @@ class PruneTests(cli_test.CliCase):
                                 "only --older-than")
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--cli", required=True)
-    ap.add_argument("--sim", required=True)
-    args, rest = ap.parse_known_args()
-    cli_test.CLI, cli_test.SIM = os.path.abspath(args.cli), os.path.abspath(args.sim)
-    unittest.main(argv=[sys.argv[0], "-v"] + rest)
-
-
 if __name__ == "__main__":
-    main()
+    cli_test.main()  # the harness's flags; runs this module's tests
