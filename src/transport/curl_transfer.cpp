@@ -55,7 +55,7 @@ int on_prereq(void* user, char*, char*, int, int) {
   }
   if (ex->may_start) {
     try {
-      ex->refused = ex->may_start();
+      ex->refused = (*ex->may_start)();
     } catch (...) {
       ex->refused = "the send check failed";
     }
@@ -66,6 +66,8 @@ int on_prereq(void* user, char*, char*, int, int) {
 
 }  // namespace
 
+constexpr long kReceiveBufferBytes = 4096;
+
 void curl_global_init_once() {
   static std::once_flag once;
   std::call_once(once, [] {
@@ -73,27 +75,12 @@ void curl_global_init_once() {
   });
 }
 
-void CurlTransfer::prepare(CURL* h, const HttpRequest& req, const CurlOptions& options) {
-  started_ = std::chrono::steady_clock::now();
-  response = HttpResponse{};
+CurlTransfer::CurlTransfer(const CurlOptions& options) {
+  h_ = curl_easy_init();
+  if (!h_) throw std::bad_alloc();
+  CURL* h = h_;
   max_body = options.max_response_bytes;
-  too_large = false;
-  prereq_calls = 0;
-  replay_blocked = false;
-  may_start = req.may_start;
-  refused.clear();
-  errbuf_[0] = 0;
-  headers_.reset();
-  auto add_header = [&](const std::string& line) {
-    curl_slist* next = curl_slist_append(headers_.get(), line.c_str());
-    if (!next) throw std::bad_alloc();
-    (void)headers_.release();
-    headers_.reset(next);
-  };
-  for (const auto& [k, v] : req.headers) add_header(k + ": " + v);
-  add_header("Expect:");  // no 100-continue round trip; bodies are small
-
-  curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
+  tls_pipewait_ = options.http2;
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
   // "" disables every proxy, the environment's included; and a configured
   // proxy is used for every host, whatever NO_PROXY says.
@@ -101,23 +88,12 @@ void CurlTransfer::prepare(CURL* h, const HttpRequest& req, const CurlOptions& o
   curl_easy_setopt(h, CURLOPT_NOPROXY, "");
   curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
                    static_cast<long>(options.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1));
-  // Over TLS, wait for a connection that may multiplex rather than open one
-  // more. Never in cleartext: HTTP/1.1 cannot multiplex, and waiting would
-  // queue every payment behind one connection.
-  if (options.http2 && req.url.rfind("https://", 0) == 0) curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);
-  if (req.method == "GET") {
-    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-  } else {
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    // The caller's buffer itself: every attempt sends exactly these bytes.
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
-  }
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers_.get());
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);  // never re-POST to another URL
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.connect_timeout_ms));
-  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout_ms));
+  // A payment's answer is a few KB: a 4 KB receive buffer (libcurl's default
+  // is 16 KB, held by every handle) reads it in one or two calls, and keeps
+  // a pool sized for thousands of payments in flight small.
+  curl_easy_setopt(h, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);
   if (!options.ca_file.empty()) curl_easy_setopt(h, CURLOPT_CAINFO, options.ca_file.c_str());
@@ -130,7 +106,77 @@ void CurlTransfer::prepare(CURL* h, const HttpRequest& req, const CurlOptions& o
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf_);
 }
 
-TransportResult CurlTransfer::finish(CURL* h, CURLcode rc) {
+CurlTransfer::~CurlTransfer() { curl_easy_cleanup(h_); }
+
+void CurlTransfer::set_headers(const Headers& headers) {
+  header_text_.clear();
+  for (const auto& [k, v] : headers) {
+    header_text_.append(k).append(": ").append(v);
+    header_text_.push_back('\0');
+  }
+  header_text_.append("Expect:");  // no 100-continue round trip; bodies are small
+  header_text_.push_back('\0');
+  // The text is complete (no reallocation from here): point the nodes at it.
+  header_nodes_.clear();
+  for (size_t at = 0; at < header_text_.size(); at = header_text_.find('\0', at) + 1)
+    header_nodes_.push_back(curl_slist{&header_text_[at], nullptr});
+  for (size_t i = 0; i + 1 < header_nodes_.size(); ++i) header_nodes_[i].next = &header_nodes_[i + 1];
+  curl_easy_setopt(h_, CURLOPT_HTTPHEADER, header_nodes_.data());
+}
+
+void CurlTransfer::prepare(const HttpRequest& req) {
+  started_ = std::chrono::steady_clock::now();
+  response.status = 0;
+  response.body.clear();
+  response.headers.clear();
+  too_large = false;
+  prereq_calls = 0;
+  replay_blocked = false;
+  may_start = req.may_start ? &req.may_start : nullptr;
+  refused.clear();
+  errbuf_[0] = 0;
+  set_headers(req.headers);
+
+  CURL* h = h_;
+  if (req.url != url_) {
+    curl_easy_setopt(h, CURLOPT_URL, req.url.c_str());
+    // Over TLS, wait for a connection that may multiplex rather than open
+    // one more. Never in cleartext: HTTP/1.1 cannot multiplex, and waiting
+    // would queue every payment behind one connection.
+    curl_easy_setopt(h, CURLOPT_PIPEWAIT, tls_pipewait_ && req.url.rfind("https://", 0) == 0 ? 1L : 0L);
+    url_ = req.url;
+  }
+  if (req.method == "GET") {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(h, CURLOPT_POST, 1L);
+    // The caller's buffer itself: every attempt sends exactly these bytes.
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  }
+  if (req.connect_timeout_ms != connect_timeout_ms_) {
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.connect_timeout_ms));
+    connect_timeout_ms_ = req.connect_timeout_ms;
+  }
+  if (req.timeout_ms != timeout_ms_) {
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout_ms));
+    timeout_ms_ = req.timeout_ms;
+  }
+}
+
+TransportResult CurlTransfer::finish(CURLcode rc) {
+  CURL* h = h_;
+  // Let go of the request whatever happens below: an idle handle points
+  // into no finished payment.
+  struct LetGo {
+    CurlTransfer& t;
+    ~LetGo() {
+      curl_easy_setopt(t.h_, CURLOPT_HTTPHEADER, nullptr);
+      curl_easy_setopt(t.h_, CURLOPT_POSTFIELDS, nullptr);
+      curl_easy_setopt(t.h_, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(-1));
+      t.may_start = nullptr;
+    }
+  } let_go{*this};
   TransportResult out;
   long request_size = 0, status = 0, connects = 0;
   curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &request_size);

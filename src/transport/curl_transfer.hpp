@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "transport.hpp"
 
@@ -28,17 +29,27 @@ struct CurlOptions {
   std::string proxy;
 };
 
+// One libcurl easy handle and the state of the exchange it carries. The
+// handle is made and given every option that never changes once (the
+// client's TLS, proxy, protocol and callback settings); each request then
+// sets only what is its own (URL, method, body, headers, timeouts), so a
+// pooled handle costs no option parsing and no allocation per payment
+// beyond libcurl's own. Between requests it holds no pointer into a finished
+// one (finish() clears the headers, body and gate).
 class CurlTransfer {
  public:
-  CurlTransfer() = default;
+  explicit CurlTransfer(const CurlOptions& options);
+  ~CurlTransfer();
   CurlTransfer(const CurlTransfer&) = delete;
   CurlTransfer& operator=(const CurlTransfer&) = delete;
 
-  // Sets every option of `h` for `request` (after curl_easy_reset). The
-  // request's body is borrowed and must outlive the transfer; so must this.
-  void prepare(CURL* h, const HttpRequest& request, const CurlOptions& options);
-  // Reads what happened once libcurl is done with the transfer.
-  TransportResult finish(CURL* h, CURLcode rc);
+  CURL* handle() const { return h_; }
+  // Sets this request's own options. The request (its body, headers and
+  // gate) is borrowed and must outlive the transfer.
+  void prepare(const HttpRequest& request);
+  // Reads what happened once libcurl is done with the transfer, then lets go
+  // of the request.
+  TransportResult finish(CURLcode rc);
 
   // For the callbacks.
   HttpResponse response;
@@ -46,14 +57,21 @@ class CurlTransfer {
   bool too_large = false;
   int prereq_calls = 0;
   bool replay_blocked = false;
-  std::function<std::string()> may_start;  // the request's gate, asked in the first prereq call
-  std::string refused;                     // why may_start said no
+  const std::function<std::string()>* may_start = nullptr;  // the request's gate, asked in the first prereq call
+  std::string refused;                                      // why may_start said no
 
  private:
-  struct SlistDeleter {
-    void operator()(curl_slist* l) const { curl_slist_free_all(l); }
-  };
-  std::unique_ptr<curl_slist, SlistDeleter> headers_;
+  void set_headers(const Headers& headers);
+
+  CURL* h_ = nullptr;
+  bool tls_pipewait_ = false;  // HTTP/2 configured: wait for a connection that multiplexes (TLS only)
+  std::string url_;            // the URL last given to libcurl (re-set only when it changes)
+  int64_t connect_timeout_ms_ = -1, timeout_ms_ = -1;
+  // The request's header lines, NUL-separated, and list nodes pointing into
+  // them: libcurl only reads a header list (CURLOPT_HTTPHEADER), so the
+  // list is ours, reused across requests, with no allocation per line.
+  std::string header_text_;
+  std::vector<curl_slist> header_nodes_;
   char errbuf_[CURL_ERROR_SIZE] = {0};
   std::chrono::steady_clock::time_point started_;
 };

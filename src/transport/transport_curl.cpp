@@ -6,36 +6,30 @@ CurlTransport::CurlTransport(CurlOptions options) : options_(std::move(options))
 
 CurlTransport::~CurlTransport() = default;
 
-CurlTransport::Easy CurlTransport::acquire() {
+std::unique_ptr<CurlTransfer> CurlTransport::acquire() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (!idle_.empty()) {
-      Easy h = std::move(idle_.back());
+      std::unique_ptr<CurlTransfer> t = std::move(idle_.back());
       idle_.pop_back();
-      return h;
+      return t;
     }
   }
-  Easy h(curl_easy_init());
-  if (!h) throw std::bad_alloc();
-  return h;
+  return std::make_unique<CurlTransfer>(options_);
 }
 
-void CurlTransport::release(Easy h) {
+void CurlTransport::release(std::unique_ptr<CurlTransfer> t) {
   std::lock_guard<std::mutex> lock(mu_);
-  idle_.push_back(std::move(h));
+  idle_.push_back(std::move(t));
 }
 
 TransportResult CurlTransport::post(const HttpRequest& req) {
-  Easy easy = acquire();
-  CURL* h = easy.get();
-  // Reset options but keep the handle's live connections for reuse.
-  curl_easy_reset(h);
-  CurlTransfer transfer;
-  transfer.prepare(h, req, options_);
-  TransportResult out = transfer.finish(h, curl_easy_perform(h));
+  std::unique_ptr<CurlTransfer> t = acquire();
+  t->prepare(req);
+  TransportResult out = t->finish(curl_easy_perform(t->handle()));
   // A handle whose transfer failed may hold a half-dead connection; libcurl
   // closes those itself, so the handle is safe to reuse.
-  release(std::move(easy));
+  release(std::move(t));
   return out;
 }
 

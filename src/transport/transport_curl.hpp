@@ -1,5 +1,5 @@
-// The libcurl transport: a pool of easy handles (each keeps its connections
-// alive between payments) shared by the threads of one client.
+// The libcurl transport: a pool of configured easy handles (each keeps its
+// connections alive between payments) shared by the threads of one client.
 #pragma once
 #include <curl/curl.h>
 
@@ -23,17 +23,12 @@ class CurlTransport final : public Transport {
   TransportResult post(const HttpRequest& request) override;
 
  private:
-  struct EasyDeleter {
-    void operator()(CURL* h) const { curl_easy_cleanup(h); }
-  };
-  using Easy = std::unique_ptr<CURL, EasyDeleter>;
-
-  Easy acquire();
-  void release(Easy h);
+  std::unique_ptr<CurlTransfer> acquire();
+  void release(std::unique_ptr<CurlTransfer> t);
 
   CurlOptions options_;
   std::mutex mu_;
-  std::vector<Easy> idle_;
+  std::vector<std::unique_ptr<CurlTransfer>> idle_;
 };
 
 }  // namespace payretry

@@ -18,25 +18,25 @@ CurlMultiTransport::CurlMultiTransport(CurlOptions options, long max_connections
   curl_multi_setopt(multi_, CURLMOPT_PIPELINING, static_cast<long>(CURLPIPE_MULTIPLEX));
 }
 
+// The engine drains every transfer before it lets the transport go; the idle
+// ones are freed here.
 CurlMultiTransport::~CurlMultiTransport() {
-  for (CURL* h : idle_easy_) curl_easy_cleanup(h);
+  idle_.clear();
   curl_multi_cleanup(multi_);
 }
 
+CurlMultiTransport::Transfer::Transfer(const CurlOptions& options) : curl(options) {
+  curl_easy_setopt(curl.handle(), CURLOPT_PRIVATE, this);
+}
+
 void CurlMultiTransport::start(const HttpRequest& request, void* tag) {
-  auto t = std::make_unique<Transfer>();
+  std::unique_ptr<Transfer> t = acquire();
   t->tag = tag;
-  CURL* h = acquire_easy();
-  try {
-    t->curl.prepare(h, request, options_);
-  } catch (...) {
-    release_easy(h);  // nothing was handed to libcurl
-    throw;
-  }
-  curl_easy_setopt(h, CURLOPT_PRIVATE, t.get());
-  if (curl_multi_add_handle(multi_, h) != CURLM_OK) {
+  t->curl.prepare(request);  // throws only before libcurl has the handle: nothing sent
+  if (curl_multi_add_handle(multi_, t->curl.handle()) != CURLM_OK) {
     // Nothing was handed to libcurl, so nothing was sent.
-    release_easy(h);
+    (void)t->curl.finish(CURLE_FAILED_INIT);  // lets go of the request
+    release(std::move(t));
     Done d;
     d.tag = tag;
     d.result.failure = TransportFailure::other;
@@ -63,8 +63,9 @@ void CurlMultiTransport::perform(std::vector<Done>& done) {
     curl_multi_remove_handle(multi_, h);
     Done d;
     d.tag = t->tag;
+    t->tag = nullptr;
     try {
-      d.result = t->curl.finish(h, rc);
+      d.result = t->curl.finish(rc);
     } catch (...) {
       // The response could not be read (out of memory): the request went
       // out, so the provider may have acted on it.
@@ -73,7 +74,7 @@ void CurlMultiTransport::perform(std::vector<Done>& done) {
       d.result.request_written = true;
       d.result.error_text = "could not read the response";
     }
-    release_easy(h);
+    release(std::move(t));
     done.push_back(std::move(d));
   }
 }
@@ -90,25 +91,21 @@ int64_t CurlMultiTransport::next_timeout_ms() {
   return ms;
 }
 
-CURL* CurlMultiTransport::acquire_easy() {
-  if (!idle_easy_.empty()) {
-    CURL* h = idle_easy_.back();
-    idle_easy_.pop_back();
-    return h;
+std::unique_ptr<CurlMultiTransport::Transfer> CurlMultiTransport::acquire() {
+  if (!idle_.empty()) {
+    std::unique_ptr<Transfer> t = std::move(idle_.back());
+    idle_.pop_back();
+    return t;
   }
-  CURL* h = curl_easy_init();
-  if (!h) throw std::bad_alloc();
-  return h;
+  return std::make_unique<Transfer>(options_);
 }
 
-// An idle handle keeps no pointer into a finished payment (its headers,
-// body, PRIVATE): reset before it waits for the next one.
-void CurlMultiTransport::release_easy(CURL* h) {
-  curl_easy_reset(h);
+// Kept configured for the next payment (finish() let go of this one's
+// headers, body and gate); dropped if the pool cannot grow.
+void CurlMultiTransport::release(std::unique_ptr<Transfer> t) {
   try {
-    idle_easy_.push_back(h);
+    idle_.push_back(std::move(t));
   } catch (...) {
-    curl_easy_cleanup(h);
   }
 }
 

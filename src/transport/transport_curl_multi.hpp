@@ -28,16 +28,19 @@ class CurlMultiTransport final : public AsyncTransport {
   int64_t next_timeout_ms() override;
 
  private:
+  // A configured easy handle and the payment's tag while it carries one.
+  // libcurl's PRIVATE points at it for the handle's whole life.
   struct Transfer {
-    void* tag = nullptr;
+    explicit Transfer(const CurlOptions& options);
     CurlTransfer curl;
+    void* tag = nullptr;
   };
-  CURL* acquire_easy();
-  void release_easy(CURL* h);
+  std::unique_ptr<Transfer> acquire();
+  void release(std::unique_ptr<Transfer> t);
 
   const CurlOptions options_;
   CURLM* multi_ = nullptr;
-  std::vector<CURL*> idle_easy_;
+  std::vector<std::unique_ptr<Transfer>> idle_;
   // Transfers that failed before libcurl got them: reported by perform().
   std::vector<Done> failed_to_start_;
 };
