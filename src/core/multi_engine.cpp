@@ -15,7 +15,7 @@ struct MultiEngine::Payment {
   PaymentFlow::Admission admission;
   int64_t wait_until = 0;         // monotonic: how long to wait on another worker
   PaymentRow row;                 // the claimed row, once running
-  SubmitRequest run_request;      // the resumed form of `request`
+  bool prior_may_have_processed = false;  // of the run: an earlier run's send may have charged
   std::unique_ptr<AttemptRun> run;
   // What to hand to `done` once the settling commit is through.
   std::exception_ptr error;
@@ -315,9 +315,14 @@ void MultiEngine::decide(Payment* p, const PaymentRow& first_row, bool created) 
 
 void MultiEngine::start_run(Payment* p, const PaymentFlow::Decision& d) {
   p->row = d.row;
-  p->run_request = flow_.resume_request(p->request, d);
+  // The run keeps what it needs of its request (the body it views is the
+  // job's), and the proposed row served its purpose: memory held per
+  // payment in flight is what the run still needs.
+  p->admission.proposed = PaymentRow{};
   try {
-    p->run = std::make_unique<AttemptRun>(engine_, p->run_request);
+    const SubmitRequest run_request = flow_.resume_request(p->request, d);
+    p->prior_may_have_processed = run_request.prior_may_have_processed;
+    p->run = std::make_unique<AttemptRun>(engine_, run_request);
     step(p, p->run->begin());
   } catch (...) {
     fail_run(p, std::current_exception());
@@ -368,7 +373,7 @@ void MultiEngine::fail_run(Payment* p, std::exception_ptr e) {
   try {
     std::rethrow_exception(e);
   } catch (const Error& err) {
-    s = flow_.failed_call(p->row, p->run_request, err);
+    s = flow_.failed_call(p->row, p->prior_may_have_processed, err);
   } catch (...) {
     s.delivery = "maybe_processed";
     s.detail = "internal error while running the payment";
@@ -432,7 +437,7 @@ void MultiEngine::read_transfers() {
   for (AsyncTransport::Done& d : done_) {
     Payment* p = static_cast<Payment*>(d.tag);
     try {
-      step(p, p->run->sent(d.result));
+      step(p, p->run->sent(std::move(d.result)));
     } catch (...) {
       fail_run(p, std::current_exception());
     }

@@ -179,12 +179,9 @@ PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
   // before anything is sent; every later attempt and process reuses it.
   a.own_key = engine_.identity_key(req);
   proposed.idempotency_key = a.own_key.empty() ? keys_.new_key() : a.own_key;
-  if (a.own_key.empty()) {
-    // A generated key must fit the profile too, before it is committed.
-    SubmitRequest keyed = req;
-    keyed.idempotency_key = proposed.idempotency_key;
-    engine_.validate(keyed);
-  }
+  // A generated key must fit the profile too, before it is committed (the
+  // rest of the request passed validate() above).
+  if (a.own_key.empty()) engine_.check_key(proposed.idempotency_key);
   proposed.fingerprint = fingerprint_("POST", fingerprinted_target(path, req.headers), req.body);
   // Never re-send a key the provider may have forgotten: stop a margin short.
   const int64_t retention = config_.key_retention_ms.value_or(kForever);
@@ -321,18 +318,19 @@ SubmitRequest PaymentFlow::resume_request(const SubmitRequest& req, const Decisi
   // Too little time left is an UNKNOWN result, not a failed call: an earlier
   // run may have charged.
   r.deadline_from_ledger = true;
+  r.admitted = true;  // admit() validated req, whose body, path and headers r keeps
   r.lease_until_unix = row.lease_until;
   r.claim = row.lease_owner;
   return r;
 }
 
-Settlement PaymentFlow::failed_call(const PaymentRow& row, const SubmitRequest& r, const Error& e) const {
+Settlement PaymentFlow::failed_call(const PaymentRow& row, bool prior_may_have_processed, const Error& e) const {
   // The call failed (a hook, a mismatch): leave the row resumable, and
   // honest about whether anything may have reached the provider. Only a
   // mismatch comes from the provider's answer; the others stop before a send.
   Settlement s = payretry::settlement_of(row);
   s.state = PaymentState::unknown;
-  s.delivery = (e.code() == Errc::PAY_EMISMATCH || r.prior_may_have_processed) ? "maybe_processed" : "not_sent";
+  s.delivery = (e.code() == Errc::PAY_EMISMATCH || prior_may_have_processed) ? "maybe_processed" : "not_sent";
   s.detail = redact(e.what(), config_.secrets());
   return s;
 }
@@ -358,7 +356,7 @@ PaymentResult PaymentFlow::run(const SubmitRequest& req, const Decision& d) {
   try {
     result = engine_.submit(r);
   } catch (const Error& e) {
-    ledger_.settle(row.order_id, fence, nullptr, failed_call(row, r, e), clock_.unix_ms());
+    ledger_.settle(row.order_id, fence, nullptr, failed_call(row, r.prior_may_have_processed, e), clock_.unix_ms());
     throw;
   }
   if (result.outcome == Outcome::in_progress) return result;  // lease lost: the new owner settles

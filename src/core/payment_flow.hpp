@@ -74,7 +74,7 @@ class PaymentFlow {
   // else holds it. Throws LedgerError.
   std::optional<PaymentRow> claim(const PaymentRow& row, int64_t lease_ms, bool sends);
   // The settlement that leaves a row resumable after a failed call.
-  Settlement failed_call(const PaymentRow& row, const SubmitRequest& resumed_request, const Error& e) const;
+  Settlement failed_call(const PaymentRow& row, bool prior_may_have_processed, const Error& e) const;
   // The settlement of a finished run, and the attempt that goes with it.
   // What would settle a payment that must never be re-sent, in words.
   std::string settle_hint() const;

@@ -254,7 +254,11 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
 }
 
 AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), policy_(engine.config_.retry) {
-  e_.validate(req);
+  if (!req.admitted) {
+    e_.validate(req);
+  } else if (!req.idempotency_key.empty()) {
+    e_.check_key(req.idempotency_key);
+  }
   r_.order_id = req.order_id;
   // One key for the whole payment: every attempt carries the same one.
   const std::string own = e_.identity_key(req);
@@ -294,15 +298,26 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
   }
   path_ = e_.path_for(req);
   url_ = e_.config_.base_url + path_;
-  headers_ = e_.base_headers(r_.idempotency_key);
-  headers_.insert(headers_.end(), req.headers.begin(), req.headers.end());
-  if (!req.traceparent.empty()) headers_.emplace_back("traceparent", req.traceparent);
+  Headers& headers = http_.headers;
+  headers = e_.base_headers(r_.idempotency_key);
+  headers.insert(headers.end(), req.headers.begin(), req.headers.end());
+  if (!req.traceparent.empty()) headers.emplace_back("traceparent", req.traceparent);
+  base_header_count_ = headers.size();
   r_.traceparent = req.traceparent;
   started_ = e_.d_.clock.now_ms();
   const int64_t budget_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy_.deadline_ms) : policy_.deadline_ms;
   deadline_ = started_ + budget_ms;
   lease_until_ = req.lease_until_unix;
-  claim_ = req.claim;
+  http_.body = body_;
+  http_.claim = req.claim;
+  // The last word before the first byte leaves: the transport asks this once
+  // the connection is ready, however long the request waited for it.
+  http_.may_start = [this]() -> std::string {
+    Clock& c = e_.d_.clock;
+    if (c.now_ms() >= deadline_) return "the payment's deadline passed before the request could be sent";
+    if (lease_until_ > 0 && c.unix_ms() >= lease_until_) return "the payment's lease ended before the request could be sent";
+    return {};
+  };
   // Over all attempts so far, this run's and those of earlier runs.
   may_have_processed_ = req.prior_may_have_processed;
   first_ = std::max(1u, req.first_attempt);
@@ -324,9 +339,10 @@ AttemptRun::Step AttemptRun::finish(Outcome o, const std::string& why) {
   return Step{};
 }
 
+// a_'s texts move into the result; what follows reads only its numbers.
 void AttemptRun::record_attempt() {
   e_.d_.log.attempt(r_, a_);
-  r_.attempts.push_back(a_);
+  r_.attempts.push_back(std::move(a_));
 }
 
 AttemptRun::Step AttemptRun::begin() {
@@ -368,10 +384,9 @@ AttemptRun::Step AttemptRun::attempt() {
   int64_t left = deadline_ - clock.now_ms();
   if (left < policy_.min_attempt_ms) return finish(Outcome::unknown, "deadline");
 
-  http_ = HttpRequest{};
   http_.url = url_;
-  http_.headers = headers_;
-  http_.headers.insert(http_.headers.end(), extra.begin(), extra.end());
+  http_.headers.resize(base_header_count_);  // the previous attempt's hook and signer headers go
+  http_.headers.insert(http_.headers.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
   if (e_.auth_) {
     // Signed last, over exactly what leaves; a token may take a round trip.
     OutgoingRequest out{"POST", e_.config_.base_url, path_, body_, {}};
@@ -383,26 +398,16 @@ AttemptRun::Step AttemptRun::attempt() {
       none.failure = TransportFailure::no_credentials;
       none.error_text = why;
       e_.d_.log.note(kLogWarn, "no_credentials", "payment " + r_.order_id + ": " + redact(why, e_.secrets_));
-      return sent(none);
+      return sent(std::move(none));
     }
     http_.url = out.url();
     http_.headers.insert(http_.headers.end(), out.headers.begin(), out.headers.end());
     left = deadline_ - clock.now_ms();
     if (left < policy_.min_attempt_ms) return finish(Outcome::unknown, "deadline");
   }
-  http_.body = body_;
-  http_.claim = claim_;
   // The last attempt's timeout shrinks to what is left of the deadline.
   http_.timeout_ms = std::min(policy_.attempt_timeout_ms, left);
   http_.connect_timeout_ms = std::min(policy_.connect_timeout_ms, http_.timeout_ms);
-  // The last word before the first byte leaves: the transport asks this once
-  // the connection is ready, however long the request waited for it.
-  http_.may_start = [this]() -> std::string {
-    Clock& c = e_.d_.clock;
-    if (c.now_ms() >= deadline_) return "the payment's deadline passed before the request could be sent";
-    if (lease_until_ > 0 && c.unix_ms() >= lease_until_) return "the payment's lease ended before the request could be sent";
-    return {};
-  };
   e_.d_.stats.on_attempt();
   Step s;
   s.kind = Kind::send;
@@ -410,7 +415,7 @@ AttemptRun::Step AttemptRun::attempt() {
   return s;
 }
 
-AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
+AttemptRun::Step AttemptRun::sent(TransportResult t) {
   e_.d_.stats.on_connections(t.connections_opened);
   const Profile& profile = e_.profile_;
   Clock& clock = e_.d_.clock;
@@ -458,7 +463,7 @@ AttemptRun::Step AttemptRun::sent(const TransportResult& t) {
     a_.provider_request_id = redact(first_header(t.response, profile.request_id_headers), e_.secrets_);
     if (!profile.replay_header.empty()) a_.replayed = says_replayed(t.response, profile.replay_header);
     r_.http_status = t.response.status;
-    r_.body = t.response.body;
+    r_.body = std::move(t.response.body);  // parsed above; nothing below reads the body
     if (c.verdict != Verdict::success) read_provider_fields(profile, answer.get(), false, r_, e_.secrets_);
   }
   const bool earlier_may_have_processed = may_have_processed_;

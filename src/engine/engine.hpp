@@ -46,6 +46,10 @@ struct SubmitRequest {
   // which then ends the run UNKNOWN instead of failing the call (an earlier
   // run may have charged).
   bool deadline_from_ledger = false;
+  // Set by the ledger flow: Engine::validate already passed this order id,
+  // body, path and these headers (PaymentFlow::admit), so a run checks only
+  // the key it was given (the row's, which may predate this process).
+  bool admitted = false;
   // Unix ms the run's lease ends (0: no lease). No byte leaves after it.
   int64_t lease_until_unix = 0;
   std::string claim;  // the lease's fencing token, carried on each request (HttpRequest::claim)
@@ -101,6 +105,8 @@ class Engine {
   const Profile& profile() const { return profile_; }
   // Throws Error for input that must never be sent.
   void validate(const SubmitRequest& r) const;
+  // Throws Error (PAY_EKEY) for a key that breaks the profile's length or charset.
+  void check_key(const std::string& key) const;
   // The path this request is POSTed to.
   std::string path_for(const SubmitRequest& r) const;
   // The key the profile's identity dictates for this request: the body's own
@@ -112,7 +118,6 @@ class Engine {
  private:
   friend class AttemptRun;
   Headers base_headers(const std::string& key) const;
-  void check_key(const std::string& key) const;  // the profile's length and charset
   // SubmitRequest::headers and traceparent (validate() calls it).
   void check_submission_headers(const SubmitRequest& r) const;
   static constexpr std::size_t kMaxSubmissionHeaders = 64;
@@ -154,7 +159,7 @@ class AttemptRun {
   AttemptRun& operator=(const AttemptRun&) = delete;
 
   Step begin();
-  Step sent(const TransportResult& t);
+  Step sent(TransportResult t);
   Step recorded(const Recorded& how);
   Step woke();
   PaymentResult& result() { return r_; }
@@ -174,15 +179,17 @@ class AttemptRun {
   std::string_view body_;
   std::string path_;
   std::string url_;
-  Headers headers_;
+  // The request every attempt sends: set up once (URL, the payment's own
+  // headers, body, claim, gate); an attempt adds only the hook's and the
+  // signer's headers after the first base_header_count_ and its timeouts.
   HttpRequest http_;
+  std::size_t base_header_count_ = 0;
   AttemptRecord a_;
   std::string retry_reason_;
   int64_t started_ = 0;
   int64_t deadline_ = 0;
   int64_t lease_until_ = 0;  // unix ms; 0: none
   int64_t attempt_mono_ = 0; // when the current attempt began (monotonic)
-  std::string claim_;
   unsigned first_ = 1;
   unsigned n_ = 1;
   bool may_have_processed_ = false;
