@@ -25,6 +25,7 @@ struct Args {
   std::string mode = "thread";
   long rss_every = 0;
   std::string log;        // payretry_driver: the attempt log file ("": none)
+  long engine_threads = 0;  // payretry_driver: the config's engine_threads (0: the default, the cores)
   double seconds = 0;     // > 0: run for this long after the warm-up instead of --payments
   double warmup = 2;      // with --seconds: completions in the first W seconds are not counted
 };
@@ -56,11 +57,12 @@ inline Args parse_args(int argc, char** argv, const char* extra) {
     else if (k == "--mode") a.mode = v;
     else if (k == "--rss-every") a.rss_every = std::atol(v.c_str());
     else if (k == "--log") a.log = v;
+    else if (k == "--engine-threads") a.engine_threads = std::atol(v.c_str());
     else if (k == "--seconds") a.seconds = std::atof(v.c_str());
     else if (k == "--warmup") a.warmup = std::atof(v.c_str());
     else usage(argv[0], extra);
   }
-  if (a.url.empty() || a.payments < 1 || a.inflight < 1 || a.seconds < 0 || a.warmup < 0) usage(argv[0], extra);
+  if (a.url.empty() || a.payments < 1 || a.inflight < 1 || a.engine_threads < 0 || a.seconds < 0 || a.warmup < 0) usage(argv[0], extra);
   return a;
 }
 

@@ -137,7 +137,7 @@ std::string ledger_label(const std::string& url) {
 int main(int argc, char** argv) {
   const bench::Args a = bench::parse_args(
       argc, argv,
-      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async] [--log FILE] [--rss-every N]");
+      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async] [--log FILE] [--engine-threads N] [--rss-every N]");
   if (a.mode != "thread" && a.mode != "async") bench::usage(argv[0], " [--mode thread|async]");
 
   // Every client in the benchmark gets a keep-alive pool as large as its in-flight level; the
@@ -147,6 +147,7 @@ int main(int argc, char** argv) {
                        bench::json_escape(a.url) + "\",\"ledger\":\"" + bench::json_escape(a.ledger) +
                        "\",\"max_connections\":" + std::to_string(std::max(1L, a.inflight));
   if (!a.log.empty()) config += ",\"log\":{\"path\":\"" + bench::json_escape(a.log) + "\"}";
+  if (a.engine_threads > 0) config += ",\"engine_threads\":" + std::to_string(a.engine_threads);
   config += "}";
   bench::Meter meter(a);
   Shared s;
