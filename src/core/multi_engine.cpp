@@ -86,8 +86,10 @@ void MultiEngine::enqueue(std::vector<std::unique_ptr<Job>> jobs) {
 }
 
 void MultiEngine::loop() {
+  log_.flush_per_turn_on_this_thread();
   while (turn()) {
   }
+  log_.flush();
 }
 
 bool MultiEngine::turn() {
@@ -101,6 +103,7 @@ bool MultiEngine::turn() {
   run_due_timers();
   flush();
   read_transfers();
+  log_.flush();  // one write for the turn's log lines, not one per line
   // Writes gathered above go out in the next turn's flush, without waiting.
   transport_.wait(poll_timeout_ms());
   return true;
@@ -392,6 +395,7 @@ void MultiEngine::complete(Payment* p, std::exception_ptr e, PaymentResult r) {
   std::unique_ptr<Payment> owned(p);
   --active_;
   stats_.payment_ended();
+  log_.flush();  // the caller never holds an answer whose log lines are not yet written (a no-op when none wait)
   try {
     p->job->done(e, std::move(r));
   } catch (...) {

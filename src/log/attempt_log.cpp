@@ -1,5 +1,6 @@
 #include "attempt_log.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -59,6 +60,9 @@ void iso8601(int64_t unix_ms, char (&buf)[64]) {
   buf[24] = 0;
 }
 
+// A concurrent engine's lines wait for its once-a-turn flush, up to this much.
+constexpr size_t kPendingBytes = 64 * 1024;
+
 }  // namespace
 
 AttemptLog::AttemptLog(Sink sink, const std::string& path, int min_level, std::vector<std::string> secrets,
@@ -72,14 +76,41 @@ AttemptLog::AttemptLog(Sink sink, const std::string& path, int min_level, std::v
   if (!path.empty()) {
     file_.reset(std::fopen(path.c_str(), "a"));
     if (!file_) throw Error(Errc::PAY_EIO, "log.path: cannot open for append: " + std::string(std::strerror(errno)));
+    std::setvbuf(file_.get(), nullptr, _IONBF, 0);  // lines are gathered in pending_ and written whole
   }
+}
+
+AttemptLog::~AttemptLog() {
+  std::lock_guard<std::mutex> lock(file_mu_);
+  if (file_) write_pending();
+}
+
+void AttemptLog::flush_per_turn_on_this_thread() {
+  std::lock_guard<std::mutex> lock(file_mu_);
+  turn_flushing_threads_.push_back(std::this_thread::get_id());
+}
+
+void AttemptLog::flush() {
+  if (path_.empty()) return;
+  std::lock_guard<std::mutex> lock(file_mu_);
+  write_pending();
+}
+
+// One write of whole lines (the file is unbuffered): lines of several
+// processes appending to one file never interleave mid-line.
+void AttemptLog::write_pending() {
+  if (pending_.empty()) return;
+  std::fwrite(pending_.data(), 1, pending_.size(), file_.get());
+  pending_.clear();
 }
 
 void AttemptLog::reopen() {
   if (path_.empty()) return;
   std::unique_ptr<std::FILE, FileCloser> fresh(std::fopen(path_.c_str(), "a"));
   if (!fresh) throw Error(Errc::PAY_EIO, "log.path: cannot reopen for append: " + std::string(std::strerror(errno)));
+  std::setvbuf(fresh.get(), nullptr, _IONBF, 0);
   std::lock_guard<std::mutex> lock(file_mu_);
+  write_pending();   // lines written before the rotation go to the old file
   file_.swap(fresh);  // the old one closes as `fresh` goes, after the lock
 }
 
@@ -99,9 +130,11 @@ void AttemptLog::emit(int level, const std::string& line) {
   if (sink_) sink_(level, line);
   if (!path_.empty()) {
     std::lock_guard<std::mutex> lock(file_mu_);
-    std::fputs(line.c_str(), file_.get());
-    std::fputc('\n', file_.get());
-    std::fflush(file_.get());
+    pending_.append(line).push_back('\n');
+    const auto& batching = turn_flushing_threads_;
+    if (pending_.size() >= kPendingBytes ||
+        std::find(batching.begin(), batching.end(), std::this_thread::get_id()) == batching.end())
+      write_pending();
   }
 }
 

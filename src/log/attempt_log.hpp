@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ class AttemptLog {
   // clients of one process or fleet.
   AttemptLog(Sink sink, const std::string& path, int min_level, std::vector<std::string> secrets, Clock& clock,
              std::string client_name = {});
+  ~AttemptLog();  // writes what a concurrent engine left pending
 
   // After attempt `a` of payment `p` (p.attempts may not yet hold it).
   void attempt(const PaymentResult& p, const AttemptRecord& a);
@@ -37,6 +39,12 @@ class AttemptLog {
   void call_failed(const std::string& order_id, int code, const std::string& message);
   // Anything else worth a line (configuration warnings).
   void note(int level, const std::string& event, const std::string& message);
+  // The calling thread (a concurrent engine's) writes its lines to the file
+  // without flushing each one; it calls flush() once per loop turn and
+  // before handing any answer to its caller, so a caller never sees an
+  // answer whose lines are not yet in the file. Other threads flush each line.
+  void flush_per_turn_on_this_thread();
+  void flush();
   // Reopens the log file by its path (after log rotation moved it away).
   // Nothing to do without one. Throws Error(PAY_EIO) when it cannot be
   // opened; the old file then stays in use, so no line is lost.
@@ -49,6 +57,7 @@ class AttemptLog {
   void begin_line(JsonWriter& w, int64_t unix_ms, int level, std::string_view event) const;
   // Hands a finished line to the sink and the file.
   void emit(int level, const std::string& line);
+  void write_pending();  // with file_mu_ held
   std::string clean(const std::string& s) const;
 
   Sink sink_;
@@ -58,6 +67,8 @@ class AttemptLog {
   std::string path_;
   std::unique_ptr<std::FILE, FileCloser> file_;  // set once at construction when path_ is; swapped by reopen()
   std::mutex file_mu_;
+  std::vector<std::thread::id> turn_flushing_threads_;  // under file_mu_
+  std::string pending_;                                 // whole lines not yet written; under file_mu_
   int min_level_;
   std::vector<std::string> secrets_;
   Clock& clock_;

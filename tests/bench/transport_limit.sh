@@ -19,7 +19,8 @@
 #   --rounds N          interleaved rounds (default 3)
 #   --seconds T         timed window per run (default 10)
 #   --warmup W          seconds before the window, not counted (default 2)
-#   --inflight "LIST"   in-flight levels (default "50 256")
+#   --inflight "LIST"   in-flight levels (default "50 256"; up to 10000: nginx takes 16,384
+#                       connections, and each client needs one descriptor per payment in flight)
 #   --rows "LIST"       of: wrk curl memory memory+log sqlite sqlite+log (default: all)
 #   --build-dir DIR     (default build-bench, Release); --no-build: use what is built there
 #   --db-dir DIR        where the SQLite ledger and the attempt log go (default: a temp dir
@@ -109,7 +110,8 @@ daemon off;
 master_process on;
 pid $work/nginx/nginx.pid;
 error_log $work/nginx/logs/error.log warn;
-events { worker_connections 4096; }
+worker_rlimit_nofile 20000;
+events { worker_connections 16384; }
 http {
   access_log off;
   keepalive_timeout 65;
