@@ -153,7 +153,7 @@ class PostgresLedger final : public Ledger {
           [&](Session& s) {
             staged.reset();
             Answers a;
-            Tx tx(s);
+            Tx tx(s, Tx::InPipeline{});  // BEGIN goes out with the statements: one round trip, then COMMIT
             // Creates and settles each in one statement where that means
             // the same as one per entry (creates_in_one); records, rarer,
             // one each. All of them in one pipeline.
@@ -167,7 +167,7 @@ class PostgresLedger final : public Ledger {
             for (const auto& e : b.records) qs.push_back(record_query(e.order_id, e.owner, e.attempt));
             if (settles_one) qs.push_back(settles_query(settles));
             else qs.insert(qs.end(), std::make_move_iterator(settles.begin()), std::make_move_iterator(settles.end()));
-            const std::vector<ResultPtr> rs = exec_pipeline(s, qs);
+            const std::vector<ResultPtr> rs = exec_pipeline(s, qs, BeginTx::yes);
             size_t k = 0;
             if (creates_one) a.creates = creates_done(s, rs[k++].get(), b);
             else
