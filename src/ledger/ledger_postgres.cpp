@@ -154,26 +154,32 @@ class PostgresLedger final : public Ledger {
             staged.reset();
             Answers a;
             Tx tx(s, Tx::InPipeline{});  // BEGIN goes out with the statements: one round trip, then COMMIT
-            // Creates and settles each in one statement where that means
-            // the same as one per entry (creates_in_one); records, rarer,
-            // one each. All of them in one pipeline.
-            std::vector<Query> qs, creates, settles;
+            // Creates, records and settles each in one statement where
+            // that means the same as one per entry (creates_in_one...).
+            // All of them in one pipeline.
+            std::vector<Query> qs, creates, records, settles;
             for (const auto& e : b.creates) creates.push_back(create_query(s, e.proposed, e.owner, e.now, e.lease_until));
+            for (const auto& e : b.records) records.push_back(record_query(e.order_id, e.owner, e.attempt));
             for (const auto& e : b.settles)
               settles.push_back(settle_query(e.order_id, e.owner, e.last ? &*e.last : nullptr, e.settlement, e.now));
-            const bool creates_one = creates_in_one(b), settles_one = settles_in_one(b);
-            if (creates_one) qs.push_back(creates_query(creates));
-            else qs.insert(qs.end(), std::make_move_iterator(creates.begin()), std::make_move_iterator(creates.end()));
-            for (const auto& e : b.records) qs.push_back(record_query(e.order_id, e.owner, e.attempt));
-            if (settles_one) qs.push_back(settles_query(settles));
-            else qs.insert(qs.end(), std::make_move_iterator(settles.begin()), std::make_move_iterator(settles.end()));
+            const bool creates_one = creates_in_one(b), records_one = records_in_one(b),
+                       settles_one = settles_in_one(b);
+            auto add = [&qs](bool in_one, std::vector<Query>& each, Query (*one)(const std::vector<Query>&)) {
+              if (in_one) qs.push_back(one(each));
+              else qs.insert(qs.end(), std::make_move_iterator(each.begin()), std::make_move_iterator(each.end()));
+            };
+            add(creates_one, creates, creates_query);
+            add(records_one, records, records_query);
+            add(settles_one, settles, settles_query);
             const std::vector<ResultPtr> rs = exec_pipeline(s, qs, BeginTx::yes);
             size_t k = 0;
             if (creates_one) a.creates = creates_done(s, rs[k++].get(), b);
             else
               for (const auto& e : b.creates) a.creates.push_back(create_done(s, rs[k++].get(), e.proposed.order_id));
-            for (const auto& e : b.records)
-              a.records.push_back(fenced_write_done(s, rs[k++].get(), e.order_id, &e.attempt));
+            if (records_one) a.records = records_done(s, rs[k++].get(), b);
+            else
+              for (const auto& e : b.records)
+                a.records.push_back(fenced_write_done(s, rs[k++].get(), e.order_id, &e.attempt));
             if (settles_one) a.settles = settles_done(s, rs[k++].get(), b);
             else
               for (const auto& e : b.settles)

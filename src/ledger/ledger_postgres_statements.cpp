@@ -371,8 +371,49 @@ const char* const kSettleMany =
     "SELECT (f.order_id IS NOT NULL)::integer, (ins.order_id IS NOT NULL)::integer, i.n FROM input i "
     "LEFT JOIN f ON f.order_id = i.order_id LEFT JOIN ins ON ins.order_id = i.order_id ORDER BY i.n";
 
+// kRecord over arrays ($1..$15 as record_query orders them): one row per
+// entry, in order, as kSettleMany answers.
+const char* const kRecordMany =
+    "WITH input AS (SELECT c1 AS order_id, c2 AS owner, c3::integer AS number, c4::bigint AS now, "
+    "c5::bigint AS a_started_at, c6::bigint AS a_ended_at, c7::integer AS a_http_status, c8 AS a_transport_error, "
+    "c9 AS a_verdict, c10 AS a_reason, c11::bigint AS a_delay_ms, c12 AS a_provider_request_id, "
+    "c13::boolean AS a_replayed, c14 AS a_kind, c15::boolean AS a_processed, n "
+    "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], "
+    "$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[]) "
+    "WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, n)), "
+    "f AS (UPDATE payments p SET attempts = GREATEST(p.attempts, i.number), "
+    "updated_at = GREATEST(p.updated_at, i.now) "
+    "FROM input i WHERE p.order_id = i.order_id AND p.lease_owner = i.owner AND p.state COLLATE \"C\" = 'IN_FLIGHT' "
+    "RETURNING p.order_id), "
+    "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
+    "SELECT i.order_id, i.number, i.a_started_at, i.a_ended_at, i.a_http_status, i.a_transport_error, i.a_verdict, "
+    "i.a_reason, i.a_delay_ms, i.a_provider_request_id, i.a_replayed, i.a_kind, i.a_processed "
+    "FROM input i JOIN f ON f.order_id = i.order_id "
+    "ON CONFLICT (order_id, number) DO NOTHING RETURNING order_id) "
+    "SELECT (f.order_id IS NOT NULL)::integer, (ins.order_id IS NOT NULL)::integer, i.n FROM input i "
+    "LEFT JOIN f ON f.order_id = i.order_id LEFT JOIN ins ON ins.order_id = i.order_id ORDER BY i.n";
+
 const Prepared kCreateManyPrepared{"payretry_create_many_1", 1u << 3};
 const Prepared kSettleManyPrepared{"payretry_settle_many_2", 1u << 4};
+const Prepared kRecordManyPrepared{"payretry_record_many_1", 1u << 5};
+
+// The answer of a fenced statement over arrays, (rows fenced in, entries
+// inserted, ordinal) per entry in order: whether each entry's lease was held.
+template <class Entries, class EntryOf>
+std::vector<char> fenced_many_done(Session& s, const PGresult* r, const Entries& entries, EntryOf entry_of,
+                                   const char* what) {
+  if (PQntuples(r) != static_cast<int>(entries.size()))
+    throw bad_data(std::string("unexpected answer to a group commit's ") + what);
+  std::vector<char> out;
+  out.reserve(entries.size());
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const auto& e = entries[k];
+    if (as_int(r, static_cast<int>(k), 2) != static_cast<int64_t>(k + 1))
+      throw bad_data(std::string("unexpected answer to a group commit's ") + what);
+    out.push_back(fenced_at(s, r, static_cast<int>(k), e.order_id, entry_of(e)) ? 1 : 0);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -388,8 +429,14 @@ bool settles_in_one(const LedgerBatch& b) {
          distinct(b.settles, [](const LedgerBatch::Settle& s) -> const std::string& { return s.order_id; });
 }
 
+bool records_in_one(const LedgerBatch& b) {
+  return b.records.size() >= 2 &&
+         distinct(b.records, [](const LedgerBatch::Record& r) -> const std::string& { return r.order_id; });
+}
+
 Query creates_query(const std::vector<Query>& each) { return Query{kCreateMany, columns_of(each), &kCreateManyPrepared}; }
 Query settles_query(const std::vector<Query>& each) { return Query{kSettleMany, columns_of(each), &kSettleManyPrepared}; }
+Query records_query(const std::vector<Query>& each) { return Query{kRecordMany, columns_of(each), &kRecordManyPrepared}; }
 
 std::vector<Ledger::CreateOutcome> creates_done(Session& s, const PGresult* r, const LedgerBatch& b) {
   const size_t n = b.creates.size();
@@ -407,16 +454,13 @@ std::vector<Ledger::CreateOutcome> creates_done(Session& s, const PGresult* r, c
 }
 
 std::vector<char> settles_done(Session& s, const PGresult* r, const LedgerBatch& b) {
-  if (PQntuples(r) != static_cast<int>(b.settles.size())) throw bad_data("unexpected answer to a group commit's settles");
-  std::vector<char> out;
-  out.reserve(b.settles.size());
-  for (size_t k = 0; k < b.settles.size(); ++k) {
-    const auto& e = b.settles[k];
-    if (as_int(r, static_cast<int>(k), 2) != static_cast<int64_t>(k + 1))
-      throw bad_data("unexpected answer to a group commit's settles");
-    out.push_back(fenced_at(s, r, static_cast<int>(k), e.order_id, e.last ? &*e.last : nullptr) ? 1 : 0);
-  }
-  return out;
+  return fenced_many_done(
+      s, r, b.settles, [](const LedgerBatch::Settle& e) { return e.last ? &*e.last : nullptr; }, "settles");
+}
+
+std::vector<char> records_done(Session& s, const PGresult* r, const LedgerBatch& b) {
+  return fenced_many_done(
+      s, r, b.records, [](const LedgerBatch::Record& e) { return &e.attempt; }, "records");
 }
 
 }  // namespace pg

@@ -532,6 +532,46 @@ TEST_P(LedgerConformance, ABatchEntryThatClashesFailsAloneAndEveryOtherEntryIsWr
   EXPECT_EQ(l->get("new-1")->lease_owner, "worker-b");
 }
 
+// Records of distinct orders may travel as one statement (PostgreSQL): a
+// clash in it still fails that entry alone, and one fenced out spoils none.
+TEST_P(LedgerConformance, ABatchOfRecordsOfDistinctOrdersGivesEachItsOwnAnswer) {
+  auto l = open();
+  for (const char* o : {"o-1", "o-2", "o-3"})
+    ASSERT_TRUE(l->create_and_claim(proposal(o), "worker-a", kNow, kNow + kLease).created);
+  ASSERT_TRUE(l->record_attempt("o-2", "worker-a", attempt(1, kNow + 1)));
+  AttemptEntry clashing = attempt(1, kNow + 1);
+  clashing.reason = "another entry under a taken number";
+  LedgerBatch b;
+  b.records.push_back({"worker-a", "o-1", attempt(1, kNow + 2), false, {}});
+  b.records.push_back({"worker-a", "o-2", clashing, false, {}});
+  b.records.push_back({"worker-a", "o-3", attempt(1, kNow + 3), false, {}});
+  l->apply(b);
+  EXPECT_EQ(b.records[0].error, "");
+  EXPECT_TRUE(b.records[0].ok);
+  EXPECT_NE(b.records[1].error, "") << "a clash is an error, never an overwrite";
+  EXPECT_EQ(b.records[2].error, "");
+  EXPECT_TRUE(b.records[2].ok);
+  for (const char* o : {"o-1", "o-2", "o-3"}) ASSERT_EQ(l->attempts(o).size(), 1u) << o;
+  expect_same_attempt(attempt(1, kNow + 2), l->attempts("o-1")[0]);
+  expect_same_attempt(attempt(1, kNow + 1), l->attempts("o-2")[0]);
+  expect_same_attempt(attempt(1, kNow + 3), l->attempts("o-3")[0]);
+
+  LedgerBatch c;
+  c.records.push_back({"worker-a", "o-1", attempt(2, kNow + 4), false, {}});
+  c.records.push_back({"worker-b", "o-2", attempt(2, kNow + 4), false, {}});  // not the holder
+  c.records.push_back({"worker-a", "o-3", attempt(2, kNow + 5), false, {}});
+  l->apply(c);
+  for (const auto& r : c.records) EXPECT_EQ(r.error, "") << r.order_id;
+  EXPECT_TRUE(c.records[0].ok);
+  EXPECT_FALSE(c.records[1].ok);
+  EXPECT_TRUE(c.records[2].ok);
+  EXPECT_EQ(l->attempts("o-1").size(), 2u);
+  EXPECT_EQ(l->get("o-1")->attempts, 2);
+  EXPECT_EQ(l->attempts("o-2").size(), 1u);
+  ASSERT_EQ(l->attempts("o-3").size(), 2u);
+  expect_same_attempt(attempt(2, kNow + 5), l->attempts("o-3")[1]);
+}
+
 // A group commit may travel as one statement over arrays (PostgreSQL):
 // every byte of every text still arrives as the single calls would write
 // it, whatever quotes, braces, commas, backslashes or "NULL"s it holds.
