@@ -1125,6 +1125,80 @@ TEST_F(PostgresShared, BrokenIdleConnectionsAreReplacedWithoutTheCallerNoticing)
   EXPECT_EQ(l->attempts("o-2").size(), 1u);
 }
 
+// A fenced write (record, settle, a batch's settles) finds its order by key.
+// The planner takes IN_FLIGHT for rare once statistics say most rows are
+// settled, and a plan that reads the (state, updated_at) index would read
+// every in-flight row of every process, and every entry of a row settled
+// since the last vacuum, for each write. The server's own counters say
+// which indexes the writes read (flushed when the ledger's sessions end).
+TEST_F(PostgresShared, FencedWritesLookUpTheOrderByKeyNotThroughTheStateIndex) {
+  const std::string& schema = store_->schema();
+  auto l = open_ledger(store_->url(), "");
+  Settlement done;
+  done.state = PaymentState::succeeded;
+  // Statistics taken when no payment was in flight (they lag behind, as
+  // they do on a busy server): IN_FLIGHT looks like no row at all.
+  auto create_orders = [&](int from, int to) {
+    LedgerBatch b;
+    for (int i = from; i < to; ++i) {
+      LedgerBatch::Create c;
+      c.owner = "worker-a";
+      c.proposed = proposal("o-" + std::to_string(i));
+      c.now = kNow;
+      c.lease_until = kNow + kLease;
+      b.creates.push_back(c);
+    }
+    l->apply(b);
+    for (const auto& c : b.creates) ASSERT_TRUE(c.out.created) << c.proposed.order_id;
+  };
+  auto settles_of = [&](int from, int to) {
+    LedgerBatch b;
+    for (int i = from; i < to; ++i) {
+      LedgerBatch::Settle st;
+      st.owner = "worker-a";
+      st.order_id = "o-" + std::to_string(i);
+      st.settlement = done;
+      st.now = kNow + 3;
+      b.settles.push_back(st);
+    }
+    return b;
+  };
+  create_orders(0, 300);
+  LedgerBatch settled = settles_of(0, 300);
+  l->apply(settled);
+  PgSession admin(store_->url());
+  admin.exec("ANALYZE payments");
+  create_orders(300, 312);
+  admin.exec("SELECT pg_stat_reset_single_table_counters('payments_state_updated'::regclass)");
+  admin.exec("SELECT pg_stat_reset_single_table_counters('payments_pkey'::regclass)");
+
+  // Single writes, and a batch of one record and the settles of the others.
+  ASSERT_TRUE(l->record_attempt("o-300", "worker-a", attempt(1, kNow + 2)));
+  ASSERT_TRUE(l->settle("o-300", "worker-a", nullptr, done, kNow + 3));
+  LedgerBatch b = settles_of(302, 312);
+  b.records.push_back({"worker-a", "o-301", attempt(1, kNow + 2), false, {}});
+  l->apply(b);
+  ASSERT_EQ(b.records[0].error, "");
+  EXPECT_TRUE(b.records[0].ok);
+  for (const auto& st : b.settles) {
+    ASSERT_EQ(st.error, "") << st.order_id;
+    EXPECT_TRUE(st.ok) << st.order_id;
+  }
+  l.reset();  // its sessions end and flush their counters
+
+  // Wait until the three single-order writes show among the lookups by key,
+  // then nothing may have read the state index.
+  const std::string where = " FROM pg_stat_user_indexes WHERE schemaname = '" + schema + "' AND indexrelname = ";
+  long long by_key = 0;
+  for (int i = 0; i < 250 && by_key < 3; ++i) {
+    admin.exec("SELECT pg_stat_clear_snapshot()");
+    by_key = std::stoll(admin.exec("SELECT idx_scan" + where + "'payments_pkey'"));
+    if (by_key < 3) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GE(by_key, 3) << "the ledger's counters never showed";
+  EXPECT_EQ(admin.exec("SELECT idx_scan" + where + "'payments_state_updated'"), "0");
+}
+
 TEST_F(PostgresShared, AReadOnlyServerGivesAClearErrorAndReadsStillWork) {
   {
     auto l = open_ledger(store_->url(), "");
