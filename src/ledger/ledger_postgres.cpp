@@ -292,10 +292,10 @@ class PostgresLedger final : public Ledger {
         "create_and_claim",
         [&](Session& s) {
           staged.reset();
-          Tx tx(s);
-          const Query q = create_query(s, p, owner, now, lease_until);
-          ResultPtr r = exec(s, q.sql, q.params);
-          CreateOutcome out = create_done(s, r.get(), p.order_id);
+          // BEGIN and the statement (prepared) in one round trip, then COMMIT.
+          Tx tx(s, Tx::InPipeline{});
+          const std::vector<ResultPtr> rs = exec_pipeline(s, {create_query(s, p, owner, now, lease_until)}, BeginTx::yes);
+          CreateOutcome out = create_done(s, rs.at(0).get(), p.order_id);
           staged = out;
           tx.commit();
           return out;
@@ -311,10 +311,9 @@ class PostgresLedger final : public Ledger {
         "record_attempt",
         [&](Session& s) {
           staged.reset();
-          Tx tx(s);
-          const Query q = record_query(order_id, owner, a);
-          ResultPtr r = exec(s, q.sql, q.params);
-          if (!fenced_write_done(s, r.get(), order_id, &a)) return false;  // nothing written
+          Tx tx(s, Tx::InPipeline{});
+          const std::vector<ResultPtr> rs = exec_pipeline(s, {record_query(order_id, owner, a)}, BeginTx::yes);
+          if (!fenced_write_done(s, rs.at(0).get(), order_id, &a)) return false;  // nothing written
           staged = true;
           tx.commit();
           return true;
@@ -332,10 +331,9 @@ class PostgresLedger final : public Ledger {
         "settle",
         [&](Session& s) {
           staged.reset();
-          Tx tx(s);
-          const Query q = settle_query(order_id, owner, last, st, now);
-          ResultPtr r = exec(s, q.sql, q.params);
-          if (!fenced_write_done(s, r.get(), order_id, last)) return false;  // nothing written
+          Tx tx(s, Tx::InPipeline{});
+          const std::vector<ResultPtr> rs = exec_pipeline(s, {settle_query(order_id, owner, last, st, now)}, BeginTx::yes);
+          if (!fenced_write_done(s, rs.at(0).get(), order_id, last)) return false;  // nothing written
           staged = true;
           tx.commit();
           return true;
