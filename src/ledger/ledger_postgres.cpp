@@ -153,27 +153,33 @@ class PostgresLedger final : public Ledger {
           [&](Session& s) {
             staged.reset();
             Answers a;
-            Tx tx(s);
-            // Creates and settles each in one statement where that means
-            // the same as one per entry (creates_in_one); records, rarer,
-            // one each. All of them in one pipeline.
-            std::vector<Query> qs, creates, settles;
+            Tx tx(s, Tx::InPipeline{});  // BEGIN goes out with the statements: one round trip, then COMMIT
+            // Creates, records and settles each in one statement where
+            // that means the same as one per entry (creates_in_one...).
+            // All of them in one pipeline.
+            std::vector<Query> qs, creates, records, settles;
             for (const auto& e : b.creates) creates.push_back(create_query(s, e.proposed, e.owner, e.now, e.lease_until));
+            for (const auto& e : b.records) records.push_back(record_query(e.order_id, e.owner, e.attempt));
             for (const auto& e : b.settles)
               settles.push_back(settle_query(e.order_id, e.owner, e.last ? &*e.last : nullptr, e.settlement, e.now));
-            const bool creates_one = creates_in_one(b), settles_one = settles_in_one(b);
-            if (creates_one) qs.push_back(creates_query(creates));
-            else qs.insert(qs.end(), std::make_move_iterator(creates.begin()), std::make_move_iterator(creates.end()));
-            for (const auto& e : b.records) qs.push_back(record_query(e.order_id, e.owner, e.attempt));
-            if (settles_one) qs.push_back(settles_query(settles));
-            else qs.insert(qs.end(), std::make_move_iterator(settles.begin()), std::make_move_iterator(settles.end()));
-            const std::vector<ResultPtr> rs = exec_pipeline(s, qs);
+            const bool creates_one = creates_in_one(b), records_one = records_in_one(b),
+                       settles_one = settles_in_one(b);
+            auto add = [&qs](bool in_one, std::vector<Query>& each, Query (*one)(const std::vector<Query>&)) {
+              if (in_one) qs.push_back(one(each));
+              else qs.insert(qs.end(), std::make_move_iterator(each.begin()), std::make_move_iterator(each.end()));
+            };
+            add(creates_one, creates, creates_query);
+            add(records_one, records, records_query);
+            add(settles_one, settles, settles_query);
+            const std::vector<ResultPtr> rs = exec_pipeline(s, qs, BeginTx::yes);
             size_t k = 0;
             if (creates_one) a.creates = creates_done(s, rs[k++].get(), b);
             else
               for (const auto& e : b.creates) a.creates.push_back(create_done(s, rs[k++].get(), e.proposed.order_id));
-            for (const auto& e : b.records)
-              a.records.push_back(fenced_write_done(s, rs[k++].get(), e.order_id, &e.attempt));
+            if (records_one) a.records = records_done(s, rs[k++].get(), b);
+            else
+              for (const auto& e : b.records)
+                a.records.push_back(fenced_write_done(s, rs[k++].get(), e.order_id, &e.attempt));
             if (settles_one) a.settles = settles_done(s, rs[k++].get(), b);
             else
               for (const auto& e : b.settles)
@@ -286,10 +292,10 @@ class PostgresLedger final : public Ledger {
         "create_and_claim",
         [&](Session& s) {
           staged.reset();
-          Tx tx(s);
-          const Query q = create_query(s, p, owner, now, lease_until);
-          ResultPtr r = exec(s, q.sql, q.params);
-          CreateOutcome out = create_done(s, r.get(), p.order_id);
+          // BEGIN and the statement (prepared) in one round trip, then COMMIT.
+          Tx tx(s, Tx::InPipeline{});
+          const std::vector<ResultPtr> rs = exec_pipeline(s, {create_query(s, p, owner, now, lease_until)}, BeginTx::yes);
+          CreateOutcome out = create_done(s, rs.at(0).get(), p.order_id);
           staged = out;
           tx.commit();
           return out;
@@ -305,10 +311,9 @@ class PostgresLedger final : public Ledger {
         "record_attempt",
         [&](Session& s) {
           staged.reset();
-          Tx tx(s);
-          const Query q = record_query(order_id, owner, a);
-          ResultPtr r = exec(s, q.sql, q.params);
-          if (!fenced_write_done(s, r.get(), order_id, &a)) return false;  // nothing written
+          Tx tx(s, Tx::InPipeline{});
+          const std::vector<ResultPtr> rs = exec_pipeline(s, {record_query(order_id, owner, a)}, BeginTx::yes);
+          if (!fenced_write_done(s, rs.at(0).get(), order_id, &a)) return false;  // nothing written
           staged = true;
           tx.commit();
           return true;
@@ -326,10 +331,9 @@ class PostgresLedger final : public Ledger {
         "settle",
         [&](Session& s) {
           staged.reset();
-          Tx tx(s);
-          const Query q = settle_query(order_id, owner, last, st, now);
-          ResultPtr r = exec(s, q.sql, q.params);
-          if (!fenced_write_done(s, r.get(), order_id, last)) return false;  // nothing written
+          Tx tx(s, Tx::InPipeline{});
+          const std::vector<ResultPtr> rs = exec_pipeline(s, {settle_query(order_id, owner, last, st, now)}, BeginTx::yes);
+          if (!fenced_write_done(s, rs.at(0).get(), order_id, last)) return false;  // nothing written
           staged = true;
           tx.commit();
           return true;

@@ -171,15 +171,26 @@ PgFailure bad_data(std::string message) {
   return f;
 }
 
-std::vector<ResultPtr> exec_pipeline(Session& s, const std::vector<Query>& qs) {
+std::vector<ResultPtr> exec_pipeline(Session& s, const std::vector<Query>& qs, BeginTx begin) {
   std::vector<ResultPtr> out;
 #ifdef LIBPQ_HAS_PIPELINING
-  if (qs.size() > 1) {
+  // Even one query goes this way: as its prepared statement (an unnamed one
+  // would be parsed and planned anew each time), and with BEGIN in front.
+  if (!qs.empty()) {
     if (s.dead || PQenterPipelineMode(s.c) != 1) throw lost(s, false);
-    // What was sent, in order: a query (0), or the preparation of a
-    // statement (its bit), whose answer says only whether it took.
+    // What was sent, in order: a query (0), the preparation of a statement
+    // (its bit), whose answer says only whether it took, or BEGIN and the
+    // transaction's id (kBegun, kTxid).
+    constexpr unsigned kBegun = ~0u, kTxid = ~0u - 1;
     std::vector<unsigned> sent;
-    sent.reserve(qs.size() + 4);
+    sent.reserve(qs.size() + 6);
+    if (begin == BeginTx::yes) {
+      if (PQsendQueryParams(s.c, "BEGIN", 0, nullptr, nullptr, nullptr, nullptr, 0) != 1) throw lost(s, false);
+      sent.push_back(kBegun);
+      if (PQsendQueryParams(s.c, "SELECT txid_current()", 0, nullptr, nullptr, nullptr, nullptr, 0) != 1)
+        throw lost(s, false);
+      sent.push_back(kTxid);
+    }
     unsigned preparing = 0;
     for (const Query& q : qs) {
       const std::vector<const char*> values = q.params.pointers();
@@ -217,6 +228,11 @@ std::vector<ResultPtr> exec_pipeline(Session& s, const std::vector<Query>& qs) {
       if (!ok && !failed) failed = r.get();
       if (what == 0) {
         out.push_back(std::move(r));
+      } else if (what == kBegun) {
+        preparations.push_back(std::move(r));  // held: `failed` may point at it
+      } else if (what == kTxid) {
+        if (ok && PQntuples(r.get()) == 1) s.txid = as_text(r.get(), 0, 0);
+        preparations.push_back(std::move(r));
       } else {
         // Prepared statements outlive transactions: once taken, the
         // connection keeps it whatever becomes of this one. "Already
@@ -240,6 +256,10 @@ std::vector<ResultPtr> exec_pipeline(Session& s, const std::vector<Query>& qs) {
     return out;
   }
 #endif
+  if (begin == BeginTx::yes) {
+    ResultPtr r = exec_script(s, "BEGIN; SELECT txid_current()");
+    s.txid = PQntuples(r.get()) == 1 ? as_text(r.get(), 0, 0) : "";
+  }
   for (const Query& q : qs) out.push_back(exec(s, q.sql, q.params));
   return out;
 }

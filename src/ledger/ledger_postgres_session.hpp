@@ -122,6 +122,12 @@ class Tx {
     s_.txid = PQntuples(r.get()) == 1 ? as_text(r.get(), 0, 0) : "";
     open_ = true;
   }
+  // A transaction that the next exec_pipeline(..., BeginTx::yes) begins, in
+  // the round trip of its statements (the id is read there too, before any
+  // COMMIT is sent). Rolled back unless committed, like the other: a
+  // ROLLBACK where BEGIN never took effect only draws a warning.
+  struct InPipeline {};
+  Tx(Session& s, InPipeline) : s_(s), open_(true) { s_.txid.clear(); }
   Tx(const Tx&) = delete;
   Tx& operator=(const Tx&) = delete;
   void commit() {
@@ -174,8 +180,11 @@ struct Query {
 // however many. A query with a Prepared is sent as that statement, prepared
 // in the same pipeline first if this connection has not yet. The first
 // failure is thrown (the transaction is then aborted, and the later queries
-// were skipped by the server).
-std::vector<ResultPtr> exec_pipeline(Session& s, const std::vector<Query>& qs);
+// were skipped by the server). BeginTx::yes puts BEGIN and the reading of
+// the transaction's id (Session::txid) in front, for a Tx made InPipeline;
+// the answers returned are still one per query.
+enum class BeginTx { no, yes };
+std::vector<ResultPtr> exec_pipeline(Session& s, const std::vector<Query>& qs, BeginTx begin = BeginTx::no);
 
 }  // namespace pg
 }  // namespace payretry

@@ -153,13 +153,18 @@ const char* const kCreate =
     "SELECT " PAYRETRY_PAYMENT_COLUMNS ", false FROM payments WHERE order_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)";
 
 // Fenced (only the lease holder of an IN_FLIGHT payment writes), and the
-// entry appended, never overwritten: ON CONFLICT leaves an existing entry
+// entry appended, never overwritten. The fence compares state under
+// COLLATE "C" (the same equality) so that no plan can use the
+// (state, updated_at) index for it: the planner takes IN_FLIGHT for rare
+// and would scan every in-flight row of every process, and the entries of
+// rows settled since the last vacuum, instead of looking up one order by
+// its key. ON CONFLICT leaves an existing entry
 // alone and the caller compares it (a rerun finds its own entry; anything
 // else is a clash). Answers (rows fenced in, entries inserted).
 const char* const kRecord =
     "WITH f AS (UPDATE payments SET attempts = GREATEST(attempts, $3::integer), "
     "updated_at = GREATEST(updated_at, $4::bigint) "
-    "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT' RETURNING order_id), "
+    "WHERE order_id = $1 AND lease_owner = $2 AND state COLLATE \"C\" = 'IN_FLIGHT' RETURNING order_id), "
     "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
     "SELECT order_id, $3::integer, $5::bigint, $6::bigint, $7::integer, $8::text, $9::text, $10::text, $11::bigint, "
     "$12::text, $13::boolean, $14::text, $15::boolean FROM f "
@@ -172,7 +177,7 @@ const char* const kSettle =
     "WITH f AS (UPDATE payments SET state = $3, delivery = $4, detail = $5, provider_payment_id = $6, "
     "provider_status = $7, http_status = $8::integer, lease_owner = '', lease_until = 0, "
     "attempts = GREATEST(attempts, $10::integer), updated_at = GREATEST(updated_at, $9::bigint, $11::bigint) "
-    "WHERE order_id = $1 AND lease_owner = $2 AND state = 'IN_FLIGHT' RETURNING order_id), "
+    "WHERE order_id = $1 AND lease_owner = $2 AND state COLLATE \"C\" = 'IN_FLIGHT' RETURNING order_id), "
     "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
     "SELECT order_id, $10::integer, $12::bigint, $13::bigint, $14::integer, $15::text, $16::text, $17::text, "
     "$18::bigint, $19::text, $20::boolean, $21::text, $22::boolean FROM f WHERE $23::boolean "
@@ -183,8 +188,8 @@ const char* const kSettle =
 // connection. A prepared statement lives as long as its connection, which
 // lives only in this process, so one name per text is enough.
 const Prepared kCreatePrepared{"payretry_create_1", 1u << 0};
-const Prepared kRecordPrepared{"payretry_record_1", 1u << 1};
-const Prepared kSettlePrepared{"payretry_settle_1", 1u << 2};
+const Prepared kRecordPrepared{"payretry_record_2", 1u << 1};
+const Prepared kSettlePrepared{"payretry_settle_2", 1u << 2};
 
 // An entry number already taken: fine when it holds this very entry (a
 // rerun), a clash otherwise (the transaction then fails as a whole).
@@ -335,7 +340,11 @@ const char* const kCreateMany =
     "WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.order_id = input.order_id)";
 
 // kSettle over arrays ($1..$23 as settle_query orders them): one row per
-// entry, in order: (rows fenced in, entries inserted, ordinal).
+// entry, in order: (rows fenced in, entries inserted, ordinal). The fence
+// as in kSettle (COLLATE "C": each order looked up by its key), and the
+// answers joined to the entries, not looked up once per entry (order ids
+// are distinct in one statement: settles_in_one), so that the statement's
+// cost grows with the batch, not with its square.
 const char* const kSettleMany =
     "WITH input AS (SELECT c1 AS order_id, c2 AS owner, c3 AS state, c4 AS delivery, c5 AS detail, "
     "c6 AS provider_payment_id, c7 AS provider_status, c8::integer AS http_status, c9::bigint AS now, "
@@ -352,18 +361,59 @@ const char* const kSettleMany =
     "provider_payment_id = i.provider_payment_id, provider_status = i.provider_status, http_status = i.http_status, "
     "lease_owner = '', lease_until = 0, attempts = GREATEST(p.attempts, i.number), "
     "updated_at = GREATEST(p.updated_at, i.now, i.ended_at) "
-    "FROM input i WHERE p.order_id = i.order_id AND p.lease_owner = i.owner AND p.state = 'IN_FLIGHT' "
+    "FROM input i WHERE p.order_id = i.order_id AND p.lease_owner = i.owner AND p.state COLLATE \"C\" = 'IN_FLIGHT' "
     "RETURNING p.order_id), "
     "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
     "SELECT i.order_id, i.number, i.a_started_at, i.a_ended_at, i.a_http_status, i.a_transport_error, i.a_verdict, "
     "i.a_reason, i.a_delay_ms, i.a_provider_request_id, i.a_replayed, i.a_kind, i.a_processed "
     "FROM input i JOIN f ON f.order_id = i.order_id WHERE i.has_last "
     "ON CONFLICT (order_id, number) DO NOTHING RETURNING order_id) "
-    "SELECT (SELECT count(*) FROM f WHERE f.order_id = i.order_id), "
-    "(SELECT count(*) FROM ins WHERE ins.order_id = i.order_id), i.n FROM input i ORDER BY i.n";
+    "SELECT (f.order_id IS NOT NULL)::integer, (ins.order_id IS NOT NULL)::integer, i.n FROM input i "
+    "LEFT JOIN f ON f.order_id = i.order_id LEFT JOIN ins ON ins.order_id = i.order_id ORDER BY i.n";
+
+// kRecord over arrays ($1..$15 as record_query orders them): one row per
+// entry, in order, as kSettleMany answers.
+const char* const kRecordMany =
+    "WITH input AS (SELECT c1 AS order_id, c2 AS owner, c3::integer AS number, c4::bigint AS now, "
+    "c5::bigint AS a_started_at, c6::bigint AS a_ended_at, c7::integer AS a_http_status, c8 AS a_transport_error, "
+    "c9 AS a_verdict, c10 AS a_reason, c11::bigint AS a_delay_ms, c12 AS a_provider_request_id, "
+    "c13::boolean AS a_replayed, c14 AS a_kind, c15::boolean AS a_processed, n "
+    "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], "
+    "$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[]) "
+    "WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, n)), "
+    "f AS (UPDATE payments p SET attempts = GREATEST(p.attempts, i.number), "
+    "updated_at = GREATEST(p.updated_at, i.now) "
+    "FROM input i WHERE p.order_id = i.order_id AND p.lease_owner = i.owner AND p.state COLLATE \"C\" = 'IN_FLIGHT' "
+    "RETURNING p.order_id), "
+    "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
+    "SELECT i.order_id, i.number, i.a_started_at, i.a_ended_at, i.a_http_status, i.a_transport_error, i.a_verdict, "
+    "i.a_reason, i.a_delay_ms, i.a_provider_request_id, i.a_replayed, i.a_kind, i.a_processed "
+    "FROM input i JOIN f ON f.order_id = i.order_id "
+    "ON CONFLICT (order_id, number) DO NOTHING RETURNING order_id) "
+    "SELECT (f.order_id IS NOT NULL)::integer, (ins.order_id IS NOT NULL)::integer, i.n FROM input i "
+    "LEFT JOIN f ON f.order_id = i.order_id LEFT JOIN ins ON ins.order_id = i.order_id ORDER BY i.n";
 
 const Prepared kCreateManyPrepared{"payretry_create_many_1", 1u << 3};
-const Prepared kSettleManyPrepared{"payretry_settle_many_1", 1u << 4};
+const Prepared kSettleManyPrepared{"payretry_settle_many_2", 1u << 4};
+const Prepared kRecordManyPrepared{"payretry_record_many_1", 1u << 5};
+
+// The answer of a fenced statement over arrays, (rows fenced in, entries
+// inserted, ordinal) per entry in order: whether each entry's lease was held.
+template <class Entries, class EntryOf>
+std::vector<char> fenced_many_done(Session& s, const PGresult* r, const Entries& entries, EntryOf entry_of,
+                                   const char* what) {
+  if (PQntuples(r) != static_cast<int>(entries.size()))
+    throw bad_data(std::string("unexpected answer to a group commit's ") + what);
+  std::vector<char> out;
+  out.reserve(entries.size());
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const auto& e = entries[k];
+    if (as_int(r, static_cast<int>(k), 2) != static_cast<int64_t>(k + 1))
+      throw bad_data(std::string("unexpected answer to a group commit's ") + what);
+    out.push_back(fenced_at(s, r, static_cast<int>(k), e.order_id, entry_of(e)) ? 1 : 0);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -379,8 +429,14 @@ bool settles_in_one(const LedgerBatch& b) {
          distinct(b.settles, [](const LedgerBatch::Settle& s) -> const std::string& { return s.order_id; });
 }
 
+bool records_in_one(const LedgerBatch& b) {
+  return b.records.size() >= 2 &&
+         distinct(b.records, [](const LedgerBatch::Record& r) -> const std::string& { return r.order_id; });
+}
+
 Query creates_query(const std::vector<Query>& each) { return Query{kCreateMany, columns_of(each), &kCreateManyPrepared}; }
 Query settles_query(const std::vector<Query>& each) { return Query{kSettleMany, columns_of(each), &kSettleManyPrepared}; }
+Query records_query(const std::vector<Query>& each) { return Query{kRecordMany, columns_of(each), &kRecordManyPrepared}; }
 
 std::vector<Ledger::CreateOutcome> creates_done(Session& s, const PGresult* r, const LedgerBatch& b) {
   const size_t n = b.creates.size();
@@ -398,16 +454,13 @@ std::vector<Ledger::CreateOutcome> creates_done(Session& s, const PGresult* r, c
 }
 
 std::vector<char> settles_done(Session& s, const PGresult* r, const LedgerBatch& b) {
-  if (PQntuples(r) != static_cast<int>(b.settles.size())) throw bad_data("unexpected answer to a group commit's settles");
-  std::vector<char> out;
-  out.reserve(b.settles.size());
-  for (size_t k = 0; k < b.settles.size(); ++k) {
-    const auto& e = b.settles[k];
-    if (as_int(r, static_cast<int>(k), 2) != static_cast<int64_t>(k + 1))
-      throw bad_data("unexpected answer to a group commit's settles");
-    out.push_back(fenced_at(s, r, static_cast<int>(k), e.order_id, e.last ? &*e.last : nullptr) ? 1 : 0);
-  }
-  return out;
+  return fenced_many_done(
+      s, r, b.settles, [](const LedgerBatch::Settle& e) { return e.last ? &*e.last : nullptr; }, "settles");
+}
+
+std::vector<char> records_done(Session& s, const PGresult* r, const LedgerBatch& b) {
+  return fenced_many_done(
+      s, r, b.records, [](const LedgerBatch::Record& e) { return &e.attempt; }, "records");
 }
 
 }  // namespace pg

@@ -54,22 +54,26 @@ bool fenced_write_done(Session& s, const PGresult* r, const std::string& order_i
 
 // ---- many writes of one kind in one statement ------------------------------
 //
-// A group commit's creates, and its settles, each as ONE statement over
+// A group commit's creates, its records, and its settles, each as ONE statement over
 // arrays (unnest ... WITH ORDINALITY): the server plans and runs one
 // statement for the batch instead of one per entry. Only for entries of
 // distinct orders (and, for creates, distinct keys), where the one
 // statement means exactly what the entries one after another would; a
 // batch with a repeat sends them one by one.
 
-// Whether `creates` / `settles` may go as one statement.
+// Whether `creates` / `records` / `settles` may go as one statement.
 bool creates_in_one(const LedgerBatch& b);
+bool records_in_one(const LedgerBatch& b);
 bool settles_in_one(const LedgerBatch& b);
-// The create_query / settle_query of each entry, as one statement.
+// The create_query / record_query / settle_query of each entry, as one statement.
 Query creates_query(const std::vector<Query>& each);
+Query records_query(const std::vector<Query>& each);
 Query settles_query(const std::vector<Query>& each);
 // The answer of creates_query: each entry's outcome, in order.
 std::vector<Ledger::CreateOutcome> creates_done(Session& s, const PGresult* r, const LedgerBatch& b);
-// The answer of settles_query: whether each entry's lease was held, in order.
+// The answer of records_query / settles_query: whether each entry's lease
+// was held, in order.
+std::vector<char> records_done(Session& s, const PGresult* r, const LedgerBatch& b);
 std::vector<char> settles_done(Session& s, const PGresult* r, const LedgerBatch& b);
 
 }  // namespace pg

@@ -532,6 +532,46 @@ TEST_P(LedgerConformance, ABatchEntryThatClashesFailsAloneAndEveryOtherEntryIsWr
   EXPECT_EQ(l->get("new-1")->lease_owner, "worker-b");
 }
 
+// Records of distinct orders may travel as one statement (PostgreSQL): a
+// clash in it still fails that entry alone, and one fenced out spoils none.
+TEST_P(LedgerConformance, ABatchOfRecordsOfDistinctOrdersGivesEachItsOwnAnswer) {
+  auto l = open();
+  for (const char* o : {"o-1", "o-2", "o-3"})
+    ASSERT_TRUE(l->create_and_claim(proposal(o), "worker-a", kNow, kNow + kLease).created);
+  ASSERT_TRUE(l->record_attempt("o-2", "worker-a", attempt(1, kNow + 1)));
+  AttemptEntry clashing = attempt(1, kNow + 1);
+  clashing.reason = "another entry under a taken number";
+  LedgerBatch b;
+  b.records.push_back({"worker-a", "o-1", attempt(1, kNow + 2), false, {}});
+  b.records.push_back({"worker-a", "o-2", clashing, false, {}});
+  b.records.push_back({"worker-a", "o-3", attempt(1, kNow + 3), false, {}});
+  l->apply(b);
+  EXPECT_EQ(b.records[0].error, "");
+  EXPECT_TRUE(b.records[0].ok);
+  EXPECT_NE(b.records[1].error, "") << "a clash is an error, never an overwrite";
+  EXPECT_EQ(b.records[2].error, "");
+  EXPECT_TRUE(b.records[2].ok);
+  for (const char* o : {"o-1", "o-2", "o-3"}) ASSERT_EQ(l->attempts(o).size(), 1u) << o;
+  expect_same_attempt(attempt(1, kNow + 2), l->attempts("o-1")[0]);
+  expect_same_attempt(attempt(1, kNow + 1), l->attempts("o-2")[0]);
+  expect_same_attempt(attempt(1, kNow + 3), l->attempts("o-3")[0]);
+
+  LedgerBatch c;
+  c.records.push_back({"worker-a", "o-1", attempt(2, kNow + 4), false, {}});
+  c.records.push_back({"worker-b", "o-2", attempt(2, kNow + 4), false, {}});  // not the holder
+  c.records.push_back({"worker-a", "o-3", attempt(2, kNow + 5), false, {}});
+  l->apply(c);
+  for (const auto& r : c.records) EXPECT_EQ(r.error, "") << r.order_id;
+  EXPECT_TRUE(c.records[0].ok);
+  EXPECT_FALSE(c.records[1].ok);
+  EXPECT_TRUE(c.records[2].ok);
+  EXPECT_EQ(l->attempts("o-1").size(), 2u);
+  EXPECT_EQ(l->get("o-1")->attempts, 2);
+  EXPECT_EQ(l->attempts("o-2").size(), 1u);
+  ASSERT_EQ(l->attempts("o-3").size(), 2u);
+  expect_same_attempt(attempt(2, kNow + 5), l->attempts("o-3")[1]);
+}
+
 // A group commit may travel as one statement over arrays (PostgreSQL):
 // every byte of every text still arrives as the single calls would write
 // it, whatever quotes, braces, commas, backslashes or "NULL"s it holds.
@@ -1083,6 +1123,80 @@ TEST_F(PostgresShared, BrokenIdleConnectionsAreReplacedWithoutTheCallerNoticing)
   EXPECT_TRUE(l->claim("o-2", "worker-b", kNow + 3, kNow + 3 + kLease));  // a single-statement write
   EXPECT_EQ(l->get("o-2")->lease_owner, "worker-b");
   EXPECT_EQ(l->attempts("o-2").size(), 1u);
+}
+
+// A fenced write (record, settle, a batch's settles) finds its order by key.
+// The planner takes IN_FLIGHT for rare once statistics say most rows are
+// settled, and a plan that reads the (state, updated_at) index would read
+// every in-flight row of every process, and every entry of a row settled
+// since the last vacuum, for each write. The server's own counters say
+// which indexes the writes read (flushed when the ledger's sessions end).
+TEST_F(PostgresShared, FencedWritesLookUpTheOrderByKeyNotThroughTheStateIndex) {
+  const std::string& schema = store_->schema();
+  auto l = open_ledger(store_->url(), "");
+  Settlement done;
+  done.state = PaymentState::succeeded;
+  // Statistics taken when no payment was in flight (they lag behind, as
+  // they do on a busy server): IN_FLIGHT looks like no row at all.
+  auto create_orders = [&](int from, int to) {
+    LedgerBatch b;
+    for (int i = from; i < to; ++i) {
+      LedgerBatch::Create c;
+      c.owner = "worker-a";
+      c.proposed = proposal("o-" + std::to_string(i));
+      c.now = kNow;
+      c.lease_until = kNow + kLease;
+      b.creates.push_back(c);
+    }
+    l->apply(b);
+    for (const auto& c : b.creates) ASSERT_TRUE(c.out.created) << c.proposed.order_id;
+  };
+  auto settles_of = [&](int from, int to) {
+    LedgerBatch b;
+    for (int i = from; i < to; ++i) {
+      LedgerBatch::Settle st;
+      st.owner = "worker-a";
+      st.order_id = "o-" + std::to_string(i);
+      st.settlement = done;
+      st.now = kNow + 3;
+      b.settles.push_back(st);
+    }
+    return b;
+  };
+  create_orders(0, 300);
+  LedgerBatch settled = settles_of(0, 300);
+  l->apply(settled);
+  PgSession admin(store_->url());
+  admin.exec("ANALYZE payments");
+  create_orders(300, 312);
+  admin.exec("SELECT pg_stat_reset_single_table_counters('payments_state_updated'::regclass)");
+  admin.exec("SELECT pg_stat_reset_single_table_counters('payments_pkey'::regclass)");
+
+  // Single writes, and a batch of one record and the settles of the others.
+  ASSERT_TRUE(l->record_attempt("o-300", "worker-a", attempt(1, kNow + 2)));
+  ASSERT_TRUE(l->settle("o-300", "worker-a", nullptr, done, kNow + 3));
+  LedgerBatch b = settles_of(302, 312);
+  b.records.push_back({"worker-a", "o-301", attempt(1, kNow + 2), false, {}});
+  l->apply(b);
+  ASSERT_EQ(b.records[0].error, "");
+  EXPECT_TRUE(b.records[0].ok);
+  for (const auto& st : b.settles) {
+    ASSERT_EQ(st.error, "") << st.order_id;
+    EXPECT_TRUE(st.ok) << st.order_id;
+  }
+  l.reset();  // its sessions end and flush their counters
+
+  // Wait until the three single-order writes show among the lookups by key,
+  // then nothing may have read the state index.
+  const std::string where = " FROM pg_stat_user_indexes WHERE schemaname = '" + schema + "' AND indexrelname = ";
+  long long by_key = 0;
+  for (int i = 0; i < 250 && by_key < 3; ++i) {
+    admin.exec("SELECT pg_stat_clear_snapshot()");
+    by_key = std::stoll(admin.exec("SELECT idx_scan" + where + "'payments_pkey'"));
+    if (by_key < 3) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GE(by_key, 3) << "the ledger's counters never showed";
+  EXPECT_EQ(admin.exec("SELECT idx_scan" + where + "'payments_state_updated'"), "0");
 }
 
 TEST_F(PostgresShared, AReadOnlyServerGivesAClearErrorAndReadsStillWork) {
