@@ -9,6 +9,8 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <unistd.h>
 #include <set>
@@ -120,6 +122,56 @@ TEST_F(Concurrent, batch_rows_share_commits_group_commit) {
   // ...and the first window's rows were committed together, before any send.
   EXPECT_GE(stat(c.get(), "ledger_batch_max"), kPayments);
   EXPECT_LT(batches, entries);
+}
+
+// The engine writes its log lines once per loop turn; an answer must never
+// reach its caller before its own lines are in the file.
+struct LogChecker {
+  std::string log_path;
+  std::mutex mu;
+  std::condition_variable cv;
+  int answered = 0, outcome_line_missing = 0, attempt_line_missing = 0;
+  static void done(int rc, pay_result* r, const char*, void* self) {
+    auto* t = static_cast<LogChecker*>(self);
+    const std::string order = r ? pay_result_order_id(r) : "";
+    pay_result_free(r);
+    std::ifstream in(t->log_path);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string id = "\"order_id\":\"" + order + "\"";
+    bool outcome = false, attempt = false;
+    for (size_t at = text.find(id); at != std::string::npos; at = text.find(id, at + 1)) {
+      const size_t line_start = text.rfind('\n', at) + 1;  // npos + 1 == 0 for the first line
+      const std::string line = text.substr(line_start, text.find('\n', at) - line_start);
+      outcome = outcome || line.find("\"event\":\"outcome\"") != std::string::npos;
+      attempt = attempt || line.find("\"event\":\"attempt\"") != std::string::npos;
+    }
+    std::lock_guard<std::mutex> lock(t->mu);
+    t->outcome_line_missing += (rc != PAY_OK || !outcome);
+    t->attempt_line_missing += (rc != PAY_OK || !attempt);
+    ++t->answered;
+    t->cv.notify_all();
+  }
+};
+
+TEST_F(Concurrent, an_answer_reaches_its_caller_only_after_its_log_lines_are_in_the_file) {
+  char tmpl[] = "/tmp/payretry-log-XXXXXX";
+  dir_ = mkdtemp(tmpl);
+  LogChecker t;
+  t.log_path = dir_ + "/attempts.log";
+  auto c = client(config("stripe", kCalm, R"("log":{"path":")" + t.log_path + R"("})"));
+  constexpr int kPayments = 200;
+  std::vector<std::string> bodies;
+  for (int i = 0; i < kPayments; ++i) {
+    const std::string order = "logged-" + std::to_string(i);
+    bodies.push_back(body_for(order));
+    ASSERT_EQ(pay_submit_async(c.get(), order.c_str(), bodies.back().data(), bodies.back().size(), nullptr,
+                               &LogChecker::done, &t),
+              PAY_OK);
+  }
+  std::unique_lock<std::mutex> lock(t.mu);
+  ASSERT_TRUE(t.cv.wait_for(lock, std::chrono::seconds(60), [&] { return t.answered == kPayments; }));
+  EXPECT_EQ(t.outcome_line_missing, 0);
+  EXPECT_EQ(t.attempt_line_missing, 0);
 }
 
 TEST_F(Concurrent, a_bounded_pool_of_kept_alive_connections_carries_the_whole_batch) {
