@@ -17,7 +17,9 @@
 #                       payretry-{memory,sqlite,pg} run on the concurrent engine (pay_submit_async,
 #                       one engine thread); payretry-threads is the blocking pay_submit with one
 #                       thread per payment in flight (memory ledger), for comparison
-#   --max-payments N    payments per run = max(100, 20 x in-flight), capped at N (default 10000)
+#   --max-payments N    payments per run = max(100, K x in-flight), capped at N (default 10000)
+#   --per-slot K        payments per in-flight slot (default 20); at 1,000 in flight, 100 makes a
+#                       row of about 10 s without faults (raise --max-payments with it)
 #   --rss-payments N    payments of the RSS curve (default 100000; 0: no scaling section)
 #   --pg                start a throwaway PostgreSQL (tests/ledger/pg_cluster.sh) for the
 #                       payretry-pg rows; PAYRETRY_BENCH_PG_URL set does the same with yours
@@ -37,6 +39,7 @@ scenarios="none chaos"
 clients=""
 max_payments=10000
 min_payments=100
+per_slot=20
 rss_payments=100000
 pg=0
 peers=1
@@ -55,6 +58,7 @@ while [ $# -gt 0 ]; do
     --scenarios) scenarios=$2; shift ;;
     --clients) clients=$2; shift ;;
     --max-payments) max_payments=$2; shift ;;
+    --per-slot) per_slot=$2; shift ;;
     --rss-payments) rss_payments=$2; shift ;;
     --pg) pg=1 ;;
     --no-peers) peers=0 ;;
@@ -171,7 +175,7 @@ run_one() {  # client scenario inflight payments
 }
 
 payments_for() {
-  local n=$((20 * $1))
+  local n=$((per_slot * $1))
   [ "$n" -lt "$min_payments" ] && n=$min_payments
   [ "$n" -gt "$max_payments" ] && n=$max_payments
   echo "$n"
