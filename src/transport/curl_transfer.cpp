@@ -109,17 +109,20 @@ CurlTransfer::CurlTransfer(const CurlOptions& options) {
 CurlTransfer::~CurlTransfer() { curl_easy_cleanup(h_); }
 
 void CurlTransfer::set_headers(const Headers& headers) {
+  // One node per header, found by where each line starts (libcurl reads a
+  // line up to its first NUL, as it did from curl_slist_append's copies).
   header_text_.clear();
-  for (const auto& [k, v] : headers) {
-    header_text_.append(k).append(": ").append(v);
+  header_starts_.clear();
+  auto line = [&](std::string_view name, std::string_view sep, std::string_view value) {
+    header_starts_.push_back(header_text_.size());
+    header_text_.append(name).append(sep).append(value);
     header_text_.push_back('\0');
-  }
-  header_text_.append("Expect:");  // no 100-continue round trip; bodies are small
-  header_text_.push_back('\0');
+  };
+  for (const auto& [k, v] : headers) line(k, ": ", v);
+  line("Expect:", "", "");  // no 100-continue round trip; bodies are small
   // The text is complete (no reallocation from here): point the nodes at it.
   header_nodes_.clear();
-  for (size_t at = 0; at < header_text_.size(); at = header_text_.find('\0', at) + 1)
-    header_nodes_.push_back(curl_slist{&header_text_[at], nullptr});
+  for (size_t at : header_starts_) header_nodes_.push_back(curl_slist{&header_text_[at], nullptr});
   for (size_t i = 0; i + 1 < header_nodes_.size(); ++i) header_nodes_[i].next = &header_nodes_[i + 1];
   curl_easy_setopt(h_, CURLOPT_HTTPHEADER, header_nodes_.data());
 }

@@ -71,6 +71,7 @@ class CurlTransfer {
   // them: libcurl only reads a header list (CURLOPT_HTTPHEADER), so the
   // list is ours, reused across requests, with no allocation per line.
   std::string header_text_;
+  std::vector<size_t> header_starts_;
   std::vector<curl_slist> header_nodes_;
   char errbuf_[CURL_ERROR_SIZE] = {0};
   std::chrono::steady_clock::time_point started_;
