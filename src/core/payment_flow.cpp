@@ -315,10 +315,10 @@ SubmitRequest PaymentFlow::resume_request(const SubmitRequest& req, const Decisi
   if (row.lease_until > 0) left = std::min(left, row.lease_until - config_.lease_margin_ms - now);
   if (row.key_expires_at < kForever) left = std::min(left, row.key_expires_at - now);
   r.deadline_ms = std::max<int64_t>(left, 1);  // 1: no time for an attempt; 0 would mean the config's
-  // Too little time left is an UNKNOWN result, not a failed call: an earlier
-  // run may have charged.
-  r.deadline_from_ledger = true;
-  r.admitted = true;  // admit() validated req, whose body, path and headers r keeps
+  // Too little time left is an UNKNOWN result, not a failed call (an earlier
+  // run may have charged); and admit() validated req, whose body, path and
+  // headers r keeps: the run checks only the row's key.
+  r.from_ledger_flow = true;
   r.lease_until_unix = row.lease_until;
   r.claim = row.lease_owner;
   return r;

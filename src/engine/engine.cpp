@@ -146,7 +146,7 @@ void Engine::validate(const SubmitRequest& r) const {
                                        "(nothing sent, nothing recorded)");
   check_submission_headers(r);
   if (r.deadline_ms < 0) throw Error(Errc::PAY_EINVALID, "deadline_ms is negative");
-  if (r.deadline_ms > 0 && r.deadline_ms < config_.retry.min_attempt_ms && !r.deadline_from_ledger)
+  if (r.deadline_ms > 0 && r.deadline_ms < config_.retry.min_attempt_ms)
     throw Error(Errc::PAY_EINVALID, "deadline_ms is below retry.min_attempt_ms");
 }
 
@@ -254,7 +254,7 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
 }
 
 AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), policy_(engine.config_.retry) {
-  if (!req.admitted) {
+  if (!req.from_ledger_flow) {
     e_.validate(req);
   } else if (!req.idempotency_key.empty()) {
     e_.check_key(req.idempotency_key);

@@ -41,15 +41,14 @@ struct SubmitRequest {
   // Resuming a payment an earlier run (or a crashed worker) started.
   unsigned first_attempt = 1;
   bool prior_may_have_processed = false;
-  // Set by the ledger flow, not by callers: the deadline it computed from
-  // the lease and the key's expiry. It may leave no time for an attempt,
-  // which then ends the run UNKNOWN instead of failing the call (an earlier
-  // run may have charged).
-  bool deadline_from_ledger = false;
-  // Set by the ledger flow: Engine::validate already passed this order id,
-  // body, path and these headers (PaymentFlow::admit), so a run checks only
-  // the key it was given (the row's, which may predate this process).
-  bool admitted = false;
+  // Set by the ledger flow (PaymentFlow::resume_request), not by callers.
+  // Engine::validate already passed this order id, body, path and these
+  // headers (PaymentFlow::admit), so a run checks only the key it was given
+  // (the row's, which may predate this process). And the deadline is the one
+  // the flow computed from the lease and the key's expiry: it may leave no
+  // time for an attempt, which then ends the run UNKNOWN instead of failing
+  // the call (an earlier run may have charged).
+  bool from_ledger_flow = false;
   // Unix ms the run's lease ends (0: no lease). No byte leaves after it.
   int64_t lease_until_unix = 0;
   std::string claim;  // the lease's fencing token, carried on each request (HttpRequest::claim)

@@ -91,7 +91,8 @@ void AttemptLog::flush_per_turn_on_this_thread() {
 }
 
 void AttemptLog::flush() {
-  if (path_.empty()) return;
+  // Called for every answer the engine hands over: no lock when nothing waits.
+  if (path_.empty() || !has_pending_.load(std::memory_order_acquire)) return;
   std::lock_guard<std::mutex> lock(file_mu_);
   write_pending();
 }
@@ -102,6 +103,7 @@ void AttemptLog::write_pending() {
   if (pending_.empty()) return;
   std::fwrite(pending_.data(), 1, pending_.size(), file_.get());
   pending_.clear();
+  has_pending_.store(false, std::memory_order_release);
 }
 
 void AttemptLog::reopen() {
@@ -131,6 +133,7 @@ void AttemptLog::emit(int level, const std::string& line) {
   if (!path_.empty()) {
     std::lock_guard<std::mutex> lock(file_mu_);
     pending_.append(line).push_back('\n');
+    has_pending_.store(true, std::memory_order_release);
     const auto& batching = turn_flushing_threads_;
     if (pending_.size() >= kPendingBytes ||
         std::find(batching.begin(), batching.end(), std::this_thread::get_id()) == batching.end())

@@ -1,12 +1,13 @@
 // The attempt log (docs/design.md "Attempt log"): one redacted JSON object per attempt and per
 // outcome, to the caller's callback and/or a JSON-lines file.
 #pragma once
+#include <atomic>
 #include <cstdio>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "clock.hpp"
@@ -69,6 +70,7 @@ class AttemptLog {
   std::mutex file_mu_;
   std::vector<std::thread::id> turn_flushing_threads_;  // under file_mu_
   std::string pending_;                                 // whole lines not yet written; under file_mu_
+  std::atomic<bool> has_pending_{false};                // pending_ is not empty (read without the lock)
   int min_level_;
   std::vector<std::string> secrets_;
   Clock& clock_;

@@ -765,8 +765,9 @@ TEST_F(Holes, hole8_wechat_lookup_goes_through_the_request_hook_and_carries_mchi
 // the call with PAY_EINVALID ("deadline_ms is below retry.min_attempt_ms"),
 // although an earlier run may have charged it: the caller must get UNKNOWN.
 // Protects src/core/payment_flow.cpp PaymentFlow::resume_request
-// (`r.deadline_from_ledger = true`) and its use in src/engine/engine.cpp
-// Engine::validate (`&& !r.deadline_from_ledger`).
+// (`r.from_ledger_flow = true`) and its use in src/engine/engine.cpp
+// AttemptRun::AttemptRun (such a request is not validated again, so its
+// short deadline is not refused there).
 // =================================================================================================
 
 TEST_F(Holes, hole9_a_resumed_payment_with_too_little_time_left_answers_unknown_not_einvalid) {

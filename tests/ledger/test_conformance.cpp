@@ -46,6 +46,16 @@ PaymentRow proposal(const std::string& order, const std::string& key = "") {
   return r;
 }
 
+// A batch's create of `proposed` by `owner` at `now`, leased for kLease.
+LedgerBatch::Create create_entry(const std::string& owner, PaymentRow proposed, int64_t now = kNow) {
+  LedgerBatch::Create c;
+  c.owner = owner;
+  c.proposed = std::move(proposed);
+  c.now = now;
+  c.lease_until = now + kLease;
+  return c;
+}
+
 AttemptEntry attempt(int number, int64_t started) {
   AttemptEntry a;
   a.number = number;
@@ -446,12 +456,7 @@ TEST_P(LedgerConformance, ABatchGivesEachEntryTheAnswerOfItsSingleCallAndOneLost
   // Each entry carries its own claim's fencing token.
   LedgerBatch b;
   auto create = [&](const std::string& order, const std::string& key) {
-    LedgerBatch::Create c;
-    c.owner = "worker-a";
-    c.proposed = proposal(order, key);
-    c.now = kNow + 1;
-    c.lease_until = kNow + 1 + kLease;
-    b.creates.push_back(c);
+    b.creates.push_back(create_entry("worker-a", proposal(order, key), kNow + 1));
   };
   create("new-1", "");
   create("exists", "");
@@ -505,11 +510,7 @@ TEST_P(LedgerConformance, ABatchEntryThatClashesFailsAloneAndEveryOtherEntryIsWr
   ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
   ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(1, kNow + 1)));
   LedgerBatch b;
-  LedgerBatch::Create c;
-  c.owner = "worker-b";
-  c.proposed = proposal("new-1");
-  c.now = kNow + 2;
-  c.lease_until = kNow + 2 + kLease;
+  const LedgerBatch::Create c = create_entry("worker-b", proposal("new-1"), kNow + 2);
   b.creates.push_back(c);
   b.creates.push_back(c);  // the same order twice in one batch: the second finds the first
   AttemptEntry other = attempt(1, kNow + 1);
@@ -581,12 +582,7 @@ TEST_P(LedgerConformance, ABatchKeepsEveryByteOfItsTexts) {
                                            "\xc3\xa9t\xc3\xa9-\xe6\x94\xaf\xe4\xbb\x98", "plain"};
   LedgerBatch b;
   for (const auto& o : orders) {
-    LedgerBatch::Create c;
-    c.owner = "worker-a";
-    c.proposed = proposal(o, "key:" + o);
-    c.now = kNow;
-    c.lease_until = kNow + kLease;
-    b.creates.push_back(c);
+    b.creates.push_back(create_entry("worker-a", proposal(o, "key:" + o)));
   }
   l->apply(b);
   for (size_t i = 0; i < orders.size(); ++i) {
@@ -990,12 +986,7 @@ TEST_P(DurableLedger, AnUnknownStateStringIsRefusedAlikeByEverySqlBackendAndNoth
   // In a group commit only its own entry fails.
   LedgerBatch b;
   for (const char* order : {"o-bogus", "o-new"}) {
-    LedgerBatch::Create c;
-    c.owner = "worker-b";
-    c.proposed = proposal(order);
-    c.now = kNow;
-    c.lease_until = kNow + kLease;
-    b.creates.push_back(c);
+    b.creates.push_back(create_entry("worker-b", proposal(order)));
   }
   l->apply(b);
   EXPECT_NE(b.creates[0].error.find(why), std::string::npos) << b.creates[0].error;
@@ -1141,12 +1132,7 @@ TEST_F(PostgresShared, FencedWritesLookUpTheOrderByKeyNotThroughTheStateIndex) {
   auto create_orders = [&](int from, int to) {
     LedgerBatch b;
     for (int i = from; i < to; ++i) {
-      LedgerBatch::Create c;
-      c.owner = "worker-a";
-      c.proposed = proposal("o-" + std::to_string(i));
-      c.now = kNow;
-      c.lease_until = kNow + kLease;
-      b.creates.push_back(c);
+      b.creates.push_back(create_entry("worker-a", proposal("o-" + std::to_string(i))));
     }
     l->apply(b);
     for (const auto& c : b.creates) ASSERT_TRUE(c.out.created) << c.proposed.order_id;
