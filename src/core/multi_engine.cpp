@@ -10,16 +10,23 @@
 namespace payretry {
 
 struct MultiEngine::Payment {
-  std::unique_ptr<Job> job;
-  SubmitRequest request;          // request.body views job->body
-  PaymentFlow::Admission admission;
-  int64_t wait_until = 0;         // monotonic: how long to wait on another worker
+  std::unique_ptr<Job> job;  // its body is what every attempt sends
+  // What the payment needs until its run starts: the request as admitted
+  // and the row it proposes. Freed when the run starts, so that a payment in
+  // flight holds only what its run still needs (issue 17: memory per payment
+  // in flight).
+  struct Admitted {
+    SubmitRequest request;           // request.body views job->body
+    PaymentFlow::Admission admission;
+    int64_t wait_until = 0;          // monotonic: how long to wait on another worker
+  };
+  std::unique_ptr<Admitted> admitted;
   PaymentRow row;                 // the claimed row, once running
   bool prior_may_have_processed = false;  // of the run: an earlier run's send may have charged
+  // Once it has started; its result is what `done` gets once the settling
+  // commit is through.
   std::unique_ptr<AttemptRun> run;
-  // What to hand to `done` once the settling commit is through.
-  std::exception_ptr error;
-  PaymentResult result;
+  std::exception_ptr error;       // a failed call: `done` gets this instead
 };
 
 struct MultiEngine::Timer {
@@ -141,22 +148,26 @@ void MultiEngine::start(std::unique_ptr<Job> job) {
   stats_.payment_started();
   p->job = std::move(job);
   try {
-    SubmitRequest& r = p->request;
-    r.order_id = p->job->order_id;
-    r.body = p->job->body;
-    r.idempotency_key = p->job->idempotency_key;
-    r.path = p->job->path;
-    r.deadline_ms = p->job->deadline_ms;
-    r.headers = p->job->headers;
-    r.traceparent = p->job->traceparent;
-    p->admission = flow_.admit(r);
-    p->wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
+    p->admitted = std::make_unique<Payment::Admitted>();
+    SubmitRequest& r = p->admitted->request;
+    // The job's fields are read nowhere else: moved, not copied.
+    Job& j = *p->job;
+    r.order_id = std::move(j.order_id);
+    r.body = j.body;
+    r.idempotency_key = std::move(j.idempotency_key);
+    r.path = std::move(j.path);
+    r.deadline_ms = j.deadline_ms;
+    r.headers = std::move(j.headers);
+    r.traceparent = std::move(j.traceparent);
+    p->admitted->admission = flow_.admit(r);
+    p->admitted->wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
     const int64_t now = clock_.unix_ms();
     LedgerBatch::Create c;
-    c.owner = p->admission.fence;
-    c.proposed = p->admission.proposed;
+    const PaymentFlow::Admission& a = p->admitted->admission;
+    c.owner = a.fence;
+    c.proposed = a.proposed;
     c.now = now;
-    c.lease_until = now + p->admission.lease_ms;
+    c.lease_until = now + a.lease_ms;
     create_of_.push_back(p);
     try {
       batch_.creates.push_back(std::move(c));
@@ -271,14 +282,15 @@ void MultiEngine::finish(Flight& f) {
   for (size_t i = 0; i < f.settles.size(); ++i) {
     Payment* p = f.settles[i];
     const auto& s = b.settles[i];
-    if (!s.error.empty()) {
-      // The run is over and may have sent: its result stands, flagged.
-      if (!p->error) flow_.mark_unrecorded(p->result, s.error);
-      complete(p, p->error, std::move(p->result));
+    if (p->error) {
+      complete(p, p->error, {});
       continue;
     }
-    if (!s.ok && !p->error) flow_.lost_at_settle(p->result);
-    complete(p, p->error, std::move(p->result));
+    PaymentResult& result = p->run->result();
+    // The run is over and may have sent: its result stands, flagged.
+    if (!s.error.empty()) flow_.mark_unrecorded(result, s.error);
+    else if (!s.ok) flow_.lost_at_settle(result);
+    complete(p, nullptr, std::move(result));
   }
 }
 
@@ -287,7 +299,7 @@ void MultiEngine::on_created(Payment* p, const LedgerBatch::Create& c) {
   if (c.out.key_taken)
     return complete(p,
                     std::make_exception_ptr(Error(Errc::PAY_EMISMATCH, "idempotency key " +
-                                                                      p->admission.proposed.idempotency_key +
+                                                                      p->admitted->admission.proposed.idempotency_key +
                                                                       " already belongs to another order")),
                     {});
   decide(p, c.out.row, c.out.created);
@@ -299,7 +311,7 @@ void MultiEngine::decide(Payment* p, const PaymentRow& first_row, bool created) 
   PaymentRow row = first_row;
   try {
     for (;;) {
-      PaymentFlow::Decision d = flow_.decide(p->admission, row, created, p->wait_until);
+      PaymentFlow::Decision d = flow_.decide(p->admitted->admission, row, created, p->admitted->wait_until);
       switch (d.kind) {
         case PaymentFlow::Decision::run: return start_run(p, d);
         case PaymentFlow::Decision::answer: return complete(p, nullptr, std::move(d.result));
@@ -318,14 +330,18 @@ void MultiEngine::decide(Payment* p, const PaymentRow& first_row, bool created) 
 
 void MultiEngine::start_run(Payment* p, const PaymentFlow::Decision& d) {
   p->row = d.row;
-  // The run keeps what it needs of its request (the body it views is the
-  // job's), and the proposed row served its purpose: memory held per
-  // payment in flight is what the run still needs.
-  p->admission.proposed = PaymentRow{};
   try {
-    const SubmitRequest run_request = flow_.resume_request(p->request, d);
+    const SubmitRequest run_request = flow_.resume_request(p->admitted->request, d);
     p->prior_may_have_processed = run_request.prior_may_have_processed;
     p->run = std::make_unique<AttemptRun>(engine_, run_request);
+  } catch (...) {
+    p->admitted.reset();
+    return fail_run(p, std::current_exception());
+  }
+  // The run keeps what it needs of its request (the body it views is the
+  // job's); the admitted request and the proposed row served their purpose.
+  p->admitted.reset();
+  try {
     step(p, p->run->begin());
   } catch (...) {
     fail_run(p, std::current_exception());
@@ -360,7 +376,6 @@ void MultiEngine::step(Payment* p, AttemptRun::Step s) {
         st.last = PaymentFlow::entry_of_attempt(result.attempts.back());
       st.settlement = PaymentFlow::settlement_of_result(result);
       st.now = clock_.unix_ms();
-      p->result = std::move(result);
       batch_.settles.push_back(std::move(st));
       settle_of_.push_back(p);
       return;
@@ -418,8 +433,9 @@ void MultiEngine::run_due_timers() {
     if (t.reread) {
       std::optional<PaymentRow> row;
       try {
-        row = flow_.ledger().get(p->request.order_id);
-        if (!row) throw LedgerError("ledger: payment " + p->request.order_id + " disappeared");
+        const std::string& order_id = p->admitted->request.order_id;  // a re-read comes before the run
+        row = flow_.ledger().get(order_id);
+        if (!row) throw LedgerError("ledger: payment " + order_id + " disappeared");
       } catch (...) {
         complete(p, std::current_exception(), {});
         continue;

@@ -3,6 +3,13 @@
 // the provider offers it, every transfer set up exactly as the threaded
 // transport does (CurlTransfer), so both send the same requests and judge
 // failures the same way.
+//
+// Driven by socket events (libcurl's multi_socket interface over epoll), not
+// by curl_multi_perform and curl_multi_poll: those visit every transfer and
+// poll every socket on each turn, so at 1,000 in flight a turn woken by one
+// answer, or by a ledger writer, costs as much as one that had 1,000 to read.
+// Here a turn touches only the sockets the kernel reported ready and the
+// transfers whose timer is due. (Linux: epoll and eventfd.)
 #pragma once
 #include <curl/curl.h>
 
@@ -37,9 +44,21 @@ class CurlMultiTransport final : public AsyncTransport {
   };
   std::unique_ptr<Transfer> acquire();
   void release(std::unique_ptr<Transfer> t);
+  // libcurl's callbacks: which sockets to watch for what, and when it next
+  // needs to run its own timeouts.
+  static int on_socket(CURL* easy, curl_socket_t s, int what, void* self, void* socketp);
+  static int on_timer(CURLM* multi, long timeout_ms, void* self);
+  void act(curl_socket_t s, int ev_bitmask);
+  void read_wakeups();
 
   const CurlOptions options_;
   CURLM* multi_ = nullptr;
+  int epoll_ = -1;
+  int wake_ = -1;               // an eventfd: wakeup() from any thread
+  int64_t timer_due_ms_ = -1;   // steady clock; -1: libcurl needs no timeout call
+  // Sockets the last wait() found ready, with libcurl's CURL_CSELECT_* bits:
+  // perform() hands them to libcurl.
+  std::vector<std::pair<curl_socket_t, int>> ready_;
   std::vector<std::unique_ptr<Transfer>> idle_;
   // Transfers that failed before libcurl got them: reported by perform().
   std::vector<Done> failed_to_start_;

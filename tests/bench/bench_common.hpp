@@ -25,6 +25,7 @@ struct Args {
   std::string mode = "thread";
   long rss_every = 0;
   std::string log;        // payretry_driver: the attempt log file ("": none)
+  std::string metrics;    // payretry_driver: write the client's metrics text here after the run
   long engine_threads = 0;  // payretry_driver: the config's engine_threads (0: the default, the cores)
   double seconds = 0;     // > 0: run for this long after the warm-up instead of --payments
   double warmup = 2;      // with --seconds: completions in the first W seconds are not counted
@@ -57,6 +58,7 @@ inline Args parse_args(int argc, char** argv, const char* extra) {
     else if (k == "--mode") a.mode = v;
     else if (k == "--rss-every") a.rss_every = std::atol(v.c_str());
     else if (k == "--log") a.log = v;
+    else if (k == "--metrics") a.metrics = v;
     else if (k == "--engine-threads") a.engine_threads = std::atol(v.c_str());
     else if (k == "--seconds") a.seconds = std::atof(v.c_str());
     else if (k == "--warmup") a.warmup = std::atof(v.c_str());

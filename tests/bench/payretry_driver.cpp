@@ -137,7 +137,7 @@ std::string ledger_label(const std::string& url) {
 int main(int argc, char** argv) {
   const bench::Args a = bench::parse_args(
       argc, argv,
-      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async] [--log FILE] [--engine-threads N] [--rss-every N]");
+      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async] [--log FILE] [--metrics FILE] [--engine-threads N] [--rss-every N]");
   if (a.mode != "thread" && a.mode != "async") bench::usage(argv[0], " [--mode thread|async]");
 
   // Every client in the benchmark gets a keep-alive pool as large as its in-flight level; the
@@ -181,6 +181,19 @@ int main(int argc, char** argv) {
     for (pthread_t t : tids) pthread_join(t, nullptr);
   }
   meter.finish();
+  // --metrics: the client's Prometheus text after the run (group commits, their sizes and
+  // durations, retries), to see where a row's time went.
+  if (!a.metrics.empty()) {
+    pay_buf text = {};
+    FILE* f = std::fopen(a.metrics.c_str(), "w");
+    if (!f || pay_client_metrics(&text, s.client) != PAY_OK) {
+      std::fprintf(stderr, "payretry_driver: --metrics %s: cannot write it\n", a.metrics.c_str());
+    } else {
+      std::fwrite(text.ptr, 1, text.size, f);
+    }
+    if (f) std::fclose(f);
+    pay_buf_dispose(&text);
+  }
   pay_client_free(s.client);
   std::string reasons;
   for (const auto& [k, v] : s.reasons) {

@@ -635,6 +635,37 @@ TEST_F(Concurrent, a_done_callback_may_start_and_poll_but_never_wait_on_its_own_
   EXPECT_EQ(sim_->charges_for("reentrant-batch"), 0);
 }
 
+// Every answer at the same moment: the simulator holds each create for the
+// same time, so the answers to the whole window arrive together, more of
+// them than one of the transport's waits reports (256). Each must still be
+// read, once, and each order charged once.
+class ConcurrentTogether : public Concurrent {
+ protected:
+  payretry_sim::Options sim_options() override {
+    auto o = SimTest::sim_options();
+    o.threads = 2;
+    o.latency_ms = 300;
+    return o;
+  }
+};
+
+TEST_F(ConcurrentTogether, more_answers_at_once_than_one_wait_reports_are_each_read_once) {
+  auto c = client(config("stripe", kCalm, R"("ledger":"memory:","engine_threads":1,"max_connections":450)"));
+  Batch b;
+  constexpr int kPayments = 400;  // 800 descriptors with the simulator's side: within a default limit of 1,024
+  for (int i = 0; i < kPayments; ++i) b.add("tg-" + std::to_string(i), body_for("tg-" + std::to_string(i)));
+  ASSERT_EQ(pay_submit_batch(b.prepare(), kPayments, c.get(), nullptr), PAY_OK);
+  for (int i = 0; i < kPayments; ++i) {
+    ASSERT_EQ(b.items[i].rc, PAY_OK) << b.items[i].message;
+    EXPECT_EQ(pay_result_outcome(b.items[i].result), PAY_OUTCOME_SUCCEEDED) << b.orders[i];
+    EXPECT_EQ(pay_result_attempts(b.items[i].result), 1) << b.orders[i];
+  }
+  EXPECT_EQ(sim_->requests(), kPayments);
+  EXPECT_EQ(sim_->total_charges(), kPayments);
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+  EXPECT_GT(stat(c.get(), "connections_opened"), 256) << "the window was not in flight at once";
+}
+
 class ConcurrentChaos : public Concurrent {
  protected:
   payretry_sim::Options sim_options() override {

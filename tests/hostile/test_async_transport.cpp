@@ -1,0 +1,135 @@
+// The concurrent engine's libcurl transport on its own, against real loopback
+// sockets: it is driven by socket events and libcurl's timer (epoll and an
+// eventfd), so a wait must end when another thread wakes it, a transfer with
+// no socket activity must still end at its timeout, and an answer must be
+// read whichever wait reported it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "hostile_server.hpp"
+#include "transport_curl_multi.hpp"
+
+namespace {
+
+using payretry::AsyncTransport;
+using payretry::CurlMultiTransport;
+using payretry::CurlOptions;
+using payretry::HttpRequest;
+using payretry::TransportFailure;
+using payretry_hostile::Conn;
+using payretry_hostile::HostileServer;
+using payretry_hostile::Request;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+HttpRequest post(const std::string& url, int64_t timeout_ms) {
+  HttpRequest r;
+  r.url = url + "/v1/payments";
+  r.headers = {{"Content-Type", "application/x-www-form-urlencoded"}, {"Idempotency-Key", "k-transport-1"}};
+  r.body = "amount=100&currency=eur";
+  r.connect_timeout_ms = timeout_ms;
+  r.timeout_ms = timeout_ms;
+  return r;
+}
+
+// Turns the transport the way the engine's loop does until `want` transfers
+// are done, for at most `limit_s` seconds.
+std::vector<AsyncTransport::Done> run(CurlMultiTransport& t, size_t want, double limit_s) {
+  std::vector<AsyncTransport::Done> done;
+  const auto t0 = Clock::now();
+  while (done.size() < want && seconds_since(t0) < limit_s) {
+    t.perform(done);
+    if (done.size() >= want) break;
+    const int64_t next = t.next_timeout_ms();
+    t.wait(next < 0 ? 200 : std::min<int64_t>(next, 200));
+  }
+  return done;
+}
+
+TEST(AsyncTransport, a_wakeup_from_another_thread_ends_a_wait) {
+  CurlMultiTransport t(CurlOptions{}, 4);
+  const auto t0 = Clock::now();
+  std::thread waker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    t.wakeup();
+  });
+  t.wait(30000);
+  waker.join();
+  EXPECT_LT(seconds_since(t0), 10.0) << "the wait ran on after wakeup()";
+}
+
+TEST(AsyncTransport, a_wakeup_sent_before_the_wait_is_kept_for_it) {
+  CurlMultiTransport t(CurlOptions{}, 4);
+  t.wakeup();
+  const auto t0 = Clock::now();
+  t.wait(30000);
+  EXPECT_LT(seconds_since(t0), 10.0) << "a wake-up sent before the wait was lost";
+  // Read once: the next wait sleeps its full (short) time again.
+  const auto t1 = Clock::now();
+  t.wait(300);
+  EXPECT_GE(seconds_since(t1), 0.25);
+}
+
+TEST(AsyncTransport, an_answer_is_read_whole_with_the_request_as_sent) {
+  HostileServer server([](Conn& c, const Request&, const std::atomic<bool>&) {
+    c.write("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 15\r\n\r\n{\"id\":\"pi_one\"}");
+  });
+  CurlMultiTransport t(CurlOptions{}, 4);
+  const HttpRequest r = post(server.url(), 5000);
+  int tag = 0;
+  t.start(r, &tag);
+  auto done = run(t, 1, 20);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].tag, &tag);
+  EXPECT_EQ(done[0].result.failure, TransportFailure::none);
+  EXPECT_EQ(done[0].result.response.status, 200);
+  EXPECT_EQ(done[0].result.response.body, "{\"id\":\"pi_one\"}");
+  ASSERT_EQ(server.requests().size(), 1u);
+  EXPECT_NE(server.requests()[0].head.find("Idempotency-Key: k-transport-1"), std::string::npos);
+  EXPECT_EQ(server.requests()[0].body, "amount=100&currency=eur");
+}
+
+// No byte comes back, so no socket event ever reports this transfer: only
+// libcurl's timer can end it, and it must, as a timeout after the request
+// was written (the provider may have acted on it).
+TEST(AsyncTransport, a_provider_that_never_answers_ends_at_the_timeout_with_the_request_written) {
+  HostileServer server([](Conn&, const Request&, const std::atomic<bool>& stopping) {
+    const auto t0 = Clock::now();
+    while (!stopping && seconds_since(t0) < 3) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  CurlMultiTransport t(CurlOptions{}, 4);
+  const HttpRequest r = post(server.url(), 400);
+  int tag = 0;
+  const auto t0 = Clock::now();
+  t.start(r, &tag);
+  auto done = run(t, 1, 20);
+  ASSERT_EQ(done.size(), 1u) << "the transfer never ended";
+  EXPECT_EQ(done[0].result.failure, TransportFailure::timeout);
+  EXPECT_TRUE(done[0].result.request_written);
+  EXPECT_LT(seconds_since(t0), 2.5) << "ended by the server closing, not by the 400 ms timeout";
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
+// A request whose gate says no never leaves, however it was woken.
+TEST(AsyncTransport, a_gate_that_refuses_sends_nothing) {
+  HostileServer server([](Conn& c, const Request&, const std::atomic<bool>&) {
+    c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+  });
+  CurlMultiTransport t(CurlOptions{}, 4);
+  HttpRequest r = post(server.url(), 5000);
+  r.may_start = [] { return std::string("the payment's deadline passed before the request could be sent"); };
+  int tag = 0;
+  t.start(r, &tag);
+  auto done = run(t, 1, 20);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].result.failure, TransportFailure::not_started);
+  EXPECT_FALSE(done[0].result.request_written);
+  EXPECT_TRUE(server.requests().empty());
+}
+
+}  // namespace
