@@ -46,6 +46,7 @@ MultiEngine::MultiEngine(Engine& engine, PaymentFlow& flow, const Config& config
   // Never more Flights out than writers: the writers' side never allocates.
   to_write_.reserve(static_cast<size_t>(std::max(writers, 0)));
   written_.reserve(static_cast<size_t>(std::max(writers, 0)));
+  applied_.reserve(static_cast<size_t>(std::max(writers, 0)));
   for (int i = 0; i < writers; ++i) writers_.emplace_back([this] { writer_loop(); });
   if (own_thread) thread_ = std::thread([this] { loop(); });
 }
@@ -163,9 +164,9 @@ void MultiEngine::start(std::unique_ptr<Job> job) {
     p->admitted->wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
     const int64_t now = clock_.unix_ms();
     LedgerBatch::Create c;
-    const PaymentFlow::Admission& a = p->admitted->admission;
+    PaymentFlow::Admission& a = p->admitted->admission;
     c.owner = a.fence;
-    c.proposed = a.proposed;
+    c.proposed = std::move(a.proposed);  // lent to the ledger; on_created gives it back
     c.now = now;
     c.lease_until = now + a.lease_ms;
     create_of_.push_back(p);
@@ -189,19 +190,20 @@ void MultiEngine::flush() {
       std::unique_ptr<Flight> f = take_batch();
       apply(*f);
       finish(*f);
+      recycle(std::move(f));
     }
     return;
   }
-  std::vector<std::unique_ptr<Flight>> applied;
   {
     std::lock_guard<std::mutex> lock(writer_mu_);
-    for (auto& f : written_) applied.push_back(std::move(f));
-    written_.clear();  // keeps its room
+    applied_.swap(written_);  // both have room for every writer's Flight
   }
-  for (auto& f : applied) {
+  for (auto& f : applied_) {
     --out_;
     finish(*f);
+    recycle(std::move(f));
   }
+  applied_.clear();
   while (out_ < writers_.size() && !batch_.empty()) {
     std::unique_ptr<Flight> f = take_batch();
     {
@@ -214,7 +216,15 @@ void MultiEngine::flush() {
 }
 
 std::unique_ptr<MultiEngine::Flight> MultiEngine::take_batch() {
-  auto f = std::make_unique<Flight>();
+  std::unique_ptr<Flight> f;
+  if (!spare_.empty()) {
+    f = std::move(spare_.back());
+    spare_.pop_back();
+  } else {
+    f = std::make_unique<Flight>();
+  }
+  // The gathered lists go with the Flight; the engine gathers the next
+  // batch in the spare's emptied ones.
   std::swap(f->batch.creates, batch_.creates);
   std::swap(f->batch.records, batch_.records);
   std::swap(f->batch.settles, batch_.settles);
@@ -222,6 +232,20 @@ std::unique_ptr<MultiEngine::Flight> MultiEngine::take_batch() {
   f->records.swap(record_of_);
   f->settles.swap(settle_of_);
   return f;
+}
+
+void MultiEngine::recycle(std::unique_ptr<Flight> f) {
+  f->batch.creates.clear();
+  f->batch.records.clear();
+  f->batch.settles.clear();
+  f->creates.clear();
+  f->records.clear();
+  f->settles.clear();
+  try {
+    // As many as can be out at once, and the one being gathered.
+    if (spare_.size() <= writers_.size()) spare_.push_back(std::move(f));
+  } catch (...) {
+  }
 }
 
 // On the writer thread, or in place: touches only the batch.
@@ -294,7 +318,8 @@ void MultiEngine::finish(Flight& f) {
   }
 }
 
-void MultiEngine::on_created(Payment* p, const LedgerBatch::Create& c) {
+void MultiEngine::on_created(Payment* p, LedgerBatch::Create& c) {
+  p->admitted->admission.proposed = std::move(c.proposed);
   if (!c.error.empty()) return complete(p, std::make_exception_ptr(LedgerError(c.error)), {});
   if (c.out.key_taken)
     return complete(p,
@@ -302,13 +327,12 @@ void MultiEngine::on_created(Payment* p, const LedgerBatch::Create& c) {
                                                                       p->admitted->admission.proposed.idempotency_key +
                                                                       " already belongs to another order")),
                     {});
-  decide(p, c.out.row, c.out.created);
+  decide(p, std::move(c.out.row), c.out.created);
 }
 
 // The order's row as it stands: run it, answer from it, or wait for the
 // worker that holds it (a timer, not a sleeping thread).
-void MultiEngine::decide(Payment* p, const PaymentRow& first_row, bool created) {
-  PaymentRow row = first_row;
+void MultiEngine::decide(Payment* p, PaymentRow row, bool created) {
   try {
     for (;;) {
       PaymentFlow::Decision d = flow_.decide(p->admitted->admission, row, created, p->admitted->wait_until);
@@ -320,7 +344,7 @@ void MultiEngine::decide(Payment* p, const PaymentRow& first_row, bool created) 
       }
       auto again = flow_.ledger().get(row.order_id);
       if (!again) throw LedgerError("ledger: payment " + row.order_id + " disappeared");
-      row = *again;
+      row = std::move(*again);
       created = false;
     }
   } catch (...) {
@@ -328,13 +352,15 @@ void MultiEngine::decide(Payment* p, const PaymentRow& first_row, bool created) 
   }
 }
 
-void MultiEngine::start_run(Payment* p, const PaymentFlow::Decision& d) {
-  p->row = d.row;
+void MultiEngine::start_run(Payment* p, PaymentFlow::Decision& d) {
   try {
-    const SubmitRequest run_request = flow_.resume_request(p->admitted->request, d);
+    SubmitRequest run_request = flow_.resume_request(p->admitted->request, d);
+    run_request.parsed_body = p->admitted->admission.parsed_body.get();  // freed with admitted, after the run is built
+    p->row = std::move(d.row);  // resume_request read it; the run's settles name its owner
     p->prior_may_have_processed = run_request.prior_may_have_processed;
     p->run = std::make_unique<AttemptRun>(engine_, run_request);
   } catch (...) {
+    if (p->row.order_id.empty()) p->row = std::move(d.row);  // fail_run settles this row
     p->admitted.reset();
     return fail_run(p, std::current_exception());
   }
@@ -440,7 +466,7 @@ void MultiEngine::run_due_timers() {
         complete(p, std::current_exception(), {});
         continue;
       }
-      decide(p, *row, false);
+      decide(p, std::move(*row), false);
     } else {
       try {
         step(p, p->run->woke());

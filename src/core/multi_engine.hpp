@@ -96,12 +96,15 @@ class MultiEngine {
   void start(std::unique_ptr<Job> job);
   void flush();
   std::unique_ptr<Flight> take_batch();
+  void recycle(std::unique_ptr<Flight> f);
   void apply(Flight& f);
   void finish(Flight& f);
   void writer_loop();
-  void on_created(Payment* p, const LedgerBatch::Create& c);
-  void decide(Payment* p, const PaymentRow& row, bool created);
-  void start_run(Payment* p, const PaymentFlow::Decision& d);
+  // These take what they are given (the create's proposal and row, the
+  // decision's row): each is read once, and moving it saves a copy per payment.
+  void on_created(Payment* p, LedgerBatch::Create& c);
+  void decide(Payment* p, PaymentRow row, bool created);
+  void start_run(Payment* p, PaymentFlow::Decision& d);
   void step(Payment* p, AttemptRun::Step s);
   void fail_run(Payment* p, std::exception_ptr e);
   void complete(Payment* p, std::exception_ptr e, PaymentResult r);
@@ -130,6 +133,9 @@ class MultiEngine {
   std::vector<Payment*> create_of_, record_of_, settle_of_;
   std::vector<AsyncTransport::Done> done_;
   size_t out_ = 0;  // Flights with the writers
+  // Finished Flights, emptied, their lists keeping their room: the next
+  // group commit reuses one instead of growing new lists from nothing.
+  std::vector<std::unique_ptr<Flight>> spare_;
 
   // The ledger writers (only when the ledger waits on I/O and the engine
   // has its own thread): each takes one Flight, hands it back applied, and
@@ -138,6 +144,7 @@ class MultiEngine {
   std::mutex writer_mu_;
   std::condition_variable writer_cv_;
   std::vector<std::unique_ptr<Flight>> to_write_, written_;
+  std::vector<std::unique_ptr<Flight>> applied_;  // engine thread: taken from written_ to finish
   bool writer_stop_ = false;
   std::thread thread_;
 };

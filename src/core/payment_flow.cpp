@@ -165,11 +165,13 @@ std::optional<PaymentRow> PaymentFlow::claim(const PaymentRow& row, int64_t leas
 }
 
 PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
-  engine_.validate(req);
+  JsonPtr parsed_body;
+  engine_.validate(req, &parsed_body);
   const std::string path = engine_.path_for(req);
   const RetryPolicy& policy = config_.retry;
   const int64_t deadline_ms = req.deadline_ms > 0 ? std::min(req.deadline_ms, policy.deadline_ms) : policy.deadline_ms;
   Admission a;
+  a.parsed_body = std::move(parsed_body);
   a.lease_ms = deadline_ms + config_.lease_margin_ms;
   a.fence = new_fence(true);
   const int64_t now = clock_.unix_ms();
@@ -286,7 +288,7 @@ PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   for (;;) {
     Decision d = decide(adm, row, fresh, wait_until);
     switch (d.kind) {
-      case Decision::run: return run(req, d);
+      case Decision::run: return run(req, d, adm.parsed_body.get());
       case Decision::answer: return std::move(d.result);
       case Decision::wait: sleeper_.sleep_ms(d.wait_ms); break;
       case Decision::reread: break;
@@ -338,10 +340,11 @@ Settlement PaymentFlow::failed_call(const PaymentRow& row, bool prior_may_have_p
 Settlement PaymentFlow::settlement_of_result(const PaymentResult& r) { return settlement_of(r); }
 AttemptEntry PaymentFlow::entry_of_attempt(const AttemptRecord& a) { return entry_of(a); }
 
-PaymentResult PaymentFlow::run(const SubmitRequest& req, const Decision& d) {
+PaymentResult PaymentFlow::run(const SubmitRequest& req, const Decision& d, const cJSON* parsed_body) {
   const PaymentRow& row = d.row;
   const std::string& fence = row.lease_owner;
   SubmitRequest r = resume_request(req, d);
+  r.parsed_body = parsed_body;
   r.before_retry = [this, &row, &fence](const AttemptRecord& a) -> Recorded {
     try {
       return timed_write(stats_, [&] { return ledger_.record_attempt(row.order_id, fence, entry_of(a)); })

@@ -42,6 +42,7 @@ class PaymentFlow {
     std::string own_key;  // the key the caller or the body fixed; empty: generated
     int64_t lease_ms = 0; // how long a claim lasts
     std::string fence;    // the fencing token of the claim that creates the row
+    JsonPtr parsed_body;  // the body as validate() parsed it, if it did (SubmitRequest::parsed_body)
   };
   Admission admit(const SubmitRequest& request);
   // What to do with the order's row as create_and_claim (or a re-read) left
@@ -91,7 +92,7 @@ class PaymentFlow {
   PaymentResult from_ledger(const PaymentRow& row, const std::string& why);
   PaymentResult expire(const PaymentRow& claimed);
   PaymentResult release(const PaymentRow& claimed, Delivery delivery, const std::string& why);
-  PaymentResult run(const SubmitRequest& request, const Decision& d);
+  PaymentResult run(const SubmitRequest& request, const Decision& d, const cJSON* parsed_body);
 
   Engine& engine_;
   Ledger& ledger_;

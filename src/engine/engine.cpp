@@ -85,21 +85,31 @@ std::string first_header(const HttpResponse& resp, const std::vector<std::string
 Engine::Engine(const Config& config, const Profile& profile, EngineDeps deps, RequestHook hook, Authenticator* auth)
     : config_(config), profile_(profile), d_(deps), hook_(std::move(hook)), auth_(auth), secrets_(config.secrets()) {}
 
-void Engine::validate(const SubmitRequest& r) const {
+void Engine::validate(const SubmitRequest& r, JsonPtr* parsed) const {
   if (std::string e = check_order_id(r.order_id); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
   if (r.body.empty()) throw Error(Errc::PAY_EINVALID, "body is empty");
   if (r.body.size() > config_.max_body_bytes)
     throw Error(Errc::PAY_ETOOBIG, "body is " + std::to_string(r.body.size()) + " bytes; max_body_bytes is " +
                                    std::to_string(config_.max_body_bytes));
   if (!r.idempotency_key.empty()) check_key(r.idempotency_key);
+  // The checks below that read the body share one parse of it.
+  JsonPtr doc;
+  bool doc_parsed = false;
+  auto body_json = [&]() -> const cJSON* {
+    if (!doc_parsed) {
+      doc.reset(cJSON_ParseWithLength(r.body.data(), r.body.size()));
+      doc_parsed = true;
+    }
+    return doc.get();
+  };
   if (profile_.identity.mode != IdentityMode::header) {
-    JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
-    if (!j || !cJSON_IsObject(j.get()))
+    const cJSON* j = body_json();
+    if (!j || !cJSON_IsObject(j))
       throw Error(Errc::PAY_EINVALID, "body must be a JSON object: profile " + profile_.name + " carries the key inside it");
   }
   if (profile_.encoding == Encoding::form_flat) {
-    JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
-    if (!j || !cJSON_IsObject(j.get()))
+    const cJSON* j = body_json();
+    if (!j || !cJSON_IsObject(j))
       throw Error(Errc::PAY_EINVALID, "body must be a JSON object (payretry sends each member as a gateway form field): "
                                  "profile " + profile_.name + " sends the gateway's form");
   }
@@ -109,25 +119,25 @@ void Engine::validate(const SubmitRequest& r) const {
     // names none, could never be signed, on any attempt.
     if (path_for(r).find("method=") == std::string::npos)
       throw Error(Errc::PAY_EINVALID, "the path must name the gateway method (e.g. /gateway.do?method=alipay.trade.pay)");
-    JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
+    const cJSON* j = body_json();
     for (const char* common : {"app_id", "method", "format", "charset", "sign_type", "sign", "timestamp", "version"})
-      if (cJSON_GetObjectItemCaseSensitive(j.get(), common))
+      if (cJSON_GetObjectItemCaseSensitive(j, common))
         throw Error(Errc::PAY_EINVALID, std::string("body must not set the gateway parameter ") + common +
                                        ": auth.alipay writes it (put the trade in biz_content)");
   }
   if (profile_.encoding == Encoding::form && !looks_form_encoded(r.body)) {
-    JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
-    if (!j || !cJSON_IsObject(j.get()))
+    const cJSON* j = body_json();
+    if (!j || !cJSON_IsObject(j))
       throw Error(Errc::PAY_EINVALID, "body must be a JSON object (payretry encodes it as form fields) or form fields "
                                  "(name=value&...): profile " + profile_.name + " sends form bodies");
   }
   if (const std::string& ref = profile_.lookup.reference_path; !ref.empty()) {
     // The lookup searches by this reference: a payment made under another
     // one would read as "not found", and could be sent a second time.
-    JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
-    if (!j || !cJSON_IsObject(j.get()))
+    const cJSON* j = body_json();
+    if (!j || !cJSON_IsObject(j))
       throw Error(Errc::PAY_EINVALID, "body must be a JSON object: profile " + profile_.name + " looks payments up by " + ref);
-    const auto found = json_path_strings(j.get(), ref);
+    const auto found = json_path_strings(j, ref);
     if (!found.empty() && found.front() != r.order_id)
       throw Error(Errc::PAY_EINVALID, "body " + ref + " must equal the order id: profile " + profile_.name +
                                      " looks payments up by it");
@@ -148,6 +158,7 @@ void Engine::validate(const SubmitRequest& r) const {
   if (r.deadline_ms < 0) throw Error(Errc::PAY_EINVALID, "deadline_ms is negative");
   if (r.deadline_ms > 0 && r.deadline_ms < config_.retry.min_attempt_ms)
     throw Error(Errc::PAY_EINVALID, "deadline_ms is below retry.min_attempt_ms");
+  if (parsed) *parsed = std::move(doc);
 }
 
 void Engine::check_submission_headers(const SubmitRequest& r) const {
@@ -254,8 +265,9 @@ PaymentResult Engine::submit(const SubmitRequest& req) {
 }
 
 AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), policy_(engine.config_.retry) {
+  JsonPtr validated;  // the body as validate() parsed it here, if it did
   if (!req.from_ledger_flow) {
-    e_.validate(req);
+    e_.validate(req, &validated);
   } else if (!req.idempotency_key.empty()) {
     e_.check_key(req.idempotency_key);
   }
@@ -266,35 +278,41 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
   if (own.empty() && req.idempotency_key.empty()) e_.check_key(r_.idempotency_key);
   // The exact bytes of every attempt: the caller's, or with the key field
   // written in when the profile carries the key in the body and it is absent.
+  // `doc` is body_ parsed, when needed: the request's own parse while body_
+  // is still its body, else one made here, dropped whenever body_ changes.
   body_ = req.body;
+  const cJSON* doc = req.parsed_body ? req.parsed_body : validated.get();
+  JsonPtr own_doc;
+  auto parsed = [&]() -> const cJSON* {
+    if (!doc) {
+      own_doc.reset(cJSON_ParseWithLength(body_.data(), body_.size()));
+      doc = own_doc.get();
+    }
+    return doc;
+  };
+  auto rewrite = [&](std::string bytes) {
+    doc = nullptr;
+    own_doc.reset();
+    keyed_body_ = std::move(bytes);
+    body_ = keyed_body_;
+  };
   const Profile& profile = e_.profile_;
   if (profile.identity.mode == IdentityMode::body) {
-    JsonPtr j(cJSON_ParseWithLength(req.body.data(), req.body.size()));
-    if (json_path_strings(j.get(), profile.identity.name).empty()) {
-      keyed_body_ = body_with_key(req.body, top_level_member(profile.identity.name), r_.idempotency_key);
-      body_ = keyed_body_;
-    }
+    if (json_path_strings(parsed(), profile.identity.name).empty())
+      rewrite(body_with_key(body_, top_level_member(profile.identity.name), r_.idempotency_key));
   }
   // Likewise the reference a lookup searches by (validate() checked that a
   // present one equals the order id, and that an absent one is top-level).
   if (const std::string& ref = profile.lookup.reference_path; !ref.empty()) {
-    JsonPtr j(cJSON_ParseWithLength(body_.data(), body_.size()));
-    if (json_path_strings(j.get(), ref).empty()) {
-      std::string with_ref = body_with_key(body_, top_level_member(ref), r_.order_id);
-      keyed_body_ = std::move(with_ref);
-      body_ = keyed_body_;
-    }
+    if (json_path_strings(parsed(), ref).empty()) rewrite(body_with_key(body_, top_level_member(ref), r_.order_id));
   }
   // A form profile gets the finished document as form fields, encoded once
   // here (the same document always gives the same bytes); fields the caller
   // wrote by hand go as given.
   if (profile.encoding == Encoding::form && !looks_form_encoded(body_)) {
-    JsonPtr j(cJSON_ParseWithLength(body_.data(), body_.size()));
-    keyed_body_ = form_encode_json(j.get());
-    body_ = keyed_body_;
+    rewrite(form_encode_json(parsed()));
   } else if (profile.encoding == Encoding::form_flat) {
-    keyed_body_ = form_encode_flat(body_);
-    body_ = keyed_body_;
+    rewrite(form_encode_flat(body_));
   }
   path_ = e_.path_for(req);
   url_ = e_.config_.base_url + path_;

@@ -12,6 +12,7 @@
 #include "classify.hpp"
 #include "clock.hpp"
 #include "config.hpp"
+#include "json_util.hpp"
 #include "profile.hpp"
 #include "random.hpp"
 #include "result.hpp"
@@ -52,6 +53,10 @@ struct SubmitRequest {
   // Unix ms the run's lease ends (0: no lease). No byte leaves after it.
   int64_t lease_until_unix = 0;
   std::string claim;  // the lease's fencing token, carried on each request (HttpRequest::claim)
+  // `body` as Engine::validate parsed it, when it did (borrowed; it must
+  // outlive the AttemptRun's constructor): the run then prepares the bytes it
+  // sends from it instead of parsing the same body again. nullptr: parse.
+  const cJSON* parsed_body = nullptr;
   // Called with each attempt that will be retried, before the backoff sleep
   // (the ledger records it). lease_lost stops the run: this worker no
   // longer owns the payment. store_failed ends it UNKNOWN, flagged as not
@@ -103,7 +108,10 @@ class Engine {
 
   const Profile& profile() const { return profile_; }
   // Throws Error for input that must never be sent.
-  void validate(const SubmitRequest& r) const;
+  void validate(const SubmitRequest& r) const { validate(r, nullptr); }
+  // The same, handing over the body as parsed if a check parsed it (else
+  // `parsed` is left empty), for SubmitRequest::parsed_body.
+  void validate(const SubmitRequest& r, JsonPtr* parsed) const;
   // Throws Error (PAY_EKEY) for a key that breaks the profile's length or charset.
   void check_key(const std::string& key) const;
   // The path this request is POSTed to.
