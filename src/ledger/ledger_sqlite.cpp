@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <thread>
+#include <condition_variable>
 #include <mutex>
 #include <unordered_map>
 
@@ -248,6 +249,11 @@ class SqliteLedger final : public Ledger {
 
   std::string secret() override { return secret_; }
 
+  // One commit at a time reaches the file; a second batch from the same
+  // engine waits in apply()'s queue and joins the next commit with whatever
+  // the other engines queued meanwhile.
+  int concurrent_batches() const override { return 2; }
+
   CreateOutcome create_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -286,69 +292,170 @@ class SqliteLedger final : public Ledger {
     return true;
   }
 
+  // A batch handed to apply(), while it waits for a group commit.
+  struct Queued {
+    LedgerBatch* batch;
+    bool taken = false;  // in a commit under way
+    bool done = false;   // its answers are written
+  };
+
   // Group commit: every entry in one IMMEDIATE transaction, so one fsync
   // makes all of them durable. Each entry runs inside its own savepoint, so
   // an entry that loses its lease rolls back alone. If the transaction
   // itself fails (disk full, I/O error), nothing of it was committed, and
   // the entries are retried one commit each, so that each gets its own
   // answer and one bad entry cannot fail the others.
+  //
+  // The file has one writer at a time, and every commit waits for the disk.
+  // Batches that arrive while a commit is under way (each engine thread
+  // gathers its own) queue; the next thread to take the lock commits all of
+  // them in one transaction, in the order they came, so N engines pay for
+  // one sync instead of N in a row.
   void apply(LedgerBatch& b) override {
+    Queued me{&b};
+    {
+      std::lock_guard<std::mutex> q(queue_mu_);
+      queue_.push_back(&me);
+    }
+    std::vector<Queued*> group;
+    bool committed = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      std::unique_ptr<Tx> begun;
+      {
+        std::lock_guard<std::mutex> q(queue_mu_);
+        if (!me.taken) {
+          group.swap(queue_);
+          for (Queued* g : group) g->taken = true;
+        }
+      }
+      if (!group.empty()) {
+        try {
+          committed = commit_together(group);
+        } catch (...) {
+          answer_all(group, &me, std::current_exception());
+          throw;
+        }
+      }
+    }
+    if (!group.empty()) {
+      // A transaction that failed part way: one commit per entry, outside
+      // the lock (each takes it itself), so one bad entry cannot fail the others.
       try {
-        begun = std::make_unique<Tx>(*this);
-      } catch (const LedgerError& e) {
-        // The store is locked or gone: one commit per entry would only wait
-        // out the busy timeout once per entry. Every entry fails alike.
+        if (!committed)
+          for (Queued* g : group) Ledger::apply(*g->batch);
+      } catch (...) {
+        answer_all(group, &me, std::current_exception());
+        throw;
+      }
+      answer_all(group, nullptr, nullptr);
+      return;
+    }
+    // Another thread took this batch into its commit: wait for its answers.
+    std::unique_lock<std::mutex> q(queue_mu_);
+    queue_cv_.wait(q, [&] { return me.done; });
+  }
+
+  // Wakes every thread whose batch was in `group`. With `failure`, the
+  // others' entries that have no answer yet carry it as their error (`own`
+  // gets the exception itself).
+  void answer_all(const std::vector<Queued*>& group, const Queued* own, std::exception_ptr failure) {
+    if (failure) {
+      std::string why = "ledger (sqlite): group commit failed";
+      try {
+        std::rethrow_exception(failure);
+      } catch (const std::exception& e) {
+        why += std::string(": ") + e.what();
+      } catch (...) {
+      }
+      for (Queued* g : group) {
+        if (g == own) continue;
+        LedgerBatch& b = *g->batch;
+        for (auto& c : b.creates)
+          if (c.error.empty() && !c.out.created && !c.out.key_taken && c.out.row.order_id.empty()) c.error = why;
+        for (auto& r : b.records)
+          if (r.error.empty() && !r.ok) r.error = why;
+        for (auto& st : b.settles)
+          if (st.error.empty() && !st.ok) st.error = why;
+      }
+    }
+    std::lock_guard<std::mutex> q(queue_mu_);
+    for (Queued* g : group) g->done = true;
+    queue_cv_.notify_all();
+  }
+
+  // Under mu_: the batches' entries in one transaction, each entry in its
+  // own savepoint so that one that loses its lease rolls back alone. False
+  // when the transaction broke after it began (nothing of it committed).
+  bool commit_together(const std::vector<Queued*>& group) {
+    std::unique_ptr<Tx> begun;
+    try {
+      begun = std::make_unique<Tx>(*this);
+    } catch (const LedgerError& e) {
+      // The store is locked or gone: one commit per entry would only wait
+      // out the busy timeout once per entry. Every entry fails alike.
+      for (Queued* g : group) {
+        LedgerBatch& b = *g->batch;
         for (auto& c : b.creates) c.error = e.what();
         for (auto& r : b.records) r.error = e.what();
         for (auto& st : b.settles) st.error = e.what();
-        return;
       }
-      try {
-        Tx& tx = *begun;
-        auto guarded = [&](auto&& op) {
-          // One entry at a time, so one savepoint name serves them all.
-          Stmt(stmts_, "SAVEPOINT entry").step();
-          bool ok = op();
-          if (!ok) Stmt(stmts_, "ROLLBACK TO entry").step();
-          Stmt(stmts_, "RELEASE entry").step();
-          return ok;
-        };
-        std::vector<CreateOutcome> creates(b.creates.size());
-        std::vector<char> records(b.records.size()), settles(b.settles.size());
+      return true;
+    }
+    try {
+      Tx& tx = *begun;
+      auto guarded = [&](auto&& op) {
+        // One entry at a time, so one savepoint name serves them all.
+        Stmt(stmts_, "SAVEPOINT entry").step();
+        bool ok = op();
+        if (!ok) Stmt(stmts_, "ROLLBACK TO entry").step();
+        Stmt(stmts_, "RELEASE entry").step();
+        return ok;
+      };
+      struct Answers {
+        std::vector<CreateOutcome> creates;
+        std::vector<char> records, settles;
+      };
+      std::vector<Answers> answers(group.size());
+      for (size_t k = 0; k < group.size(); ++k) {
+        const LedgerBatch& b = *group[k]->batch;
+        Answers& a = answers[k];
+        a.creates.resize(b.creates.size());
+        a.records.resize(b.records.size());
+        a.settles.resize(b.settles.size());
         for (size_t i = 0; i < b.creates.size(); ++i) {
           const auto& c = b.creates[i];
           guarded([&] {
-            creates[i] = create_in_tx(c.proposed, c.owner, c.now, c.lease_until);
+            a.creates[i] = create_in_tx(c.proposed, c.owner, c.now, c.lease_until);
             return true;
           });
         }
         for (size_t i = 0; i < b.records.size(); ++i)
-          records[i] = guarded([&] { return fence_and_store(b.records[i].order_id, b.records[i].owner, b.records[i].attempt); });
+          a.records[i] =
+              guarded([&] { return fence_and_store(b.records[i].order_id, b.records[i].owner, b.records[i].attempt); });
         for (size_t i = 0; i < b.settles.size(); ++i) {
           const auto& st = b.settles[i];
-          settles[i] = guarded([&] { return settle_in_tx(st.order_id, st.owner, st.last ? &*st.last : nullptr,
-                                                          st.settlement, st.now); });
+          a.settles[i] = guarded([&] {
+            return settle_in_tx(st.order_id, st.owner, st.last ? &*st.last : nullptr, st.settlement, st.now);
+          });
         }
-        tx.commit();
-        // Only now, committed, do the answers count.
-        for (size_t i = 0; i < b.creates.size(); ++i) {
-          b.creates[i].out.row = std::move(creates[i].row);
-          b.creates[i].out.created = creates[i].created;
-          b.creates[i].out.key_taken = creates[i].key_taken;
-        }
-        for (size_t i = 0; i < b.records.size(); ++i) b.records[i].ok = records[i] != 0;
-        for (size_t i = 0; i < b.settles.size(); ++i) b.settles[i].ok = settles[i] != 0;
-        return;
-      } catch (const LedgerError&) {
-        // One entry broke the transaction: roll it all back and fall through
-        // to one commit per entry, outside the lock it takes itself.
-        begun.reset();
       }
+      tx.commit();
+      // Only now, committed, do the answers count.
+      for (size_t k = 0; k < group.size(); ++k) {
+        LedgerBatch& b = *group[k]->batch;
+        Answers& a = answers[k];
+        for (size_t i = 0; i < b.creates.size(); ++i) {
+          b.creates[i].out.row = std::move(a.creates[i].row);
+          b.creates[i].out.created = a.creates[i].created;
+          b.creates[i].out.key_taken = a.creates[i].key_taken;
+        }
+        for (size_t i = 0; i < b.records.size(); ++i) b.records[i].ok = a.records[i] != 0;
+        for (size_t i = 0; i < b.settles.size(); ++i) b.settles[i].ok = a.settles[i] != 0;
+      }
+      return true;
+    } catch (const LedgerError&) {
+      return false;  // ~Tx rolls it all back
     }
-    Ledger::apply(b);
   }
 
   std::optional<PaymentRow> get(const std::string& order_id) override {
@@ -574,6 +681,10 @@ class SqliteLedger final : public Ledger {
   // How long a write waits for another process's lock before it fails.
   const int busy_timeout_ms_;
   std::mutex mu_;
+  // Batches waiting for a group commit (apply), each on its caller's stack.
+  std::mutex queue_mu_;  // taken after mu_, never before it
+  std::condition_variable queue_cv_;
+  std::vector<Queued*> queue_;
   std::unique_ptr<sqlite3, DbCloser> db_;
   StmtCache stmts_;  // after db_: finalized before the connection closes
   std::string secret_;

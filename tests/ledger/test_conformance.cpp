@@ -20,6 +20,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -637,6 +638,82 @@ TEST_P(LedgerConformance, AnEmptyBatchAndOneOfOnlySettlesAreFine) {
   l->apply(b);
   EXPECT_TRUE(b.settles[0].ok);
   EXPECT_EQ(l->get("o-1")->state, PaymentState::unknown);
+}
+
+// The concurrent engine runs one group commit per engine thread, and a
+// store with one writer (SQLite) joins batches that arrive together into
+// one transaction: each caller still gets its own entries' answers, a clash
+// in one batch fails that entry alone, and what the answers say is stored.
+TEST_P(LedgerConformance, BatchesAppliedFromManyThreadsAtOnceEachGetTheirOwnAnswers) {
+  auto l = open();
+  constexpr int kThreads = 6, kRounds = 15;
+  for (int t = 0; t < kThreads; ++t) {
+    ASSERT_TRUE(l->create_and_claim(proposal("clash-" + std::to_string(t)), "w" + std::to_string(t), kNow,
+                                    kNow + kLease).created);
+    ASSERT_TRUE(l->record_attempt("clash-" + std::to_string(t), "w" + std::to_string(t), attempt(1, kNow)));
+  }
+  std::vector<std::string> failures;
+  std::mutex failures_mu;
+  auto fail = [&](const std::string& what) {
+    std::lock_guard<std::mutex> lock(failures_mu);
+    failures.push_back(what);
+  };
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      const std::string owner = "w" + std::to_string(t);
+      for (int r = 0; r < kRounds; ++r) {
+        const std::string order = "t" + std::to_string(t) + "-r" + std::to_string(r);
+        LedgerBatch b;
+        b.creates.push_back(create_entry(owner, proposal(order), kNow + r));
+        if (r > 0) {
+          // The previous round's order: settled by its holder, and a record
+          // from a worker that holds nothing, fenced out.
+          const std::string prev = "t" + std::to_string(t) + "-r" + std::to_string(r - 1);
+          LedgerBatch::Settle st;
+          st.owner = owner;
+          st.order_id = prev;
+          st.last = attempt(1, kNow + r);
+          st.settlement.state = PaymentState::succeeded;
+          st.settlement.delivery = "delivered";
+          st.settlement.provider_payment_id = "pi_" + prev;
+          st.now = kNow + r;
+          b.settles.push_back(st);
+          b.records.push_back({"not-" + owner, prev, attempt(1, kNow + r), false, {}});
+        }
+        if (r == kRounds / 2) {  // an attempt number already taken: this entry's error alone
+          AttemptEntry taken = attempt(1, kNow);
+          taken.reason = "another entry under a taken number";
+          b.records.push_back({owner, "clash-" + std::to_string(t), taken, false, {}});
+        }
+        l->apply(b);
+        if (!b.creates[0].error.empty() || !b.creates[0].out.created || b.creates[0].out.row.order_id != order ||
+            b.creates[0].out.row.lease_owner != owner)
+          fail(order + ": create answered " + b.creates[0].error + " created=" +
+               std::to_string(b.creates[0].out.created) + " row " + b.creates[0].out.row.order_id);
+        for (const auto& st : b.settles)
+          if (!st.error.empty() || !st.ok) fail(st.order_id + ": settle answered " + st.error);
+        for (const auto& rec : b.records) {
+          const bool clash = rec.order_id.rfind("clash-", 0) == 0;
+          if (clash && rec.error.empty()) fail(rec.order_id + ": a clash went unreported");
+          if (!clash && (!rec.error.empty() || rec.ok)) fail(rec.order_id + ": a fenced-out record was taken");
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_TRUE(failures.empty()) << failures.size() << " wrong answers, first: " << failures.front();
+  for (int t = 0; t < kThreads; ++t) {
+    for (int r = 0; r < kRounds; ++r) {
+      const std::string order = "t" + std::to_string(t) + "-r" + std::to_string(r);
+      const auto row = l->get(order);
+      ASSERT_TRUE(row.has_value()) << order;
+      const bool last = r == kRounds - 1;
+      EXPECT_EQ(row->state, last ? PaymentState::in_flight : PaymentState::succeeded) << order;
+      EXPECT_EQ(l->attempts(order).size(), last ? 0u : 1u) << order;
+    }
+    EXPECT_EQ(l->attempts("clash-" + std::to_string(t)).size(), 1u);
+  }
 }
 
 // ---- settling and attempts --------------------------------------------------------
