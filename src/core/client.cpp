@@ -107,10 +107,22 @@ Client::~Client() {
   for (const auto& m : multi_) m->drain();
 }
 
+// One per core, and at least one per kConnectionsPerEngine connections: a
+// libcurl 7.88 multi handle spends more per transfer the more transfers it
+// holds (against nginx at 10,000 in flight, 2 engines of 5,000 cost 250-330 us
+// of CPU a payment, 10 engines of 1,000 about 95 us;
+// BENCHMARKS.md, "Scaling").
+size_t Client::default_engine_threads() const {
+  constexpr int64_t kConnectionsPerEngine = 1000;
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const auto by_connections = static_cast<size_t>((config_.max_connections + kConnectionsPerEngine - 1) /
+                                                  kConnectionsPerEngine);
+  return std::min<size_t>(std::max(cores, by_connections), kMaxEngineThreads);
+}
+
 void Client::start_engines() {
   std::call_once(multi_once_, [this] {
-    size_t n = config_.engine_threads > 0 ? static_cast<size_t>(config_.engine_threads)
-                                          : std::max(1u, std::thread::hardware_concurrency());
+    size_t n = config_.engine_threads > 0 ? static_cast<size_t>(config_.engine_threads) : default_engine_threads();
     n = std::min<size_t>(n, static_cast<size_t>(config_.max_connections));  // at least one connection each
     const long per_engine = static_cast<long>((config_.max_connections + static_cast<int64_t>(n) - 1) /
                                               static_cast<int64_t>(n));

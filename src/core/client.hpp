@@ -87,6 +87,9 @@ class Client {
   std::vector<std::unique_ptr<MultiEngine>> multi_;
   std::shared_ptr<const std::vector<std::thread::id>> engine_threads_;
   void start_engines();
+  // engine_threads when the config leaves it 0.
+  size_t default_engine_threads() const;
+  static constexpr size_t kMaxEngineThreads = 64;  // the config's own bound on engine_threads
 };
 
 }  // namespace payretry

@@ -153,7 +153,7 @@ const std::vector<ConfigKey>& table() {
       {"max_connections", T::integer, 0, 1, 65536, "", "256", "256",
        "Connections the concurrent engine keeps to the provider."},
       {"engine_threads", T::integer, 0, 0, 64, "", "0", "0",
-       "Threads of the concurrent engine; 0: one per core."},
+       "Threads of the concurrent engine; 0: one per core, and at least one per 1,000 max_connections (up to 64)."},
       {"proxy", T::string, kKeyIndirect | kKeySecret | kKeyNullable, 1, 0, "", "none", "\"http://proxy.internal:3128\"",
        "The only proxy requests take (http://, https://, socks5://, socks5h://); the environment's http_proxy and "
        "the like are ignored. Credentials in it are secrets."},

@@ -454,6 +454,28 @@ TEST_F(Concurrent, engine_threads_share_the_payments_and_keep_each_order_on_one_
   EXPECT_EQ(sim_->total_charges(), kOrders + kBatch);
 }
 
+// engine_threads 0 is one engine per core, and at least one per 1,000
+// connections: a libcurl multi handle costs more per transfer the more it holds.
+TEST_F(Concurrent, the_default_engine_count_grows_with_max_connections) {
+  const size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  for (const auto& [max_connections, expected] :
+       std::vector<std::pair<int, size_t>>{{256, cores}, {5000, std::max<size_t>(cores, 5)}}) {
+    auto c = client(config("stripe", kCalm, R"("ledger":"memory:","max_connections":)" + std::to_string(max_connections)));
+    ThreadAnswers a;
+    constexpr int kOrders = 300;
+    for (int i = 0; i < kOrders; ++i) {
+      const std::string order = "dt-" + std::to_string(max_connections) + "-" + std::to_string(i), body = body_for(order);
+      ASSERT_EQ(pay_submit_async(c.get(), order.c_str(), body.data(), body.size(), nullptr, &ThreadAnswers::done, &a),
+                PAY_OK);
+    }
+    a.wait_for(kOrders);
+    std::set<std::thread::id> all;
+    for (const auto& [order, ids] : a.threads) all.insert(ids.begin(), ids.end());
+    EXPECT_EQ(all.size(), expected) << "engines answering with max_connections " << max_connections;
+  }
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+}
+
 TEST_F(Concurrent, async_failed_call_comes_through_the_callback_and_null_arguments_are_refused) {
   auto c = client(config("stripe", "", R"("max_body_bytes":100)"));
   Answers a;
