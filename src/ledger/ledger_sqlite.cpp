@@ -302,15 +302,16 @@ class SqliteLedger final : public Ledger {
   // Group commit: every entry in one IMMEDIATE transaction, so one fsync
   // makes all of them durable. Each entry runs inside its own savepoint, so
   // an entry that loses its lease rolls back alone. If the transaction
-  // itself fails (disk full, I/O error), nothing of it was committed, and
-  // the entries are retried one commit each, so that each gets its own
-  // answer and one bad entry cannot fail the others.
+  // itself fails (disk full, I/O error, out of memory), nothing of it was
+  // committed, and the entries are retried one commit each, so that each
+  // gets its own answer and one bad entry cannot fail the others.
   //
-  // The file has one writer at a time, and every commit waits for the disk.
-  // Batches that arrive while a commit is under way (each engine thread
-  // gathers its own) queue; the next thread to take the lock commits all of
-  // them in one transaction, in the order they came, so N engines pay for
-  // one sync instead of N in a row.
+  // The file has one writer at a time, and a commit costs SQLite far more
+  // than its entries do alone (WAL pages, the sync). Batches that arrive
+  // while a commit is under way (each engine thread gathers its own) queue;
+  // the next thread to take the lock commits all of them in one
+  // transaction, in the order they came, so N engines pay for one commit
+  // instead of N in a row.
   void apply(LedgerBatch& b) override {
     Queued me{&b};
     {
@@ -328,56 +329,18 @@ class SqliteLedger final : public Ledger {
           for (Queued* g : group) g->taken = true;
         }
       }
-      if (!group.empty()) {
-        try {
-          committed = commit_together(group);
-        } catch (...) {
-          answer_all(group, &me, std::current_exception());
-          throw;
-        }
-      }
+      if (!group.empty()) committed = commit_together(group);
     }
-    if (!group.empty()) {
-      // A transaction that failed part way: one commit per entry, outside
-      // the lock (each takes it itself), so one bad entry cannot fail the others.
-      try {
-        if (!committed)
-          for (Queued* g : group) Ledger::apply(*g->batch);
-      } catch (...) {
-        answer_all(group, &me, std::current_exception());
-        throw;
-      }
-      answer_all(group, nullptr, nullptr);
+    if (group.empty()) {
+      // Another thread took this batch into its commit: wait for its answers.
+      std::unique_lock<std::mutex> q(queue_mu_);
+      queue_cv_.wait(q, [&] { return me.done; });
       return;
     }
-    // Another thread took this batch into its commit: wait for its answers.
-    std::unique_lock<std::mutex> q(queue_mu_);
-    queue_cv_.wait(q, [&] { return me.done; });
-  }
-
-  // Wakes every thread whose batch was in `group`. With `failure`, the
-  // others' entries that have no answer yet carry it as their error (`own`
-  // gets the exception itself).
-  void answer_all(const std::vector<Queued*>& group, const Queued* own, std::exception_ptr failure) {
-    if (failure) {
-      std::string why = "ledger (sqlite): group commit failed";
-      try {
-        std::rethrow_exception(failure);
-      } catch (const std::exception& e) {
-        why += std::string(": ") + e.what();
-      } catch (...) {
-      }
-      for (Queued* g : group) {
-        if (g == own) continue;
-        LedgerBatch& b = *g->batch;
-        for (auto& c : b.creates)
-          if (c.error.empty() && !c.out.created && !c.out.key_taken && c.out.row.order_id.empty()) c.error = why;
-        for (auto& r : b.records)
-          if (r.error.empty() && !r.ok) r.error = why;
-        for (auto& st : b.settles)
-          if (st.error.empty() && !st.ok) st.error = why;
-      }
-    }
+    // Outside the lock (each single call takes it itself); Ledger::apply
+    // answers every entry, an exception included, and never throws.
+    if (!committed)
+      for (Queued* g : group) Ledger::apply(*g->batch);
     std::lock_guard<std::mutex> q(queue_mu_);
     for (Queued* g : group) g->done = true;
     queue_cv_.notify_all();
@@ -401,6 +364,11 @@ class SqliteLedger final : public Ledger {
       }
       return true;
     }
+    struct Answers {
+      std::vector<CreateOutcome> creates;
+      std::vector<char> records, settles;
+    };
+    std::vector<Answers> answers;
     try {
       Tx& tx = *begun;
       auto guarded = [&](auto&& op) {
@@ -411,11 +379,7 @@ class SqliteLedger final : public Ledger {
         Stmt(stmts_, "RELEASE entry").step();
         return ok;
       };
-      struct Answers {
-        std::vector<CreateOutcome> creates;
-        std::vector<char> records, settles;
-      };
-      std::vector<Answers> answers(group.size());
+      answers.resize(group.size());
       for (size_t k = 0; k < group.size(); ++k) {
         const LedgerBatch& b = *group[k]->batch;
         Answers& a = answers[k];
@@ -440,22 +404,22 @@ class SqliteLedger final : public Ledger {
         }
       }
       tx.commit();
-      // Only now, committed, do the answers count.
-      for (size_t k = 0; k < group.size(); ++k) {
-        LedgerBatch& b = *group[k]->batch;
-        Answers& a = answers[k];
-        for (size_t i = 0; i < b.creates.size(); ++i) {
-          b.creates[i].out.row = std::move(a.creates[i].row);
-          b.creates[i].out.created = a.creates[i].created;
-          b.creates[i].out.key_taken = a.creates[i].key_taken;
-        }
-        for (size_t i = 0; i < b.records.size(); ++i) b.records[i].ok = a.records[i] != 0;
-        for (size_t i = 0; i < b.settles.size(); ++i) b.settles[i].ok = a.settles[i] != 0;
-      }
-      return true;
-    } catch (const LedgerError&) {
+    } catch (...) {
       return false;  // ~Tx rolls it all back
     }
+    // Only now, committed, do the answers count (moves and flags: nothing here throws).
+    for (size_t k = 0; k < group.size(); ++k) {
+      LedgerBatch& b = *group[k]->batch;
+      Answers& a = answers[k];
+      for (size_t i = 0; i < b.creates.size(); ++i) {
+        b.creates[i].out.row = std::move(a.creates[i].row);
+        b.creates[i].out.created = a.creates[i].created;
+        b.creates[i].out.key_taken = a.creates[i].key_taken;
+      }
+      for (size_t i = 0; i < b.records.size(); ++i) b.records[i].ok = a.records[i] != 0;
+      for (size_t i = 0; i < b.settles.size(); ++i) b.settles[i].ok = a.settles[i] != 0;
+    }
+    return true;
   }
 
   std::optional<PaymentRow> get(const std::string& order_id) override {
