@@ -88,46 +88,58 @@ struct StmtFinalizer {
 
 // Prepared statements kept for reuse, one per SQL text. Preparing costs more
 // than running most of ours, and the concurrent engine runs the same few
-// statements for every payment, all on one connection. Not thread-safe: used
-// under the ledger's mutex. Destroy before the connection.
+// statements for every payment, all on one connection. Each is found by the
+// address of its SQL, a string literal: no copy of the text and no hash of
+// it per statement run (a payment runs a dozen). Not thread-safe: used under
+// the ledger's mutex. Destroy before the connection.
 class StmtCache {
  public:
   explicit StmtCache(sqlite3* db = nullptr) : db_(db) {}
   ~StmtCache() {
-    for (auto& [sql, st] : idle_) sqlite3_finalize(st);
+    for (auto& [sql, e] : kept_) sqlite3_finalize(e.st);
   }
   StmtCache(const StmtCache&) = delete;
   StmtCache& operator=(const StmtCache&) = delete;
   void attach(sqlite3* db) { db_ = db; }
   sqlite3* db() const { return db_; }
-  // A statement for `sql`, the caller's until give_back: an idle one if any
-  // (a statement in use is never handed out twice), else a new one.
-  sqlite3_stmt* take(const std::string& sql) {
-    auto it = idle_.find(sql);
-    if (it != idle_.end()) {
-      sqlite3_stmt* st = it->second;
-      idle_.erase(it);
-      return st;
+  // A statement for `sql`, the caller's until give_back: the kept one when
+  // idle (a statement in use is never handed out twice), else a new one.
+  sqlite3_stmt* take(const char* sql) {
+    auto it = kept_.find(sql);
+    if (it != kept_.end() && !it->second.in_use) {
+      it->second.in_use = true;
+      return it->second.st;
     }
     sqlite3_stmt* st = nullptr;
-    const int rc = sqlite3_prepare_v3(db_, sql.c_str(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &st,
-                                      nullptr);
+    const int rc = sqlite3_prepare_v3(db_, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, nullptr);
     if (rc != SQLITE_OK) fail(db_, rc, "prepare");
+    if (it == kept_.end()) {
+      try {
+        kept_.emplace(sql, Kept{st, true});
+      } catch (...) {
+        // Not kept (no memory): give_back finalizes it.
+      }
+    }
     return st;
   }
-  void give_back(const std::string& sql, sqlite3_stmt* st) noexcept {
-    sqlite3_reset(st);
-    sqlite3_clear_bindings(st);
-    try {
-      if (idle_.emplace(sql, st).second) return;
-    } catch (...) {
+  void give_back(const char* sql, sqlite3_stmt* st) noexcept {
+    auto it = kept_.find(sql);
+    if (it != kept_.end() && it->second.st == st) {
+      sqlite3_reset(st);
+      sqlite3_clear_bindings(st);
+      it->second.in_use = false;
+      return;
     }
-    sqlite3_finalize(st);  // one of its kind is idle already, or no memory to keep it
+    sqlite3_finalize(st);  // a second one of its kind, made while the kept one was in use
   }
 
  private:
+  struct Kept {
+    sqlite3_stmt* st;
+    bool in_use;
+  };
   sqlite3* db_;
-  std::unordered_map<std::string, sqlite3_stmt*> idle_;
+  std::unordered_map<const char*, Kept> kept_;
 };
 
 class Stmt {
@@ -138,8 +150,10 @@ class Stmt {
     if (rc != SQLITE_OK) fail(db, rc, "prepare");
     s_.reset(s);
   }
-  // From the cache, and back to it when done.
-  Stmt(StmtCache& cache, const std::string& sql) : db_(cache.db()), cache_(&cache), sql_(sql) {
+  // From the cache, and back to it when done. Only a string literal: the
+  // cache knows a statement by the address of its text.
+  template <size_t N>
+  Stmt(StmtCache& cache, const char (&sql)[N]) : db_(cache.db()), cache_(&cache), sql_(sql) {
     s_.reset(cache.take(sql));
   }
   ~Stmt() {
@@ -185,7 +199,7 @@ class Stmt {
   }
   sqlite3* db_;
   StmtCache* cache_ = nullptr;
-  std::string sql_;
+  const char* sql_ = nullptr;
   std::unique_ptr<sqlite3_stmt, StmtFinalizer> s_;
   int last_rc_ = 0;
 };
@@ -579,29 +593,29 @@ class SqliteLedger final : public Ledger {
     return read_row(s);
   }
 
+  // One statement in the usual case: the row is inserted already claimed
+  // (nothing can see it in between: one transaction). An order that has a
+  // row keeps it, whatever the proposal says (ON CONFLICT on the order id
+  // comes first, so a key clash on it is no error); a new order whose key
+  // another order holds is refused by the key's UNIQUE constraint.
   CreateOutcome create_in_tx(const PaymentRow& p, const std::string& owner, int64_t now, int64_t lease_until) {
     CreateOutcome out;
-    if (auto existing = get_locked(p.order_id)) {
-      out.row = *existing;
-      return out;
-    }
     try {
       Stmt ins(stmts_, "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
-                     "key_expires_at, updated_at) VALUES (?1, ?2, ?3, 'PENDING', ?4, ?5, ?4)");
+                       "key_expires_at, updated_at, lease_owner, lease_until) "
+                       "VALUES (?1, ?2, ?3, 'IN_FLIGHT', ?4, ?5, ?4, ?6, ?7) ON CONFLICT(order_id) DO NOTHING");
       ins.bind(1, p.order_id).bind(2, p.idempotency_key).bind(3, p.fingerprint).bind(4, now).bind(5, p.key_expires_at);
+      ins.bind(6, owner).bind(7, lease_until);
       ins.step();
+      out.created = sqlite3_changes(db()) == 1;
     } catch (const Stmt::Constraint&) {
-      // The order id is free (checked above), so the key belongs to another order.
       out.key_taken = true;
       out.row.order_id = p.order_id;
       return out;
     }
-    Stmt claim(stmts_, "UPDATE payments SET state='IN_FLIGHT', lease_owner=?2, lease_until=?3, updated_at=?4 "
-                     "WHERE order_id=?1 AND state='PENDING'");
-    claim.bind(1, p.order_id).bind(2, owner).bind(3, lease_until).bind(4, now);
-    claim.step();
-    out.row = *get_locked(p.order_id);
-    out.created = true;
+    auto row = get_locked(p.order_id);
+    if (!row) throw LedgerError("ledger (sqlite): the row of order " + p.order_id + " is gone within its transaction");
+    out.row = std::move(*row);
     return out;
   }
 
