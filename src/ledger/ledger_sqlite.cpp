@@ -360,9 +360,10 @@ class SqliteLedger final : public Ledger {
     queue_cv_.notify_all();
   }
 
-  // Under mu_: the batches' entries in one transaction, each entry in its
-  // own savepoint so that one that loses its lease rolls back alone. False
-  // when the transaction broke after it began (nothing of it committed).
+  // Under mu_: the batches' entries in one transaction. An entry that lost
+  // its lease wrote nothing (see settle_in_tx), so it needs no savepoint of
+  // its own, and the others commit. False when the transaction broke after
+  // it began (nothing of it committed).
   bool commit_together(const std::vector<Queued*>& group) {
     std::unique_ptr<Tx> begun;
     try {
@@ -385,14 +386,6 @@ class SqliteLedger final : public Ledger {
     std::vector<Answers> answers;
     try {
       Tx& tx = *begun;
-      auto guarded = [&](auto&& op) {
-        // One entry at a time, so one savepoint name serves them all.
-        Stmt(stmts_, "SAVEPOINT entry").step();
-        bool ok = op();
-        if (!ok) Stmt(stmts_, "ROLLBACK TO entry").step();
-        Stmt(stmts_, "RELEASE entry").step();
-        return ok;
-      };
       answers.resize(group.size());
       for (size_t k = 0; k < group.size(); ++k) {
         const LedgerBatch& b = *group[k]->batch;
@@ -402,19 +395,13 @@ class SqliteLedger final : public Ledger {
         a.settles.resize(b.settles.size());
         for (size_t i = 0; i < b.creates.size(); ++i) {
           const auto& c = b.creates[i];
-          guarded([&] {
-            a.creates[i] = create_in_tx(c.proposed, c.owner, c.now, c.lease_until);
-            return true;
-          });
+          a.creates[i] = create_in_tx(c.proposed, c.owner, c.now, c.lease_until);
         }
         for (size_t i = 0; i < b.records.size(); ++i)
-          a.records[i] =
-              guarded([&] { return fence_and_store(b.records[i].order_id, b.records[i].owner, b.records[i].attempt); });
+          a.records[i] = fence_and_store(b.records[i].order_id, b.records[i].owner, b.records[i].attempt);
         for (size_t i = 0; i < b.settles.size(); ++i) {
           const auto& st = b.settles[i];
-          a.settles[i] = guarded([&] {
-            return settle_in_tx(st.order_id, st.owner, st.last ? &*st.last : nullptr, st.settlement, st.now);
-          });
+          a.settles[i] = settle_in_tx(st.order_id, st.owner, st.last ? &*st.last : nullptr, st.settlement, st.now);
         }
       }
       tx.commit();
@@ -619,29 +606,46 @@ class SqliteLedger final : public Ledger {
     return out;
   }
 
-  // False (and the caller rolls back) when `owner` no longer holds the lease.
+  // Every write of one entry (the single calls' and the group commit's)
+  // begins with the statement that checks the lease, and writes nothing
+  // when it fails; a later write of the entry fails only by throwing, which
+  // rolls the whole transaction back. So an entry that lost its lease needs
+  // no savepoint to undo it: it never wrote.
+
+  // False when `owner` no longer holds the lease (nothing written). The row
+  // takes the settlement and the fence of `last` in one statement, then
+  // `last` joins the history.
   bool settle_in_tx(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
                     const Settlement& st, int64_t now) {
-    if (last && !fence_and_store(order_id, owner, *last)) return false;
     Stmt s(stmts_, "UPDATE payments SET state=?3, delivery=?4, detail=?5, provider_payment_id=?6, provider_status=?7, "
-                 "http_status=?8, lease_owner='', lease_until=0, updated_at=MAX(updated_at, ?9) "
-                 "WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
+                   "http_status=?8, lease_owner='', lease_until=0, updated_at=MAX(updated_at, ?9, ?10), "
+                   "attempts=MAX(attempts, ?11) WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
     s.bind(1, order_id).bind(2, owner).bind(9, now);
     StmtParams settlement(s, 3);
     write_settlement(settlement, st);
+    s.bind(10, last ? last->ended_at : now).bind(11, static_cast<int64_t>(last ? last->number : 0));
     s.step();
-    return sqlite3_changes(db()) == 1;
+    if (sqlite3_changes(db()) != 1) return false;
+    if (last) store_entry(order_id, *last);
+    return true;
   }
 
+  // False when `owner` no longer holds the lease (nothing written).
   bool fence_and_store(const std::string& order_id, const std::string& owner, const AttemptEntry& a) {
     Stmt f(stmts_, "UPDATE payments SET attempts=MAX(attempts, ?3), updated_at=MAX(updated_at, ?4) "
-                 "WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
+                   "WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
     f.bind(1, order_id).bind(2, owner).bind(3, static_cast<int64_t>(a.number)).bind(4, a.ended_at);
     f.step();
     if (sqlite3_changes(db()) != 1) return false;
-    // A plain insert: an entry is never overwritten. Only the holder of the
-    // claim writes (fenced above), and it numbers its entries after the
-    // row's count, so a clash is a bug that must not pass silently.
+    store_entry(order_id, a);
+    return true;
+  }
+
+  // A plain insert: an entry is never overwritten. Only the holder of the
+  // claim writes (fenced by the caller's first statement), and it numbers
+  // its entries after the row's count, so a clash is a bug that must not
+  // pass silently.
+  void store_entry(const std::string& order_id, const AttemptEntry& a) {
     Stmt s(stmts_, "INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
                    "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
     s.bind(1, order_id).bind(2, static_cast<int64_t>(a.number));
@@ -653,7 +657,6 @@ class SqliteLedger final : public Ledger {
       throw LedgerError("ledger (sqlite): entry " + std::to_string(a.number) + " of order " + order_id +
                         " is already recorded; entries are never overwritten");
     }
-    return true;
   }
 
   // How long a write waits for another process's lock before it fails.
