@@ -314,8 +314,8 @@ class SqliteLedger final : public Ledger {
   };
 
   // Group commit: every entry in one IMMEDIATE transaction, so one fsync
-  // makes all of them durable. Each entry runs inside its own savepoint, so
-  // an entry that loses its lease rolls back alone. If the transaction
+  // makes all of them durable. An entry that lost its lease writes nothing
+  // and the others commit (see settle_in_tx). If the transaction
   // itself fails (disk full, I/O error, out of memory), nothing of it was
   // committed, and the entries are retried one commit each, so that each
   // gets its own answer and one bad entry cannot fail the others.
