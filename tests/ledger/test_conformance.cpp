@@ -499,10 +499,14 @@ TEST_P(LedgerConformance, ABatchGivesEachEntryTheAnswerOfItsSingleCallAndOneLost
   const auto a = l->get("held-by-a");
   EXPECT_EQ(a->state, PaymentState::succeeded);
   EXPECT_EQ(a->provider_payment_id, "pi_batch");
+  EXPECT_EQ(a->lease_owner, "");
+  EXPECT_EQ(a->attempts, 2) << "the settle's last entry counts";
+  EXPECT_EQ(a->updated_at, kNow + 3 + 120) << "the latest of the settle's time and its last entry's end";
   EXPECT_EQ(l->attempts("held-by-a").size(), 2u);
   const auto bee = l->get("held-by-b");
   EXPECT_EQ(bee->state, PaymentState::in_flight);
   EXPECT_EQ(bee->lease_owner, "worker-b");
+  EXPECT_EQ(bee->attempts, 0) << "a fenced-out settle writes nothing";
   EXPECT_TRUE(l->attempts("held-by-b").empty());
 }
 
