@@ -132,8 +132,9 @@ def table(a):
     p(f"machine: {a.machine}")
     p(f"date:    {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     p(f"command: {a.command}")
-    p("payretry runs on its concurrent engine (pay_submit_async: one engine thread, curl multi, "
-      "group commit); 'payretry (thr)' is the blocking pay_submit with one thread per payment in "
+    p("payretry runs on its concurrent engine (pay_submit_async: engine threads as the config's "
+      "default gives them, one per core and at least one per 1,000 connections, each with its own curl multi "
+      "and group commit); 'payretry (thr)' is the blocking pay_submit with one thread per payment in "
       "flight (capped at 1000), for comparison.")
     p("Ratios are to payretry-memory in the same scenario and in-flight level, within this run: "
       "x thr > 1 = more payments/s than payretry; x cpu > 1 = more CPU per payment than payretry.")

@@ -15,7 +15,8 @@
 #   --clients "LIST"    of: curl payretry-memory payretry-sqlite payretry-pg payretry-threads
 #                       stripe-python requests go-retryablehttp stripe-go (default: all that can run)
 #                       payretry-{memory,sqlite,pg} run on the concurrent engine (pay_submit_async,
-#                       one engine thread); payretry-threads is the blocking pay_submit with one
+#                       default engine_threads: one per core, at least one per 1,000 connections);
+#                       payretry-threads is the blocking pay_submit with one
 #                       thread per payment in flight (memory ledger), for comparison
 #   --max-payments N    payments per run = max(100, K x in-flight), capped at N (default 10000)
 #   --per-slot K        payments per in-flight slot (default 20); at 1,000 in flight, 100 makes a
