@@ -29,6 +29,24 @@ struct MultiEngine::Payment {
   std::exception_ptr error;       // a failed call: `done` gets this instead
 };
 
+namespace {
+
+// Adds a batch entry and the payment it answers to, at the same index of
+// their two lists: finish() pairs them by index, so the lists must never
+// get out of step, not even when one push fails for want of memory.
+template <typename Entry, typename Payment>
+void gather(std::vector<Entry>& entries, std::vector<Payment*>& of, Entry&& e, Payment* p) {
+  of.push_back(p);
+  try {
+    entries.push_back(std::move(e));
+  } catch (...) {
+    of.pop_back();
+    throw;
+  }
+}
+
+}  // namespace
+
 struct MultiEngine::Timer {
   int64_t due;
   uint64_t seq;  // ties break in insertion order: the schedule is deterministic
@@ -169,13 +187,7 @@ void MultiEngine::start(std::unique_ptr<Job> job) {
     c.proposed = std::move(a.proposed);  // lent to the ledger; on_created gives it back
     c.now = now;
     c.lease_until = now + a.lease_ms;
-    create_of_.push_back(p);
-    try {
-      batch_.creates.push_back(std::move(c));
-    } catch (...) {
-      create_of_.pop_back();  // the two lists stay in step
-      throw;
-    }
+    gather(batch_.creates, create_of_, std::move(c), p);
   } catch (...) {
     complete(p, std::current_exception(), {});
   }
@@ -385,8 +397,7 @@ void MultiEngine::step(Payment* p, AttemptRun::Step s) {
       r.owner = p->row.lease_owner;
       r.order_id = p->row.order_id;
       r.attempt = PaymentFlow::entry_of_attempt(*s.attempt);
-      batch_.records.push_back(std::move(r));
-      record_of_.push_back(p);
+      gather(batch_.records, record_of_, std::move(r), p);
       return;
     }
     case AttemptRun::Kind::sleep: return add_timer(clock_.now_ms() + s.delay_ms, p, false);
@@ -402,8 +413,7 @@ void MultiEngine::step(Payment* p, AttemptRun::Step s) {
         st.last = PaymentFlow::entry_of_attempt(result.attempts.back());
       st.settlement = PaymentFlow::settlement_of_result(result);
       st.now = clock_.unix_ms();
-      batch_.settles.push_back(std::move(st));
-      settle_of_.push_back(p);
+      gather(batch_.settles, settle_of_, std::move(st), p);
       return;
     }
   }
@@ -428,8 +438,7 @@ void MultiEngine::fail_run(Payment* p, std::exception_ptr e) {
   st.settlement = s;
   st.now = clock_.unix_ms();
   p->error = e;
-  batch_.settles.push_back(std::move(st));
-  settle_of_.push_back(p);
+  gather(batch_.settles, settle_of_, std::move(st), p);
 }
 
 void MultiEngine::complete(Payment* p, std::exception_ptr e, PaymentResult r) {
