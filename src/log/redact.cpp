@@ -235,10 +235,17 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
     for (size_t p = text.find(s); p != std::string_view::npos; p = text.find(s, p + s.size()))
       hide.emplace_back(p, p + s.size());
   }
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  find_field_values(text, lower, hide);
+  // A field's value follows its name after ':' or '='; a security code may
+  // also follow after a quote or a blank ("cvc 737", "cvc'737"). Text with
+  // none of those characters (an order id, a key, a provider's id or status:
+  // most of what the attempt log writes) can hold no field value, and is not
+  // copied to lower case to look for one.
+  if (text.find_first_of(":= \t\"'\\") != std::string_view::npos) {
+    std::string lower(text);
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    find_field_values(text, lower, hide);
+  }
   find_card_numbers(text, hide);
   find_tokens(text, hide);
   if (hide.empty()) return utf8_clean(text);

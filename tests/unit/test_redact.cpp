@@ -220,5 +220,24 @@ TEST(Redact, SecurityCodeWrittenAsProseIsMasked) {
   EXPECT_EQ(redact("the cvc check failed 3 times"), "the cvc check failed 3 times");
 }
 
+// Text is scanned for field values only when it holds a character one can
+// follow ('=', ':', a blank, a quote, a backslash); these pin that boundary
+// from both sides, one character each.
+TEST(Redact, EveryCharacterThatCanLeadToAFieldValueStillGetsItScanned) {
+  for (const char* text : {"cvc=737", "CVV:1234", "cvc 737", "cvc\t737", "cvc'737", "cvc\"737", "cvc\\\"737",
+                           "password=hunter22", "Authorization:Bearer abcdefgh"}) {
+    const std::string out = redact(text);
+    for (const char* secret : {"737", "1234", "hunter22", "abcdefgh"})
+      if (std::string(text).find(secret) != std::string::npos) EXPECT_FALSE(has(out, secret)) << text << " -> " << out;
+  }
+  // None of them: a field name glued to digits is a word, as it always was.
+  EXPECT_EQ(redact("cvc737"), "cvc737");
+  EXPECT_EQ(redact("pi_3MtwBwLkdIwHu7ix28a3tqPa"), "pi_3MtwBwLkdIwHu7ix28a3tqPa");
+  // The other scans do not depend on it: a card number, a token, a given secret.
+  EXPECT_FALSE(has(redact("ref-4242424242424242"), "4242424242424242"));
+  EXPECT_FALSE(has(redact("sk_live_abcdefghijkl"), "abcdefghijkl"));
+  EXPECT_FALSE(has(redact("order_s3cr3tvalue_1", {"s3cr3tvalue"}), "s3cr3tvalue"));
+}
+
 }  // namespace
 }  // namespace payretry
