@@ -38,10 +38,17 @@ bool security_code_field(std::string_view name) {
          name == "security_code" || name == "securitycode";
 }
 
-void find_field_values(std::string_view text, std::string_view lower, std::vector<Range>& out) {
+void find_field_values(std::string_view text, std::vector<Range>& out) {
   // Every field but the security codes needs a ':' or '=' after its name
-  // (checked below); text without either can only hold "cvc 737".
+  // (checked below); text without either can only hold "cvc 737" or
+  // "cvc'737": a security code after a blank or a quote. Text with none of
+  // these (an order id, a key, a provider's id or status: most of what the
+  // attempt log writes) holds no field value and is not copied to look.
   const bool has_separator = text.find_first_of(":=") != std::string_view::npos;
+  if (!has_separator && text.find_first_of(" \t\"'\\") == std::string_view::npos) return;
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const std::string_view name : kSensitiveFields) {
     if (!has_separator && !security_code_field(name)) continue;
     size_t pos = 0;
@@ -235,17 +242,7 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
     for (size_t p = text.find(s); p != std::string_view::npos; p = text.find(s, p + s.size()))
       hide.emplace_back(p, p + s.size());
   }
-  // A field's value follows its name after ':' or '='; a security code may
-  // also follow after a quote or a blank ("cvc 737", "cvc'737"). Text with
-  // none of those characters (an order id, a key, a provider's id or status:
-  // most of what the attempt log writes) can hold no field value, and is not
-  // copied to lower case to look for one.
-  if (text.find_first_of(":= \t\"'\\") != std::string_view::npos) {
-    std::string lower(text);
-    std::transform(lower.begin(), lower.end(), lower.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    find_field_values(text, lower, hide);
-  }
+  find_field_values(text, hide);
   find_card_numbers(text, hide);
   find_tokens(text, hide);
   if (hide.empty()) return utf8_clean(text);

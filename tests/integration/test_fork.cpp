@@ -72,15 +72,13 @@ bool other_threads_asleep() {
   return asleep;
 }
 
-// Waits until the other threads have been asleep on two looks 20 ms apart; an
-// engine with nothing in flight that never sleeps would be a bug of its own.
-bool wait_for_idle_threads() {
+// Asks `ready` every `step` for up to 10 s; true once it says yes.
+template <class F>
+bool poll_until(F ready, std::chrono::milliseconds step) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  int quiet = 0;
   while (std::chrono::steady_clock::now() < give_up) {
-    quiet = other_threads_asleep() ? quiet + 1 : 0;
-    if (quiet == 2) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (ready()) return true;
+    std::this_thread::sleep_for(step);
   }
   return false;
 }
@@ -95,11 +93,13 @@ TEST_F(Fork, a_forked_child_gets_a_clear_error_from_the_parents_client_and_a_new
             PAY_OK);
   // Fork from an idle parent: the engine thread is alive (the child must not
   // wait on it) but neither it nor the simulator is inside the allocator.
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (answered.load() == 0 && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  ASSERT_EQ(answered.load(), 1);
-  ASSERT_TRUE(wait_for_idle_threads()) << "a thread of the parent kept running with nothing in flight";
+  ASSERT_TRUE(poll_until([&] { return answered.load() == 1; }, std::chrono::milliseconds(5)));
+  // Asleep on two looks 20 ms apart; an engine with nothing in flight that
+  // never sleeps would be a bug of its own.
+  int quiet = 0;
+  ASSERT_TRUE(poll_until([&] { return (quiet = other_threads_asleep() ? quiet + 1 : 0) == 2; },
+                         std::chrono::milliseconds(20)))
+      << "a thread of the parent kept running with nothing in flight";
 
   const std::string cfg = config("stripe", "", R"("ledger":"memory:")");
   const int code = in_child([&]() -> int {
