@@ -62,6 +62,22 @@ destroy_throwaway_pg() {
   rm -rf "$pg_dir"
 }
 
+# cpu_ticks PID...: CPU time (clock ticks: user + system, with that of reaped children) of each
+# PID and of its children alive now, summed; for a server whose workers come and go (PostgreSQL's
+# backends are reaped by the postmaster, so their time stays counted). Empty PIDs are skipped.
+cpu_ticks() {
+  local total=0 p q f
+  for p in "$@"; do
+    [ -n "$p" ] || continue
+    for q in "$p" $(pgrep -P "$p" || true); do
+      # Fields 14-17 of /proc/PID/stat: utime stime cutime cstime (the name, field 2, has no blank here).
+      f=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$q/stat" 2>/dev/null) || continue
+      total=$((total + ${f:-0}))
+    done
+  done
+  echo "$total"
+}
+
 # machine_line: cores, CPU model and kernel, for a report's header.
 machine_line() {
   echo "$(nproc) cores, $(sed -n 's/^model name\s*:\s*//p' /proc/cpuinfo | head -n1), $(uname -sr)"

@@ -3,8 +3,10 @@
 # concurrent engine, share one PostgreSQL ledger and one simulator (fixed latency), as N hosts
 # of a service would. Beside them, in the same run, N raw libcurl multi processes with the same
 # in-flight level (the transport limit of this box) and a single payretry process with the
-# memory ledger. Prints the aggregate payments/s of each, the ratios, per-process latency, and
-# the simulator's duplicate charges (its own truth). Benchmarks print, never assert.
+# memory ledger. Prints the aggregate payments/s of each, the ratios, per-process latency, the
+# simulator's duplicate charges (its own truth), and the CPU each row cost a payment in the
+# clients, the simulator and the throwaway server (where a CPU-bound row's time goes: with
+# 1,000 in flight the latency is 1,000 / payments/s). Benchmarks print, never assert.
 #
 # usage: tests/bench/pg_fleet.sh [--processes 4] [--inflight 1000] [--payments 20000]
 #                                [--latency-ms 100] [--rounds 3] [--build-dir DIR] [--no-build]
@@ -55,6 +57,9 @@ driver=$build_dir/tests/bench/payretry_driver
 
 pg_url=${PAYRETRY_BENCH_PG_URL:-}
 [ -n "$pg_url" ] || start_throwaway_pg payretry-fleet-pg
+# The throwaway server's postmaster, for its CPU per payment (none for a server given by URL).
+pg_pid=""
+[ -n "$pg_dir" ] && pg_pid=$(head -n1 "$pg_dir/data/data/postmaster.pid" 2>/dev/null || true)
 
 start_sim "$sim" "$work/sim.out" --seed 42 --threads 2
 admin POST config "{\"latency_ms\":$latency_ms,\"seed\":42,\"faults\":{}}" >/dev/null
@@ -64,6 +69,10 @@ admin POST config "{\"latency_ms\":$latency_ms,\"seed\":42,\"faults\":{}}" >/dev
 run_row() {  # kind count round
   local kind=$1 count=$2 round=$3 pids=() i start end
   admin POST reset >/dev/null
+  sleep 0.5  # the last row's server backends are gone and counted
+  local sim0 pg0 sim1 pg1
+  sim0=$(cpu_ticks "$sim_pid")
+  pg0=$(cpu_ticks "$pg_pid")
   start=$(date +%s.%N)
   for i in $(seq "$count"); do
     local prefix="f$round-$kind-$i-$RANDOM-"
@@ -78,20 +87,29 @@ run_row() {  # kind count round
   done
   for p in "${pids[@]}"; do wait "$p" || note "a $kind process exited $?"; done
   end=$(date +%s.%N)
+  sleep 0.5
+  sim1=$(cpu_ticks "$sim_pid")
+  pg1=$(cpu_ticks "$pg_pid")
   admin GET truth > "$work/truth.json"
   python3 - "$kind" "$count" "$start" "$end" "$work/truth.json" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+    "$((sim1 - sim0))" "$([ -n "$pg_pid" ] && echo $((pg1 - pg0)) || echo -1)" "$(getconf CLK_TCK)" \
     "$work"/"$kind-$round"-*.out <<'EOF'
 import json, sys
 kind, count, start, end, truth, load = sys.argv[1:7]
+sim_ticks, pg_ticks, hz = int(sys.argv[7]), int(sys.argv[8]), int(sys.argv[9])
 lines = []
-for path in sys.argv[7:]:
+for path in sys.argv[10:]:
     with open(path) as f:
         rows = [l for l in f.read().splitlines() if l.startswith("{")]
     lines.append(json.loads(rows[-1]) if rows else {})
 t = json.load(open(truth))
 done = sum(sum(l.get("outcomes", {}).values()) for l in lines)
 ok = sum(l.get("outcomes", {}).get("succeeded", 0) for l in lines)
+us = lambda ticks: ticks * 1e6 / hz / done if done and ticks >= 0 else None  # CPU us a payment
+client_us = sum(l.get("cpu_s", 0) for l in lines) * 1e6 / done if done else None
 print(json.dumps({"kind": kind, "processes": int(count), "wall_s": float(end) - float(start), "payments": done,
+                  "client_us": client_us, "sim_us": us(sim_ticks),
+                  "server_us": us(pg_ticks) if kind == "pg" else None,
                   "succeeded": ok, "duplicates": t.get("duplicates", -1), "load": load,
                   "p50_ms": sorted(l.get("p50_ms", 0) for l in lines)[len(lines) // 2]}))
 EOF
@@ -117,12 +135,18 @@ print(f"machine: {machine}")
 print(f"date:    {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
 print(f"command: {command}")
 print("aggregate = all payments of the row / wall time of the row (first start to last exit); medians over rounds (min-max)")
+print("CPU us a payment: of the row's clients (getrusage), of the simulator, and of the throwaway PostgreSQL (all its")
+print("processes); medians over rounds. The row is CPU-bound when these, times payments/s, come near the cores.")
 print()
 rounds = {}
 for r in rows:
     rounds.setdefault(r["kind"], []).append(r)
 curl = [r["payments"] / r["wall_s"] for r in rounds.get("curl", [])]
-print(f"{'row':<34} {'aggregate payments/s':>22} {'x curl':>18} {'p50 ms':>8} {'succeeded':>16} {'dup':>4}  load (1/5/15 min)")
+print(f"{'row':<34} {'aggregate payments/s':>22} {'x curl':>18} {'p50 ms':>8} {'succeeded':>16} {'dup':>4}"
+      f"  {'CPU us: client':>14} {'sim':>4} {'server':>6}  load (1/5/15 min)")
+def cpu(rs, key):
+    xs = [r[key] for r in rs if r.get(key) is not None]
+    return f"{statistics.median(xs):.0f}" if xs else "-"
 labels = {"curl": f"{n} x raw libcurl multi", "pg": f"{n} x payretry, PostgreSQL", "memory": "1 x payretry, memory ledger"}
 for kind in ("curl", "pg", "memory"):
     rs = rounds.get(kind, [])
@@ -134,5 +158,6 @@ for kind in ("curl", "pg", "memory"):
     fmtr = lambda xs: f"{statistics.median(xs):.2f} ({min(xs):.2f}-{max(xs):.2f})" if xs else "-"
     print(f"{labels[kind]:<34} {fmt(agg):>22} {fmtr(ratios):>18} {statistics.median(r['p50_ms'] for r in rs):>8.0f} "
           f"{sum(r['succeeded'] for r in rs):>7}/{sum(r['payments'] for r in rs):<8} {sum(r['duplicates'] for r in rs):>4}  "
+          f"{cpu(rs, 'client_us'):>14} {cpu(rs, 'sim_us'):>4} {cpu(rs, 'server_us'):>6}  "
           f"{rs[0]['load']} .. {rs[-1]['load']}")
 EOF
