@@ -133,7 +133,7 @@ void Client::start_engines() {
     for (size_t i = 0; i < n; ++i) {
       transports.push_back(std::make_unique<CurlMultiTransport>(curl_, per_engine));
       engines.push_back(std::make_unique<MultiEngine>(*engine_, *flow_, config_, system_clock(), *log_, stats_,
-                                                      *transports.back()));
+                                                      *transports.back(), true, static_cast<int>(n)));
     }
     auto ids = std::make_shared<std::vector<std::thread::id>>();
     for (const auto& m : engines) ids->push_back(m->thread_id());

@@ -56,11 +56,11 @@ struct MultiEngine::Timer {
 };
 
 MultiEngine::MultiEngine(Engine& engine, PaymentFlow& flow, const Config& config, Clock& clock, AttemptLog& log,
-                         Stats& stats, AsyncTransport& transport, bool own_thread)
+                         Stats& stats, AsyncTransport& transport, bool own_thread, int engines)
     : engine_(engine), flow_(flow), config_(config), clock_(clock), log_(log), stats_(stats), transport_(transport) {
   // Without a thread of its own (the deterministic simulation drives turn())
   // the engine applies batches in place, so every schedule stays repeatable.
-  const int writers = own_thread ? flow_.ledger().concurrent_batches() : 0;
+  const int writers = own_thread ? flow_.ledger().concurrent_batches(engines) : 0;
   // Never more Flights out than writers: the writers' side never allocates.
   to_write_.reserve(static_cast<size_t>(std::max(writers, 0)));
   written_.reserve(static_cast<size_t>(std::max(writers, 0)));

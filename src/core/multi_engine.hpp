@@ -7,7 +7,8 @@
 // the loop are applied together as one LedgerBatch: one transaction and one
 // flush (group commit). A ledger that waits on I/O (SQLite, PostgreSQL) is
 // applied on writer threads of the engine's own, as many batches at once as
-// the ledger commits in parallel (Ledger::concurrent_batches), so that
+// the ledger commits in parallel for each of the client's engines
+// (Ledger::concurrent_batches), so that
 // transfers go on while a batch commits; the writes gathered meanwhile make
 // the next batch. A payment has at most one write in any batch at a time. A payment's first byte still leaves only after the
 // commit that created its row, and never after its deadline or its lease
@@ -51,9 +52,11 @@ class MultiEngine {
 
   // With `own_thread`, a thread runs turn() until the engine is destroyed.
   // Without, the caller drives it (the deterministic simulation does, under
-  // its fake clock and transport).
+  // its fake clock and transport). `engines`: how many engines of the client
+  // share the ledger, each of which gets its share of the ledger's
+  // concurrent batches.
   MultiEngine(Engine& engine, PaymentFlow& flow, const Config& config, Clock& clock, AttemptLog& log,
-              Stats& stats, AsyncTransport& transport, bool own_thread = true);
+              Stats& stats, AsyncTransport& transport, bool own_thread = true, int engines = 1);
   // Stops taking jobs and waits for every accepted one to finish (each is
   // bounded by its deadline).
   ~MultiEngine();

@@ -138,13 +138,16 @@ class Ledger {
   // backend overrides it to share one transaction and one flush.
   virtual void apply(LedgerBatch& batch);
 
-  // How many batches the concurrent engine may apply at once, each on a
-  // writer thread of its own, so that HTTP goes on during a commit: 1 (the
-  // default) one at a time; more for a store that commits concurrent
-  // transactions in parallel; 0 applies each in place on the engine's
-  // thread (a ledger that only touches memory, where a hand-over would cost
-  // more than the work).
-  virtual int concurrent_batches() const { return 1; }
+  // How many batches each concurrent engine may apply at once, each on a
+  // writer thread of its own, so that HTTP goes on during a commit, when
+  // `engines` engines of one client share this ledger: 1 (the default) one
+  // at a time; more for a store that commits concurrent transactions in
+  // parallel; 0 applies each in place on the engine's thread (a ledger that
+  // only touches memory, where a hand-over would cost more than the work).
+  virtual int concurrent_batches(int engines) const {
+    (void)engines;
+    return 1;
+  }
 
   // The per-ledger secret that keys fingerprints: created with the ledger,
   // the same for every process that opens it.

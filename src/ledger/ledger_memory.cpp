@@ -23,7 +23,7 @@ class MemoryLedger final : public Ledger {
   MemoryLedger(std::string secret, const MemoryLedgerOptions& o) : secret_(std::move(secret)), max_settled_(o.max_settled) {}
 
   std::string secret() override { return secret_; }
-  int concurrent_batches() const override { return 0; }
+  int concurrent_batches(int) const override { return 0; }
 
   CreateOutcome create_and_claim(const PaymentRow& proposed, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {

@@ -60,9 +60,16 @@ class PostgresLedger final : public Ledger {
 
   std::string secret() override { return secret_; }
   // Concurrent transactions commit in parallel on the server (and their WAL
-  // flushes are shared); half the pool, so that lookups and the threaded
-  // path still find connections.
-  int concurrent_batches() const override { return static_cast<int>(kMaxConnections / 2); }
+  // flushes are shared): half the pool for the client's batches, so that
+  // lookups and the threaded path still find connections, shared among its
+  // engines (one each at least). Four per engine, as before, gave two
+  // engines the whole pool and sixteen engines 64 writers for 8
+  // connections; and smaller batches cost the server more transactions
+  // (BEGIN, the transaction id, a WAL flush each; BENCHMARKS.md, "PostgreSQL
+  // for fleets").
+  int concurrent_batches(int engines) const override {
+    return std::max(1, static_cast<int>(kMaxConnections / 2) / std::max(engines, 1));
+  }
 
   CreateOutcome create_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {

@@ -266,7 +266,7 @@ class SqliteLedger final : public Ledger {
   // One commit at a time reaches the file; a second batch from the same
   // engine waits in apply()'s queue and joins the next commit with whatever
   // the other engines queued meanwhile.
-  int concurrent_batches() const override { return 2; }
+  int concurrent_batches(int) const override { return 2; }
 
   CreateOutcome create_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {

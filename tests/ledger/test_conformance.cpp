@@ -1197,6 +1197,22 @@ TEST_F(PostgresShared, BrokenIdleConnectionsAreReplacedWithoutTheCallerNoticing)
   EXPECT_EQ(l->attempts("o-2").size(), 1u);
 }
 
+// The client's engines share half the pool for their batches (lookups and
+// the threaded path keep the other half), one each at least: four engines
+// of four batches each would hold twice the pool, and smaller batches cost
+// the server a transaction each (BENCHMARKS.md, "PostgreSQL for fleets").
+TEST_F(PostgresShared, TheEnginesOfAClientShareHalfThePoolForTheirBatches) {
+  auto l = open_ledger(store_->url(), "");
+  EXPECT_EQ(l->concurrent_batches(1), 4);
+  EXPECT_EQ(l->concurrent_batches(2), 2);
+  EXPECT_EQ(l->concurrent_batches(3), 1);
+  for (int engines = 1; engines <= 64; ++engines) {
+    EXPECT_GE(l->concurrent_batches(engines), 1) << engines << " engines";
+    if (engines <= 4) EXPECT_LE(engines * l->concurrent_batches(engines), 4) << engines << " engines";
+  }
+  EXPECT_EQ(l->concurrent_batches(0), 4) << "no engine count: as for one";
+}
+
 // A fenced write (record, settle, a batch's settles) finds its order by key.
 // The planner takes IN_FLIGHT for rare once statistics say most rows are
 // settled, and a plan that reads the (state, updated_at) index would read
