@@ -8,11 +8,12 @@
 // flush (group commit). A ledger that waits on I/O (SQLite, PostgreSQL) is
 // applied on writer threads of the engine's own, as many batches at once as
 // the ledger commits in parallel for each of the client's engines
-// (Ledger::concurrent_batches), so that
-// transfers go on while a batch commits; the writes gathered meanwhile make
-// the next batch. A payment has at most one write in any batch at a time. A payment's first byte still leaves only after the
-// commit that created its row, and never after its deadline or its lease
-// (the request's may_start gate, asked by the transport at the last moment).
+// (Ledger::concurrent_batches), so that transfers go on while a batch
+// commits; the writes gathered meanwhile make the next batch. A payment has
+// at most one write in any batch at a time. A payment's first byte still
+// leaves only after the commit that created its row, and never after its
+// deadline or its lease (the request's may_start gate, asked by the
+// transport at the last moment).
 #pragma once
 #include <condition_variable>
 #include <cstdint>
