@@ -144,10 +144,7 @@ class Ledger {
   // at a time; more for a store that commits concurrent transactions in
   // parallel; 0 applies each in place on the engine's thread (a ledger that
   // only touches memory, where a hand-over would cost more than the work).
-  virtual int concurrent_batches(int engines) const {
-    (void)engines;
-    return 1;
-  }
+  virtual int concurrent_batches(int /*engines*/) const { return 1; }
 
   // The per-ledger secret that keys fingerprints: created with the ledger,
   // the same for every process that opens it.

@@ -44,8 +44,8 @@ void find_field_values(std::string_view text, std::vector<Range>& out) {
   // "cvc'737": a security code after a blank or a quote. Text with none of
   // these (an order id, a key, a provider's id or status: most of what the
   // attempt log writes) holds no field value and is not copied to look.
+  if (text.find_first_of(":= \t\"'\\") == std::string_view::npos) return;
   const bool has_separator = text.find_first_of(":=") != std::string_view::npos;
-  if (!has_separator && text.find_first_of(" \t\"'\\") == std::string_view::npos) return;
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

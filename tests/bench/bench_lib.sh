@@ -62,20 +62,19 @@ destroy_throwaway_pg() {
   rm -rf "$pg_dir"
 }
 
-# cpu_ticks PID...: CPU time (clock ticks: user + system, with that of reaped children) of each
-# PID and of its children alive now, summed; for a server whose workers come and go (PostgreSQL's
-# backends are reaped by the postmaster, so their time stays counted). Empty PIDs are skipped.
-cpu_ticks() {
-  local total=0 p q f
+# cpu_seconds PID...: CPU seconds (user + system) so far of each PID, of its children alive now,
+# and of the children it has reaped, summed (0 for none; empty PIDs are skipped). Counting the
+# reaped ones keeps a server whose workers come and go whole: PostgreSQL's postmaster reaps
+# its backends. A process that is gone counts nothing.
+cpu_seconds() {
+  local p
   for p in "$@"; do
     [ -n "$p" ] || continue
-    for q in "$p" $(pgrep -P "$p" || true); do
-      # Fields 14-17 of /proc/PID/stat: utime stime cutime cstime (the name, field 2, has no blank here).
-      f=$(awk '{print $14 + $15 + $16 + $17}' "/proc/$q/stat" 2>/dev/null) || continue
-      total=$((total + ${f:-0}))
-    done
-  done
-  echo "$total"
+    echo "$p"
+    pgrep -P "$p" || true
+  done | while read -r p; do cat "/proc/$p/stat" 2>/dev/null || true; done |
+    # After "PID (name) ", fields 12-15 are utime stime cutime cstime, in clock ticks.
+    awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); t += $12 + $13 + $14 + $15 } END { printf "%.2f\n", t / hz }'
 }
 
 # machine_line: cores, CPU model and kernel, for a report's header.

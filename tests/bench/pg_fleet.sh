@@ -71,8 +71,8 @@ run_row() {  # kind count round
   admin POST reset >/dev/null
   sleep 0.5  # the last row's server backends are gone and counted
   local sim0 pg0 sim1 pg1
-  sim0=$(cpu_ticks "$sim_pid")
-  pg0=$(cpu_ticks "$pg_pid")
+  sim0=$(cpu_seconds "$sim_pid")
+  pg0=$(cpu_seconds "$pg_pid")
   start=$(date +%s.%N)
   for i in $(seq "$count"); do
     local prefix="f$round-$kind-$i-$RANDOM-"
@@ -88,28 +88,28 @@ run_row() {  # kind count round
   for p in "${pids[@]}"; do wait "$p" || note "a $kind process exited $?"; done
   end=$(date +%s.%N)
   sleep 0.5
-  sim1=$(cpu_ticks "$sim_pid")
-  pg1=$(cpu_ticks "$pg_pid")
+  sim1=$(cpu_seconds "$sim_pid")
+  pg1=$(cpu_seconds "$pg_pid")
   admin GET truth > "$work/truth.json"
   python3 - "$kind" "$count" "$start" "$end" "$work/truth.json" "$(cut -d' ' -f1-3 /proc/loadavg)" \
-    "$((sim1 - sim0))" "$([ -n "$pg_pid" ] && echo $((pg1 - pg0)) || echo -1)" "$(getconf CLK_TCK)" \
+    "$sim0" "$sim1" "${pg_pid:+$pg0}" "${pg_pid:+$pg1}" \
     "$work"/"$kind-$round"-*.out <<'EOF'
 import json, sys
 kind, count, start, end, truth, load = sys.argv[1:7]
-sim_ticks, pg_ticks, hz = int(sys.argv[7]), int(sys.argv[8]), int(sys.argv[9])
+sim0, sim1, pg0, pg1 = sys.argv[7:11]  # CPU seconds before and after; pg empty: a server given by URL
 lines = []
-for path in sys.argv[10:]:
+for path in sys.argv[11:]:
     with open(path) as f:
         rows = [l for l in f.read().splitlines() if l.startswith("{")]
     lines.append(json.loads(rows[-1]) if rows else {})
 t = json.load(open(truth))
 done = sum(sum(l.get("outcomes", {}).values()) for l in lines)
 ok = sum(l.get("outcomes", {}).get("succeeded", 0) for l in lines)
-us = lambda ticks: ticks * 1e6 / hz / done if done and ticks >= 0 else None  # CPU us a payment
+us = lambda a, b: (float(b) - float(a)) * 1e6 / done if done and a else None  # CPU us a payment
 client_us = sum(l.get("cpu_s", 0) for l in lines) * 1e6 / done if done else None
 print(json.dumps({"kind": kind, "processes": int(count), "wall_s": float(end) - float(start), "payments": done,
-                  "client_us": client_us, "sim_us": us(sim_ticks),
-                  "server_us": us(pg_ticks) if kind == "pg" else None,
+                  "client_us": client_us, "sim_us": us(sim0, sim1),
+                  "server_us": us(pg0, pg1) if kind == "pg" else None,
                   "succeeded": ok, "duplicates": t.get("duplicates", -1), "load": load,
                   "p50_ms": sorted(l.get("p50_ms", 0) for l in lines)[len(lines) // 2]}))
 EOF

@@ -143,13 +143,6 @@ answer=$(curl -sf -X POST -d '{}' "$url/v1/payments") ||
 note "nginx on $url answers $answer"
 worker_pid=$(pgrep -P "$nginx_pid" | head -n1 || true)
 
-# CPU seconds (user + system) of a process so far, from /proc (clock ticks).
-proc_cpu() {
-  local pid=$1
-  [ -n "$pid" ] && [ -r "/proc/$pid/stat" ] || { echo 0; return; }
-  awk -v hz="$(getconf CLK_TCK)" '{ sub(/^.*\) /, ""); print ($12 + $13) / hz }' "/proc/$pid/stat"
-}
-
 run_no=0
 run_one() {  # round row inflight
   local round=$1 row=$2 inflight=$3 rc=0 line
@@ -173,9 +166,9 @@ run_one() {  # round row inflight
   note "round $round: $row, $inflight in flight"
   local load0 load1 ncpu0 ncpu1 log_lines=""
   load0=$(cut -d' ' -f1-3 /proc/loadavg)
-  ncpu0=$(proc_cpu "$worker_pid")
+  ncpu0=$(cpu_seconds "$worker_pid")
   line=$(timeout $((seconds * 4 + warmup + 60)) "${cmd[@]}" 2> "$log" | tail -n1) || rc=$?
-  ncpu1=$(proc_cpu "$worker_pid")
+  ncpu1=$(cpu_seconds "$worker_pid")
   load1=$(cut -d' ' -f1-3 /proc/loadavg)
   [ -f "$db_dir/attempts.log" ] && log_lines=$(wc -l < "$db_dir/attempts.log")
   python3 "$here/report.py" transport-annotate --line "$line" --rc "$rc" --log "$log" --row "$row" \
