@@ -263,14 +263,10 @@ class SqliteLedger final : public Ledger {
 
   std::string secret() override { return secret_; }
 
-  // One batch out per engine: the file takes one commit at a time, and the
-  // batches other engines queue meanwhile join the next commit (apply()),
-  // while the engine gathers its own next batch. A second batch out per
-  // engine measured no faster (2026-12-04) and cost one more writer thread,
-  // each with a malloc arena of its own: about 0.9 KB more per payment in
-  // flight with five engines (BENCHMARKS.md, "The next payment on the
-  // callback's engine").
-  int concurrent_batches(int) const override { return 1; }
+  // One commit at a time reaches the file; a second batch from the same
+  // engine waits in apply()'s queue and joins the next commit with whatever
+  // the other engines queued meanwhile.
+  int concurrent_batches(int) const override { return 2; }
 
   CreateOutcome create_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {
