@@ -43,6 +43,9 @@ while [ $# -gt 0 ]; do
   shift
 done
 
+if [ -n "$payments" ] && [ -n "$per_level" ]; then
+  echo "inflight_memory.sh: give --payments or --payments-per-level, not both" >&2; exit 2
+fi
 highest=$(printf '%s\n' $levels | sort -n | tail -n1)
 [ -n "$payments" ] || payments=$((3 * highest))
 [ "$build" = 1 ] && build_runners "$build_dir" curl_multi_baseline payretry_driver payretry-sim
