@@ -114,6 +114,8 @@ std::string Settler::prepare_lookup(const PaymentRow& row, const LookupTarget& t
   }
   h.timeout_ms = std::min(policy.attempt_timeout_ms, deadline - clock_.now_ms());
   h.connect_timeout_ms = std::min(policy.connect_timeout_ms, h.timeout_ms);
+  h.wait_limit_ms = deadline - clock_.now_ms();
+  h.send_margin_ms = policy.min_attempt_ms;
   const int64_t lease_until = row.lease_until;
   h.may_start = [this, deadline, lease_until]() -> std::string {
     if (clock_.now_ms() >= deadline) return "the lookup's deadline passed";

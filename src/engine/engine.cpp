@@ -333,6 +333,9 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
   http_.may_start = [this]() -> std::string {
     Clock& c = e_.d_.clock;
     if (c.now_ms() >= deadline_) return "the payment's deadline passed before the request could be sent";
+    // An attempt needs time for its answer, as at any attempt's start.
+    if (deadline_ - c.now_ms() < policy_.min_attempt_ms)
+      return "too little of the payment's deadline was left when its connection was ready";
     if (lease_until_ > 0 && c.unix_ms() >= lease_until_) return "the payment's lease ended before the request could be sent";
     return {};
   };
@@ -426,6 +429,11 @@ AttemptRun::Step AttemptRun::attempt() {
   // The last attempt's timeout shrinks to what is left of the deadline.
   http_.timeout_ms = std::min(policy_.attempt_timeout_ms, left);
   http_.connect_timeout_ms = std::min(policy_.connect_timeout_ms, http_.timeout_ms);
+  // A request may wait for a free connection until min_attempt_ms before
+  // the deadline: the wait sends nothing, so it is not charged to the
+  // attempt, and the attempt still ends by the deadline.
+  http_.wait_limit_ms = left;
+  http_.send_margin_ms = policy_.min_attempt_ms;
   e_.d_.stats.on_attempt();
   Step s;
   s.kind = Kind::send;

@@ -19,7 +19,17 @@ struct HttpRequest {
   Headers headers;
   std::string_view body;          // borrowed: the same bytes on every attempt
   int64_t connect_timeout_ms = 0;
-  int64_t timeout_ms = 0;         // whole attempt, connect included
+  // The attempt, from the start of its connection (its own connect, or the
+  // moment a kept-alive one is handed to it) to its answer.
+  int64_t timeout_ms = 0;
+  // The request's whole time in the transport, counted from when it was
+  // handed over: waiting in line for a free connection of the client's
+  // bounded pool, then the attempt. Waiting in line sends nothing, so it
+  // does not eat into timeout_ms; a request still in line when less than
+  // send_margin_ms of it is left is ended there, nothing sent. 0: the line
+  // counts inside timeout_ms (a blocking transport has no line).
+  int64_t wait_limit_ms = 0;
+  int64_t send_margin_ms = 0;
   // Asked once the connection is ready, immediately before the first byte
   // of the request is written; a non-empty answer (why not) stops the
   // transfer with nothing sent (TransportFailure::not_started). The payment's

@@ -61,12 +61,28 @@ int on_prereq(void* user, char*, char*, int, int) {
     }
     if (!ex->refused.empty()) return CURL_PREREQFUNC_ABORT;
   }
+  ex->left_line_ms = steady_now_ms();
+  if (ex->on_leaving) ex->on_leaving(ex->leaving_owner);
   return CURL_PREREQFUNC_OK;
+}
+
+// Called for each socket libcurl opens for this transfer's own connection,
+// before it connects: the attempt's clock starts here, not while the
+// transfer waited in line for a free connection.
+int on_sockopt(void* user, curl_socket_t, curlsocktype purpose) {
+  auto* ex = static_cast<CurlTransfer*>(user);
+  if (purpose == CURLSOCKTYPE_IPCXN && ex->connect_started_ms < 0) ex->connect_started_ms = steady_now_ms();
+  return CURL_SOCKOPT_OK;
 }
 
 }  // namespace
 
 constexpr long kReceiveBufferBytes = 4096;
+
+int64_t steady_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
 
 void curl_global_init_once() {
   static std::once_flag once;
@@ -103,6 +119,8 @@ CurlTransfer::CurlTransfer(const CurlOptions& options) {
   curl_easy_setopt(h, CURLOPT_HEADERDATA, this);
   curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
   curl_easy_setopt(h, CURLOPT_PREREQDATA, this);
+  curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+  curl_easy_setopt(h, CURLOPT_SOCKOPTDATA, this);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf_);
 }
 
@@ -137,6 +155,8 @@ void CurlTransfer::prepare(const HttpRequest& req) {
   replay_blocked = false;
   may_start = req.may_start ? &req.may_start : nullptr;
   refused.clear();
+  connect_started_ms = -1;
+  left_line_ms = -1;
   errbuf_[0] = 0;
   set_headers(req.headers);
 
@@ -161,9 +181,17 @@ void CurlTransfer::prepare(const HttpRequest& req) {
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(req.connect_timeout_ms));
     connect_timeout_ms_ = req.connect_timeout_ms;
   }
-  if (req.timeout_ms != timeout_ms_) {
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout_ms));
-    timeout_ms_ = req.timeout_ms;
+  // libcurl counts CURLOPT_TIMEOUT from the moment the transfer was added,
+  // time spent in its line for a free connection included, and a transfer
+  // that timed out there closes the kept-alive connection it is finally
+  // handed (libcurl 7.88, multi.c). An owner that times its transfers ends
+  // them itself, in line or on the wire; libcurl's timeout is then a
+  // backstop that can only come later.
+  int64_t timeout = req.timeout_ms;
+  if (owner_times && timeout > 0) timeout += (req.wait_limit_ms > 0 ? req.wait_limit_ms : req.timeout_ms) + 1000;
+  if (timeout != timeout_ms_) {
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout));
+    timeout_ms_ = timeout;
   }
 }
 

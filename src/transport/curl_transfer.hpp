@@ -59,6 +59,19 @@ class CurlTransfer {
   bool replay_blocked = false;
   const std::function<std::string()>* may_start = nullptr;  // the request's gate, asked in the first prereq call
   std::string refused;                                      // why may_start said no
+  // Steady-clock milliseconds: when this transfer began opening a connection
+  // of its own, and when its request was let through the gate; -1: not yet
+  // (a transfer handed a kept-alive connection opens none).
+  int64_t connect_started_ms = -1;
+  int64_t left_line_ms = -1;
+
+  // For an owner that times its transfers itself (the concurrent transport,
+  // whose requests may wait in line for a connection): libcurl's own timeout
+  // is then only a backstop past the owner's, and `on_leaving(leaving_owner)`
+  // is called once the gate lets the request through.
+  bool owner_times = false;
+  void (*on_leaving)(void* owner) = nullptr;
+  void* leaving_owner = nullptr;
 
  private:
   void set_headers(const Headers& headers);
@@ -79,5 +92,8 @@ class CurlTransfer {
 
 // curl_global_init, once per process, before the first handle.
 void curl_global_init_once();
+
+// The steady clock in milliseconds, as CurlTransfer's times are read.
+int64_t steady_now_ms();
 
 }  // namespace payretry

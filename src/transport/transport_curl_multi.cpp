@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 #include <climits>
+#include <cstdint>
 #include <new>
 #include <system_error>
 
@@ -15,10 +16,7 @@ namespace payretry {
 
 namespace {
 
-int64_t steady_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t steady_ms() { return steady_now_ms(); }
 
 }  // namespace
 
@@ -92,14 +90,23 @@ void CurlMultiTransport::act(curl_socket_t s, int ev_bitmask) {
   curl_multi_socket_action(multi_, s, ev_bitmask, &running);
 }
 
-CurlMultiTransport::Transfer::Transfer(const CurlOptions& options) : curl(options) {
+CurlMultiTransport::Transfer::Transfer(const CurlOptions& options, CurlMultiTransport* o) : curl(options), owner(o) {
   curl_easy_setopt(curl.handle(), CURLOPT_PRIVATE, this);
+  curl.owner_times = true;
+  curl.on_leaving = &CurlMultiTransport::on_leaving_line;
+  curl.leaving_owner = this;
 }
 
 void CurlMultiTransport::start(const HttpRequest& request, void* tag) {
   std::unique_ptr<Transfer> t = acquire();
   t->tag = tag;
   t->curl.prepare(request);  // throws only before libcurl has the handle: nothing sent
+  // No bound at all (0) is libcurl's "never" too.
+  const int64_t whole = request.wait_limit_ms > 0 ? request.wait_limit_ms : request.timeout_ms;
+  const int64_t now = steady_ms();
+  t->timeout_ms = request.timeout_ms;
+  t->end_ms = whole > 0 ? now + whole : INT64_MAX;
+  t->due_ms = whole > 0 ? now + std::max<int64_t>(0, whole - std::max<int64_t>(0, request.send_margin_ms)) : INT64_MAX;
   if (curl_multi_add_handle(multi_, t->curl.handle()) != CURLM_OK) {
     // Nothing was handed to libcurl, so nothing was sent.
     (void)t->curl.finish(CURLE_FAILED_INIT);  // lets go of the request
@@ -111,7 +118,83 @@ void CurlMultiTransport::start(const HttpRequest& request, void* tag) {
     failed_to_start_.push_back(std::move(d));
     return;
   }
-  (void)t.release();  // owned through CURLOPT_PRIVATE until perform() reports it
+  timer_push(t.get());  // never allocates: timers_ has room for every Transfer made
+  (void)t.release();    // owned through CURLOPT_PRIVATE until perform() reports it
+}
+
+// The gate let the request through: from here the attempt's own timeout
+// runs, counted from the start of the connection it opened, if it opened
+// one (connect_timeout_ms bounds that part too), never past its end.
+void CurlMultiTransport::on_leaving_line(void* transfer) {
+  auto* t = static_cast<Transfer*>(transfer);
+  if (t->heap_at == kNotTimed) return;
+  const CurlTransfer& c = t->curl;
+  const int64_t began = c.connect_started_ms >= 0 ? c.connect_started_ms : c.left_line_ms;
+  t->due_ms = t->timeout_ms > 0 ? std::min(t->end_ms, began + t->timeout_ms) : t->end_ms;
+  t->owner->timer_sift(t->heap_at);
+}
+
+// Ends every transfer whose time is up. Before the gate (in line, or its
+// connection still opening) no byte of its request was written: reported as
+// not started, like a refusal at the gate. After it, finish() judges it like
+// libcurl's own timeout. Removing the handle frees its place in libcurl's
+// line, or closes the connection it was using.
+void CurlMultiTransport::end_overdue(std::vector<Done>& done) {
+  if (timers_.empty()) return;
+  const int64_t now = steady_ms();
+  while (!timers_.empty() && timers_.front()->due_ms <= now) {
+    std::unique_ptr<Transfer> t(timers_.front());
+    timer_remove(t.get());
+    curl_multi_remove_handle(multi_, t->curl.handle());
+    CURLcode rc = CURLE_OPERATION_TIMEDOUT;
+    if (t->curl.prereq_calls == 0) {
+      t->curl.refused = t->curl.connect_started_ms < 0
+                            ? "no connection of the pool was free before the request's time ran out"
+                            : "the request's time ran out while its connection was being opened";
+      rc = CURLE_ABORTED_BY_CALLBACK;  // judged as a refusal at the gate: nothing sent
+    }
+    report(std::move(t), rc, done);
+  }
+}
+
+void CurlMultiTransport::timer_push(Transfer* t) {
+  t->heap_at = timers_.size();
+  timers_.push_back(t);
+  timer_sift(t->heap_at);
+}
+
+void CurlMultiTransport::timer_remove(Transfer* t) {
+  const size_t at = t->heap_at;
+  if (at == kNotTimed) return;
+  Transfer* last = timers_.back();
+  timers_.pop_back();
+  t->heap_at = kNotTimed;
+  if (last == t) return;
+  timers_[at] = last;
+  last->heap_at = at;
+  timer_sift(at);
+}
+
+// Moves the entry at `at` up or down to where its due_ms belongs.
+void CurlMultiTransport::timer_sift(size_t at) {
+  auto swap = [this](size_t a, size_t b) {
+    std::swap(timers_[a], timers_[b]);
+    timers_[a]->heap_at = a;
+    timers_[b]->heap_at = b;
+  };
+  while (at > 0 && timers_[at]->due_ms < timers_[(at - 1) / 2]->due_ms) {
+    swap(at, (at - 1) / 2);
+    at = (at - 1) / 2;
+  }
+  for (;;) {
+    const size_t l = 2 * at + 1, r = l + 1;
+    size_t least = at;
+    if (l < timers_.size() && timers_[l]->due_ms < timers_[least]->due_ms) least = l;
+    if (r < timers_.size() && timers_[r]->due_ms < timers_[least]->due_ms) least = r;
+    if (least == at) return;
+    swap(at, least);
+    at = least;
+  }
 }
 
 void CurlMultiTransport::perform(std::vector<Done>& done) {
@@ -134,23 +217,31 @@ void CurlMultiTransport::perform(std::vector<Done>& done) {
     Transfer* raw = nullptr;
     curl_easy_getinfo(h, CURLINFO_PRIVATE, reinterpret_cast<char**>(&raw));
     std::unique_ptr<Transfer> t(raw);
+    timer_remove(t.get());
     curl_multi_remove_handle(multi_, h);
-    Done d;
-    d.tag = t->tag;
-    t->tag = nullptr;
-    try {
-      d.result = t->curl.finish(rc);
-    } catch (...) {
-      // The response could not be read (out of memory): the request went
-      // out, so the provider may have acted on it.
-      d.result = TransportResult{};
-      d.result.failure = TransportFailure::other;
-      d.result.request_written = true;
-      d.result.error_text = "could not read the response";
-    }
-    release(std::move(t));
-    done.push_back(std::move(d));
+    report(std::move(t), rc, done);
   }
+  // After the finished ones were read: a transfer that finished in this
+  // turn is not also ended by its timer.
+  end_overdue(done);
+}
+
+void CurlMultiTransport::report(std::unique_ptr<Transfer> t, CURLcode rc, std::vector<Done>& done) {
+  Done d;
+  d.tag = t->tag;
+  t->tag = nullptr;
+  try {
+    d.result = t->curl.finish(rc);
+  } catch (...) {
+    // The response could not be read (out of memory): the request went
+    // out, so the provider may have acted on it.
+    d.result = TransportResult{};
+    d.result.failure = TransportFailure::other;
+    d.result.request_written = true;
+    d.result.error_text = "could not read the response";
+  }
+  release(std::move(t));
+  done.push_back(std::move(d));
 }
 
 void CurlMultiTransport::wait(int64_t max_ms) {
@@ -187,8 +278,11 @@ void CurlMultiTransport::read_wakeups() {
 }
 
 int64_t CurlMultiTransport::next_timeout_ms() {
-  if (timer_due_ms_ < 0) return -1;
-  return std::max<int64_t>(0, timer_due_ms_ - steady_ms());
+  int64_t due = timer_due_ms_;
+  if (!timers_.empty() && timers_.front()->due_ms != INT64_MAX && (due < 0 || timers_.front()->due_ms < due))
+    due = timers_.front()->due_ms;
+  if (due < 0) return -1;
+  return std::max<int64_t>(0, due - steady_ms());
 }
 
 std::unique_ptr<CurlMultiTransport::Transfer> CurlMultiTransport::acquire() {
@@ -197,7 +291,13 @@ std::unique_ptr<CurlMultiTransport::Transfer> CurlMultiTransport::acquire() {
     idle_.pop_back();
     return t;
   }
-  return std::make_unique<Transfer>(options_);
+  // Room for every Transfer made, so that the timers and the pool never
+  // allocate once libcurl holds a transfer (may throw: nothing sent yet).
+  if (idle_.capacity() <= made_) idle_.reserve(std::max<size_t>(16, 2 * made_));
+  if (timers_.capacity() <= made_) timers_.reserve(std::max<size_t>(16, 2 * made_));
+  auto t = std::make_unique<Transfer>(options_, this);
+  ++made_;
+  return t;
 }
 
 // Kept configured for the next payment (finish() let go of this one's

@@ -10,6 +10,13 @@
 // answer, or by a ledger writer, costs as much as one that had 1,000 to read.
 // Here a turn touches only the sockets the kernel reported ready and the
 // transfers whose timer is due. (Linux: epoll and eventfd.)
+//
+// Beyond the pool's size, transfers wait in libcurl's line for a free
+// connection. That wait sends nothing, so the transport times each transfer
+// itself: in line until send_margin_ms before its request's wait_limit_ms,
+// then timeout_ms from the start of its connection (never past the limit). libcurl's own
+// timeout would count the line against the attempt, and a transfer that ran
+// out of time there would close the kept-alive connection it is handed.
 #pragma once
 #include <curl/curl.h>
 
@@ -38,12 +45,30 @@ class CurlMultiTransport final : public AsyncTransport {
   // A configured easy handle and the payment's tag while it carries one.
   // libcurl's PRIVATE points at it for the handle's whole life.
   struct Transfer {
-    explicit Transfer(const CurlOptions& options);
+    Transfer(const CurlOptions& options, CurlMultiTransport* owner);
     CurlTransfer curl;
     void* tag = nullptr;
+    CurlMultiTransport* owner;
+    // Steady-clock milliseconds. end_ms: the last moment of the request, in
+    // line or on the wire; due_ms: when its timer ends it (while in line,
+    // send_margin_ms before end_ms; then the attempt's own end, never past
+    // end_ms); heap_at: its place in timers_.
+    int64_t timeout_ms = 0;
+    int64_t end_ms = 0;
+    int64_t due_ms = 0;
+    size_t heap_at = kNotTimed;
   };
+  static constexpr size_t kNotTimed = static_cast<size_t>(-1);
   std::unique_ptr<Transfer> acquire();
   void release(std::unique_ptr<Transfer> t);
+  // Reads a finished (or ended) transfer into a Done and pools its handle.
+  void report(std::unique_ptr<Transfer> t, CURLcode rc, std::vector<Done>& done);
+  // The transfers' own timers: a binary min-heap on due_ms.
+  static void on_leaving_line(void* transfer);
+  void end_overdue(std::vector<Done>& done);
+  void timer_push(Transfer* t);
+  void timer_remove(Transfer* t);
+  void timer_sift(size_t at);
   // libcurl's callbacks: which sockets to watch for what, and when it next
   // needs to run its own timeouts.
   static int on_socket(CURL* easy, curl_socket_t s, int what, void* self, void* socketp);
@@ -60,6 +85,8 @@ class CurlMultiTransport final : public AsyncTransport {
   // perform() hands them to libcurl.
   std::vector<std::pair<curl_socket_t, int>> ready_;
   std::vector<std::unique_ptr<Transfer>> idle_;
+  std::vector<Transfer*> timers_;
+  size_t made_ = 0;  // Transfers made: idle_ and timers_ hold room for all
   // Transfers that failed before libcurl got them: reported by perform().
   std::vector<Done> failed_to_start_;
 };

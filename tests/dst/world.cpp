@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <deque>
 #include <memory>
@@ -162,6 +163,8 @@ class SimAsyncTransport final : public AsyncTransport {
     const HttpRequest* req = nullptr;
     void* tag = nullptr;
     int64_t send_at = 0;  // monotonic: the connection is ready, the gate is asked
+    int64_t end_at = INT64_MAX;  // the request's wait limit: in line and on the wire
+    bool ends_in_line = false;   // the line outlasts the wait limit (less the send margin)
     bool sent = false;
     int64_t done_at = 0;
     TransportResult result;
@@ -582,7 +585,19 @@ void SimAsyncTransport::start(const HttpRequest& request, void* tag) {
   Flight f;
   f.req = &request;
   f.tag = tag;
-  f.send_at = w.clock.now_ms() + queue;
+  const int64_t now = w.clock.now_ms();
+  f.send_at = now + queue;
+  // As the libcurl transport times its transfers: a request still in line
+  // send_margin_ms before its wait limit ends there, nothing sent; one on
+  // the wire is cut at the limit.
+  if (request.wait_limit_ms > 0) {
+    f.end_at = now + request.wait_limit_ms;
+    const int64_t last_send = now + std::max<int64_t>(0, request.wait_limit_ms - request.send_margin_ms);
+    if (f.send_at > last_send) {
+      f.send_at = last_send;
+      f.ends_in_line = true;
+    }
+  }
   flights_.push_back(std::move(f));
 }
 
@@ -604,8 +619,13 @@ void SimAsyncTransport::perform(std::vector<Done>& done) {
     Flight& f = *it;
     if (!f.sent && f.send_at <= now) {
       f.sent = true;
+      if (f.ends_in_line) {
+        f.result.failure = TransportFailure::not_started;
+        f.result.error_text = "no connection of the pool was free before the request's time ran out";
+        f.done_at = now;
+      }
       // libcurl asks the gate when the connection is ready: here.
-      if (f.req->may_start) {
+      if (f.done_at == 0 && f.req->may_start) {
         if (std::string why = f.req->may_start(); !why.empty()) {
           ++tally.refused_at_the_gate;
           f.result.failure = TransportFailure::not_started;
@@ -614,7 +634,17 @@ void SimAsyncTransport::perform(std::vector<Done>& done) {
         }
       }
       if (f.done_at == 0) {
-        ProviderReply reply = w.send(p_, *f.req, true);
+        // The attempt timeout counts from the send, and the wait limit
+        // still bounds it: the provider model judges the answer's timing
+        // against what is left.
+        ProviderReply reply;
+        if (f.end_at != INT64_MAX && now + f.req->timeout_ms > f.end_at) {
+          HttpRequest capped = *f.req;
+          capped.timeout_ms = std::max<int64_t>(1, f.end_at - now);
+          reply = w.send(p_, capped, true);
+        } else {
+          reply = w.send(p_, *f.req, true);
+        }
         if (reply.crash) {
           // The process dies here: nothing of it moves any more.
           ++w.crashes;
@@ -623,7 +653,6 @@ void SimAsyncTransport::perform(std::vector<Done>& done) {
           return;
         }
         f.result = std::move(reply.result);
-        // The deadline cap as libcurl applies it, counted from the send.
         f.done_at = now + std::max<int64_t>(0, f.result.elapsed_ms);
       }
     }

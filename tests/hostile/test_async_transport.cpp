@@ -132,4 +132,84 @@ TEST(AsyncTransport, a_gate_that_refuses_sends_nothing) {
   EXPECT_TRUE(server.requests().empty());
 }
 
+// One connection (max_connections 1), held 1 s by the first request: the
+// second waits in line that long. Its attempt timeout (400 ms) counts from
+// its own connection's start, not from when it joined the line: nothing of
+// it had left while it waited.
+TEST(AsyncTransport, the_wait_for_a_free_connection_is_not_charged_to_the_attempt) {
+  HostileServer server([](Conn& c, const Request& r, const std::atomic<bool>&) {
+    if (r.head.find("Idempotency-Key: k-first") != std::string::npos)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+  });
+  CurlMultiTransport t(CurlOptions{}, 1);
+  HttpRequest first = post(server.url(), 5000);
+  first.headers[1].second = "k-first";
+  HttpRequest second = post(server.url(), 400);
+  second.wait_limit_ms = 5000;
+  int a = 0, b = 0;
+  t.start(first, &a);
+  t.start(second, &b);
+  auto done = run(t, 2, 20);
+  ASSERT_EQ(done.size(), 2u);
+  for (const auto& d : done) {
+    EXPECT_EQ(d.result.failure, TransportFailure::none) << (d.tag == &b ? "second: " : "first: ") << d.result.error_text;
+    EXPECT_EQ(d.result.response.status, 200);
+  }
+  EXPECT_EQ(server.requests().size(), 2u);
+}
+
+// A request still in line when its wait limit (less the send margin) runs
+// out ends there: nothing written, the server never sees it, and the
+// transfer ahead of it, on the one connection, is not disturbed.
+TEST(AsyncTransport, a_request_whose_wait_limit_ends_in_line_is_ended_there_with_nothing_sent) {
+  HostileServer server([](Conn& c, const Request&, const std::atomic<bool>&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+  });
+  CurlMultiTransport t(CurlOptions{}, 1);
+  const HttpRequest first = post(server.url(), 5000);
+  HttpRequest second = post(server.url(), 5000);
+  second.wait_limit_ms = 700;
+  second.send_margin_ms = 200;
+  int a = 0, b = 0;
+  const auto t0 = Clock::now();
+  t.start(first, &a);
+  t.start(second, &b);
+  auto done = run(t, 1, 20);
+  const double ended_after = seconds_since(t0);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].tag, &b);
+  EXPECT_EQ(done[0].result.failure, TransportFailure::not_started) << done[0].result.error_text;
+  EXPECT_FALSE(done[0].result.request_written);
+  EXPECT_GE(ended_after, 0.45);
+  EXPECT_LT(ended_after, 1.2) << "it waited for the connection instead of its own limit";
+  auto rest = run(t, 1, 20);
+  ASSERT_EQ(rest.size(), 1u);
+  EXPECT_EQ(rest[0].tag, &a);
+  EXPECT_EQ(rest[0].result.failure, TransportFailure::none) << rest[0].result.error_text;
+  EXPECT_EQ(server.requests().size(), 1u);
+  EXPECT_EQ(server.connections(), 1);
+}
+
+// With a wait limit longer than the attempt, a request on the wire that
+// gets no answer still ends at its attempt timeout, as written.
+TEST(AsyncTransport, a_request_on_the_wire_ends_at_its_attempt_timeout_not_its_wait_limit) {
+  HostileServer server([](Conn&, const Request&, const std::atomic<bool>& stopping) {
+    const auto t0 = Clock::now();
+    while (!stopping && seconds_since(t0) < 4) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  CurlMultiTransport t(CurlOptions{}, 4);
+  HttpRequest r = post(server.url(), 400);
+  r.wait_limit_ms = 10000;
+  int tag = 0;
+  const auto t0 = Clock::now();
+  t.start(r, &tag);
+  auto done = run(t, 1, 20);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].result.failure, TransportFailure::timeout);
+  EXPECT_TRUE(done[0].result.request_written);
+  EXPECT_LT(seconds_since(t0), 2.5) << "ended by the server, not by the 400 ms attempt timeout";
+}
+
 }  // namespace

@@ -688,6 +688,76 @@ TEST_F(ConcurrentTogether, more_answers_at_once_than_one_wait_reports_are_each_r
   EXPECT_GT(stat(c.get(), "connections_opened"), 256) << "the window was not in flight at once";
 }
 
+// More payments than connections: the rest wait in line for one. The
+// simulator answers each create after 200 ms, so with 2 connections the 40th
+// payment waits about 4 s before its request can leave, twice its attempt
+// timeout. Waiting for a connection is not an attempt: nothing has
+// left, and the provider is answering at once. Each payment must go out once,
+// when its turn comes, bounded by its deadline; and no connection may be
+// dropped on the way (a transfer whose timer ran out while it waited would
+// close the kept-alive connection it is finally handed).
+class ConcurrentQueue : public Concurrent {
+ protected:
+  payretry_sim::Options sim_options() override {
+    auto o = SimTest::sim_options();
+    o.threads = 2;
+    o.latency_ms = 200;
+    return o;
+  }
+};
+
+TEST_F(ConcurrentQueue, waiting_for_a_free_connection_is_not_an_attempt_and_drops_no_connection) {
+  const std::string retry =
+      R"("connect_timeout_ms":2000,"attempt_timeout_ms":2000,"deadline_ms":30000,"min_attempt_ms":50)";
+  auto c = client(config("stripe", retry, R"("ledger":"memory:","engine_threads":1,"max_connections":2)"));
+  Batch b;
+  constexpr int kPayments = 40;
+  for (int i = 0; i < kPayments; ++i) b.add("q-" + std::to_string(i), body_for("q-" + std::to_string(i)));
+  ASSERT_EQ(pay_submit_batch(b.prepare(), kPayments, c.get(), nullptr), PAY_OK);
+  for (int i = 0; i < kPayments; ++i) {
+    ASSERT_EQ(b.items[i].rc, PAY_OK) << b.items[i].message;
+    EXPECT_EQ(pay_result_outcome(b.items[i].result), PAY_OUTCOME_SUCCEEDED) << pay_result_json(b.items[i].result);
+    EXPECT_EQ(pay_result_attempts(b.items[i].result), 1) << pay_result_json(b.items[i].result);
+  }
+  EXPECT_EQ(sim_->requests(), kPayments);
+  EXPECT_EQ(sim_->total_charges(), kPayments);
+  EXPECT_EQ(stat(c.get(), "connections_opened"), 2);
+}
+
+// The wait for a connection still ends at the payment's deadline, with
+// nothing sent: the payment is UNKNOWN (it is not known to be refused), and
+// its delivery says no byte of it left. A request leaves only with at least
+// min_attempt_ms of its deadline left (600 ms here, three times the 200 ms
+// answer), so every request that left is answered.
+TEST_F(ConcurrentQueue, a_payment_whose_deadline_passes_in_line_ends_without_a_byte_sent) {
+  const std::string retry =
+      R"("connect_timeout_ms":1000,"attempt_timeout_ms":1000,"deadline_ms":2000,"min_attempt_ms":600)";
+  auto c = client(config("stripe", retry, R"("ledger":"memory:","engine_threads":1,"max_connections":1)"));
+  Batch b;
+  constexpr int kPayments = 20;  // one connection, 200 ms each: about 7 leave in the first 1.4 s
+  for (int i = 0; i < kPayments; ++i) b.add("qd-" + std::to_string(i), body_for("qd-" + std::to_string(i)));
+  ASSERT_EQ(pay_submit_batch(b.prepare(), kPayments, c.get(), nullptr), PAY_OK);
+  int succeeded = 0, not_sent = 0;
+  for (int i = 0; i < kPayments; ++i) {
+    ASSERT_EQ(b.items[i].rc, PAY_OK) << b.items[i].message;
+    pay_result* r = b.items[i].result;
+    if (pay_result_outcome(r) == PAY_OUTCOME_SUCCEEDED) {
+      ++succeeded;
+      EXPECT_EQ(sim_->charges_for(b.orders[i]), 1);
+      continue;
+    }
+    EXPECT_EQ(pay_result_outcome(r), PAY_OUTCOME_UNKNOWN) << pay_result_json(r);
+    EXPECT_EQ(pay_result_delivery(r), PAY_DELIVERY_NOT_SENT) << pay_result_json(r);
+    EXPECT_EQ(sim_->charges_for(b.orders[i]), 0);
+    ++not_sent;
+  }
+  std::printf("%d succeeded, %d ended in line at the deadline with nothing sent\n", succeeded, not_sent);
+  EXPECT_GE(succeeded, 3);
+  EXPECT_GE(not_sent, 5);
+  EXPECT_EQ(sim_->requests(), succeeded);
+  EXPECT_EQ(stat(c.get(), "connections_opened"), 1);
+}
+
 class ConcurrentChaos : public Concurrent {
  protected:
   payretry_sim::Options sim_options() override {
