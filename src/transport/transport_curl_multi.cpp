@@ -20,7 +20,8 @@ int64_t steady_ms() { return steady_now_ms(); }
 
 }  // namespace
 
-CurlMultiTransport::CurlMultiTransport(CurlOptions options, long max_connections) : options_(std::move(options)) {
+CurlMultiTransport::CurlMultiTransport(CurlOptions options, long max_connections)
+    : options_(std::move(options)), max_connections_(max_connections) {
   curl_global_init_once();
   epoll_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_ < 0) throw std::system_error(errno, std::generic_category(), "epoll_create1");
@@ -107,19 +108,67 @@ void CurlMultiTransport::start(const HttpRequest& request, void* tag) {
   t->timeout_ms = request.timeout_ms;
   t->end_ms = whole > 0 ? now + whole : INT64_MAX;
   t->due_ms = whole > 0 ? now + std::max<int64_t>(0, whole - std::max<int64_t>(0, request.send_margin_ms)) : INT64_MAX;
-  if (curl_multi_add_handle(multi_, t->curl.handle()) != CURLM_OK) {
-    // Nothing was handed to libcurl, so nothing was sent.
-    (void)t->curl.finish(CURLE_FAILED_INIT);  // lets go of the request
+  t->queued_ms = now;
+  // Over TLS with HTTP/2 a connection carries many transfers (libcurl's
+  // default is 100 streams each, CURLMOPT_MAX_CONCURRENT_STREAMS); in
+  // cleartext, one at a time (HTTP/1.1).
+  curl_limit_ = options_.http2 && request.url.rfind("https://", 0) == 0 ? max_connections_ * 100 : max_connections_;
+  if (in_curl_ >= curl_limit_ || line_head_) {
+    line_push(t.get());
+  } else if (!hand_to_curl(t.get())) {
+    failed_to_start_.push_back(not_handed(*t, TransportFailure::other, "curl_multi_add_handle failed"));
     release(std::move(t));
-    Done d;
-    d.tag = tag;
-    d.result.failure = TransportFailure::other;
-    d.result.error_text = "curl_multi_add_handle failed";
-    failed_to_start_.push_back(std::move(d));
     return;
   }
   timer_push(t.get());  // never allocates: timers_ has room for every Transfer made
-  (void)t.release();    // owned through CURLOPT_PRIVATE until perform() reports it
+  (void)t.release();    // owned through CURLOPT_PRIVATE (or the line) until perform() reports it
+}
+
+bool CurlMultiTransport::hand_to_curl(Transfer* t) {
+  if (curl_multi_add_handle(multi_, t->curl.handle()) != CURLM_OK) return false;
+  ++in_curl_;
+  return true;
+}
+
+void CurlMultiTransport::line_push(Transfer* t) {
+  t->in_line = true;
+  t->line_prev = line_tail_;
+  t->line_next = nullptr;
+  (line_tail_ ? line_tail_->line_next : line_head_) = t;
+  line_tail_ = t;
+}
+
+void CurlMultiTransport::line_unlink(Transfer* t) {
+  (t->line_prev ? t->line_prev->line_next : line_head_) = t->line_next;
+  (t->line_next ? t->line_next->line_prev : line_tail_) = t->line_prev;
+  t->in_line = false;
+  t->line_prev = t->line_next = nullptr;
+}
+
+// The head of the line goes to libcurl whenever it holds fewer than its
+// limit; a transfer libcurl refuses is reported, nothing sent.
+void CurlMultiTransport::admit_from_line(std::vector<Done>& done) {
+  while (line_head_ && in_curl_ < curl_limit_) {
+    Transfer* t = line_head_;
+    line_unlink(t);
+    if (hand_to_curl(t)) continue;
+    timer_remove(t);
+    done.push_back(not_handed(*t, TransportFailure::other, "curl_multi_add_handle failed"));
+    release(std::unique_ptr<Transfer>(t));
+  }
+}
+
+// The result of a transfer libcurl never had: nothing was sent. (finish()
+// is not asked: the pooled handle's info still describes its last transfer.)
+AsyncTransport::Done CurlMultiTransport::not_handed(Transfer& t, TransportFailure failure, const char* why) {
+  (void)t.curl.finish(CURLE_FAILED_INIT);  // lets go of the request
+  Done d;
+  d.tag = t.tag;
+  t.tag = nullptr;
+  d.result.failure = failure;
+  d.result.error_text = why;
+  d.result.elapsed_ms = steady_ms() - t.queued_ms;
+  return d;
 }
 
 // The gate let the request through: from here the attempt's own timeout
@@ -145,7 +194,15 @@ void CurlMultiTransport::end_overdue(std::vector<Done>& done) {
   while (!timers_.empty() && timers_.front()->due_ms <= now) {
     std::unique_ptr<Transfer> t(timers_.front());
     timer_remove(t.get());
+    if (t->in_line) {
+      line_unlink(t.get());
+      done.push_back(not_handed(*t, TransportFailure::not_started,
+                                "no connection of the pool was free before the request's time ran out"));
+      release(std::move(t));
+      continue;
+    }
     curl_multi_remove_handle(multi_, t->curl.handle());
+    --in_curl_;
     CURLcode rc = CURLE_OPERATION_TIMEDOUT;
     if (t->curl.prereq_calls == 0) {
       t->curl.refused = t->curl.connect_started_ms < 0
@@ -219,11 +276,15 @@ void CurlMultiTransport::perform(std::vector<Done>& done) {
     std::unique_ptr<Transfer> t(raw);
     timer_remove(t.get());
     curl_multi_remove_handle(multi_, h);
+    --in_curl_;
     report(std::move(t), rc, done);
   }
   // After the finished ones were read: a transfer that finished in this
   // turn is not also ended by its timer.
   end_overdue(done);
+  // The places freed go to the line's head (libcurl starts them on its next
+  // timeout call, at once).
+  admit_from_line(done);
 }
 
 void CurlMultiTransport::report(std::unique_ptr<Transfer> t, CURLcode rc, std::vector<Done>& done) {

@@ -27,6 +27,7 @@ struct Args {
   std::string log;        // payretry_driver: the attempt log file ("": none)
   std::string metrics;    // payretry_driver: write the client's metrics text here after the run
   long engine_threads = 0;  // payretry_driver: the config's engine_threads (0: the default, the cores)
+  long max_connections = 0;  // payretry_driver: the config's max_connections (0: as many as in flight)
   double seconds = 0;     // > 0: run for this long after the warm-up instead of --payments
   double warmup = 2;      // with --seconds: completions in the first W seconds are not counted
 };
@@ -60,11 +61,12 @@ inline Args parse_args(int argc, char** argv, const char* extra) {
     else if (k == "--log") a.log = v;
     else if (k == "--metrics") a.metrics = v;
     else if (k == "--engine-threads") a.engine_threads = std::atol(v.c_str());
+    else if (k == "--max-connections") a.max_connections = std::atol(v.c_str());
     else if (k == "--seconds") a.seconds = std::atof(v.c_str());
     else if (k == "--warmup") a.warmup = std::atof(v.c_str());
     else usage(argv[0], extra);
   }
-  if (a.url.empty() || a.payments < 1 || a.inflight < 1 || a.engine_threads < 0 || a.seconds < 0 || a.warmup < 0) usage(argv[0], extra);
+  if (a.url.empty() || a.payments < 1 || a.inflight < 1 || a.engine_threads < 0 || a.max_connections < 0 || a.seconds < 0 || a.warmup < 0) usage(argv[0], extra);
   return a;
 }
 

@@ -137,15 +137,18 @@ std::string ledger_label(const std::string& url) {
 int main(int argc, char** argv) {
   const bench::Args a = bench::parse_args(
       argc, argv,
-      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async] [--log FILE] [--metrics FILE] [--engine-threads N] [--rss-every N]");
+      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async] [--log FILE] [--metrics FILE] [--engine-threads N] [--max-connections N] [--rss-every N]");
   if (a.mode != "thread" && a.mode != "async") bench::usage(argv[0], " [--mode thread|async]");
 
   // Every client in the benchmark gets a keep-alive pool as large as its in-flight level; the
   // engine's default pool (max_connections 256 per host) would otherwise cap 1,000 in flight
-  // at 256 requests at a time. --log turns on the attempt log (one line per attempt).
+  // at 256 requests at a time (--max-connections sets a smaller pool, so that payments wait in
+  // line for a connection, as they do in a service with more in flight than its pool).
+  // --log turns on the attempt log (one line per attempt).
   std::string config = "{\"provider\":\"stripe\",\"create_path\":\"/v1/payments\",\"base_url\":\"" +
                        bench::json_escape(a.url) + "\",\"ledger\":\"" + bench::json_escape(a.ledger) +
-                       "\",\"max_connections\":" + std::to_string(std::max(1L, a.inflight));
+                       "\",\"max_connections\":" +
+                       std::to_string(a.max_connections > 0 ? a.max_connections : std::max(1L, a.inflight));
   if (!a.log.empty()) config += ",\"log\":{\"path\":\"" + bench::json_escape(a.log) + "\"}";
   if (a.engine_threads > 0) config += ",\"engine_threads\":" + std::to_string(a.engine_threads);
   config += "}";
