@@ -39,7 +39,7 @@ CurlMultiTransport::CurlMultiTransport(CurlOptions options, long max_connections
   curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
   curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &CurlMultiTransport::on_timer);
   curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
-  // A bounded pool per host: beyond it, transfers wait in libcurl's queue
+  // A bounded pool per host: beyond it, transfers wait in our line (start())
   // for a free connection instead of opening a handshake per payment. (A
   // transfer that waits there long is still checked at the last moment: the
   // request's may_start gate runs when its connection is ready.)
