@@ -161,7 +161,10 @@ void CurlMultiTransport::admit_from_line(std::vector<Done>& done) {
 // The result of a transfer libcurl never had: nothing was sent. (finish()
 // is not asked: the pooled handle's info still describes its last transfer.)
 AsyncTransport::Done CurlMultiTransport::not_handed(Transfer& t, TransportFailure failure, const char* why) {
-  (void)t.curl.finish(CURLE_FAILED_INIT);  // lets go of the request
+  try {
+    (void)t.curl.finish(CURLE_FAILED_INIT);  // lets go of the request (also if it throws)
+  } catch (...) {
+  }
   Done d;
   d.tag = t.tag;
   t.tag = nullptr;
