@@ -166,7 +166,8 @@ void CurlTransfer::prepare(const HttpRequest& req) {
     // Over TLS, wait for a connection that may multiplex rather than open
     // one more. Never in cleartext: HTTP/1.1 cannot multiplex, and waiting
     // would queue every payment behind one connection.
-    curl_easy_setopt(h, CURLOPT_PIPEWAIT, tls_pipewait_ && req.url.rfind("https://", 0) == 0 ? 1L : 0L);
+    multiplexes_ = tls_pipewait_ && req.url.rfind("https://", 0) == 0;
+    curl_easy_setopt(h, CURLOPT_PIPEWAIT, multiplexes_ ? 1L : 0L);
     url_ = req.url;
   }
   if (req.method == "GET") {

@@ -44,6 +44,9 @@ class CurlTransfer {
   CurlTransfer& operator=(const CurlTransfer&) = delete;
 
   CURL* handle() const { return h_; }
+  // Whether the prepared request may share a connection with others
+  // (HTTP/2 configured and a TLS URL); otherwise one request per connection.
+  bool multiplexes() const { return multiplexes_; }
   // Sets this request's own options. The request (its body, headers and
   // gate) is borrowed and must outlive the transfer.
   void prepare(const HttpRequest& request);
@@ -78,6 +81,7 @@ class CurlTransfer {
 
   CURL* h_ = nullptr;
   bool tls_pipewait_ = false;  // HTTP/2 configured: wait for a connection that multiplexes (TLS only)
+  bool multiplexes_ = false;   // for the URL last given to libcurl
   std::string url_;            // the URL last given to libcurl (re-set only when it changes)
   int64_t connect_timeout_ms_ = -1, timeout_ms_ = -1;
   // The request's header lines, NUL-separated, and list nodes pointing into

@@ -6,19 +6,12 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <new>
 #include <system_error>
 
 namespace payretry {
-
-namespace {
-
-int64_t steady_ms() { return steady_now_ms(); }
-
-}  // namespace
 
 CurlMultiTransport::CurlMultiTransport(CurlOptions options, long max_connections)
     : options_(std::move(options)), max_connections_(max_connections) {
@@ -82,7 +75,7 @@ int CurlMultiTransport::on_socket(CURL*, curl_socket_t s, int what, void* self, 
 // a request just added): -1, never.
 int CurlMultiTransport::on_timer(CURLM*, long timeout_ms, void* self) {
   auto* t = static_cast<CurlMultiTransport*>(self);
-  t->timer_due_ms_ = timeout_ms < 0 ? -1 : steady_ms() + timeout_ms;
+  t->timer_due_ms_ = timeout_ms < 0 ? -1 : steady_now_ms() + timeout_ms;
   return 0;
 }
 
@@ -104,7 +97,7 @@ void CurlMultiTransport::start(const HttpRequest& request, void* tag) {
   t->curl.prepare(request);  // throws only before libcurl has the handle: nothing sent
   // No bound at all (0) is libcurl's "never" too.
   const int64_t whole = request.wait_limit_ms > 0 ? request.wait_limit_ms : request.timeout_ms;
-  const int64_t now = steady_ms();
+  const int64_t now = steady_now_ms();
   t->timeout_ms = request.timeout_ms;
   t->end_ms = whole > 0 ? now + whole : INT64_MAX;
   t->due_ms = whole > 0 ? now + std::max<int64_t>(0, whole - std::max<int64_t>(0, request.send_margin_ms)) : INT64_MAX;
@@ -112,7 +105,7 @@ void CurlMultiTransport::start(const HttpRequest& request, void* tag) {
   // Over TLS with HTTP/2 a connection carries many transfers (libcurl's
   // default is 100 streams each, CURLMOPT_MAX_CONCURRENT_STREAMS); in
   // cleartext, one at a time (HTTP/1.1).
-  curl_limit_ = options_.http2 && request.url.rfind("https://", 0) == 0 ? max_connections_ * 100 : max_connections_;
+  curl_limit_ = t->curl.multiplexes() ? max_connections_ * 100 : max_connections_;
   if (in_curl_ >= curl_limit_ || line_head_) {
     line_push(t.get());
   } else if (!hand_to_curl(t.get())) {
@@ -170,7 +163,7 @@ AsyncTransport::Done CurlMultiTransport::not_handed(Transfer& t, TransportFailur
   t.tag = nullptr;
   d.result.failure = failure;
   d.result.error_text = why;
-  d.result.elapsed_ms = steady_ms() - t.queued_ms;
+  d.result.elapsed_ms = steady_now_ms() - t.queued_ms;
   return d;
 }
 
@@ -193,7 +186,7 @@ void CurlMultiTransport::on_leaving_line(void* transfer) {
 // line, or closes the connection it was using.
 void CurlMultiTransport::end_overdue(std::vector<Done>& done) {
   if (timers_.empty()) return;
-  const int64_t now = steady_ms();
+  const int64_t now = steady_now_ms();
   while (!timers_.empty() && timers_.front()->due_ms <= now) {
     std::unique_ptr<Transfer> t(timers_.front());
     timer_remove(t.get());
@@ -265,7 +258,7 @@ void CurlMultiTransport::perform(std::vector<Done>& done) {
   // timeout of 0 for them).
   for (const auto& [s, bits] : ready_) act(s, bits);
   ready_.clear();
-  if (timer_due_ms_ >= 0 && steady_ms() >= timer_due_ms_) {
+  if (timer_due_ms_ >= 0 && steady_now_ms() >= timer_due_ms_) {
     timer_due_ms_ = -1;  // on_timer may set a new one during the call
     act(CURL_SOCKET_TIMEOUT, 0);
   }
@@ -346,7 +339,7 @@ int64_t CurlMultiTransport::next_timeout_ms() {
   if (!timers_.empty() && timers_.front()->due_ms != INT64_MAX && (due < 0 || timers_.front()->due_ms < due))
     due = timers_.front()->due_ms;
   if (due < 0) return -1;
-  return std::max<int64_t>(0, due - steady_ms());
+  return std::max<int64_t>(0, due - steady_now_ms());
 }
 
 std::unique_ptr<CurlMultiTransport::Transfer> CurlMultiTransport::acquire() {

@@ -657,19 +657,32 @@ TEST_F(Concurrent, a_done_callback_may_start_and_poll_but_never_wait_on_its_own_
   EXPECT_EQ(sim_->charges_for("reentrant-batch"), 0);
 }
 
-// Every answer at the same moment: the simulator holds each create for the
-// same time, so the answers to the whole window arrive together, more of
-// them than one of the transport's waits reports (256). Each must still be
-// read, once, and each order charged once.
-class ConcurrentTogether : public Concurrent {
+// The simulator holding every create for the same time (two server threads).
+template <int LatencyMs>
+class ConcurrentAtLatency : public Concurrent {
  protected:
   payretry_sim::Options sim_options() override {
     auto o = SimTest::sim_options();
     o.threads = 2;
-    o.latency_ms = 300;
+    o.latency_ms = LatencyMs;
     return o;
   }
 };
+
+// Each item of a batch of `n` answered SUCCEEDED at its first attempt.
+void expect_each_succeeded_at_the_first_attempt(const Batch& b, int n) {
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(b.items[i].rc, PAY_OK) << b.items[i].message;
+    EXPECT_EQ(pay_result_outcome(b.items[i].result), PAY_OUTCOME_SUCCEEDED) << pay_result_json(b.items[i].result);
+    EXPECT_EQ(pay_result_attempts(b.items[i].result), 1) << pay_result_json(b.items[i].result);
+  }
+}
+
+// Every answer at the same moment: the simulator holds each create for the
+// same time, so the answers to the whole window arrive together, more of
+// them than one of the transport's waits reports (256). Each must still be
+// read, once, and each order charged once.
+using ConcurrentTogether = ConcurrentAtLatency<300>;
 
 TEST_F(ConcurrentTogether, more_answers_at_once_than_one_wait_reports_are_each_read_once) {
   auto c = client(config("stripe", kCalm, R"("ledger":"memory:","engine_threads":1,"max_connections":450)"));
@@ -677,11 +690,7 @@ TEST_F(ConcurrentTogether, more_answers_at_once_than_one_wait_reports_are_each_r
   constexpr int kPayments = 400;  // 800 descriptors with the simulator's side: within a default limit of 1,024
   for (int i = 0; i < kPayments; ++i) b.add("tg-" + std::to_string(i), body_for("tg-" + std::to_string(i)));
   ASSERT_EQ(pay_submit_batch(b.prepare(), kPayments, c.get(), nullptr), PAY_OK);
-  for (int i = 0; i < kPayments; ++i) {
-    ASSERT_EQ(b.items[i].rc, PAY_OK) << b.items[i].message;
-    EXPECT_EQ(pay_result_outcome(b.items[i].result), PAY_OUTCOME_SUCCEEDED) << b.orders[i];
-    EXPECT_EQ(pay_result_attempts(b.items[i].result), 1) << b.orders[i];
-  }
+  expect_each_succeeded_at_the_first_attempt(b, kPayments);
   EXPECT_EQ(sim_->requests(), kPayments);
   EXPECT_EQ(sim_->total_charges(), kPayments);
   EXPECT_EQ(sim_->duplicate_orders(), 0);
@@ -696,15 +705,7 @@ TEST_F(ConcurrentTogether, more_answers_at_once_than_one_wait_reports_are_each_r
 // when its turn comes, bounded by its deadline; and no connection may be
 // dropped on the way (a transfer whose timer ran out while it waited would
 // close the kept-alive connection it is finally handed).
-class ConcurrentQueue : public Concurrent {
- protected:
-  payretry_sim::Options sim_options() override {
-    auto o = SimTest::sim_options();
-    o.threads = 2;
-    o.latency_ms = 200;
-    return o;
-  }
-};
+using ConcurrentQueue = ConcurrentAtLatency<200>;
 
 TEST_F(ConcurrentQueue, waiting_for_a_free_connection_is_not_an_attempt_and_drops_no_connection) {
   const std::string retry =
@@ -714,11 +715,7 @@ TEST_F(ConcurrentQueue, waiting_for_a_free_connection_is_not_an_attempt_and_drop
   constexpr int kPayments = 40;
   for (int i = 0; i < kPayments; ++i) b.add("q-" + std::to_string(i), body_for("q-" + std::to_string(i)));
   ASSERT_EQ(pay_submit_batch(b.prepare(), kPayments, c.get(), nullptr), PAY_OK);
-  for (int i = 0; i < kPayments; ++i) {
-    ASSERT_EQ(b.items[i].rc, PAY_OK) << b.items[i].message;
-    EXPECT_EQ(pay_result_outcome(b.items[i].result), PAY_OUTCOME_SUCCEEDED) << pay_result_json(b.items[i].result);
-    EXPECT_EQ(pay_result_attempts(b.items[i].result), 1) << pay_result_json(b.items[i].result);
-  }
+  expect_each_succeeded_at_the_first_attempt(b, kPayments);
   EXPECT_EQ(sim_->requests(), kPayments);
   EXPECT_EQ(sim_->total_charges(), kPayments);
   EXPECT_EQ(stat(c.get(), "connections_opened"), 2);
