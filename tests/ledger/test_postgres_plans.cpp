@@ -1,0 +1,115 @@
+// How the PostgreSQL ledger's group commits find their rows once the table
+// has grown: by key, not by reading the whole table. Each connection keeps
+// its statements prepared, and PostgreSQL's plan cache, after five
+// executions, may settle on one generic plan for good. A ledger that starts
+// empty has a tiny `payments` table then, so that plan joins a batch's
+// entries to the table by reading all of it; an ANALYZE re-plans it, but
+// autovacuum runs one only after the table has grown by a tenth, at most
+// once a minute. Until then every settle of a busy service re-read the whole
+// table: 540 sequential scans reading 24 million rows in 18 s on a fresh
+// ledger at 1,000 payments in flight (BENCHMARKS.md, "PostgreSQL").
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "ledger.hpp"
+#include "ledger_fixture.hpp"
+
+namespace payretry {
+namespace {
+
+using ledger_test::Kind;
+using ledger_test::ScratchStore;
+
+constexpr int64_t kNow = 1'700'000'000'000;
+constexpr int64_t kLease = 30'000;
+constexpr int kOldRows = 50'000;
+
+class PostgresLedgerPlans : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    LEDGER_REQUIRE_PG();
+    store_ = std::make_unique<ScratchStore>(Kind::postgres);
+    ledger_ = open_ledger(store_->url(), "");
+    // An ANALYZE would re-plan by itself: this test is about the time
+    // before autovacuum gets to it.
+    store_->exec_raw("ALTER TABLE payments SET (autovacuum_enabled = false)");
+    store_->exec_raw("ALTER TABLE attempts SET (autovacuum_enabled = false)");
+  }
+
+  // One group commit creating `n` new payments, then one settling them:
+  // each several entries, so each is one statement over arrays.
+  void create_and_settle(int n) {
+    LedgerBatch creates, settles;
+    for (int i = 0; i < n; ++i) {
+      const std::string order = "order-" + std::to_string(made_++);
+      LedgerBatch::Create c;
+      c.owner = "worker-" + order;
+      c.proposed.order_id = order;
+      c.proposed.idempotency_key = "key-" + order;
+      c.proposed.fingerprint = std::string(64, 'c');
+      c.proposed.key_expires_at = kNow + 86'400'000;
+      c.now = kNow;
+      c.lease_until = kNow + kLease;
+      creates.creates.push_back(std::move(c));
+      LedgerBatch::Settle s;
+      s.owner = "worker-" + order;
+      s.order_id = order;
+      s.settlement.state = PaymentState::succeeded;
+      s.settlement.delivery = "delivered";
+      s.now = kNow + 10;
+      settles.settles.push_back(std::move(s));
+    }
+    ledger_->apply(creates);
+    for (const auto& c : creates.creates) ASSERT_TRUE(c.out.created) << c.proposed.order_id << c.error;
+    ledger_->apply(settles);
+    for (const auto& s : settles.settles) ASSERT_TRUE(s.ok) << s.order_id << s.error;
+  }
+
+  // Rows read by sequential scans of `payments` in this test's schema, once
+  // the server has counted the `updates` updates made so far (a backend
+  // reports its counters when idle, up to 10 s later), so the scans made
+  // with them are counted too.
+  long long rows_scanned(long long updates) {
+    const std::string where = "FROM pg_stat_user_tables WHERE schemaname = '" + store_->schema() +
+                              "' AND relname = 'payments'";
+    for (int i = 0; i < 300; ++i) {
+      if (std::stoll(store_->query_raw("SELECT n_tup_upd " + where)) >= updates)
+        return std::stoll(store_->query_raw("SELECT coalesce(seq_tup_read, 0) " + where));
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "the server never counted " << updates << " updates of payments";
+    return -1;
+  }
+
+  std::unique_ptr<ScratchStore> store_;
+  std::unique_ptr<Ledger> ledger_;
+  int made_ = 0;
+};
+
+TEST_F(PostgresLedgerPlans, GroupCommitsLookUpTheirRowsByKeyAfterTheTableGrew) {
+  // A young ledger: ten rounds, more than the plan cache needs to settle on
+  // a generic plan, while the table has a few dozen rows.
+  for (int round = 0; round < 10; ++round) create_and_settle(4);
+  // The table grows faster than anything re-plans: rows settled long ago.
+  store_->exec_raw(
+      "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, delivery, created_at, key_expires_at, "
+      "updated_at) SELECT 'old-' || g, 'key-old-' || g, repeat('d', 64), 'SUCCEEDED', 'delivered', " +
+      std::to_string(kNow - 86'400'000) + " + g, " + std::to_string(kNow) + ", " + std::to_string(kNow - 86'400'000) +
+      " + g FROM generate_series(1, " + std::to_string(kOldRows) + ") g");
+
+  for (int round = 0; round < 5; ++round) create_and_settle(4);
+
+  // Sixty payments in all, each batch of four found by key: a few hundred
+  // rows read while the table was small. A plan that scans reads the whole
+  // table for each batch after it grew: five times its 50,000 rows.
+  EXPECT_LT(rows_scanned(made_), kOldRows)
+      << "rows read by sequential scans of payments over 15 group commits of creates and 15 of settles, "
+         "the last 10 with " << kOldRows + made_ << " rows in the table";
+}
+
+}  // namespace
+}  // namespace payretry
