@@ -77,9 +77,10 @@ class PostgresLedgerPlans : public ::testing::Test {
   long long rows_scanned(long long updates) {
     const std::string where = "FROM pg_stat_user_tables WHERE schemaname = '" + store_->schema() +
                               "' AND relname = 'payments'";
+    ledger_test::PgSession pg(store_->url());  // one connection for the whole wait
     for (int i = 0; i < 300; ++i) {
-      if (std::stoll(store_->query_raw("SELECT n_tup_upd " + where)) >= updates)
-        return std::stoll(store_->query_raw("SELECT coalesce(seq_tup_read, 0) " + where));
+      if (std::stoll(pg.exec("SELECT n_tup_upd " + where)) >= updates)
+        return std::stoll(pg.exec("SELECT coalesce(seq_tup_read, 0) " + where));
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     ADD_FAILURE() << "the server never counted " << updates << " updates of payments";
