@@ -9,7 +9,12 @@
 // poll every socket on each turn, so at 1,000 in flight a turn woken by one
 // answer, or by a ledger writer, costs as much as one that had 1,000 to read.
 // Here a turn touches only the sockets the kernel reported ready and the
-// transfers whose timer is due. (Linux: epoll and eventfd.)
+// transfers whose timer is due. (Linux: epoll and eventfd.) A kept-alive
+// connection's socket stays in the epoll set between the requests it
+// carries, rather than being taken out and put back for each; the
+// transport opens and closes its connection sockets itself
+// (CURLOPT_OPENSOCKETFUNCTION, CURLOPT_CLOSESOCKETFUNCTION) so that it
+// knows when a socket number changes hands.
 //
 // Beyond the pool's size, transfers wait in line for a free connection: a
 // line of our own, first come first served, in front of libcurl. libcurl
@@ -25,6 +30,7 @@
 #pragma once
 #include <curl/curl.h>
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -89,6 +95,19 @@ class CurlMultiTransport final : public AsyncTransport {
   // libcurl's callbacks: which sockets to watch for what, and when it next
   // needs to run its own timeouts.
   static int on_socket(CURL* easy, curl_socket_t s, int what, void* self, void* socketp);
+  static curl_socket_t on_open(void* self, curlsocktype purpose, curl_sockaddr* address);
+  static int on_close(void* self, curl_socket_t s);
+  // Per socket number: what the epoll set holds for it. `ours`: a
+  // connection socket this transport opened (on_open) and has not closed
+  // (on_close); only such a socket is parked (kept in the set while libcurl
+  // does not watch it, `in_set` and not `watched`).
+  struct SocketState {
+    bool ours = false;
+    bool in_set = false;
+    bool watched = false;
+    uint32_t events = 0;  // EPOLLIN / EPOLLOUT as registered, while in_set
+  };
+  SocketState* state_of(curl_socket_t s);
   static int on_timer(CURLM* multi, long timeout_ms, void* self);
   void act(curl_socket_t s, int ev_bitmask);
   void read_wakeups();
@@ -97,6 +116,7 @@ class CurlMultiTransport final : public AsyncTransport {
   CURLM* multi_ = nullptr;
   int epoll_ = -1;
   int wake_ = -1;               // an eventfd: wakeup() from any thread
+  std::vector<SocketState> sockets_;  // indexed by socket number
   int64_t timer_due_ms_ = -1;   // steady clock; -1: libcurl needs no timeout call
   // Sockets the last wait() found ready, with libcurl's CURL_CSELECT_* bits:
   // perform() hands them to libcurl.

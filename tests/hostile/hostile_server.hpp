@@ -42,6 +42,9 @@ class Conn {
     return ssl_ ? SSL_read(ssl_, buf, static_cast<int>(n)) : ::recv(fd_, buf, n, 0);
   }
   size_t written() const { return written_; }
+  // The socket, for a handler that waits on it itself (a plain connection:
+  // with TLS, read() is the way in).
+  int fd() const { return fd_; }
 
  private:
   int fd_;

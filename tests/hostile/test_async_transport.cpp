@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
 #include <thread>
 
 #include "hostile_server.hpp"
@@ -36,6 +37,55 @@ HttpRequest post(const std::string& url, int64_t timeout_ms) {
   r.timeout_ms = timeout_ms;
   return r;
 }
+
+// A HostileServer handler that keeps each connection open for the next
+// request (HTTP/1.1 keep-alive), answering every request at once, until the
+// test asks it to close the connection it holds.
+class KeepAlive {
+ public:
+  void operator()(Conn& c, const Request&, const std::atomic<bool>& stopping) {
+    static const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+    ++requests_;  // the one HostileServer read
+    if (!c.write(answer)) return finished();
+    std::string in;
+    char buf[4096];
+    while (!stopping && !close_) {
+      pollfd p{c.fd(), POLLIN, 0};
+      if (::poll(&p, 1, 10) <= 0) continue;
+      const long n = c.read(buf, sizeof buf);
+      if (n <= 0) break;
+      in.append(buf, static_cast<size_t>(n));
+      for (size_t end; (end = in.find("\r\n\r\n")) != std::string::npos;) {
+        const size_t cl = in.find("Content-Length: ");
+        const size_t body = cl < end ? std::stoul(in.substr(cl + 16)) : 0;
+        if (in.size() < end + 4 + body) break;
+        in.erase(0, end + 4 + body);
+        ++requests_;
+        if (!c.write(answer)) return finished();
+      }
+    }
+    finished();
+  }
+  int requests() const { return requests_; }
+  // Closes the connection it holds, and returns once it has and the close
+  // has had time to reach the client: a request sent on the connection
+  // before its FIN arrived would fail, and this test is not about that race.
+  void close_connection() {
+    const int closed = closed_;
+    close_ = true;
+    const auto t0 = Clock::now();
+    while (closed_ == closed && seconds_since(t0) < 5) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+
+ private:
+  void finished() {
+    close_ = false;
+    ++closed_;  // HostileServer closes the socket as this handler returns
+  }
+  std::atomic<bool> close_{false};
+  std::atomic<int> requests_{0}, closed_{0};
+};
 
 // Turns the transport the way the engine's loop does until `want` transfers
 // are done, for at most `limit_s` seconds.
@@ -210,6 +260,52 @@ TEST(AsyncTransport, a_request_on_the_wire_ends_at_its_attempt_timeout_not_its_w
   EXPECT_EQ(done[0].result.failure, TransportFailure::timeout);
   EXPECT_TRUE(done[0].result.request_written);
   EXPECT_LT(seconds_since(t0), 2.5) << "ended by the server, not by the 400 ms attempt timeout";
+}
+
+// A kept-alive connection carries one request after another; between two,
+// libcurl does not watch its socket, and the transport keeps it in its epoll
+// set rather than take it out and put it back for each request. When the
+// server closes that idle connection, the report must take it out of the
+// set: left in, the level-triggered report would end every later wait at
+// once, a busy loop. The next request then opens a new connection, which
+// may well get the old one's socket number, and must be watched as new.
+TEST(AsyncTransport, a_kept_alive_connection_carries_each_request_and_its_close_while_idle_is_noticed) {
+  KeepAlive keep_alive;
+  HostileServer server(std::ref(keep_alive));
+  CurlMultiTransport t(CurlOptions{}, 1);
+  const auto t0 = Clock::now();
+  for (int i = 0; i < 20; ++i) {
+    const HttpRequest r = post(server.url(), 5000);
+    int tag = 0;
+    t.start(r, &tag);
+    auto done = run(t, 1, 10);
+    ASSERT_EQ(done.size(), 1u) << "request " << i << " never ended";
+    EXPECT_EQ(done[0].result.failure, TransportFailure::none) << "request " << i << ": " << done[0].result.error_text;
+    EXPECT_EQ(done[0].result.response.status, 200);
+  }
+  EXPECT_LT(seconds_since(t0), 4.0) << "a request waited for its timeout instead of its answer";
+  EXPECT_EQ(server.connections(), 1) << "the connection was not kept alive";
+  EXPECT_EQ(keep_alive.requests(), 20);
+
+  keep_alive.close_connection();
+  const auto t1 = Clock::now();
+  for (int i = 0; i < 4; ++i) t.wait(200);  // the first may end at the close's report; no later one may
+  EXPECT_GE(seconds_since(t1), 0.55) << "waits end at once: the closed idle connection is still reported";
+
+  for (int i = 0; i < 3; ++i) {
+    const HttpRequest r = post(server.url(), 5000);
+    int tag = 0;
+    const auto t2 = Clock::now();
+    t.start(r, &tag);
+    auto done = run(t, 1, 10);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_EQ(done[0].result.failure, TransportFailure::none) << done[0].result.error_text;
+    EXPECT_EQ(done[0].result.response.status, 200);
+    EXPECT_LT(seconds_since(t2), 2.0) << "the new connection's socket was not watched";
+    if (i == 0) keep_alive.close_connection();  // and once more: a second new connection
+  }
+  EXPECT_EQ(server.connections(), 3);
+  EXPECT_EQ(keep_alive.requests(), 23);
 }
 
 }  // namespace
