@@ -328,6 +328,8 @@ def transport_table(a):
     p(f"  {a.machine}; {a.date}")
     p(f"  command: {a.command}")
     p(f"  wrk: {a.wrk or 'not installed'}; SQLite ledger and attempt log under {a.db_dir} (synchronous=FULL)")
+    if a.compare_lib:
+        p(f"  ROW@other: the same row with LD_LIBRARY_PATH={a.compare_lib}")
     p("  medians across rounds, (min-max); ratios per round against raw curl multi of the same round,")
     p("  then the median; CPU = the client process's user+system per payment; srv = nginx's CPU per request.")
     p("")
@@ -335,10 +337,11 @@ def transport_table(a):
     rounds = sorted({r["round"] for r in rows})
     for k in levels:
         p(f"{k} in flight")
-        p(f"  {'row':<11} {'payments/s':>24} {'x curl':>17} {'CPU us/payment':>22} {'x curl':>17} "
+        p(f"  {'row':<16} {'payments/s':>24} {'x curl':>17} {'CPU us/payment':>22} {'x curl':>17} "
           f"{'srv us':>6}  outcomes (all rounds)")
         base = {r["round"]: r for r in rows if r["inflight"] == k and r["row"] == TRANSPORT_BASE and "error" not in r}
-        for row in TRANSPORT_ROWS:
+        names = [n for row in TRANSPORT_ROWS for n in (row, row + "@other")]
+        for row in names:
             rs = [r for r in rows if r["inflight"] == k and r["row"] == row]
             if not rs:
                 continue
@@ -369,8 +372,21 @@ def transport_table(a):
                     otext += " (" + "; ".join(f"{kk}: {v}" for kk, v in sorted(reasons.items())[:3]) + ")"
             if errs:
                 otext += f" ERROR {errs[0]}"
-            p(f"  {row:<11} {spread(thr, '8.0f'):>24} {spread(thr_x, '5.2f'):>17} {spread(cpu, '7.1f'):>22} "
+            p(f"  {row:<16} {spread(thr, '8.0f'):>24} {spread(thr_x, '5.2f'):>17} {spread(cpu, '7.1f'):>22} "
               f"{spread(cpu_x, '5.2f'):>17} {fmt(median(srv), '6.1f'):>6}  {otext}")
+        # --compare-lib: this build against the other, run by run within each round.
+        for row in TRANSPORT_ROWS:
+            this = {r["round"]: r for r in rows if r["inflight"] == k and r["row"] == row and "error" not in r}
+            other = {r["round"]: r for r in rows
+                     if r["inflight"] == k and r["row"] == row + "@other" and "error" not in r}
+            both = [rd for rd in sorted(this) if rd in other and other[rd]["payments_per_s"]
+                    and other[rd]["cpu_s_per_1000"]]
+            if not both:
+                continue
+            thr_ab = [this[rd]["payments_per_s"] / other[rd]["payments_per_s"] for rd in both]
+            cpu_ab = [this[rd]["cpu_s_per_1000"] / other[rd]["cpu_s_per_1000"] for rd in both]
+            p(f"  {row} / {row}@other, per round ({len(both)}): payments/s {spread(thr_ab, '5.3f')}, "
+              f"CPU per payment {spread(cpu_ab, '5.3f')}")
         p("")
     p("machine load (/proc/loadavg 1/5/15 min) before -> after each run:")
     for rd in rounds:
@@ -425,7 +441,7 @@ def main():
     ta.add_argument("--attempt-log-lines", type=int, default=0)
     tt = sub.add_parser("transport-table")
     tt.add_argument("--results", required=True)
-    for opt in ("--command", "--machine", "--date", "--nginx", "--wrk", "--db-dir"):
+    for opt in ("--command", "--machine", "--date", "--nginx", "--wrk", "--db-dir", "--compare-lib"):
         tt.add_argument(opt, default="")
     fs = sub.add_parser("fsync")
     fs.add_argument("--dir", required=True)

@@ -26,6 +26,11 @@
 #   --db-dir DIR        where the SQLite ledger and the attempt log go (default: a temp dir
 #                       under /var/tmp, on disk; not /tmp, which may be tmpfs)
 #   --out DIR           keep results.jsonl, nginx's config and the logs there
+#   --compare-lib DIR   an A/B of two builds of libpayretry: every payretry row also runs as
+#                       ROW@other with LD_LIBRARY_PATH=DIR (e.g. a copy of an older
+#                       build-bench/src/api/libpayretry.so*), right before or after ROW in each
+#                       round (the order alternates), and the table adds, per row, the median of
+#                       the per-round ratios of this build to the other
 # Needs nginx (installed with apt-get if missing: nginx-light, else nginx; sudo if not root)
 # and wrk (the wrk row is skipped without it).
 set -euo pipefail
@@ -43,6 +48,7 @@ build=1
 build_dir=$root/build-bench
 db_parent=/var/tmp
 out_dir=""
+compare_lib=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift ;;
@@ -54,6 +60,7 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 ;;
     --db-dir) db_parent=$2; shift ;;
     --out) out_dir=$2; shift ;;
+    --compare-lib) compare_lib=$(cd "$2" && pwd); shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "transport_limit.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
@@ -147,10 +154,12 @@ run_no=0
 run_one() {  # round row inflight
   local round=$1 row=$2 inflight=$3 rc=0 line
   run_no=$((run_no + 1))
-  local log=$work/run-$run_no.log prefix="t$run_no-" cmd=()
+  local log=$work/run-$run_no.log prefix="t$run_no-" cmd=() env_cmd=()
+  # ROW@other: the same row over the --compare-lib build of libpayretry.
+  case "$row" in *@other) env_cmd=(env "LD_LIBRARY_PATH=$compare_lib") ;; esac
   local base=(--url "$url" --seconds "$seconds" --warmup "$warmup" --inflight "$inflight" --prefix "$prefix")
   rm -f "$db_dir"/ledger.db* "$db_dir"/attempts.log
-  case "$row" in
+  case "${row%@other}" in
     wrk)
       [ -n "$wrk_bin" ] || return 0
       cmd=(python3 "$here/report.py" wrk --wrk "$wrk_bin" --connections "$inflight" --seconds "$seconds"
@@ -167,7 +176,7 @@ run_one() {  # round row inflight
   local load0 load1 ncpu0 ncpu1 log_lines=""
   load0=$(cut -d' ' -f1-3 /proc/loadavg)
   ncpu0=$(cpu_seconds "$worker_pid")
-  line=$(timeout $((seconds * 4 + warmup + 60)) "${cmd[@]}" 2> "$log" | tail -n1) || rc=$?
+  line=$(timeout $((seconds * 4 + warmup + 60)) "${env_cmd[@]}" "${cmd[@]}" 2> "$log" | tail -n1) || rc=$?
   ncpu1=$(cpu_seconds "$worker_pid")
   load1=$(cut -d' ' -f1-3 /proc/loadavg)
   [ -f "$db_dir/attempts.log" ] && log_lines=$(wc -l < "$db_dir/attempts.log")
@@ -180,11 +189,20 @@ run_one() {  # round row inflight
 
 for round in $(seq "$rounds"); do
   for inflight in $inflight_levels; do
-    for row in $rows; do run_one "$round" "$row" "$inflight"; done
+    for row in $rows; do
+      case "$row" in
+        memory*|sqlite*)
+          if [ -z "$compare_lib" ]; then run_one "$round" "$row" "$inflight"
+          elif [ $((round % 2)) = 1 ]; then run_one "$round" "$row" "$inflight"; run_one "$round" "$row@other" "$inflight"
+          else run_one "$round" "$row@other" "$inflight"; run_one "$round" "$row" "$inflight"; fi ;;
+        *) run_one "$round" "$row" "$inflight" ;;
+      esac
+    done
   done
 done
 
 machine=$(machine_line)
 python3 "$here/report.py" transport-table --results "$results" --command "$command_line" --machine "$machine" \
   --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --nginx "$("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //')" \
-  --wrk "${wrk_bin:+$("$wrk_bin" -v 2>&1 | head -n1 | cut -d' ' -f1-2)}" --db-dir "$db_parent"
+  --wrk "${wrk_bin:+$("$wrk_bin" -v 2>&1 | head -n1 | cut -d' ' -f1-2)}" --db-dir "$db_parent" \
+  --compare-lib "$compare_lib"
