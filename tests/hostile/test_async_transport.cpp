@@ -144,6 +144,43 @@ TEST(AsyncTransport, an_answer_is_read_whole_with_the_request_as_sent) {
   EXPECT_EQ(server.requests()[0].body, "amount=100&currency=eur");
 }
 
+// libcurl reads an answer through a receive buffer of 1 KB (curl_transfer.cpp):
+// a real provider's answer (a PaymentIntent is 2-4 KB, with about 1 KB of
+// headers) takes several reads, and arrives here in pieces of uneven size
+// that straddle the buffer's edges. Every byte must come through, in order,
+// headers included.
+TEST(AsyncTransport, an_answer_many_times_the_receive_buffer_is_read_whole) {
+  std::string body = "{\"id\":\"pi_big\",\"padding\":\"";
+  for (int i = 0; body.size() < 40000; ++i) body += static_cast<char>('a' + (i * 7) % 26);
+  body += "\"}";
+  const std::string long_header(1500, 'h');
+  HostileServer server([&](Conn& c, const Request&, const std::atomic<bool>&) {
+    const std::string all = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Long: " + long_header +
+                            "\r\nRequest-Id: req_after_the_long_one\r\nContent-Length: " +
+                            std::to_string(body.size()) + "\r\n\r\n" + body;
+    for (size_t at = 0, piece = 700; at < all.size(); at += piece, piece = piece == 700 ? 1900 : 700) {
+      if (!c.write(all.substr(at, piece))) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  CurlMultiTransport t(CurlOptions{}, 4);
+  const HttpRequest r = post(server.url(), 5000);
+  int tag = 0;
+  t.start(r, &tag);
+  auto done = run(t, 1, 20);
+  ASSERT_EQ(done.size(), 1u);
+  ASSERT_EQ(done[0].result.failure, TransportFailure::none) << done[0].result.error_text;
+  EXPECT_EQ(done[0].result.response.status, 200);
+  EXPECT_TRUE(done[0].result.response.body == body) << "the body came back altered, "
+                                                    << done[0].result.response.body.size() << " bytes";
+  const std::string* x_long = done[0].result.response.header("X-Long");
+  ASSERT_NE(x_long, nullptr);
+  EXPECT_EQ(*x_long, long_header);
+  const std::string* request_id = done[0].result.response.header("Request-Id");
+  ASSERT_NE(request_id, nullptr);
+  EXPECT_EQ(*request_id, "req_after_the_long_one");
+}
+
 // No byte comes back, so no socket event ever reports this transfer: only
 // libcurl's timer can end it, and it must, as a timeout after the request
 // was written (the provider may have acted on it).
