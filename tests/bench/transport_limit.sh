@@ -26,6 +26,9 @@
 #   --db-dir DIR        where the SQLite ledger and the attempt log go (default: a temp dir
 #                       under /var/tmp, on disk; not /tmp, which may be tmpfs)
 #   --out DIR           keep results.jsonl, nginx's config and the logs there
+#   --answer-bytes N    pad nginx's JSON answer to N bytes of body (default: no padding, 76
+#                       bytes); a Stripe PaymentIntent is 2-4 KB, so 3000 is closer to a real
+#                       provider's answer
 #   --compare-lib DIR   an A/B of two builds of libpayretry: every payretry row also runs as
 #                       ROW@other with LD_LIBRARY_PATH=DIR (e.g. a copy of an older
 #                       build-bench/src/api/libpayretry.so*), right before or after ROW in each
@@ -49,6 +52,7 @@ build_dir=$root/build-bench
 db_parent=/var/tmp
 out_dir=""
 compare_lib=""
+answer_bytes=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift ;;
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
     --no-build) build=0 ;;
     --db-dir) db_parent=$2; shift ;;
     --out) out_dir=$2; shift ;;
+    --answer-bytes) answer_bytes=$2; shift ;;
     --compare-lib) compare_lib=$(cd "$2" && pwd); shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "transport_limit.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
@@ -110,7 +115,10 @@ mkdir -p "$work/nginx/logs"
 # The drivers POST to /v1/payments (payretry_driver sets create_path so; curl_multi_baseline and
 # sim_post.lua use the same path). The answer is what the stripe profile reads as a PaymentIntent
 # that succeeded: 2xx with a JSON body ("malformed_2xx" would be retried), id at $.id and status
-# at $.status.
+# at $.status. --answer-bytes pads it with a field no one reads.
+answer='{"id":"pi_transport_limit","object":"payment_intent","status":"succeeded"}'
+pad=$((answer_bytes - ${#answer} - 13))
+if [ "$pad" -gt 0 ]; then answer="${answer%\}},\"padding\":\"$(head -c "$pad" /dev/zero | tr '\0' x)\"}"; fi
 cat > "$work/nginx/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
@@ -133,7 +141,7 @@ http {
     listen 127.0.0.1:$port;
     location /v1/payments {
       default_type application/json;
-      return 200 '{"id":"pi_transport_limit","object":"payment_intent","status":"succeeded"}';
+      return 200 '$answer';
     }
   }
 }
@@ -147,7 +155,7 @@ for _ in $(seq 100); do
 done
 answer=$(curl -sf -X POST -d '{}' "$url/v1/payments") ||
   { echo "BENCH-ERROR: nginx did not start: $(cat "$work/nginx/out" "$work/nginx/logs/error.log")" >&2; exit 1; }
-note "nginx on $url answers $answer"
+note "nginx on $url answers ${#answer} bytes: ${answer:0:100}"
 worker_pid=$(pgrep -P "$nginx_pid" | head -n1 || true)
 
 run_no=0
