@@ -30,11 +30,12 @@ struct Args {
   long max_connections = 0;  // payretry_driver: the config's max_connections (0: as many as in flight)
   double seconds = 0;     // > 0: run for this long after the warm-up instead of --payments
   double warmup = 2;      // with --seconds: completions in the first W seconds are not counted
+  std::string ca_file;    // an https URL's CA bundle (PEM), e.g. a throwaway server's own certificate
 };
 
 [[noreturn]] inline void usage(const char* prog, const char* extra) {
   std::fprintf(stderr,
-               "usage: %s --url URL [--payments N | --seconds T [--warmup W]] [--inflight K] [--prefix P]%s\n"
+               "usage: %s --url URL [--payments N | --seconds T [--warmup W]] [--inflight K] [--prefix P] [--ca-file PEM]%s\n"
                "Prints one JSON line: throughput, latency p50/p99 per payment, CPU seconds\n"
                "(getrusage of this process), peak RSS and outcome counts. With --seconds, payments\n"
                "keep starting until W + T seconds have passed and only those that completed in the\n"
@@ -64,6 +65,7 @@ inline Args parse_args(int argc, char** argv, const char* extra) {
     else if (k == "--max-connections") a.max_connections = std::atol(v.c_str());
     else if (k == "--seconds") a.seconds = std::atof(v.c_str());
     else if (k == "--warmup") a.warmup = std::atof(v.c_str());
+    else if (k == "--ca-file") a.ca_file = v;
     else usage(argv[0], extra);
   }
   if (a.url.empty() || a.payments < 1 || a.inflight < 1 || a.engine_threads < 0 || a.max_connections < 0 || a.seconds < 0 || a.warmup < 0) usage(argv[0], extra);

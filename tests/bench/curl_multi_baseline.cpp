@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
       curl_easy_setopt(t.easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
       curl_easy_setopt(t.easy, CURLOPT_CONNECTTIMEOUT_MS, 3000L);
       curl_easy_setopt(t.easy, CURLOPT_TIMEOUT_MS, 10000L);
+      if (!a.ca_file.empty()) curl_easy_setopt(t.easy, CURLOPT_CAINFO, a.ca_file.c_str());
     }
     curl_slist_free_all(t.headers);
     t.headers = curl_slist_append(nullptr, "Content-Type: application/json");

@@ -151,6 +151,7 @@ int main(int argc, char** argv) {
                        std::to_string(a.max_connections > 0 ? a.max_connections : std::max(1L, a.inflight));
   if (!a.log.empty()) config += ",\"log\":{\"path\":\"" + bench::json_escape(a.log) + "\"}";
   if (a.engine_threads > 0) config += ",\"engine_threads\":" + std::to_string(a.engine_threads);
+  if (!a.ca_file.empty()) config += ",\"tls\":{\"ca_file\":\"" + bench::json_escape(a.ca_file) + "\"}";
   config += "}";
   bench::Meter meter(a);
   Shared s;

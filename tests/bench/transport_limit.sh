@@ -29,6 +29,8 @@
 #   --answer-bytes N    pad nginx's JSON answer to N bytes of body (default: no padding, 76
 #                       bytes); a Stripe PaymentIntent is 2-4 KB, so 3000 is closer to a real
 #                       provider's answer
+#   --tls               nginx answers over https (TLS 1.3, a throwaway self-signed certificate that
+#                       the clients are given as their CA), as every real provider does
 #   --compare-lib DIR   an A/B of two builds of libpayretry: every payretry row also runs as
 #                       ROW@other with LD_LIBRARY_PATH=DIR (e.g. a copy of an older
 #                       build-bench/src/api/libpayretry.so*), right before or after ROW in each
@@ -53,6 +55,7 @@ db_parent=/var/tmp
 out_dir=""
 compare_lib=""
 answer_bytes=0
+tls=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift ;;
@@ -65,6 +68,7 @@ while [ $# -gt 0 ]; do
     --db-dir) db_parent=$2; shift ;;
     --out) out_dir=$2; shift ;;
     --answer-bytes) answer_bytes=$2; shift ;;
+    --tls) tls=1 ;;
     --compare-lib) compare_lib=$(cd "$2" && pwd); shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "transport_limit.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
@@ -119,6 +123,16 @@ mkdir -p "$work/nginx/logs"
 answer='{"id":"pi_transport_limit","object":"payment_intent","status":"succeeded"}'
 pad=$((answer_bytes - ${#answer} - 13))
 if [ "$pad" -gt 0 ]; then answer="${answer%\}},\"padding\":\"$(head -c "$pad" /dev/zero | tr '\0' x)\"}"; fi
+scheme=http listen_tls="" curl_ca=() client_ca=()
+if [ "$tls" = 1 ]; then
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+    -keyout "$work/nginx/key.pem" -out "$work/nginx/cert.pem" 2> /dev/null ||
+    { echo "BENCH-ERROR: openssl could not make a certificate" >&2; exit 1; }
+  scheme=https
+  listen_tls=" ssl; ssl_certificate $work/nginx/cert.pem; ssl_certificate_key $work/nginx/key.pem"
+  curl_ca=(--cacert "$work/nginx/cert.pem")
+  client_ca=(--ca-file "$work/nginx/cert.pem")
+fi
 cat > "$work/nginx/nginx.conf" <<EOF
 worker_processes 1;
 daemon off;
@@ -138,7 +152,7 @@ http {
   scgi_temp_path $work/nginx/scgi;
   client_body_buffer_size 16k;
   server {
-    listen 127.0.0.1:$port;
+    listen 127.0.0.1:$port$listen_tls;
     location /v1/payments {
       default_type application/json;
       return 200 '$answer';
@@ -148,12 +162,12 @@ http {
 EOF
 "$nginx_bin" -p "$work/nginx" -c "$work/nginx/nginx.conf" -e "$work/nginx/logs/error.log" > "$work/nginx/out" 2>&1 &
 nginx_pid=$!
-url=http://127.0.0.1:$port
+url=$scheme://127.0.0.1:$port
 for _ in $(seq 100); do
-  curl -sf -o /dev/null -X POST -d '{}' "$url/v1/payments" && break
+  curl -sf "${curl_ca[@]}" -o /dev/null -X POST -d '{}' "$url/v1/payments" && break
   sleep 0.05
 done
-answer=$(curl -sf -X POST -d '{}' "$url/v1/payments") ||
+answer=$(curl -sf "${curl_ca[@]}" -X POST -d '{}' "$url/v1/payments") ||
   { echo "BENCH-ERROR: nginx did not start: $(cat "$work/nginx/out" "$work/nginx/logs/error.log")" >&2; exit 1; }
 note "nginx on $url answers ${#answer} bytes: ${answer:0:100}"
 worker_pid=$(pgrep -P "$nginx_pid" | head -n1 || true)
@@ -165,7 +179,8 @@ run_one() {  # round row inflight
   local log=$work/run-$run_no.log prefix="t$run_no-" cmd=() env_cmd=()
   # ROW@other: the same row over the --compare-lib build of libpayretry.
   case "$row" in *@other) env_cmd=(env "LD_LIBRARY_PATH=$compare_lib") ;; esac
-  local base=(--url "$url" --seconds "$seconds" --warmup "$warmup" --inflight "$inflight" --prefix "$prefix")
+  local base=(--url "$url" --seconds "$seconds" --warmup "$warmup" --inflight "$inflight" --prefix "$prefix"
+              "${client_ca[@]}")
   rm -f "$db_dir"/ledger.db* "$db_dir"/attempts.log
   case "${row%@other}" in
     wrk)
