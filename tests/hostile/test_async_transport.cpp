@@ -101,6 +101,12 @@ std::vector<AsyncTransport::Done> run(CurlMultiTransport& t, size_t want, double
   return done;
 }
 
+// Starts one request tagged `tag` and turns the transport until it ends.
+std::vector<AsyncTransport::Done> send_one(CurlMultiTransport& t, const HttpRequest& r, int& tag, double limit_s = 20) {
+  t.start(r, &tag);
+  return run(t, 1, limit_s);
+}
+
 TEST(AsyncTransport, a_wakeup_from_another_thread_ends_a_wait) {
   CurlMultiTransport t(CurlOptions{}, 4);
   const auto t0 = Clock::now();
@@ -132,8 +138,7 @@ TEST(AsyncTransport, an_answer_is_read_whole_with_the_request_as_sent) {
   CurlMultiTransport t(CurlOptions{}, 4);
   const HttpRequest r = post(server.url(), 5000);
   int tag = 0;
-  t.start(r, &tag);
-  auto done = run(t, 1, 20);
+  auto done = send_one(t, r, tag);
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].tag, &tag);
   EXPECT_EQ(done[0].result.failure, TransportFailure::none);
@@ -166,8 +171,7 @@ TEST(AsyncTransport, an_answer_many_times_the_receive_buffer_is_read_whole) {
   CurlMultiTransport t(CurlOptions{}, 4);
   const HttpRequest r = post(server.url(), 5000);
   int tag = 0;
-  t.start(r, &tag);
-  auto done = run(t, 1, 20);
+  auto done = send_one(t, r, tag);
   ASSERT_EQ(done.size(), 1u);
   ASSERT_EQ(done[0].result.failure, TransportFailure::none) << done[0].result.error_text;
   EXPECT_EQ(done[0].result.response.status, 200);
@@ -193,8 +197,7 @@ TEST(AsyncTransport, a_provider_that_never_answers_ends_at_the_timeout_with_the_
   const HttpRequest r = post(server.url(), 400);
   int tag = 0;
   const auto t0 = Clock::now();
-  t.start(r, &tag);
-  auto done = run(t, 1, 20);
+  auto done = send_one(t, r, tag);
   ASSERT_EQ(done.size(), 1u) << "the transfer never ended";
   EXPECT_EQ(done[0].result.failure, TransportFailure::timeout);
   EXPECT_TRUE(done[0].result.request_written);
@@ -211,8 +214,7 @@ TEST(AsyncTransport, a_gate_that_refuses_sends_nothing) {
   HttpRequest r = post(server.url(), 5000);
   r.may_start = [] { return std::string("the payment's deadline passed before the request could be sent"); };
   int tag = 0;
-  t.start(r, &tag);
-  auto done = run(t, 1, 20);
+  auto done = send_one(t, r, tag);
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].result.failure, TransportFailure::not_started);
   EXPECT_FALSE(done[0].result.request_written);
@@ -291,8 +293,7 @@ TEST(AsyncTransport, a_request_on_the_wire_ends_at_its_attempt_timeout_not_its_w
   r.wait_limit_ms = 10000;
   int tag = 0;
   const auto t0 = Clock::now();
-  t.start(r, &tag);
-  auto done = run(t, 1, 20);
+  auto done = send_one(t, r, tag);
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].result.failure, TransportFailure::timeout);
   EXPECT_TRUE(done[0].result.request_written);
@@ -314,8 +315,7 @@ TEST(AsyncTransport, a_kept_alive_connection_carries_each_request_and_its_close_
   for (int i = 0; i < 20; ++i) {
     const HttpRequest r = post(server.url(), 5000);
     int tag = 0;
-    t.start(r, &tag);
-    auto done = run(t, 1, 10);
+    auto done = send_one(t, r, tag, 10);
     ASSERT_EQ(done.size(), 1u) << "request " << i << " never ended";
     EXPECT_EQ(done[0].result.failure, TransportFailure::none) << "request " << i << ": " << done[0].result.error_text;
     EXPECT_EQ(done[0].result.response.status, 200);
@@ -333,8 +333,7 @@ TEST(AsyncTransport, a_kept_alive_connection_carries_each_request_and_its_close_
     const HttpRequest r = post(server.url(), 5000);
     int tag = 0;
     const auto t2 = Clock::now();
-    t.start(r, &tag);
-    auto done = run(t, 1, 10);
+    auto done = send_one(t, r, tag, 10);
     ASSERT_EQ(done.size(), 1u);
     EXPECT_EQ(done[0].result.failure, TransportFailure::none) << done[0].result.error_text;
     EXPECT_EQ(done[0].result.response.status, 200);
