@@ -77,13 +77,14 @@ int on_sockopt(void* user, curl_socket_t, curlsocktype purpose) {
 
 }  // namespace
 
-// libcurl's smallest receive buffer (its READBUFFER_MIN). libcurl 7.x
-// allocates it as each transfer starts and frees it as the transfer ends
-// (lib/multi.c: Curl_preconnect, multi_done), so every payment in flight
-// holds one: at 1 KB rather than 4, about 3 KB less of resident memory a
-// payment in flight (BENCHMARKS.md, "Memory"), and an allocation glibc
-// serves from its per-thread cache instead of its large bins. See the
-// comment where it is set for what a smaller buffer costs.
+// libcurl's smallest receive buffer (its READBUFFER_MIN; the default is
+// 16 KB). libcurl 7.x allocates it as each transfer starts and frees it as
+// the transfer ends (lib/multi.c: Curl_preconnect, multi_done), so every
+// payment in flight holds one: at 1 KB rather than 4, about 3 KB less of
+// resident memory a payment in flight (BENCHMARKS.md, "Memory"). An answer
+// larger than the buffer (a PaymentIntent is 2-4 KB) takes more reads: over
+// TLS, copies out of OpenSSL's record buffer, which cost nothing measurable;
+// over plain HTTP, a poll and a recv for each further KB.
 constexpr long kReceiveBufferBytes = 1024;
 
 int64_t steady_now_ms() {
@@ -113,11 +114,6 @@ CurlTransfer::CurlTransfer(const CurlOptions& options) {
                    static_cast<long>(options.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1));
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);  // never re-POST to another URL
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-  // A payment's answer is a few hundred bytes to a few KB. A 1 KB receive
-  // buffer (libcurl's default is 16 KB) keeps a pool sized for thousands of
-  // payments in flight small and its allocation cheap; a larger answer takes
-  // more reads: over TLS, copies out of OpenSSL's record buffer; over plain
-  // HTTP, a poll and a recv for each further KB.
   curl_easy_setopt(h, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, options.verify_tls ? 2L : 0L);

@@ -26,7 +26,7 @@
 #   --db-dir DIR        where the SQLite ledger and the attempt log go (default: a temp dir
 #                       under /var/tmp, on disk; not /tmp, which may be tmpfs)
 #   --out DIR           keep results.jsonl, nginx's config and the logs there
-#   --answer-bytes N    pad nginx's JSON answer to N bytes of body (default: no padding, 76
+#   --answer-bytes N    pad nginx's JSON answer to N bytes of body (default: no padding, 74
 #                       bytes); a Stripe PaymentIntent is 2-4 KB, so 3000 is closer to a real
 #                       provider's answer
 #   --tls               nginx answers over https (TLS 1.3, a throwaway self-signed certificate that
@@ -167,9 +167,9 @@ for _ in $(seq 100); do
   curl -sf "${curl_ca[@]}" -o /dev/null -X POST -d '{}' "$url/v1/payments" && break
   sleep 0.05
 done
-answer=$(curl -sf "${curl_ca[@]}" -X POST -d '{}' "$url/v1/payments") ||
+reply=$(curl -sf "${curl_ca[@]}" -X POST -d '{}' "$url/v1/payments") ||
   { echo "BENCH-ERROR: nginx did not start: $(cat "$work/nginx/out" "$work/nginx/logs/error.log")" >&2; exit 1; }
-note "nginx on $url answers ${#answer} bytes: ${answer:0:100}"
+note "nginx on $url answers ${#reply} bytes: ${reply:0:100}"
 worker_pid=$(pgrep -P "$nginx_pid" | head -n1 || true)
 
 run_no=0
@@ -210,17 +210,17 @@ run_one() {  # round row inflight
   rm -f "$db_dir"/ledger.db* "$db_dir"/attempts.log
 }
 
+# A payretry row with --compare-lib runs beside ROW@other, the order alternating by round.
+run_row() {  # round row inflight
+  local round=$1 row=$2 inflight=$3 pair=("$2") r
+  case "$row" in memory*|sqlite*) [ -n "$compare_lib" ] && pair=("$row" "$row@other") ;; esac
+  [ $((round % 2)) = 0 ] && [ ${#pair[@]} = 2 ] && pair=("${pair[1]}" "${pair[0]}")
+  for r in "${pair[@]}"; do run_one "$round" "$r" "$inflight"; done
+}
+
 for round in $(seq "$rounds"); do
   for inflight in $inflight_levels; do
-    for row in $rows; do
-      case "$row" in
-        memory*|sqlite*)
-          if [ -z "$compare_lib" ]; then run_one "$round" "$row" "$inflight"
-          elif [ $((round % 2)) = 1 ]; then run_one "$round" "$row" "$inflight"; run_one "$round" "$row@other" "$inflight"
-          else run_one "$round" "$row@other" "$inflight"; run_one "$round" "$row" "$inflight"; fi ;;
-        *) run_one "$round" "$row" "$inflight" ;;
-      esac
-    done
+    for row in $rows; do run_row "$round" "$row" "$inflight"; done
   done
 done
 
