@@ -13,8 +13,8 @@
 
 namespace payretry {
 
-CurlMultiTransport::CurlMultiTransport(CurlOptions options, long max_connections)
-    : options_(std::move(options)), max_connections_(max_connections) {
+CurlMultiTransport::CurlMultiTransport(CurlOptions options, long max_connections, long max_opening)
+    : options_(std::move(options)), max_connections_(max_connections), max_opening_(max_opening) {
   curl_global_init_once();
   epoll_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_ < 0) throw std::system_error(errno, std::generic_category(), "epoll_create1");
@@ -73,6 +73,7 @@ CurlMultiTransport::SocketState* CurlMultiTransport::state_of(curl_socket_t s) {
 curl_socket_t CurlMultiTransport::on_open(void* self, curlsocktype, curl_sockaddr* address) {
   auto* t = static_cast<CurlMultiTransport*>(self);
   const curl_socket_t s = ::socket(address->family, address->socktype, address->protocol);
+  if (s >= 0) ++t->open_sockets_;
   if (SocketState* st = t->state_of(s)) {
     *st = SocketState{};
     st->ours = true;
@@ -85,6 +86,7 @@ curl_socket_t CurlMultiTransport::on_open(void* self, curlsocktype, curl_sockadd
 // leaves it before its number can be handed to another socket.
 int CurlMultiTransport::on_close(void* self, curl_socket_t s) {
   auto* t = static_cast<CurlMultiTransport*>(self);
+  --t->open_sockets_;
   if (SocketState* st = t->state_of(s)) {
     if (st->in_set) epoll_ctl(t->epoll_, EPOLL_CTL_DEL, s, nullptr);
     *st = SocketState{};
@@ -182,7 +184,7 @@ void CurlMultiTransport::start(const HttpRequest& request, void* tag) {
   // default is 100 streams each, CURLMOPT_MAX_CONCURRENT_STREAMS); in
   // cleartext, one at a time (HTTP/1.1).
   curl_limit_ = t->curl.multiplexes() ? max_connections_ * 100 : max_connections_;
-  if (in_curl_ >= curl_limit_ || line_head_) {
+  if (line_head_ || !may_hand()) {
     line_push(t.get());
   } else if (!hand_to_curl(t.get())) {
     failed_to_start_.push_back(not_handed(*t, TransportFailure::other, "curl_multi_add_handle failed"));
@@ -196,7 +198,28 @@ void CurlMultiTransport::start(const HttpRequest& request, void* tag) {
 bool CurlMultiTransport::hand_to_curl(Transfer* t) {
   if (curl_multi_add_handle(multi_, t->curl.handle()) != CURLM_OK) return false;
   ++in_curl_;
+  t->ready = false;
+  ++opening_;
   return true;
+}
+
+// Each transfer libcurl had leaves through here, once.
+void CurlMultiTransport::left_curl(Transfer* t) {
+  curl_multi_remove_handle(multi_, t->curl.handle());
+  --in_curl_;
+  if (!t->ready) --opening_;
+  t->ready = false;
+}
+
+// Whether libcurl may take one more transfer now: below its limit, and not
+// while max_opening transfers are opening connections, unless one of the
+// pool's connections is idle (more sockets open than transfers in libcurl),
+// which libcurl hands to the next transfer rather than opening another. The
+// count of sockets is an estimate (a connection being closed still counts);
+// it errs toward waiting, never toward a storm.
+bool CurlMultiTransport::may_hand() const {
+  if (in_curl_ >= curl_limit_) return false;
+  return max_opening_ <= 0 || opening_ < max_opening_ || in_curl_ < open_sockets_;
 }
 
 void CurlMultiTransport::line_push(Transfer* t) {
@@ -214,10 +237,10 @@ void CurlMultiTransport::line_unlink(Transfer* t) {
   t->line_prev = t->line_next = nullptr;
 }
 
-// The head of the line goes to libcurl whenever it holds fewer than its
-// limit; a transfer libcurl refuses is reported, nothing sent.
+// The head of the line goes to libcurl whenever it may take one (may_hand);
+// a transfer libcurl refuses is reported, nothing sent.
 void CurlMultiTransport::admit_from_line(std::vector<Done>& done) {
-  while (line_head_ && in_curl_ < curl_limit_) {
+  while (line_head_ && may_hand()) {
     Transfer* t = line_head_;
     line_unlink(t);
     if (hand_to_curl(t)) continue;
@@ -248,6 +271,10 @@ AsyncTransport::Done CurlMultiTransport::not_handed(Transfer& t, TransportFailur
 // one (connect_timeout_ms bounds that part too), never past its end.
 void CurlMultiTransport::on_leaving_line(void* transfer) {
   auto* t = static_cast<Transfer*>(transfer);
+  if (!t->ready) {
+    t->ready = true;
+    --t->owner->opening_;
+  }
   if (t->heap_at == kNotTimed) return;
   const CurlTransfer& c = t->curl;
   const int64_t began = c.connect_started_ms >= 0 ? c.connect_started_ms : c.left_line_ms;
@@ -273,8 +300,7 @@ void CurlMultiTransport::end_overdue(std::vector<Done>& done) {
       release(std::move(t));
       continue;
     }
-    curl_multi_remove_handle(multi_, t->curl.handle());
-    --in_curl_;
+    left_curl(t.get());
     CURLcode rc = CURLE_OPERATION_TIMEDOUT;
     if (t->curl.prereq_calls == 0) {
       t->curl.refused = t->curl.connect_started_ms < 0
@@ -347,8 +373,7 @@ void CurlMultiTransport::perform(std::vector<Done>& done) {
     curl_easy_getinfo(h, CURLINFO_PRIVATE, reinterpret_cast<char**>(&raw));
     std::unique_ptr<Transfer> t(raw);
     timer_remove(t.get());
-    curl_multi_remove_handle(multi_, h);
-    --in_curl_;
+    left_curl(t.get());
     report(std::move(t), rc, done);
   }
   // After the finished ones were read: a transfer that finished in this

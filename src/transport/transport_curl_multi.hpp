@@ -27,6 +27,18 @@
 // the start of its connection (never past the limit). libcurl's own timeout
 // would count the line against the attempt, and a transfer that ran out of
 // time there would close the kept-alive connection it is handed.
+//
+// The line also bounds how many connections are being opened at once
+// (max_opening). A burst of payments with no idle connection would
+// otherwise send one SYN (and one TLS handshake) each at the same moment:
+// at 10,000 in flight into nginx's listen backlog of 511, thousands of SYNs
+// were dropped, each connect waited out a 1 s and a 3 s retransmission,
+// timed out, and the retries emptied the retry budget (BENCHMARKS.md,
+// "Waiting for a free connection"). A transfer handed to libcurl counts as
+// opening until its connection is ready (the first prereq call) or it
+// leaves; while max_opening of them are, the next waits in line, unless a
+// connection of the pool is idle for it. Waiting there sends nothing and is
+// not charged to the attempt.
 #pragma once
 #include <curl/curl.h>
 
@@ -41,7 +53,8 @@ namespace payretry {
 
 class CurlMultiTransport final : public AsyncTransport {
  public:
-  CurlMultiTransport(CurlOptions options, long max_connections);
+  // max_opening: connections being opened at once at most; 0: no bound.
+  CurlMultiTransport(CurlOptions options, long max_connections, long max_opening = 0);
   ~CurlMultiTransport() override;
   CurlMultiTransport(const CurlMultiTransport&) = delete;
   CurlMultiTransport& operator=(const CurlMultiTransport&) = delete;
@@ -69,6 +82,9 @@ class CurlMultiTransport final : public AsyncTransport {
     int64_t due_ms = 0;
     size_t heap_at = kNotTimed;
     int64_t queued_ms = 0;  // when start() took it
+    // Handed to libcurl and its connection ready (the first prereq call):
+    // no longer counted among the transfers opening one.
+    bool ready = false;
     // While in our line (not yet handed to libcurl): its neighbours there.
     bool in_line = false;
     Transfer* line_prev = nullptr;
@@ -88,6 +104,8 @@ class CurlMultiTransport final : public AsyncTransport {
   // Our line: hand a transfer to libcurl, or queue it while libcurl holds
   // its limit; admit from the line as transfers leave libcurl.
   bool hand_to_curl(Transfer* t);
+  void left_curl(Transfer* t);
+  bool may_hand() const;
   void line_push(Transfer* t);
   void line_unlink(Transfer* t);
   void admit_from_line(std::vector<Done>& done);
@@ -127,6 +145,9 @@ class CurlMultiTransport final : public AsyncTransport {
   const long max_connections_;
   long curl_limit_ = 1;  // transfers libcurl holds at most (no queue of its own), per the last URL
   long in_curl_ = 0;
+  const long max_opening_;
+  long opening_ = 0;       // transfers in libcurl whose connection is not ready yet
+  long open_sockets_ = 0;  // connection sockets opened (on_open) and not yet closed (on_close)
   Transfer* line_head_ = nullptr;
   Transfer* line_tail_ = nullptr;
   // Transfers that failed before libcurl got them: reported by perform().

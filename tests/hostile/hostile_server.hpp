@@ -61,20 +61,29 @@ struct Request {
   }
 };
 
+// A socket listening on 127.0.0.1, at a port the kernel picks (`port`),
+// with `backlog` as listen()'s; throws when it cannot.
+inline int listen_on_loopback(int backlog, int& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, backlog) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    throw std::runtime_error("hostile server: cannot listen on 127.0.0.1");
+  }
+  port = ntohs(a.sin_port);
+  return fd;
+}
+
 class HostileServer {
  public:
   using Handler = std::function<void(Conn&, const Request&, const std::atomic<bool>& stopping)>;
 
   explicit HostileServer(Handler h, SSL_CTX* tls = nullptr) : handler_(std::move(h)), tls_(tls) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd_, 64) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0)
-      throw std::runtime_error("hostile server: cannot listen on 127.0.0.1");
-    port_ = ntohs(a.sin_port);
+    fd_ = listen_on_loopback(64, port_);
     thread_ = std::thread([this] { loop(); });
   }
   ~HostileServer() {

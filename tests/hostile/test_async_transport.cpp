@@ -5,7 +5,15 @@
 // read whichever wait reported it.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <thread>
 
@@ -342,6 +350,109 @@ TEST(AsyncTransport, a_kept_alive_connection_carries_each_request_and_its_close_
   }
   EXPECT_EQ(server.connections(), 3);
   EXPECT_EQ(keep_alive.requests(), 23);
+}
+
+// A listener whose accept queue is full and never drained: the kernel drops
+// every further SYN, so a connect to it stays in SYN_SENT, retransmitting,
+// until the client gives up. Like a provider whose listen backlog a burst
+// has overflowed.
+class FullBacklog {
+ public:
+  FullBacklog() {
+    fd_ = payretry_hostile::listen_on_loopback(0, port_);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<uint16_t>(port_));
+    // Connects until one is not taken within 300 ms: the queue is full.
+    for (int i = 0; i < 16; ++i) {
+      const int c = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+      (void)::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a);
+      pollfd p{c, POLLOUT, 0};
+      if (::poll(&p, 1, 300) <= 0) {
+        ::close(c);  // in SYN_SENT: not counted against the client under test
+        full_ = true;
+        break;
+      }
+      fillers_.push_back(c);
+    }
+  }
+  ~FullBacklog() {
+    for (int c : fillers_) ::close(c);
+    ::close(fd_);
+  }
+  bool full() const { return full_; }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  // Connects to it in SYN_SENT now, read from the kernel's table.
+  int connects_waiting() const {
+    FILE* f = std::fopen("/proc/net/tcp", "r");
+    if (!f) return -1;
+    char line[512];
+    int n = 0;
+    char port[8];
+    std::snprintf(port, sizeof port, "%04X", port_);
+    while (std::fgets(line, sizeof line, f)) {
+      // "  sl  local_address rem_address   st ...": rem "0100007F:PPPP", st "02" (SYN_SENT)
+      char local[64], remote[64], st[8];
+      if (std::sscanf(line, "%*s %63s %63s %7s", local, remote, st) != 3) continue;
+      const std::string r = remote;
+      if (std::string(st) == "02" && r.size() > 5 && r.substr(r.size() - 4) == port) ++n;
+    }
+    std::fclose(f);
+    return n;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+  bool full_ = false;
+  std::vector<int> fillers_;
+};
+
+// Eight requests on a cold pool of eight connections, into a provider that
+// takes no new connection: with max_opening 3, three connects go out and
+// five requests wait in line, nothing sent; with no bound, all eight SYNs
+// go out at once (the storm the bound is for). Every request ends with
+// nothing written, whether its connect timed out or it never left the line.
+TEST(AsyncTransport, no_more_connections_are_opened_at_once_than_max_opening) {
+  FullBacklog provider;
+  ASSERT_TRUE(provider.full()) << "the listen queue did not fill";
+  for (const long max_opening : {3L, 0L}) {
+    SCOPED_TRACE("max_opening " + std::to_string(max_opening));
+    CurlMultiTransport t(CurlOptions{}, 8, max_opening);
+    HttpRequest r = post(provider.url(), 1500);
+    r.wait_limit_ms = 2000;
+    r.send_margin_ms = 100;
+    int tags[8] = {};
+    for (int& tag : tags) t.start(r, &tag);
+    auto done = run(t, 8, 0.5);  // long enough for every allowed SYN to go out; nothing ends this early
+    EXPECT_TRUE(done.empty());
+    EXPECT_EQ(provider.connects_waiting(), max_opening > 0 ? max_opening : 8);
+    auto rest = run(t, 8 - done.size(), 20);
+    done.insert(done.end(), rest.begin(), rest.end());
+    ASSERT_EQ(done.size(), 8u);
+    for (const auto& d : done) {
+      EXPECT_NE(d.result.failure, TransportFailure::none);
+      EXPECT_FALSE(d.result.request_written) << d.result.error_text;
+    }
+  }
+}
+
+// The bound never stalls the line: with one connection opened at a time,
+// twenty requests on a pool of eight, each answered and closed by the
+// server, all get their answer.
+TEST(AsyncTransport, with_one_connection_opened_at_a_time_every_request_still_gets_through) {
+  HostileServer server([](Conn& c, const Request&, const std::atomic<bool>&) {
+    c.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}");
+  });
+  CurlMultiTransport t(CurlOptions{}, 8, 1);
+  const HttpRequest r = post(server.url(), 5000);
+  int tags[20] = {};
+  for (int& tag : tags) t.start(r, &tag);
+  auto done = run(t, 20, 30);
+  ASSERT_EQ(done.size(), 20u);
+  for (const auto& d : done) EXPECT_EQ(d.result.failure, TransportFailure::none) << d.result.error_text;
+  EXPECT_EQ(server.requests().size(), 20u);
 }
 
 }  // namespace
