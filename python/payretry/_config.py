@@ -160,6 +160,7 @@ ClientConfig = TypedDict(
         "key_retention_ms": int,
         "not_found_grace_ms": int,
         "max_connections": int,
+        "max_opening_connections": int,
         "engine_threads": int,
         "proxy": Optional[str],
         "proxy_env": str,

@@ -126,12 +126,14 @@ void Client::start_engines() {
     n = std::min<size_t>(n, static_cast<size_t>(config_.max_connections));  // at least one connection each
     const long per_engine = static_cast<long>((config_.max_connections + static_cast<int64_t>(n) - 1) /
                                               static_cast<int64_t>(n));
+    const long opening_per_engine = static_cast<long>((config_.max_opening_connections + static_cast<int64_t>(n) - 1) /
+                                                      static_cast<int64_t>(n));
     // All or none: a failure (no thread to be had) leaves nothing half
     // started, and the next call tries again.
     std::vector<std::unique_ptr<CurlMultiTransport>> transports;
     std::vector<std::unique_ptr<MultiEngine>> engines;
     for (size_t i = 0; i < n; ++i) {
-      transports.push_back(std::make_unique<CurlMultiTransport>(curl_, per_engine));
+      transports.push_back(std::make_unique<CurlMultiTransport>(curl_, per_engine, opening_per_engine));
       engines.push_back(std::make_unique<MultiEngine>(*engine_, *flow_, config_, system_clock(), *log_, stats_,
                                                       *transports.back(), true, static_cast<int>(n)));
     }

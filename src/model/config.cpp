@@ -488,6 +488,8 @@ Config parse_config(std::string_view json) {
   if (auto v = member(r, "not_found_grace_ms")) c.not_found_grace_ms = integer(v, "not_found_grace_ms");
   if (auto v = member(r, "max_body_bytes")) c.max_body_bytes = static_cast<size_t>(integer(v, "max_body_bytes"));
   if (auto v = member(r, "max_connections")) c.max_connections = integer(v, "max_connections");
+  if (auto v = member(r, "max_opening_connections"))
+    c.max_opening_connections = integer(v, "max_opening_connections");
   if (auto v = member(r, "engine_threads")) c.engine_threads = static_cast<int>(integer(v, "engine_threads"));
   return c;
 }

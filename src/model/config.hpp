@@ -86,6 +86,12 @@ struct Config {
   // Connections the concurrent engine keeps to the provider's host; more
   // payments in flight wait for a free one (or share one over HTTP/2).
   int64_t max_connections = 256;
+  // Connections being opened at once at most (a SYN and a TLS handshake
+  // each), shared out among the engine threads like max_connections; the
+  // rest wait in the transport's line. A burst of payments on a cold pool
+  // would otherwise open hundreds at the same moment and overflow the
+  // provider's listen backlog (dropped SYNs, connect timeouts, retries).
+  int64_t max_opening_connections = 64;
   // Threads of the concurrent engine, each with its own libcurl multi,
   // timers and group commits; a payment stays on the one its order id
   // hashes to. 0: one per core, and at least one per 1,000 of

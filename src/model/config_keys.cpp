@@ -152,6 +152,10 @@ const std::vector<ConfigKey>& table() {
        "\"Not found\" proves \"no payment\" only this long after the payment's last attempt."},
       {"max_connections", T::integer, 0, 1, 65536, "", "256", "256",
        "Connections the concurrent engine keeps to the provider; beyond them, payments wait in line for a free one."},
+      {"max_opening_connections", T::integer, 0, 1, 65536, "", "64", "64",
+       "Connections the concurrent engine opens at once, shared among its threads (at least one each); other "
+       "payments that need a new connection wait in line for one, not charged to the attempt, so that a burst "
+       "does not overflow the provider's listen backlog."},
       {"engine_threads", T::integer, 0, 0, 64, "", "0", "0",
        "Threads of the concurrent engine; 0: one per core, and at least one per 1,000 max_connections (up to 64)."},
       {"proxy", T::string, kKeyIndirect | kKeySecret | kKeyNullable, 1, 0, "", "none", "\"http://proxy.internal:3128\"",

@@ -244,6 +244,7 @@ const std::map<std::string, std::function<std::string(const Config&)>>& readers(
       {"in_progress_wait_ms", [](const Config& c) { return std::to_string(c.in_progress_wait_ms); }},
       {"not_found_grace_ms", [](const Config& c) { return std::to_string(c.not_found_grace_ms); }},
       {"max_connections", [](const Config& c) { return std::to_string(c.max_connections); }},
+      {"max_opening_connections", [](const Config& c) { return std::to_string(c.max_opening_connections); }},
       {"engine_threads", [](const Config& c) { return std::to_string(c.engine_threads); }},
       {"provider", [](const Config& c) { return "\"" + c.provider + "\""; }},
   };
