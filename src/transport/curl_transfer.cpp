@@ -113,6 +113,7 @@ CurlTransfer::CurlTransfer(const CurlOptions& options) {
   curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
                    static_cast<long>(options.http2 ? CURL_HTTP_VERSION_2TLS : CURL_HTTP_VERSION_1_1));
   curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);  // never re-POST to another URL
+  curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, options.max_idle_connection_age_s);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_BUFFERSIZE, kReceiveBufferBytes);
   curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, options.verify_tls ? 1L : 0L);

@@ -27,6 +27,11 @@ struct CurlOptions {
   // variables are ignored (they would carry card data and credentials to a
   // host the config never named).
   std::string proxy;
+  // How long a kept-alive connection may sit idle and still be reused, in
+  // seconds (libcurl's CURLOPT_MAXAGE_CONN; 118 is its default, set here so
+  // that the concurrent transport knows which idle connections libcurl will
+  // still hand out).
+  long max_idle_connection_age_s = 118;
 };
 
 // One libcurl easy handle and the state of the exchange it carries. The
