@@ -2,6 +2,7 @@
 
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,7 +15,13 @@
 namespace payretry {
 
 CurlMultiTransport::CurlMultiTransport(CurlOptions options, long max_connections, long max_opening)
-    : options_(std::move(options)), max_connections_(max_connections), max_opening_(max_opening) {
+    : options_(std::move(options)),
+      max_connections_(max_connections),
+      max_opening_(max_opening),
+      // A second's margin (half the age, if shorter): the transfer handed an
+      // idle connection may run a little after the check.
+      idle_trust_ms_(std::max<int64_t>(1, options_.max_idle_connection_age_s) * 1000 -
+                     std::min<int64_t>(1000, std::max<int64_t>(1, options_.max_idle_connection_age_s) * 500)) {
   curl_global_init_once();
   epoll_ = epoll_create1(EPOLL_CLOEXEC);
   if (epoll_ < 0) throw std::system_error(errno, std::generic_category(), "epoll_create1");
@@ -69,29 +76,98 @@ CurlMultiTransport::SocketState* CurlMultiTransport::state_of(curl_socket_t s) {
 // Every connection socket of this transport is opened here, as libcurl's
 // default would (socket() with the address's family, type and protocol),
 // so that its number is known to be a new socket: whatever the table said
-// of a socket that had the number before is forgotten.
-curl_socket_t CurlMultiTransport::on_open(void* self, curlsocktype, curl_sockaddr* address) {
-  auto* t = static_cast<CurlMultiTransport*>(self);
+// of a socket that had the number before is forgotten. The transfer notes
+// it (and its generation), to adopt the one its connection keeps.
+curl_socket_t CurlMultiTransport::on_open(void* transfer, curlsocktype, curl_sockaddr* address) {
+  auto* t = static_cast<Transfer*>(transfer);
+  CurlMultiTransport* self = t->owner;
   const curl_socket_t s = ::socket(address->family, address->socktype, address->protocol);
-  if (s >= 0) ++t->open_sockets_;
-  if (SocketState* st = t->state_of(s)) {
+  if (SocketState* st = self->state_of(s)) {
+    if (st->idle) self->idle_unlink(s);  // cannot happen (ours close through on_close); kept exact regardless
+    const uint32_t gen = st->gen + 1;
     *st = SocketState{};
-    st->ours = true;
+    st->gen = gen;
+    t->opened[t->opened_n++ % 4] = {s, gen};
   }
   return s;
 }
 
-// And closed here (libcurl calls this instead of close() for the sockets it
-// opened through on_open). A parked socket is still in the epoll set: it
-// leaves it before its number can be handed to another socket.
+// And closed here: libcurl calls this instead of close() for the sockets it
+// opened through on_open, except (7.88) one whose connect it gave up. A
+// parked socket is still in the epoll set: it leaves it before its number
+// can be handed to another socket.
 int CurlMultiTransport::on_close(void* self, curl_socket_t s) {
   auto* t = static_cast<CurlMultiTransport*>(self);
-  --t->open_sockets_;
   if (SocketState* st = t->state_of(s)) {
+    if (st->idle) t->idle_unlink(s);
     if (st->in_set) epoll_ctl(t->epoll_, EPOLL_CTL_DEL, s, nullptr);
+    const uint32_t gen = st->gen + 1;
     *st = SocketState{};
+    st->gen = gen;
   }
   return ::close(s);
+}
+
+// At a transfer's first prereq call, if it opened sockets: the one its
+// connection kept becomes ours. Those closed through on_close (a refused
+// connect) or reopened since have another generation; one whose connect
+// libcurl gave up was closed without telling us, so when two are left, the
+// connected one is asked of the kernel. If that leaves no single socket,
+// none is adopted: the connection is then never counted idle (the bound
+// errs toward waiting) and its socket is watched without parking.
+void CurlMultiTransport::adopt_connection(Transfer& t) {
+  const int n = std::min(t.opened_n, 4);
+  t.opened_n = 0;
+  curl_socket_t found = -1;
+  int candidates = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto [s, gen] = t.opened[i];
+    if (static_cast<size_t>(s) >= sockets_.size() || sockets_[static_cast<size_t>(s)].gen != gen) continue;
+    ++candidates;
+    found = s;
+  }
+  if (candidates > 1) {
+    found = -1;
+    candidates = 0;
+    for (int i = 0; i < n; ++i) {
+      const auto [s, gen] = t.opened[i];
+      if (static_cast<size_t>(s) >= sockets_.size() || sockets_[static_cast<size_t>(s)].gen != gen) continue;
+      sockaddr_storage peer{};
+      socklen_t len = sizeof peer;
+      if (getpeername(s, reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;
+      ++candidates;
+      found = s;
+    }
+  }
+  if (candidates == 1) sockets_[static_cast<size_t>(found)].ours = true;
+}
+
+// The idle list: appended as connections go idle, so oldest first.
+void CurlMultiTransport::idle_push(curl_socket_t s) {
+  SocketState& st = sockets_[static_cast<size_t>(s)];
+  st.idle = true;
+  st.idle_since_ms = steady_now_ms();
+  st.idle_prev = idle_conn_tail_;
+  st.idle_next = -1;
+  (idle_conn_tail_ >= 0 ? sockets_[static_cast<size_t>(idle_conn_tail_)].idle_next : idle_conn_head_) = s;
+  idle_conn_tail_ = s;
+  ++idle_conns_;
+}
+
+void CurlMultiTransport::idle_unlink(curl_socket_t s) {
+  SocketState& st = sockets_[static_cast<size_t>(s)];
+  (st.idle_prev >= 0 ? sockets_[static_cast<size_t>(st.idle_prev)].idle_next : idle_conn_head_) = st.idle_next;
+  (st.idle_next >= 0 ? sockets_[static_cast<size_t>(st.idle_next)].idle_prev : idle_conn_tail_) = st.idle_prev;
+  st.idle = false;
+  st.idle_prev = st.idle_next = -1;
+  --idle_conns_;
+}
+
+// Connections idle so long that libcurl will close them rather than reuse
+// them no longer count as idle (they stay parked until libcurl closes them).
+void CurlMultiTransport::forget_old_idle(int64_t now) {
+  while (idle_conn_head_ >= 0 && now - sockets_[static_cast<size_t>(idle_conn_head_)].idle_since_ms >= idle_trust_ms_)
+    idle_unlink(idle_conn_head_);
 }
 
 // libcurl says which of its sockets to watch, and for what. A socket that
@@ -114,13 +190,17 @@ int CurlMultiTransport::on_socket(CURL*, curl_socket_t s, int what, void* self, 
   const bool ours = st && st->ours;
   if (what == CURL_POLL_REMOVE) {
     if (ours && st->in_set) {
-      st->watched = false;  // parked; wait() takes it out if it reports anything before it is watched again
+      // Parked; wait() takes it out if it reports anything before it is
+      // watched again. No transfer is on it: an idle connection.
+      if (st->watched && !st->idle) t->idle_push(s);
+      st->watched = false;
       return 0;
     }
     if (socketp) epoll_ctl(t->epoll_, EPOLL_CTL_DEL, s, nullptr);
     if (st) st->in_set = st->watched = false;
     return 0;
   }
+  if (st && st->idle) t->idle_unlink(s);  // a transfer took the connection
   epoll_event ev{};
   ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0u) | (what & CURL_POLL_OUT ? EPOLLOUT : 0u);
   ev.data.fd = s;
@@ -164,7 +244,7 @@ CurlMultiTransport::Transfer::Transfer(const CurlOptions& options, CurlMultiTran
   // Connections are the multi handle's, shared by every transfer of this
   // transport; each keeps the callbacks of the transfer that opened it.
   curl_easy_setopt(curl.handle(), CURLOPT_OPENSOCKETFUNCTION, &CurlMultiTransport::on_open);
-  curl_easy_setopt(curl.handle(), CURLOPT_OPENSOCKETDATA, o);
+  curl_easy_setopt(curl.handle(), CURLOPT_OPENSOCKETDATA, this);
   curl_easy_setopt(curl.handle(), CURLOPT_CLOSESOCKETFUNCTION, &CurlMultiTransport::on_close);
   curl_easy_setopt(curl.handle(), CURLOPT_CLOSESOCKETDATA, o);
 }
@@ -180,6 +260,7 @@ void CurlMultiTransport::start(const HttpRequest& request, void* tag) {
   t->end_ms = whole > 0 ? now + whole : INT64_MAX;
   t->due_ms = whole > 0 ? now + std::max<int64_t>(0, whole - std::max<int64_t>(0, request.send_margin_ms)) : INT64_MAX;
   t->queued_ms = now;
+  forget_old_idle(now);
   // Over TLS with HTTP/2 a connection carries many transfers (libcurl's
   // default is 100 streams each, CURLMOPT_MAX_CONCURRENT_STREAMS); in
   // cleartext, one at a time (HTTP/1.1).
@@ -199,6 +280,7 @@ bool CurlMultiTransport::hand_to_curl(Transfer* t) {
   if (curl_multi_add_handle(multi_, t->curl.handle()) != CURLM_OK) return false;
   ++in_curl_;
   t->ready = false;
+  t->opened_n = 0;
   ++opening_;
   return true;
 }
@@ -212,14 +294,14 @@ void CurlMultiTransport::left_curl(Transfer* t) {
 }
 
 // Whether libcurl may take one more transfer now: below its limit, and not
-// while max_opening transfers are opening connections, unless one of the
-// pool's connections is idle (more sockets open than transfers in libcurl),
-// which libcurl hands to the next transfer rather than opening another. The
-// count of sockets is an estimate (a connection being closed still counts);
-// it errs toward waiting, never toward a storm.
+// while max_opening transfers are opening connections, unless the pool has
+// an idle connection for this one too, which libcurl hands it rather than
+// open another. Every transfer still opening is taken to be on its way to
+// an idle connection (those opening connections of their own are not), so
+// the count errs toward waiting, never toward a storm.
 bool CurlMultiTransport::may_hand() const {
   if (in_curl_ >= curl_limit_) return false;
-  return max_opening_ <= 0 || opening_ < max_opening_ || in_curl_ < open_sockets_;
+  return max_opening_ <= 0 || opening_ < max_opening_ || opening_ < idle_conns_;
 }
 
 void CurlMultiTransport::line_push(Transfer* t) {
@@ -240,6 +322,8 @@ void CurlMultiTransport::line_unlink(Transfer* t) {
 // The head of the line goes to libcurl whenever it may take one (may_hand);
 // a transfer libcurl refuses is reported, nothing sent.
 void CurlMultiTransport::admit_from_line(std::vector<Done>& done) {
+  if (!line_head_) return;
+  forget_old_idle(steady_now_ms());
   while (line_head_ && may_hand()) {
     Transfer* t = line_head_;
     line_unlink(t);
@@ -275,6 +359,7 @@ void CurlMultiTransport::on_leaving_line(void* transfer) {
     t->ready = true;
     --t->owner->opening_;
   }
+  if (t->opened_n > 0) t->owner->adopt_connection(*t);
   if (t->heap_at == kNotTimed) return;
   const CurlTransfer& c = t->curl;
   const int64_t began = c.connect_started_ms >= 0 ? c.connect_started_ms : c.left_line_ms;
@@ -422,6 +507,7 @@ void CurlMultiTransport::wait(int64_t max_ms) {
         epoll_ctl(epoll_, EPOLL_CTL_DEL, s, nullptr);
         st.in_set = false;
         st.events = 0;
+        if (st.idle) idle_unlink(s);  // not idle for the bound: libcurl will find it closed
         continue;
       }
     }

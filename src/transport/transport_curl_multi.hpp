@@ -39,6 +39,17 @@
 // leaves; while max_opening of them are, the next waits in line, unless a
 // connection of the pool is idle for it. Waiting there sends nothing and is
 // not charged to the attempt.
+//
+// Which connections are idle is counted from what the transport itself sees,
+// never from how many sockets are open: libcurl 7.88 closes a socket whose
+// connect it gave up (a timeout, the loser of happy eyeballs) without the
+// close callback (lib/cf-socket.c, fixed in 8.2.0), so an open count only
+// grows. A socket becomes a connection's (`ours`) when the transfer that
+// opened it reaches its prereq call; from then on libcurl closes it through
+// on_close. Such a socket that libcurl stops watching carries no transfer:
+// it is idle until a transfer takes it, it closes, the provider closes it
+// (epoll reports the parked socket), or it has been idle so long that
+// libcurl would close it instead of reusing it (max_idle_connection_age_s).
 #pragma once
 #include <curl/curl.h>
 
@@ -85,6 +96,15 @@ class CurlMultiTransport final : public AsyncTransport {
     // Handed to libcurl and its connection ready (the first prereq call):
     // no longer counted among the transfers opening one.
     bool ready = false;
+    // The sockets libcurl opened for it since it was handed (on_open), with
+    // each one's generation: the one its connection kept is adopted at its
+    // prereq call. The last four; more are failed connects, closed already.
+    struct Opened {
+      curl_socket_t s = -1;
+      uint32_t gen = 0;
+    };
+    Opened opened[4];
+    int opened_n = 0;
     // While in our line (not yet handed to libcurl): its neighbours there.
     bool in_line = false;
     Transfer* line_prev = nullptr;
@@ -110,20 +130,32 @@ class CurlMultiTransport final : public AsyncTransport {
   void line_unlink(Transfer* t);
   void admit_from_line(std::vector<Done>& done);
   Done not_handed(Transfer& t, TransportFailure failure, const char* why);
+  // Idle connections: the socket a transfer's new connection kept becomes
+  // ours; ours that libcurl stops watching are idle, oldest first.
+  void adopt_connection(Transfer& t);
+  void idle_push(curl_socket_t s);
+  void idle_unlink(curl_socket_t s);
+  void forget_old_idle(int64_t now);
   // libcurl's callbacks: which sockets to watch for what, and when it next
   // needs to run its own timeouts.
   static int on_socket(CURL* easy, curl_socket_t s, int what, void* self, void* socketp);
-  static curl_socket_t on_open(void* self, curlsocktype purpose, curl_sockaddr* address);
+  static curl_socket_t on_open(void* transfer, curlsocktype purpose, curl_sockaddr* address);
   static int on_close(void* self, curl_socket_t s);
-  // Per socket number: what the epoll set holds for it. `ours`: a
-  // connection socket this transport opened (on_open) and has not closed
-  // (on_close); only such a socket is parked (kept in the set while libcurl
-  // does not watch it, `in_set` and not `watched`).
+  // Per socket number: what the epoll set holds for it. `ours`: the socket
+  // of a connection this transport opened (on_open), adopted when its
+  // connection was ready, and not closed since (on_close); only such a
+  // socket is parked (kept in the set while libcurl does not watch it,
+  // `in_set` and not `watched`), and counted idle.
   struct SocketState {
     bool ours = false;
     bool in_set = false;
     bool watched = false;
+    bool idle = false;    // parked and counted in idle_conns_ (linked in the idle list)
     uint32_t events = 0;  // EPOLLIN / EPOLLOUT as registered, while in_set
+    uint32_t gen = 0;     // changes each time on_open or on_close gives the number a new meaning
+    curl_socket_t idle_prev = -1;
+    curl_socket_t idle_next = -1;
+    int64_t idle_since_ms = 0;
   };
   SocketState* state_of(curl_socket_t s);
   static int on_timer(CURLM* multi, long timeout_ms, void* self);
@@ -147,7 +179,13 @@ class CurlMultiTransport final : public AsyncTransport {
   long in_curl_ = 0;
   const long max_opening_;
   long opening_ = 0;       // transfers in libcurl whose connection is not ready yet
-  long open_sockets_ = 0;  // connection sockets opened (on_open) and not yet closed (on_close)
+  // Idle connections (SocketState::idle), linked oldest first; one idle for
+  // longer than idle_trust_ms_ is no longer counted (libcurl closes it
+  // rather than reuse it once it passes max_idle_connection_age_s).
+  long idle_conns_ = 0;
+  curl_socket_t idle_conn_head_ = -1;
+  curl_socket_t idle_conn_tail_ = -1;
+  const int64_t idle_trust_ms_;
   Transfer* line_head_ = nullptr;
   Transfer* line_tail_ = nullptr;
   // Transfers that failed before libcurl got them: reported by perform().

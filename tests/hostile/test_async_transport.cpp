@@ -12,10 +12,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "hostile_server.hpp"
 #include "transport_curl_multi.hpp"
@@ -352,30 +356,54 @@ TEST(AsyncTransport, a_kept_alive_connection_carries_each_request_and_its_close_
   EXPECT_EQ(keep_alive.requests(), 23);
 }
 
-// A listener whose accept queue is full and never drained: the kernel drops
-// every further SYN, so a connect to it stays in SYN_SENT, retransmitting,
-// until the client gives up. Like a provider whose listen backlog a burst
-// has overflowed.
+// Fills the accept queue of a listener on 127.0.0.1:port that no one
+// accepts from: connects until one is not taken within 300 ms. The kernel
+// then drops every further SYN, so a connect to it stays in SYN_SENT,
+// retransmitting, until the client gives up. Like a provider whose listen
+// backlog a burst has overflowed. False if 32 connects did not fill it.
+bool fill_accept_queue(int port, std::vector<int>& fillers) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  for (int i = 0; i < 32; ++i) {
+    const int c = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    (void)::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    pollfd p{c, POLLOUT, 0};
+    if (::poll(&p, 1, 300) <= 0) {
+      ::close(c);  // in SYN_SENT: not counted against the client under test
+      return true;
+    }
+    fillers.push_back(c);
+  }
+  return false;
+}
+
+// Connects to 127.0.0.1:port in SYN_SENT now, read from the kernel's table.
+int connects_waiting(int port) {
+  FILE* f = std::fopen("/proc/net/tcp", "r");
+  if (!f) return -1;
+  char line[512];
+  int n = 0;
+  char hex[8];
+  std::snprintf(hex, sizeof hex, "%04X", port);
+  while (std::fgets(line, sizeof line, f)) {
+    // "  sl  local_address rem_address   st ...": rem "0100007F:PPPP", st "02" (SYN_SENT)
+    char local[64], remote[64], st[8];
+    if (std::sscanf(line, "%*s %63s %63s %7s", local, remote, st) != 3) continue;
+    const std::string r = remote;
+    if (std::string(st) == "02" && r.size() > 5 && r.substr(r.size() - 4) == hex) ++n;
+  }
+  std::fclose(f);
+  return n;
+}
+
+// A listener whose accept queue is full and never drained.
 class FullBacklog {
  public:
   FullBacklog() {
     fd_ = payretry_hostile::listen_on_loopback(0, port_);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    a.sin_port = htons(static_cast<uint16_t>(port_));
-    // Connects until one is not taken within 300 ms: the queue is full.
-    for (int i = 0; i < 16; ++i) {
-      const int c = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
-      (void)::connect(c, reinterpret_cast<sockaddr*>(&a), sizeof a);
-      pollfd p{c, POLLOUT, 0};
-      if (::poll(&p, 1, 300) <= 0) {
-        ::close(c);  // in SYN_SENT: not counted against the client under test
-        full_ = true;
-        break;
-      }
-      fillers_.push_back(c);
-    }
+    full_ = fill_accept_queue(port_, fillers_);
   }
   ~FullBacklog() {
     for (int c : fillers_) ::close(c);
@@ -383,24 +411,7 @@ class FullBacklog {
   }
   bool full() const { return full_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-  // Connects to it in SYN_SENT now, read from the kernel's table.
-  int connects_waiting() const {
-    FILE* f = std::fopen("/proc/net/tcp", "r");
-    if (!f) return -1;
-    char line[512];
-    int n = 0;
-    char port[8];
-    std::snprintf(port, sizeof port, "%04X", port_);
-    while (std::fgets(line, sizeof line, f)) {
-      // "  sl  local_address rem_address   st ...": rem "0100007F:PPPP", st "02" (SYN_SENT)
-      char local[64], remote[64], st[8];
-      if (std::sscanf(line, "%*s %63s %63s %7s", local, remote, st) != 3) continue;
-      const std::string r = remote;
-      if (std::string(st) == "02" && r.size() > 5 && r.substr(r.size() - 4) == port) ++n;
-    }
-    std::fclose(f);
-    return n;
-  }
+  int connects_waiting() const { return ::connects_waiting(port_); }
 
  private:
   int fd_ = -1;
@@ -408,6 +419,107 @@ class FullBacklog {
   bool full_ = false;
   std::vector<int> fillers_;
 };
+
+// A provider that answers n requests on n kept-alive connections, then
+// takes no new connection. It answers none of the n until all have arrived,
+// so the client must open n connections; each then stays open, idle, until
+// close_connections() closes them from the provider's side (as a server's
+// keep-alive timeout does). It accepts only those n: once fill() has filled
+// its accept queue, every later connect waits in SYN_SENT.
+class KeptPoolThenFullBacklog {
+ public:
+  explicit KeptPoolThenFullBacklog(int n) : n_(n) {
+    fd_ = payretry_hostile::listen_on_loopback(n, port_);
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~KeptPoolThenFullBacklog() {
+    stopping_ = true;
+    thread_.join();
+    for (int c : fillers_) ::close(c);
+    ::close(fd_);
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int answered() const { return answered_; }
+  void close_connections() {
+    close_ = true;
+    const auto t0 = Clock::now();
+    while (!closed_ && seconds_since(t0) < 5) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  bool fill() { return fill_accept_queue(port_, fillers_); }
+  int connects_waiting() const { return ::connects_waiting(port_); }
+
+ private:
+  void serve() {
+    static const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}";
+    std::vector<int> conns;
+    std::vector<std::string> in;
+    std::vector<bool> got;
+    bool answered = false;
+    while (!stopping_) {
+      if (close_ && !closed_) {
+        for (int c : conns) ::close(c);
+        conns.clear();
+        closed_ = true;
+      }
+      std::vector<pollfd> p;
+      const bool accepting = static_cast<int>(conns.size()) < n_ && !closed_;
+      if (accepting) p.push_back({fd_, POLLIN, 0});
+      for (int c : conns) p.push_back({c, POLLIN, 0});
+      if (::poll(p.data(), p.size(), 10) <= 0) continue;
+      for (size_t i = 0; i < p.size(); ++i) {
+        if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        if (accepting && i == 0) {
+          const int c = ::accept(fd_, nullptr, nullptr);
+          if (c >= 0) {
+            conns.push_back(c);
+            in.emplace_back();
+            got.push_back(false);
+          }
+          continue;
+        }
+        const size_t k = i - (accepting ? 1 : 0);
+        char buf[4096];
+        const long r = ::read(conns[k], buf, sizeof buf);
+        if (r <= 0) continue;  // the client closed it: kept until the end, answered no more
+        in[k].append(buf, static_cast<size_t>(r));
+        const size_t end = in[k].find("\r\n\r\n");
+        const size_t cl = in[k].find("Content-Length: ");
+        const size_t body = cl < end ? std::stoul(in[k].substr(cl + 16)) : 0;
+        if (end != std::string::npos && in[k].size() >= end + 4 + body) got[k] = true;
+      }
+      if (!answered && static_cast<int>(conns.size()) == n_ && std::count(got.begin(), got.end(), true) == n_) {
+        for (int c : conns) (void)!::write(c, answer.data(), answer.size());
+        answered = true;
+        answered_ = n_;
+      }
+    }
+    for (int c : conns) ::close(c);
+  }
+
+  const int n_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  std::vector<int> fillers_;
+  std::atomic<bool> stopping_{false}, close_{false}, closed_{false};
+  std::atomic<int> answered_{0};
+};
+
+// Turns the transport the way the engine's loop does for `seconds` (or
+// until `want` transfers are done), reading count() after every turn of at
+// most 20 ms: the most it read.
+int most_seen_while_turning(CurlMultiTransport& t, std::vector<AsyncTransport::Done>& done, size_t want,
+                            double seconds, const std::function<int()>& count) {
+  int most = 0;
+  const auto t0 = Clock::now();
+  while (done.size() < want && seconds_since(t0) < seconds) {
+    t.perform(done);
+    const int64_t next = t.next_timeout_ms();
+    t.wait(next < 0 ? 20 : std::min<int64_t>(next, 20));
+    most = std::max(most, count());
+  }
+  return most;
+}
 
 // Eight requests on a cold pool of eight connections, into a provider that
 // takes no new connection: with max_opening 3, three connects go out and
@@ -436,6 +548,85 @@ TEST(AsyncTransport, no_more_connections_are_opened_at_once_than_max_opening) {
       EXPECT_FALSE(d.result.request_written) << d.result.error_text;
     }
   }
+}
+
+// The bound holds past the first connects' timeouts: sixteen requests whose
+// connects time out after 300 ms each, into a provider that takes no new
+// connection, go out three at a time, round after round. (libcurl 7.88
+// closes a socket whose connect timed out without the close callback: a
+// count of open sockets would take them for idle connections and let the
+// third round out six at once.)
+TEST(AsyncTransport, the_bound_on_connections_being_opened_holds_after_connects_time_out) {
+  FullBacklog provider;
+  ASSERT_TRUE(provider.full()) << "the listen queue did not fill";
+  CurlMultiTransport t(CurlOptions{}, 16, 3);
+  HttpRequest r = post(provider.url(), 300);
+  r.wait_limit_ms = 10000;
+  r.send_margin_ms = 100;
+  int tags[16] = {};
+  for (int& tag : tags) t.start(r, &tag);
+  std::vector<AsyncTransport::Done> done;
+  const int most = most_seen_while_turning(t, done, 16, 30, [&] { return provider.connects_waiting(); });
+  EXPECT_EQ(most, 3) << "connects waiting at once, at most";
+  ASSERT_EQ(done.size(), 16u);
+  for (const auto& d : done) {
+    EXPECT_EQ(d.result.failure, TransportFailure::connect_timeout) << d.result.error_text;
+    EXPECT_FALSE(d.result.request_written);
+  }
+}
+
+// Eight idle connections the provider has closed (its keep-alive timeout)
+// are not idle connections for the bound: a burst of eight requests, once
+// the provider takes no new connection, opens at most three at once.
+TEST(AsyncTransport, idle_connections_the_provider_closed_do_not_let_a_burst_past_the_bound) {
+  KeptPoolThenFullBacklog provider(8);
+  CurlMultiTransport t(CurlOptions{}, 8, 3);
+  const HttpRequest first = post(provider.url(), 5000);
+  int tags[8] = {};
+  for (int& tag : tags) t.start(first, &tag);
+  auto done = run(t, 8, 20);
+  ASSERT_EQ(done.size(), 8u);
+  for (const auto& d : done) ASSERT_EQ(d.result.failure, TransportFailure::none) << d.result.error_text;
+
+  provider.close_connections();
+  for (int i = 0; i < 3; ++i) t.wait(100);  // the closes are reported, as while the engine waits for work
+  ASSERT_TRUE(provider.fill()) << "the listen queue did not fill";
+  HttpRequest r = post(provider.url(), 400);
+  r.wait_limit_ms = 5000;
+  r.send_margin_ms = 100;
+  for (int& tag : tags) t.start(r, &tag);
+  done.clear();
+  const int most = most_seen_while_turning(t, done, 8, 30, [&] { return provider.connects_waiting(); });
+  EXPECT_EQ(most, 3) << "connects waiting at once, at most";
+  ASSERT_EQ(done.size(), 8u);
+  for (const auto& d : done) EXPECT_FALSE(d.result.request_written) << d.result.error_text;
+}
+
+// Nor are idle connections older than libcurl reuses (they are still open,
+// but libcurl closes each instead of handing it out).
+TEST(AsyncTransport, idle_connections_too_old_to_reuse_do_not_let_a_burst_past_the_bound) {
+  KeptPoolThenFullBacklog provider(8);
+  CurlOptions options;
+  options.max_idle_connection_age_s = 1;  // libcurl reuses none idle for 2 s or more
+  CurlMultiTransport t(options, 8, 3);
+  const HttpRequest first = post(provider.url(), 5000);
+  int tags[8] = {};
+  for (int& tag : tags) t.start(first, &tag);
+  auto done = run(t, 8, 20);
+  ASSERT_EQ(done.size(), 8u);
+  for (const auto& d : done) ASSERT_EQ(d.result.failure, TransportFailure::none) << d.result.error_text;
+
+  std::this_thread::sleep_for(std::chrono::milliseconds(2300));
+  ASSERT_TRUE(provider.fill()) << "the listen queue did not fill";
+  HttpRequest r = post(provider.url(), 400);
+  r.wait_limit_ms = 5000;
+  r.send_margin_ms = 100;
+  for (int& tag : tags) t.start(r, &tag);
+  done.clear();
+  const int most = most_seen_while_turning(t, done, 8, 30, [&] { return provider.connects_waiting(); });
+  EXPECT_EQ(most, 3) << "connects waiting at once, at most";
+  ASSERT_EQ(done.size(), 8u);
+  for (const auto& d : done) EXPECT_FALSE(d.result.request_written) << d.result.error_text;
 }
 
 // The bound never stalls the line: with one connection opened at a time,
