@@ -440,6 +440,7 @@ class KeptPoolThenFullBacklog {
   }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int answered() const { return answered_; }
+  int requests() const { return requests_; }
   void close_connections() {
     close_ = true;
     const auto t0 = Clock::now();
@@ -482,10 +483,14 @@ class KeptPoolThenFullBacklog {
         const long r = ::read(conns[k], buf, sizeof buf);
         if (r <= 0) continue;  // the client closed it: kept until the end, answered no more
         in[k].append(buf, static_cast<size_t>(r));
-        const size_t end = in[k].find("\r\n\r\n");
-        const size_t cl = in[k].find("Content-Length: ");
-        const size_t body = cl < end ? std::stoul(in[k].substr(cl + 16)) : 0;
-        if (end != std::string::npos && in[k].size() >= end + 4 + body) got[k] = true;
+        for (size_t end; (end = in[k].find("\r\n\r\n")) != std::string::npos;) {
+          const size_t cl = in[k].find("Content-Length: ");
+          const size_t body = cl < end ? std::stoul(in[k].substr(cl + 16)) : 0;
+          if (in[k].size() < end + 4 + body) break;
+          in[k].erase(0, end + 4 + body);
+          got[k] = true;
+          ++requests_;
+        }
       }
       if (!answered && static_cast<int>(conns.size()) == n_ && std::count(got.begin(), got.end(), true) == n_) {
         for (int c : conns) (void)!::write(c, answer.data(), answer.size());
@@ -502,7 +507,7 @@ class KeptPoolThenFullBacklog {
   std::thread thread_;
   std::vector<int> fillers_;
   std::atomic<bool> stopping_{false}, close_{false}, closed_{false};
-  std::atomic<int> answered_{0};
+  std::atomic<int> answered_{0}, requests_{0};
 };
 
 // Turns the transport the way the engine's loop does for `seconds` (or
@@ -627,6 +632,29 @@ TEST(AsyncTransport, idle_connections_too_old_to_reuse_do_not_let_a_burst_past_t
   EXPECT_EQ(most, 3) << "connects waiting at once, at most";
   ASSERT_EQ(done.size(), 8u);
   for (const auto& d : done) EXPECT_FALSE(d.result.request_written) << d.result.error_text;
+}
+
+// Idle connections that are alive and young do take a burst past the bound:
+// with eight of them and max_opening 1, eight requests all go out in the
+// first turn, none waiting in line for another to be ready.
+TEST(AsyncTransport, a_burst_onto_idle_connections_is_not_held_back_by_the_bound) {
+  KeptPoolThenFullBacklog provider(8);
+  CurlMultiTransport t(CurlOptions{}, 8, 1);
+  const HttpRequest r = post(provider.url(), 2000);
+  int tags[8] = {};
+  for (int& tag : tags) t.start(r, &tag);
+  auto done = run(t, 8, 20);
+  ASSERT_EQ(done.size(), 8u);
+  for (const auto& d : done) ASSERT_EQ(d.result.failure, TransportFailure::none) << d.result.error_text;
+  ASSERT_EQ(provider.requests(), 8);
+
+  for (int& tag : tags) t.start(r, &tag);
+  done.clear();
+  t.perform(done);  // one turn: libcurl runs what it was handed
+  const auto t0 = Clock::now();
+  while (provider.requests() < 16 && seconds_since(t0) < 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(provider.requests(), 16) << "requests sent in the first turn onto 8 idle connections";
+  run(t, 8, 10);  // unanswered: they end at their timeout
 }
 
 // The bound never stalls the line: with one connection opened at a time,
