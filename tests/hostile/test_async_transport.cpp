@@ -580,31 +580,44 @@ TEST(AsyncTransport, the_bound_on_connections_being_opened_holds_after_connects_
   }
 }
 
-// Eight idle connections the provider has closed (its keep-alive timeout)
-// are not idle connections for the bound: a burst of eight requests, once
-// the provider takes no new connection, opens at most three at once.
-TEST(AsyncTransport, idle_connections_the_provider_closed_do_not_let_a_burst_past_the_bound) {
-  KeptPoolThenFullBacklog provider(8);
-  CurlMultiTransport t(CurlOptions{}, 8, 3);
+// Eight requests, each answered on a connection of its own, kept alive.
+void open_eight_kept_alive(CurlMultiTransport& t, KeptPoolThenFullBacklog& provider) {
   const HttpRequest first = post(provider.url(), 5000);
   int tags[8] = {};
   for (int& tag : tags) t.start(first, &tag);
   auto done = run(t, 8, 20);
   ASSERT_EQ(done.size(), 8u);
   for (const auto& d : done) ASSERT_EQ(d.result.failure, TransportFailure::none) << d.result.error_text;
+}
+
+// Starts a burst of eight requests (connect timeout 400 ms) into the
+// provider, now taking no new connection, and turns the transport until
+// they end: the most connects it saw waiting at once.
+int most_connects_in_a_burst(CurlMultiTransport& t, KeptPoolThenFullBacklog& provider) {
+  HttpRequest r = post(provider.url(), 400);
+  r.wait_limit_ms = 5000;
+  r.send_margin_ms = 100;
+  int tags[8] = {};
+  for (int& tag : tags) t.start(r, &tag);
+  std::vector<AsyncTransport::Done> done;
+  const int most = most_seen_while_turning(t, done, 8, 30, [&] { return provider.connects_waiting(); });
+  EXPECT_EQ(done.size(), 8u);
+  for (const auto& d : done) EXPECT_FALSE(d.result.request_written) << d.result.error_text;
+  return most;
+}
+
+// Eight idle connections the provider has closed (its keep-alive timeout)
+// are not idle connections for the bound: a burst of eight requests, once
+// the provider takes no new connection, opens at most three at once.
+TEST(AsyncTransport, idle_connections_the_provider_closed_do_not_let_a_burst_past_the_bound) {
+  KeptPoolThenFullBacklog provider(8);
+  CurlMultiTransport t(CurlOptions{}, 8, 3);
+  ASSERT_NO_FATAL_FAILURE(open_eight_kept_alive(t, provider));
 
   provider.close_connections();
   for (int i = 0; i < 3; ++i) t.wait(100);  // the closes are reported, as while the engine waits for work
   ASSERT_TRUE(provider.fill()) << "the listen queue did not fill";
-  HttpRequest r = post(provider.url(), 400);
-  r.wait_limit_ms = 5000;
-  r.send_margin_ms = 100;
-  for (int& tag : tags) t.start(r, &tag);
-  done.clear();
-  const int most = most_seen_while_turning(t, done, 8, 30, [&] { return provider.connects_waiting(); });
-  EXPECT_EQ(most, 3) << "connects waiting at once, at most";
-  ASSERT_EQ(done.size(), 8u);
-  for (const auto& d : done) EXPECT_FALSE(d.result.request_written) << d.result.error_text;
+  EXPECT_EQ(most_connects_in_a_burst(t, provider), 3) << "connects waiting at once, at most";
 }
 
 // Nor are idle connections older than libcurl reuses (they are still open,
@@ -614,24 +627,11 @@ TEST(AsyncTransport, idle_connections_too_old_to_reuse_do_not_let_a_burst_past_t
   CurlOptions options;
   options.max_idle_connection_age_s = 1;  // libcurl reuses none idle for 2 s or more
   CurlMultiTransport t(options, 8, 3);
-  const HttpRequest first = post(provider.url(), 5000);
-  int tags[8] = {};
-  for (int& tag : tags) t.start(first, &tag);
-  auto done = run(t, 8, 20);
-  ASSERT_EQ(done.size(), 8u);
-  for (const auto& d : done) ASSERT_EQ(d.result.failure, TransportFailure::none) << d.result.error_text;
+  ASSERT_NO_FATAL_FAILURE(open_eight_kept_alive(t, provider));
 
   std::this_thread::sleep_for(std::chrono::milliseconds(2300));
   ASSERT_TRUE(provider.fill()) << "the listen queue did not fill";
-  HttpRequest r = post(provider.url(), 400);
-  r.wait_limit_ms = 5000;
-  r.send_margin_ms = 100;
-  for (int& tag : tags) t.start(r, &tag);
-  done.clear();
-  const int most = most_seen_while_turning(t, done, 8, 30, [&] { return provider.connects_waiting(); });
-  EXPECT_EQ(most, 3) << "connects waiting at once, at most";
-  ASSERT_EQ(done.size(), 8u);
-  for (const auto& d : done) EXPECT_FALSE(d.result.request_written) << d.result.error_text;
+  EXPECT_EQ(most_connects_in_a_burst(t, provider), 3) << "connects waiting at once, at most";
 }
 
 // Idle connections that are alive and young do take a burst past the bound:
