@@ -1,5 +1,7 @@
 #include "transport_curl_multi.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -108,38 +110,43 @@ int CurlMultiTransport::on_close(void* self, curl_socket_t s) {
   return ::close(s);
 }
 
+namespace {
+// The port of a socket's own end (`peer` false) or of the far end, or -1.
+int port_of(curl_socket_t s, bool peer) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  auto* sa = reinterpret_cast<sockaddr*>(&a);
+  if ((peer ? getpeername(s, sa, &len) : getsockname(s, sa, &len)) != 0) return -1;
+  if (a.ss_family == AF_INET) return ntohs(reinterpret_cast<sockaddr_in*>(sa)->sin_port);
+  if (a.ss_family == AF_INET6) return ntohs(reinterpret_cast<sockaddr_in6*>(sa)->sin6_port);
+  return -1;
+}
+}  // namespace
+
 // At a transfer's first prereq call, if it opened sockets: the one its
-// connection kept becomes ours. Those closed through on_close (a refused
-// connect) or reopened since have another generation; one whose connect
-// libcurl gave up was closed without telling us, so when two are left, the
-// connected one is asked of the kernel. If that leaves no single socket,
-// none is adopted: the connection is then never counted idle (the bound
-// errs toward waiting) and its socket is watched without parking.
+// connection kept becomes ours. It is found by the connection's two ports,
+// which libcurl passes to that call, among the sockets the transfer opened
+// that still have the generation they were opened with. A number whose
+// socket libcurl closed without telling us (a connect it gave up) may still
+// have its generation and now belong to another file or socket of the
+// process; matching both ports rules that out. With no match (ports not
+// known, or the socket was not among the last four opened) none is adopted:
+// the connection is then never counted idle (the bound errs toward waiting)
+// and its socket is watched without parking.
 void CurlMultiTransport::adopt_connection(Transfer& t) {
   const int n = std::min(t.opened_n, 4);
   t.opened_n = 0;
-  curl_socket_t found = -1;
-  int candidates = 0;
+  const int local = t.curl.conn_local_port;
+  const int remote = t.curl.conn_remote_port;
+  if (local <= 0 || remote <= 0) return;
   for (int i = 0; i < n; ++i) {
     const auto [s, gen] = t.opened[i];
     if (static_cast<size_t>(s) >= sockets_.size() || sockets_[static_cast<size_t>(s)].gen != gen) continue;
-    ++candidates;
-    found = s;
-  }
-  if (candidates > 1) {
-    found = -1;
-    candidates = 0;
-    for (int i = 0; i < n; ++i) {
-      const auto [s, gen] = t.opened[i];
-      if (static_cast<size_t>(s) >= sockets_.size() || sockets_[static_cast<size_t>(s)].gen != gen) continue;
-      sockaddr_storage peer{};
-      socklen_t len = sizeof peer;
-      if (getpeername(s, reinterpret_cast<sockaddr*>(&peer), &len) != 0) continue;
-      ++candidates;
-      found = s;
+    if (port_of(s, false) == local && port_of(s, true) == remote) {
+      sockets_[static_cast<size_t>(s)].ours = true;
+      return;
     }
   }
-  if (candidates == 1) sockets_[static_cast<size_t>(found)].ours = true;
 }
 
 // The idle list: appended as connections go idle, so oldest first.

@@ -98,7 +98,8 @@ class CurlMultiTransport final : public AsyncTransport {
     bool ready = false;
     // The sockets libcurl opened for it since it was handed (on_open), with
     // each one's generation: the one its connection kept is adopted at its
-    // prereq call. The last four; more are failed connects, closed already.
+    // prereq call, found by its ports. The last four; more are failed
+    // connects, closed already.
     struct Opened {
       curl_socket_t s = -1;
       uint32_t gen = 0;
