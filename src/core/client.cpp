@@ -145,9 +145,25 @@ void Client::start_engines() {
   });
 }
 
+// A payment started from a `done` callback (the next payment of a chain, the
+// next item of a batch's window) stays on the callback's engine: handing it
+// to another thread costs a wake-up of that thread, and memory allocated on
+// one thread and freed on another spreads over more of glibc's per-thread
+// arenas (BENCHMARKS.md, "The next payment on the callback's engine"). It
+// goes to the engine its order id picks when the callback's engine holds
+// more than an eighth (and two) more payments than that one, so that chains
+// cannot pile onto one engine; payments started anywhere else go there always.
 MultiEngine& Client::multi_for(std::string_view order_id) {
   start_engines();
-  return *multi_[multi_.size() == 1 ? 0 : std::hash<std::string_view>{}(order_id) % multi_.size()];
+  if (multi_.size() == 1) return *multi_[0];
+  MultiEngine& picked = *multi_[std::hash<std::string_view>{}(order_id) % multi_.size()];
+  const std::thread::id me = std::this_thread::get_id();
+  for (const auto& m : multi_) {
+    if (m->thread_id() != me) continue;
+    const size_t there = picked.load();
+    return m->load() <= there + there / 8 + 2 ? *m : picked;
+  }
+  return picked;
 }
 
 bool Client::on_engine_thread() {

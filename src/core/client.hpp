@@ -32,8 +32,10 @@ class Client {
 
   PaymentResult submit(const SubmitRequest& r) { return flow_->submit(r); }
   // The concurrent engine (batch and asynchronous submits), started on first
-  // use: `engine_threads` engines, each on its own thread. A payment always
-  // runs on the one its order id picks, so no payment moves between threads.
+  // use: `engine_threads` engines, each on its own thread. A payment runs on
+  // the one its order id picks, or, started from a `done` callback, on the
+  // callback's own engine while that one is not clearly busier; either way it
+  // never moves between threads once started.
   MultiEngine& multi_for(std::string_view order_id);
   // True on any of this client's engine threads (inside a `done`), where
   // waiting for a payment could wait for the thread that must answer it.

@@ -103,6 +103,7 @@ void MultiEngine::enqueue(std::vector<std::unique_ptr<Job>> jobs) {
     // an exception knows no job of it will be answered.
     queue_.reserve(queue_.size() + jobs.size());
     for (auto& j : jobs) queue_.push_back(std::move(j));
+    load_.fetch_add(jobs.size(), std::memory_order_relaxed);
   }
   // From a done callback the engine thread is awake already, and its wait at
   // the end of this turn does not sleep while the queue holds jobs
@@ -157,6 +158,7 @@ void MultiEngine::start(std::unique_ptr<Job> job) {
     p = new Payment;
   } catch (...) {
     // Nothing was sent; the caller still gets its one answer.
+    load_.fetch_sub(1, std::memory_order_relaxed);
     try {
       job->done(std::current_exception(), {});
     } catch (...) {
@@ -444,6 +446,7 @@ void MultiEngine::fail_run(Payment* p, std::exception_ptr e) {
 void MultiEngine::complete(Payment* p, std::exception_ptr e, PaymentResult r) {
   std::unique_ptr<Payment> owned(p);
   --active_;
+  load_.fetch_sub(1, std::memory_order_relaxed);
   stats_.payment_ended();
   log_.flush();  // the caller never holds an answer whose log lines are not yet written (a no-op when none wait)
   try {

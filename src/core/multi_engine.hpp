@@ -15,6 +15,7 @@
 // deadline or its lease (the request's may_start gate, asked by the
 // transport at the last moment).
 #pragma once
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
@@ -86,6 +87,10 @@ class MultiEngine {
     std::lock_guard<std::mutex> lock(mu_);
     return queue_.size() + active_;
   }
+  // The same count, from any thread, for choosing an engine: handed over and
+  // not yet answered. A payment counts out just before its `done` runs, so a
+  // `done` that starts the next payment sees its own engine without it.
+  size_t load() const { return load_.load(std::memory_order_relaxed); }
 
  private:
   struct Payment;
@@ -128,6 +133,7 @@ class MultiEngine {
   std::mutex mu_;
   std::vector<std::unique_ptr<Job>> queue_;
   bool stop_ = false;
+  std::atomic<size_t> load_{0};
 
   // Engine-thread state below.
   std::vector<Timer> timers_;  // a min-heap on due time

@@ -93,9 +93,10 @@ struct Config {
   // provider's listen backlog (dropped SYNs, connect timeouts, retries).
   int64_t max_opening_connections = 64;
   // Threads of the concurrent engine, each with its own libcurl multi,
-  // timers and group commits; a payment stays on the one its order id
-  // hashes to. 0: one per core, and at least one per 1,000 of
-  // max_connections (up to 64). max_connections is shared out among them.
+  // timers and group commits; a payment stays on the one it starts on (its
+  // order id's, or its done callback's: Client::multi_for). 0: one per
+  // core, and at least one per 1,000 of max_connections (up to 64).
+  // max_connections is shared out among them.
   int engine_threads = 0;
   // The only proxy requests may take; empty: none, whatever the
   // environment's http_proxy / https_proxy say.

@@ -10,12 +10,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 #include <unistd.h>
 #include <set>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -476,6 +478,48 @@ TEST_F(Concurrent, the_default_engine_count_grows_with_max_connections) {
   EXPECT_EQ(sim_->duplicate_orders(), 0);
 }
 
+// A chain of payments, each started from the done callback of the one
+// before it: records which thread answered each order.
+struct ThreadChain {
+  pay_client* client = nullptr;
+  std::vector<std::string> orders, bodies;
+  std::atomic<size_t> next{1};
+  ThreadAnswers answers;
+  static void done(int rc, pay_result* r, const char* m, void* self) {
+    auto* c = static_cast<ThreadChain*>(self);
+    const size_t i = c->next.fetch_add(1);
+    if (i < c->orders.size())
+      EXPECT_EQ(pay_submit_async(c->client, c->orders[i].c_str(), c->bodies[i].data(), c->bodies[i].size(), nullptr,
+                                 &ThreadChain::done, c),
+                PAY_OK);
+    ThreadAnswers::done(rc, r, m, &c->answers);
+  }
+};
+
+// The next payment of a chain stays on the engine that ran the callback
+// (no hand-over to another thread) while that engine is not busier than the
+// one its order id picks: here every engine is idle, so the whole chain runs
+// on the thread of its first payment, whatever its order ids hash to.
+TEST_F(Concurrent, a_payment_started_from_a_done_callback_stays_on_the_callbacks_engine) {
+  auto c = client(config("stripe", kCalm, R"("ledger":"memory:","engine_threads":4)"));
+  ThreadChain chain;
+  chain.client = c.get();
+  for (int i = 0; i < 40; ++i) {
+    chain.orders.push_back("chain-" + std::to_string(i));
+    chain.bodies.push_back(body_for(chain.orders.back()));
+  }
+  ASSERT_EQ(pay_submit_async(c.get(), chain.orders[0].c_str(), chain.bodies[0].data(), chain.bodies[0].size(), nullptr,
+                             &ThreadChain::done, &chain),
+            PAY_OK);
+  chain.answers.wait_for(chain.orders.size());
+  std::set<std::thread::id> all;
+  for (const auto& [order, ids] : chain.answers.threads) all.insert(ids.begin(), ids.end());
+  EXPECT_EQ(chain.answers.threads.size(), 40u);
+  EXPECT_EQ(all.size(), 1u) << "a chain's payments moved between engines";
+  EXPECT_EQ(sim_->total_charges(), 40);
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
+}
+
 TEST_F(Concurrent, async_failed_call_comes_through_the_callback_and_null_arguments_are_refused) {
   auto c = client(config("stripe", "", R"("max_body_bytes":100)"));
   Answers a;
@@ -806,6 +850,58 @@ TEST_F(ConcurrentQueue, payments_waiting_for_a_connection_are_served_first_come_
   EXPECT_EQ(chain.not_succeeded, 0);
   EXPECT_LT(chain.worst_s, 8.0) << "a payment waited behind payments started after it";
   EXPECT_EQ(sim_->requests(), chain.total);
+}
+
+// A callback's engine that holds clearly more payments than the engine the
+// next order id picks hands that payment over. The simulator holds every
+// create 300 ms, so 30 payments are in flight on one engine when their
+// answers come; each answer starts one payment whose order id picks the
+// other engine. The first ones go there (it holds none); once it holds about
+// as many as the first engine has left, the rest stay.
+TEST_F(ConcurrentTogether, a_busier_callback_engine_hands_the_next_payment_to_the_one_its_order_id_picks) {
+  auto c = client(config("stripe", kCalm, R"("ledger":"memory:","engine_threads":2)"));
+  // Which engine an order id picks (Client::multi_for: its hash, modulo the engines).
+  auto engine_of = [](const std::string& order) { return std::hash<std::string_view>{}(order) % 2; };
+  std::vector<std::string> busy, next;
+  for (int i = 0; busy.size() < 30; ++i)
+    if (engine_of("busy-" + std::to_string(i)) == engine_of("busy-0")) busy.push_back("busy-" + std::to_string(i));
+  for (int i = 0; next.size() < 30; ++i)
+    if (engine_of("next-" + std::to_string(i)) != engine_of("busy-0")) next.push_back("next-" + std::to_string(i));
+
+  struct Handoff {
+    pay_client* client;
+    std::vector<std::string>* next;
+    std::atomic<size_t> started{0};
+    ThreadAnswers answers;
+    static void busy_done(int rc, pay_result* r, const char* m, void* self) {
+      auto* h = static_cast<Handoff*>(self);
+      const std::string& order = (*h->next)[h->started.fetch_add(1)];
+      const std::string body = SimTest::body_for(order);
+      EXPECT_EQ(pay_submit_async(h->client, order.c_str(), body.data(), body.size(), nullptr, &ThreadAnswers::done,
+                                 &h->answers),
+                PAY_OK);
+      ThreadAnswers::done(rc, r, m, &h->answers);
+    }
+  } h{c.get(), &next};
+  for (const std::string& order : busy) {
+    const std::string body = body_for(order);
+    ASSERT_EQ(pay_submit_async(c.get(), order.c_str(), body.data(), body.size(), nullptr, &Handoff::busy_done, &h),
+              PAY_OK);
+  }
+  h.answers.wait_for(60);
+  std::set<std::thread::id> busy_threads;
+  for (const std::string& order : busy) busy_threads.insert(h.answers.threads[order].begin(), h.answers.threads[order].end());
+  ASSERT_EQ(busy_threads.size(), 1u) << "every busy-* order picks the same engine";
+  const std::thread::id busy_thread = *busy_threads.begin();
+  int moved = 0, stayed = 0;
+  for (const std::string& order : next) {
+    ASSERT_EQ(h.answers.threads[order].size(), 1u) << order;
+    (*h.answers.threads[order].begin() == busy_thread ? stayed : moved) += 1;
+  }
+  EXPECT_GT(moved, 5) << "the busier engine kept every next payment";
+  EXPECT_GT(stayed, 5) << "every next payment left the callback's engine, though the other one filled up";
+  EXPECT_EQ(sim_->total_charges(), 60);
+  EXPECT_EQ(sim_->duplicate_orders(), 0);
 }
 
 class ConcurrentChaos : public Concurrent {
