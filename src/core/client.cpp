@@ -149,7 +149,8 @@ void Client::start_engines() {
 // next item of a batch's window) stays on the callback's engine: handing it
 // to another thread costs a wake-up of that thread, and memory allocated on
 // one thread and freed on another spreads over more of glibc's per-thread
-// arenas (BENCHMARKS.md, "The next payment on the callback's engine"). It
+// arenas (BENCHMARKS.md, "The next payment on the callback's engine, second
+// try"). It
 // goes to the engine its order id picks when the callback's engine holds
 // more than an eighth (and two) more payments than that one, so that chains
 // cannot pile onto one engine; payments started anywhere else go there always.
@@ -157,11 +158,15 @@ MultiEngine& Client::multi_for(std::string_view order_id) {
   start_engines();
   if (multi_.size() == 1) return *multi_[0];
   MultiEngine& picked = *multi_[std::hash<std::string_view>{}(order_id) % multi_.size()];
+  // The ids noted at start-up, in multi_'s order: an engine's own
+  // std::thread is cleared as the client's destructor joins it, perhaps
+  // while another engine's callback is here.
+  const std::vector<std::thread::id>& ids = *engine_threads_;
   const std::thread::id me = std::this_thread::get_id();
-  for (const auto& m : multi_) {
-    if (m->thread_id() != me) continue;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] != me) continue;
     const size_t there = picked.load();
-    return m->load() <= there + there / 8 + 2 ? *m : picked;
+    return multi_[i]->load() <= there + there / 8 + 2 ? *multi_[i] : picked;
   }
   return picked;
 }
