@@ -150,10 +150,10 @@ void Client::start_engines() {
 // to another thread costs a wake-up of that thread, and memory allocated on
 // one thread and freed on another spreads over more of glibc's per-thread
 // arenas (BENCHMARKS.md, "The next payment on the callback's engine, second
-// try"). It
-// goes to the engine its order id picks when the callback's engine holds
-// more than an eighth (and two) more payments than that one, so that chains
-// cannot pile onto one engine; payments started anywhere else go there always.
+// try"). It goes to the engine its order id picks when the callback's engine
+// holds more than an eighth (and two) more payments than that one, so that
+// chains cannot pile onto one engine; payments started anywhere else go
+// there always.
 MultiEngine& Client::multi_for(std::string_view order_id) {
   start_engines();
   if (multi_.size() == 1) return *multi_[0];
