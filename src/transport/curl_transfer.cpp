@@ -47,7 +47,7 @@ size_t on_header(char* data, size_t size, size_t nmemb, void* user) {
 // leaves: the payment's deadline and lease are checked here, not when the
 // transfer was queued (a concurrent engine may have spent seconds on other
 // payments, or waited for a free connection, in between).
-int on_prereq(void* user, char*, char*, int remote_port, int local_port) {
+int on_prereq(void* user, char*, char*, int, int) {
   auto* ex = static_cast<CurlTransfer*>(user);
   if (++ex->prereq_calls > 1) {
     ex->replay_blocked = true;
@@ -62,8 +62,6 @@ int on_prereq(void* user, char*, char*, int remote_port, int local_port) {
     if (!ex->refused.empty()) return CURL_PREREQFUNC_ABORT;
   }
   ex->left_line_ms = steady_now_ms();
-  ex->conn_local_port = local_port;
-  ex->conn_remote_port = remote_port;
   if (ex->on_leaving) ex->on_leaving(ex->leaving_owner);
   return CURL_PREREQFUNC_OK;
 }
@@ -165,8 +163,6 @@ void CurlTransfer::prepare(const HttpRequest& req) {
   refused.clear();
   connect_started_ms = -1;
   left_line_ms = -1;
-  conn_local_port = -1;
-  conn_remote_port = -1;
   errbuf_[0] = 0;
   set_headers(req.headers);
 

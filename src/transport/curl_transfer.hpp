@@ -72,11 +72,6 @@ class CurlTransfer {
   // (a transfer handed a kept-alive connection opens none).
   int64_t connect_started_ms = -1;
   int64_t left_line_ms = -1;
-  // The connection's two ports as libcurl gave them to the prereq call (it
-  // read the local one with getsockname once connected); -1: not yet. The
-  // concurrent transport finds the connection's socket by them.
-  int conn_local_port = -1;
-  int conn_remote_port = -1;
 
   // For an owner that times its transfers itself (the concurrent transport,
   // whose requests may wait in line for a connection): libcurl's own timeout

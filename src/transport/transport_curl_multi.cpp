@@ -124,20 +124,21 @@ int port_of(curl_socket_t s, bool peer) {
 }  // namespace
 
 // At a transfer's first prereq call, if it opened sockets: the one its
-// connection kept becomes ours. It is found by the connection's two ports,
-// which libcurl passes to that call, among the sockets the transfer opened
-// that still have the generation they were opened with. A number whose
-// socket libcurl closed without telling us (a connect it gave up) may still
-// have its generation and now belong to another file or socket of the
-// process; matching both ports rules that out. With no match (ports not
-// known, or the socket was not among the last four opened) none is adopted:
-// the connection is then never counted idle (the bound errs toward waiting)
-// and its socket is watched without parking.
+// connection kept becomes ours. It is found by the connection's two ports
+// (libcurl's own record, passed to that call and read back with getinfo)
+// among the sockets the transfer opened that still have the generation they
+// were opened with. A number whose socket libcurl closed without telling us
+// (a connect it gave up) may still have its generation and now belong to
+// another file or socket of the process; matching both ports rules that
+// out. With no match (ports not known, or the socket was not among the last
+// four opened) none is adopted: the connection is then never counted idle
+// (the bound errs toward waiting) and its socket is watched without parking.
 void CurlMultiTransport::adopt_connection(Transfer& t) {
   const int n = std::min(t.opened_n, 4);
   t.opened_n = 0;
-  const int local = t.curl.conn_local_port;
-  const int remote = t.curl.conn_remote_port;
+  long local = -1, remote = -1;  // what libcurl gave the prereq call, read back
+  curl_easy_getinfo(t.curl.handle(), CURLINFO_LOCAL_PORT, &local);
+  curl_easy_getinfo(t.curl.handle(), CURLINFO_PRIMARY_PORT, &remote);
   if (local <= 0 || remote <= 0) return;
   for (int i = 0; i < n; ++i) {
     const auto [s, gen] = t.opened[i];
