@@ -328,8 +328,9 @@ def transport_table(a):
     p(f"  {a.machine}; {a.date}")
     p(f"  command: {a.command}")
     p(f"  wrk: {a.wrk or 'not installed'}; SQLite ledger and attempt log under {a.db_dir} (synchronous=FULL)")
-    if a.compare_lib:
-        p(f"  ROW@other: the same row with LD_LIBRARY_PATH={a.compare_lib}")
+    if a.compare_lib or a.compare_env:
+        other_env = [e for e in (a.compare_lib and f"LD_LIBRARY_PATH={a.compare_lib}", a.compare_env) if e]
+        p(f"  ROW@other: the same row with {' '.join(other_env)}")
     p("  medians across rounds, (min-max); ratios per round against raw curl multi of the same round,")
     p("  then the median; CPU = the client process's user+system per payment; srv = nginx's CPU per request.")
     p("")
@@ -374,7 +375,7 @@ def transport_table(a):
                 otext += f" ERROR {errs[0]}"
             p(f"  {row:<16} {spread(thr, '8.0f'):>24} {spread(thr_x, '5.2f'):>17} {spread(cpu, '7.1f'):>22} "
               f"{spread(cpu_x, '5.2f'):>17} {fmt(median(srv), '6.1f'):>6}  {otext}")
-        # --compare-lib: this build against the other, run by run within each round.
+        # --compare-lib / --compare-env: this row against ROW@other, run by run within each round.
         for row in TRANSPORT_ROWS:
             this = {r["round"]: r for r in rows if r["inflight"] == k and r["row"] == row and "error" not in r}
             other = {r["round"]: r for r in rows
@@ -441,7 +442,7 @@ def main():
     ta.add_argument("--attempt-log-lines", type=int, default=0)
     tt = sub.add_parser("transport-table")
     tt.add_argument("--results", required=True)
-    for opt in ("--command", "--machine", "--date", "--nginx", "--wrk", "--db-dir", "--compare-lib"):
+    for opt in ("--command", "--machine", "--date", "--nginx", "--wrk", "--db-dir", "--compare-lib", "--compare-env"):
         tt.add_argument(opt, default="")
     fs = sub.add_parser("fsync")
     fs.add_argument("--dir", required=True)

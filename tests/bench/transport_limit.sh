@@ -36,6 +36,9 @@
 #                       build-bench/src/api/libpayretry.so*), right before or after ROW in each
 #                       round (the order alternates), and the table adds, per row, the median of
 #                       the per-round ratios of this build to the other
+#   --compare-env VAR=VALUE  the same A/B with ROW@other run under this environment setting
+#                       instead (or as well, with --compare-lib): e.g.
+#                       LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 for another malloc
 # Needs nginx (installed with apt-get if missing: nginx-light, else nginx; sudo if not root)
 # and wrk (the wrk row is skipped without it).
 set -euo pipefail
@@ -54,6 +57,7 @@ build_dir=$root/build-bench
 db_parent=/var/tmp
 out_dir=""
 compare_lib=""
+compare_env=""
 answer_bytes=0
 tls=0
 while [ $# -gt 0 ]; do
@@ -70,6 +74,10 @@ while [ $# -gt 0 ]; do
     --answer-bytes) answer_bytes=$2; shift ;;
     --tls) tls=1 ;;
     --compare-lib) compare_lib=$(cd "$2" && pwd); shift ;;
+    --compare-env)
+      case "$2" in [A-Za-z_]*=*) compare_env=$2 ;;
+        *) echo "transport_limit.sh: --compare-env takes VAR=VALUE, not $2" >&2; exit 2 ;; esac
+      shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "transport_limit.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
   esac
@@ -177,8 +185,10 @@ run_one() {  # round row inflight
   local round=$1 row=$2 inflight=$3 rc=0 line
   run_no=$((run_no + 1))
   local log=$work/run-$run_no.log prefix="t$run_no-" cmd=() env_cmd=()
-  # ROW@other: the same row over the --compare-lib build of libpayretry.
-  case "$row" in *@other) env_cmd=(env "LD_LIBRARY_PATH=$compare_lib") ;; esac
+  # ROW@other: the same row over the --compare-lib build of libpayretry and/or under --compare-env.
+  case "$row" in
+    *@other) env_cmd=(env ${compare_lib:+"LD_LIBRARY_PATH=$compare_lib"} ${compare_env:+"$compare_env"}) ;;
+  esac
   local base=(--url "$url" --seconds "$seconds" --warmup "$warmup" --inflight "$inflight" --prefix "$prefix"
               "${client_ca[@]}")
   rm -f "$db_dir"/ledger.db* "$db_dir"/attempts.log
@@ -210,10 +220,11 @@ run_one() {  # round row inflight
   rm -f "$db_dir"/ledger.db* "$db_dir"/attempts.log
 }
 
-# A payretry row with --compare-lib runs beside ROW@other, the order alternating by round.
+# A payretry row with --compare-lib or --compare-env runs beside ROW@other, the order alternating
+# by round.
 run_row() {  # round row inflight
   local round=$1 row=$2 inflight=$3 pair=("$2") r
-  case "$row" in memory*|sqlite*) [ -n "$compare_lib" ] && pair=("$row" "$row@other") ;; esac
+  case "$row" in memory*|sqlite*) [ -n "$compare_lib$compare_env" ] && pair=("$row" "$row@other") ;; esac
   [ $((round % 2)) = 0 ] && [ ${#pair[@]} = 2 ] && pair=("${pair[1]}" "${pair[0]}")
   for r in "${pair[@]}"; do run_one "$round" "$r" "$inflight"; done
 }
@@ -228,4 +239,4 @@ machine=$(machine_line)
 python3 "$here/report.py" transport-table --results "$results" --command "$command_line" --machine "$machine" \
   --date "$(date -u '+%Y-%m-%d %H:%M UTC')" --nginx "$("$nginx_bin" -v 2>&1 | sed 's/^nginx version: //')" \
   --wrk "${wrk_bin:+$("$wrk_bin" -v 2>&1 | head -n1 | cut -d' ' -f1-2)}" --db-dir "$db_parent" \
-  --compare-lib "$compare_lib"
+  --compare-lib "$compare_lib" --compare-env "$compare_env"
