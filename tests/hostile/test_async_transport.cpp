@@ -388,8 +388,14 @@ bool fill_accept_queue(int port, std::vector<int>& fillers) {
 // this one made 3 connects read as 5 or 6.) The kernel filters the dump, so
 // its answer is a few entries in one message, taken in one walk.
 int connects_waiting(int port) {
-  const int nl = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-  if (nl < 0) return -1;
+  struct Socket {
+    int fd;
+    ~Socket() {
+      if (fd >= 0) ::close(fd);
+    }
+  } nl{::socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)};
+  if (nl.fd < 0) return -1;
+  const uint16_t dport = htons(static_cast<uint16_t>(port));
   struct {
     nlmsghdr nh;
     inet_diag_req_v2 req;
@@ -400,33 +406,21 @@ int connects_waiting(int port) {
   ask.req.sdiag_family = AF_INET;
   ask.req.sdiag_protocol = IPPROTO_TCP;
   ask.req.idiag_states = 1u << 2;  // TCP_SYN_SENT
-  ask.req.id.idiag_dport = htons(static_cast<uint16_t>(port));
+  ask.req.id.idiag_dport = dport;
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
-  if (::sendto(nl, &ask, sizeof ask, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) {
-    ::close(nl);
-    return -1;
-  }
+  if (::sendto(nl.fd, &ask, sizeof ask, 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel) < 0) return -1;
   int n = 0;
   alignas(nlmsghdr) char buf[16384];
-  for (;;) {
-    const ssize_t got = ::recv(nl, buf, sizeof buf, 0);
-    if (got <= 0) break;
+  for (ssize_t got; (got = ::recv(nl.fd, buf, sizeof buf, 0)) > 0;) {
     auto left = static_cast<unsigned>(got);
     for (auto* h = reinterpret_cast<nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
-      if (h->nlmsg_type == NLMSG_DONE) {
-        ::close(nl);
-        return n;
-      }
-      if (h->nlmsg_type == NLMSG_ERROR) {
-        ::close(nl);
-        return -1;
-      }
+      if (h->nlmsg_type == NLMSG_DONE) return n;
+      if (h->nlmsg_type == NLMSG_ERROR) return -1;
       const auto* m = static_cast<const inet_diag_msg*>(NLMSG_DATA(h));
-      if (m->idiag_state == 2 && m->id.idiag_dport == htons(static_cast<uint16_t>(port))) ++n;
+      if (m->idiag_state == 2 && m->id.idiag_dport == dport) ++n;
     }
   }
-  ::close(nl);
   return -1;
 }
 
