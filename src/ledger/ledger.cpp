@@ -50,6 +50,19 @@ PaymentRow with_settlement(PaymentRow row, const Settlement& s) {
   return row;
 }
 
+PaymentRow created_row(const PaymentRow& proposed, const std::string& owner, int64_t now, int64_t lease_until) {
+  PaymentRow row;
+  row.order_id = proposed.order_id;
+  row.idempotency_key = proposed.idempotency_key;
+  row.fingerprint = proposed.fingerprint;
+  row.key_expires_at = proposed.key_expires_at;
+  row.state = PaymentState::in_flight;
+  row.lease_owner = owner;
+  row.lease_until = lease_until;
+  row.created_at = row.updated_at = now;
+  return row;
+}
+
 void Ledger::apply(LedgerBatch& b) {
   for (auto& c : b.creates) {
     try {

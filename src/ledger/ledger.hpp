@@ -80,6 +80,12 @@ struct Settlement {
 Settlement settlement_of(const PaymentRow& row);
 PaymentRow with_settlement(PaymentRow row, const Settlement& s);
 
+// The row create_and_claim stores for a new order: the proposal's identity,
+// key and fingerprint, IN_FLIGHT under `owner`'s lease, every other column
+// at its default. A backend that inserted it answers with this row instead
+// of reading it back.
+PaymentRow created_row(const PaymentRow& proposed, const std::string& owner, int64_t now, int64_t lease_until);
+
 // Failures of the store itself (locked, read-only, disk full, corrupt,
 // server down). Nothing is sent when one of these is thrown before a send.
 class LedgerError : public std::runtime_error {

@@ -40,15 +40,7 @@ class MemoryLedger final : public Ledger {
       return out;
     }
     // Keep what the durable backends keep, nothing more.
-    PaymentRow row;
-    row.order_id = proposed.order_id;
-    row.idempotency_key = proposed.idempotency_key;
-    row.fingerprint = proposed.fingerprint;
-    row.key_expires_at = proposed.key_expires_at;
-    row.state = PaymentState::in_flight;
-    row.lease_owner = owner;
-    row.lease_until = lease_until;
-    row.created_at = row.updated_at = now;
+    PaymentRow row = created_row(proposed, owner, now, lease_until);
     rows_[row.order_id].row = row;
     keys_.insert(row.idempotency_key);
     out.row = row;

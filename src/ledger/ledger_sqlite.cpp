@@ -581,10 +581,12 @@ class SqliteLedger final : public Ledger {
   }
 
   // One statement in the usual case: the row is inserted already claimed
-  // (nothing can see it in between: one transaction). An order that has a
-  // row keeps it, whatever the proposal says (ON CONFLICT on the order id
-  // comes first, so a key clash on it is no error); a new order whose key
-  // another order holds is refused by the key's UNIQUE constraint.
+  // (nothing can see it in between: one transaction), and the answer is the
+  // row as inserted, not read back (a fifth of a payment's statements). An
+  // order that has a row keeps it, whatever the proposal says (ON CONFLICT
+  // on the order id comes first, so a key clash on it is no error), and
+  // that row is read; a new order whose key another order holds is refused
+  // by the key's UNIQUE constraint.
   CreateOutcome create_in_tx(const PaymentRow& p, const std::string& owner, int64_t now, int64_t lease_until) {
     CreateOutcome out;
     try {
@@ -598,6 +600,10 @@ class SqliteLedger final : public Ledger {
     } catch (const Stmt::Constraint&) {
       out.key_taken = true;
       out.row.order_id = p.order_id;
+      return out;
+    }
+    if (out.created) {
+      out.row = created_row(p, owner, now, lease_until);
       return out;
     }
     auto row = get_locked(p.order_id);

@@ -294,6 +294,55 @@ TEST_P(LedgerConformance, CreateAndClaimStoresTheRowInFlightWithTheLease) {
   EXPECT_FALSE(l->get("o-2").has_value());
 }
 
+// A backend may answer a create with the row it inserted instead of reading
+// it back: that answer must still be the stored row, column for column, and
+// a proposal's other columns (a caller's stale copy of a row) are not stored.
+TEST_P(LedgerConformance, TheRowACreateAnswersIsTheRowStoredWhateverElseTheProposalCarries) {
+  auto l = open();
+  auto loaded = [](const std::string& order) {
+    PaymentRow p = proposal(order);
+    p.state = PaymentState::succeeded;
+    p.delivery = "delivered";
+    p.detail = "from an earlier life";
+    p.provider_payment_id = "pi_stale";
+    p.provider_status = "succeeded";
+    p.http_status = 200;
+    p.attempts = 7;
+    p.created_at = 1;
+    p.updated_at = 2;
+    p.lease_owner = "someone-else";
+    p.lease_until = 3;
+    return p;
+  };
+  const auto single = l->create_and_claim(loaded("o-single"), "worker-a", kNow, kNow + kLease);
+  ASSERT_TRUE(single.created);
+  LedgerBatch b;
+  b.creates.push_back(create_entry("worker-b", loaded("o-batch"), kNow + 5));
+  l->apply(b);
+  ASSERT_EQ(b.creates[0].error, "");
+  ASSERT_TRUE(b.creates[0].out.created);
+  const PaymentRow* answers[] = {&single.row, &b.creates[0].out.row};
+  for (const PaymentRow* out : answers) {
+    SCOPED_TRACE(out->order_id);
+    const auto stored = l->get(out->order_id);
+    ASSERT_TRUE(stored);
+    expect_same_row(*stored, *out);
+    EXPECT_EQ(out->state, PaymentState::in_flight);
+    EXPECT_EQ(out->delivery, "");
+    EXPECT_EQ(out->detail, "");
+    EXPECT_EQ(out->provider_payment_id, "");
+    EXPECT_EQ(out->provider_status, "");
+    EXPECT_EQ(out->http_status, 0);
+    EXPECT_EQ(out->attempts, 0);
+  }
+  EXPECT_EQ(single.row.lease_owner, "worker-a");
+  EXPECT_EQ(single.row.created_at, kNow);
+  EXPECT_EQ(single.row.updated_at, kNow);
+  EXPECT_EQ(b.creates[0].out.row.lease_owner, "worker-b");
+  EXPECT_EQ(b.creates[0].out.row.lease_until, kNow + 5 + kLease);
+  EXPECT_EQ(b.creates[0].out.row.created_at, kNow + 5);
+}
+
 TEST_P(LedgerConformance, CreatingAnExistingOrderReturnsItsRowWithoutClaimingIt) {
   auto l = open();
   const auto first = l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).row;
