@@ -582,11 +582,12 @@ class SqliteLedger final : public Ledger {
 
   // One statement in the usual case: the row is inserted already claimed
   // (nothing can see it in between: one transaction), and the answer is the
-  // row as inserted, not read back (a fifth of a payment's statements). An
-  // order that has a row keeps it, whatever the proposal says (ON CONFLICT
-  // on the order id comes first, so a key clash on it is no error), and
-  // that row is read; a new order whose key another order holds is refused
-  // by the key's UNIQUE constraint.
+  // row as inserted, not read back (reading it was one of the four
+  // statements of a payment that succeeds at its first attempt). An order
+  // that has a row keeps it, whatever the proposal says (ON CONFLICT on the
+  // order id comes first, so a key clash on it is no error), and that row
+  // is read; a new order whose key another order holds is refused by the
+  // key's UNIQUE constraint.
   CreateOutcome create_in_tx(const PaymentRow& p, const std::string& owner, int64_t now, int64_t lease_until) {
     CreateOutcome out;
     try {
