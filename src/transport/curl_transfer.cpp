@@ -156,6 +156,11 @@ void CurlTransfer::prepare(const HttpRequest& req) {
   response.status = 0;
   response.body.clear();
   response.headers.clear();
+  // The last answer's headers left with it (moved into its result): room for
+  // a dozen at once, not a reallocation at the 1st, 2nd, 3rd, 5th and 9th.
+  // 12 of them take 768 bytes; from 1 KB on, glibc's malloc first merges
+  // every small free chunk it holds (malloc_consolidate).
+  response.headers.reserve(12);
   too_large = false;
   prereq_calls = 0;
   replay_blocked = false;
