@@ -29,21 +29,30 @@ class MemoryLedger final : public Ledger {
                                  int64_t lease_until) override {
     std::lock_guard<std::mutex> lock(mu_);
     CreateOutcome out;
-    auto it = rows_.find(proposed.order_id);
-    if (it != rows_.end()) {
+    // One walk of each tree: where the order and the key are, or would go.
+    const auto it = rows_.lower_bound(proposed.order_id);
+    if (it != rows_.end() && it->first == proposed.order_id) {
       out.row = it->second.row;
       return out;
     }
-    if (keys_.count(proposed.idempotency_key)) {
+    const auto key_at = keys_.lower_bound(proposed.idempotency_key);
+    if (key_at != keys_.end() && *key_at == proposed.idempotency_key) {
       out.key_taken = true;
       out.row.order_id = proposed.order_id;
       return out;
     }
-    // Keep what the durable backends keep, nothing more.
+    // Keep what the durable backends keep, nothing more. Both or neither:
+    // a row whose key is not in keys_ would let another order take the key.
     PaymentRow row = created_row(proposed, owner, now, lease_until);
-    rows_[row.order_id].row = row;
-    keys_.insert(row.idempotency_key);
-    out.row = row;
+    const auto key = keys_.emplace_hint(key_at, row.idempotency_key);
+    Rows::iterator stored;
+    try {
+      stored = rows_.emplace_hint(it, proposed.order_id, Payment{std::move(row), {}});
+    } catch (...) {
+      keys_.erase(key);
+      throw;
+    }
+    out.row = stored->second.row;
     out.created = true;
     return out;
   }
