@@ -349,15 +349,16 @@ void MultiEngine::on_created(Payment* p, LedgerBatch::Create& c) {
 void MultiEngine::decide(Payment* p, PaymentRow row, bool created) {
   try {
     for (;;) {
-      PaymentFlow::Decision d = flow_.decide(p->admitted->admission, row, created, p->admitted->wait_until);
+      PaymentFlow::Decision d = flow_.decide(p->admitted->admission, std::move(row), created, p->admitted->wait_until);
       switch (d.kind) {
         case PaymentFlow::Decision::run: return start_run(p, d);
         case PaymentFlow::Decision::answer: return complete(p, nullptr, std::move(d.result));
         case PaymentFlow::Decision::wait: return add_timer(clock_.now_ms() + d.wait_ms, p, true);
         case PaymentFlow::Decision::reread: break;
       }
-      auto again = flow_.ledger().get(row.order_id);
-      if (!again) throw LedgerError("ledger: payment " + row.order_id + " disappeared");
+      const std::string& order_id = p->admitted->admission.proposed.order_id;
+      auto again = flow_.ledger().get(order_id);
+      if (!again) throw LedgerError("ledger: payment " + order_id + " disappeared");
       row = std::move(*again);
       created = false;
     }

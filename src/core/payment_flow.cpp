@@ -191,12 +191,11 @@ PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
   return a;
 }
 
-PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow& row, bool created,
-                                          int64_t wait_until) {
+PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, PaymentRow row, bool created, int64_t wait_until) {
   Decision d;
   if (created) {
     d.kind = Decision::run;
-    d.row = row;
+    d.row = std::move(row);
     return d;
   }
   if (row.fingerprint != adm.proposed.fingerprint)
@@ -216,7 +215,7 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
   // Claims the row, then reads its whole history under the claim (no other
   // run can add to it now): resume only when that is safe.
   auto claim_and_run = [&] {
-    const std::optional<PaymentRow> claimed = claim(row, adm.lease_ms, true);
+    std::optional<PaymentRow> claimed = claim(row, adm.lease_ms, true);
     if (!claimed) return d;  // someone else took it: re-read
     // A resumed run must end before the provider may forget its key, with
     // room for at least one attempt; otherwise only a query may settle it.
@@ -224,7 +223,7 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, const PaymentRow
     const HistoryReading h = read_history(engine_.profile(), ledger_.attempts(row.order_id));
     if (!h.resend_safe) return answer(release(*claimed, Delivery::maybe_processed, h.why + "; " + settle_hint()));
     d.kind = Decision::run;
-    d.row = *claimed;
+    d.row = std::move(*claimed);
     d.resumed = true;
     d.prior_may_have_processed = h.may_have_processed;
     return d;
@@ -277,25 +276,26 @@ PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   } in_flight(stats_);
   const Admission adm = admit(req);
   const int64_t now = clock_.unix_ms();
-  const Ledger::CreateOutcome created = timed_write(
+  Ledger::CreateOutcome created = timed_write(
       stats_, [&] { return ledger_.create_and_claim(adm.proposed, adm.fence, now, now + adm.lease_ms); });
   if (created.key_taken)
     throw Error(Errc::PAY_EMISMATCH, "idempotency key " + adm.proposed.idempotency_key + " already belongs to another order");
 
-  PaymentRow row = created.row;
+  PaymentRow row = std::move(created.row);
   bool fresh = created.created;
   const int64_t wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
   for (;;) {
-    Decision d = decide(adm, row, fresh, wait_until);
+    Decision d = decide(adm, std::move(row), fresh, wait_until);
     switch (d.kind) {
       case Decision::run: return run(req, d, adm.parsed_body.get());
       case Decision::answer: return std::move(d.result);
       case Decision::wait: sleeper_.sleep_ms(d.wait_ms); break;
       case Decision::reread: break;
     }
-    auto again = ledger_.get(row.order_id);
-    if (!again) throw LedgerError("ledger: payment " + row.order_id + " disappeared");
-    row = *again;
+    const std::string& order_id = adm.proposed.order_id;
+    auto again = ledger_.get(order_id);
+    if (!again) throw LedgerError("ledger: payment " + order_id + " disappeared");
+    row = std::move(*again);
     fresh = false;
   }
 }

@@ -58,7 +58,9 @@ class PaymentFlow {
     PaymentResult result;    // answer
     int64_t wait_ms = 0;     // wait: then re-read the row
   };
-  Decision decide(const Admission& admission, const PaymentRow& row, bool created, int64_t wait_until_mono);
+  // `row` is the row of admission.proposed.order_id as read (or as the create
+  // stored it); a run takes it over.
+  Decision decide(const Admission& admission, PaymentRow row, bool created, int64_t wait_until_mono);
   // The request that runs (or resumes) the claimed row: its key, attempt
   // numbers, what earlier runs may have sent, and a deadline inside its
   // lease and its key's life. before_retry is left to the caller.

@@ -28,11 +28,17 @@ void read_provider_fields(const Profile& p, const cJSON* body, bool success, Pay
                           const std::vector<std::string>& secrets) {
   if (!success && p.error_id_path.empty()) return;
   if (!body) return;
-  const auto id = json_path_strings(body, success ? p.id_path : p.error_id_path);
-  if (!id.empty() && !id.front().empty()) r.provider_payment_id = redact(id.front(), secrets);
+  // Each value read once and kept as read (already valid UTF-8) unless it
+  // holds something to hide.
+  auto shown = [&](std::string read) {
+    std::optional<std::string> hidden = redact_if_needed(read, secrets);
+    return hidden ? std::move(*hidden) : std::move(read);
+  };
+  std::optional<std::string> id = json_path_first_string(body, success ? p.id_path : p.error_id_path);
+  if (id && !id->empty()) r.provider_payment_id = shown(std::move(*id));
   if (!success) return;
-  const auto status = json_path_strings(body, p.status_path);
-  if (!status.empty()) r.provider_status = redact(status.front(), secrets);
+  std::optional<std::string> status = json_path_first_string(body, p.status_path);
+  if (status) r.provider_status = shown(std::move(*status));
 }
 
 // True when the response says it replays an earlier answer to this key. A

@@ -116,8 +116,6 @@ void AttemptLog::reopen() {
   file_.swap(fresh);  // the old one closes as `fresh` goes, after the lock
 }
 
-std::string AttemptLog::clean(const std::string& s) const { return redact(s, secrets_); }
-
 void AttemptLog::begin_line(JsonWriter& w, int64_t unix_ms, int level, std::string_view event) const {
   char ts[64];
   iso8601(unix_ms, ts);
@@ -156,10 +154,10 @@ void AttemptLog::write_attempt(const char* event, const std::string& order_id, c
   line.reserve(kLineReserve);
   JsonWriter w(line);
   begin_line(w, a.started_unix_ms, kLogInfo, event);
-  w.field("order_id", clean(order_id));
-  w.field("idempotency_key", clean(idempotency_key));
+  w.field("order_id", clean(order_id).view());
+  w.field("idempotency_key", clean(idempotency_key).view());
   if (!traceparent.empty()) w.field("traceparent", traceparent);  // checked: 55 hex digits and dashes
-  write_attempt_fields(w, a, clean(a.transport_error), clean(a.provider_request_id));
+  write_attempt_fields(w, a, clean(a.transport_error).view(), clean(a.provider_request_id).view());
   w.end_object();
   emit(kLogInfo, line);
 }
@@ -171,16 +169,16 @@ void AttemptLog::outcome(const PaymentResult& p) {
   line.reserve(kLineReserve);
   JsonWriter w(line);
   begin_line(w, clock_.unix_ms(), level, "outcome");
-  w.field("order_id", clean(p.order_id));
-  w.field("idempotency_key", clean(p.idempotency_key));
+  w.field("order_id", clean(p.order_id).view());
+  w.field("idempotency_key", clean(p.idempotency_key).view());
   if (!p.traceparent.empty()) w.field("traceparent", p.traceparent);
   w.field("outcome", outcome_name(p.outcome));
   w.field("delivery", delivery_name(p.delivery));
   w.field("attempts", static_cast<int>(p.attempts.size()));
   w.field("http_status", p.http_status);
-  w.field_or_null("provider_payment_id", clean(p.provider_payment_id));
-  w.field_or_null("provider_status", clean(p.provider_status));
-  w.field_or_null("error", clean(p.error));
+  w.field_or_null("provider_payment_id", clean(p.provider_payment_id).view());
+  w.field_or_null("provider_status", clean(p.provider_status).view());
+  w.field_or_null("error", clean(p.error).view());
   w.field("elapsed_ms", p.elapsed_ms);
   w.end_object();
   emit(level, line);
@@ -192,9 +190,9 @@ void AttemptLog::call_failed(const std::string& order_id, int code, const std::s
   line.reserve(kLineReserve);
   JsonWriter w(line);
   begin_line(w, clock_.unix_ms(), kLogWarn, "call_failed");
-  w.field("order_id", clean(order_id));
+  w.field("order_id", clean(order_id).view());
   w.field("code", code);
-  w.field("message", clean(message));
+  w.field("message", clean(message).view());
   w.end_object();
   emit(kLogWarn, line);
 }
@@ -205,7 +203,7 @@ void AttemptLog::note(int level, const std::string& event, const std::string& me
   line.reserve(kLineReserve);
   JsonWriter w(line);
   begin_line(w, clock_.unix_ms(), level, event);
-  w.field("message", clean(message));
+  w.field("message", clean(message).view());
   w.end_object();
   emit(level, line);
 }

@@ -6,12 +6,15 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "clock.hpp"
 #include "json_writer.hpp"
+#include "redact.hpp"
 #include "result.hpp"
 
 namespace payretry {
@@ -59,7 +62,23 @@ class AttemptLog {
   // Hands a finished line to the sink and the file.
   void emit(int level, const std::string& line);
   void write_pending();  // with file_mu_ held
-  std::string clean(const std::string& s) const;
+  // What a line shows of a value: the value itself, without a copy, when
+  // nothing in it needs hiding or mending (most order ids, keys and provider
+  // ids); else its redacted copy, held here. Neither copied nor moved (the
+  // view may point into the copy): used where it is made.
+  class Shown {
+   public:
+    Shown(std::string_view text, const std::vector<std::string>& secrets)
+        : fixed_(redact_if_needed(text, secrets)), view_(fixed_ ? std::string_view(*fixed_) : text) {}
+    Shown(const Shown&) = delete;
+    Shown& operator=(const Shown&) = delete;
+    std::string_view view() const { return view_; }
+
+   private:
+    std::optional<std::string> fixed_;
+    std::string_view view_;
+  };
+  Shown clean(std::string_view s) const { return Shown(s, secrets_); }
 
   Sink sink_;
   struct FileCloser {

@@ -234,8 +234,8 @@ bool luhn_valid(std::string_view digits) {
   return !digits.empty() && sum % 10 == 0;
 }
 
-std::string redact(std::string_view text, const std::vector<std::string>& secrets) {
-  if (text.empty()) return {};  // the common case (no error, no request id): nothing to scan
+std::optional<std::string> redact_if_needed(std::string_view text, const std::vector<std::string>& secrets) {
+  if (text.empty()) return std::nullopt;  // the common case (no error, no request id): nothing to scan
   std::vector<Range> hide;
   for (const std::string& s : secrets) {
     if (s.size() < 4) continue;  // too short to be a credential; would shred the text
@@ -245,7 +245,11 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
   find_field_values(text, hide);
   find_card_numbers(text, hide);
   find_tokens(text, hide);
-  if (hide.empty()) return utf8_clean(text);
+  if (hide.empty()) {
+    if (std::all_of(text.begin(), text.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; }))
+      return std::nullopt;  // ASCII is UTF-8: the text as it is
+    return utf8_clean(text);
+  }
 
   std::sort(hide.begin(), hide.end());
   std::string out;
@@ -264,6 +268,11 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
   }
   out.append(text.substr(at));
   return utf8_clean(out);
+}
+
+std::string redact(std::string_view text, const std::vector<std::string>& secrets) {
+  std::optional<std::string> changed = redact_if_needed(text, secrets);
+  return changed ? std::move(*changed) : std::string(text);
 }
 
 }  // namespace payretry

@@ -1,6 +1,7 @@
 // Redaction of anything that must never reach a log, a result's error text or
 // an error message: card numbers, CVV/CVC, tokens, passwords, credentials.
 #pragma once
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,12 @@ namespace payretry {
 //    dashes) replaced,
 // and is UTF-8 (see utf8_clean).
 std::string redact(std::string_view text, const std::vector<std::string>& secrets = {});
+
+// The same, without a copy where none is needed: nothing when redact() would
+// return `text` unchanged (no secret in it, and ASCII), else what it returns.
+// For the hot paths (every log line, every provider id read) where most
+// values need neither.
+std::optional<std::string> redact_if_needed(std::string_view text, const std::vector<std::string>& secrets = {});
 
 // `text` with every byte that is not part of a well-formed UTF-8 sequence
 // replaced by U+FFFD. Results, logs and the ledger are JSON, which must be

@@ -23,8 +23,8 @@ const char* delivery_name(Delivery d) {
   return "?";
 }
 
-void write_attempt_fields(JsonWriter& w, const AttemptRecord& a, const std::string& transport_error,
-                          const std::string& provider_request_id) {
+void write_attempt_fields(JsonWriter& w, const AttemptRecord& a, std::string_view transport_error,
+                          std::string_view provider_request_id) {
   w.field("attempt", a.number);
   w.field("started_unix_ms", a.started_unix_ms);
   w.field("elapsed_ms", a.elapsed_ms);

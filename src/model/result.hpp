@@ -2,6 +2,7 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace payretry {
@@ -37,8 +38,8 @@ struct AttemptRecord {
 // attempt, as the result JSON and the attempt log both write it. The two
 // strings that may come from outside are passed in so that a writer that
 // must clean them (the log) need not copy the record. Throws std::bad_alloc.
-void write_attempt_fields(JsonWriter& w, const AttemptRecord& a, const std::string& transport_error,
-                          const std::string& provider_request_id);
+void write_attempt_fields(JsonWriter& w, const AttemptRecord& a, std::string_view transport_error,
+                          std::string_view provider_request_id);
 inline void write_attempt_fields(JsonWriter& w, const AttemptRecord& a) {
   write_attempt_fields(w, a, a.transport_error, a.provider_request_id);
 }

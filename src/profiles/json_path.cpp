@@ -1,5 +1,6 @@
 #include "json_path.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <optional>
@@ -9,11 +10,31 @@
 namespace payretry {
 namespace {
 
+// Views into the path being read: a path is parsed for each use (every
+// answer read), and a parse that allocates nothing keeps that cheap.
 struct Step {
   enum Kind { member, pattern, element, all } kind = member;
-  std::string name;    // member: the name; pattern: the part before '*'
-  std::string suffix;  // pattern: the part after '*'
+  std::string_view name;    // member: the name; pattern: the part before '*'
+  std::string_view suffix;  // pattern: the part after '*'
   int index = 0;
+};
+
+// A path's steps: the first few in place (a profile's paths have two to
+// four), any beyond them on the heap.
+class Steps {
+ public:
+  void push_back(const Step& s) {
+    if (n_ < first_.size()) first_[n_] = s;
+    else rest_.push_back(s);
+    ++n_;
+  }
+  size_t size() const { return n_; }
+  const Step& operator[](size_t i) const { return i < first_.size() ? first_[i] : rest_[i - first_.size()]; }
+
+ private:
+  std::array<Step, 8> first_;
+  std::vector<Step> rest_;
+  size_t n_ = 0;
 };
 
 bool name_char(char c) {
@@ -21,9 +42,9 @@ bool name_char(char c) {
   return u > 0x20 && u != 0x7f && c != '.' && c != '[' && c != ']';
 }
 
-std::optional<std::vector<Step>> parse(std::string_view p) {
+std::optional<Steps> parse(std::string_view p) {
   if (p.empty() || p[0] != '$') return std::nullopt;
-  std::vector<Step> steps;
+  Steps steps;
   size_t i = 1;
   while (i < p.size()) {
     Step s;
@@ -34,15 +55,15 @@ std::optional<std::vector<Step>> parse(std::string_view p) {
       if (name.empty()) return std::nullopt;  // "$..x", "$.", "$.[0]"
       const size_t star = name.find('*');
       if (star == std::string_view::npos) {
-        s.name = std::string(name);
+        s.name = name;
       } else if (name.find('*', star + 1) != std::string_view::npos) {
         return std::nullopt;  // one wildcard per name
       } else if (name.size() == 1) {
         s.kind = Step::all;
       } else {
         s.kind = Step::pattern;
-        s.name = std::string(name.substr(0, star));
-        s.suffix = std::string(name.substr(star + 1));
+        s.name = name.substr(0, star);
+        s.suffix = name.substr(star + 1);
       }
       i = j;
     } else if (p[i] == '[') {
@@ -65,7 +86,7 @@ std::optional<std::vector<Step>> parse(std::string_view p) {
     } else {
       return std::nullopt;
     }
-    steps.push_back(std::move(s));
+    steps.push_back(s);
   }
   return steps;
 }
@@ -78,13 +99,16 @@ bool name_fits(const Step& s, const char* key) {
          k.substr(k.size() - s.suffix.size()) == s.suffix;
 }
 
-void walk(const cJSON* node, const std::vector<Step>& steps, size_t at, std::vector<std::string>& out) {
-  if (!node) return;
+// Hands `emit` every value the path reaches from `node`, in document order,
+// until it returns false; false when it did.
+template <class Emit>
+bool walk(const cJSON* node, const Steps& steps, size_t at, Emit& emit) {
+  if (!node) return true;
   if (at == steps.size()) {
     if (cJSON_IsString(node) && node->valuestring) {
       // cJSON does not check UTF-8; what is read here ends up in results,
       // logs and the ledger, which are JSON and must stay valid.
-      out.emplace_back(utf8_clean(node->valuestring));
+      return emit(utf8_clean(node->valuestring));
     } else if (cJSON_IsNumber(node)) {
       const double d = node->valuedouble;
       // Integers only: a provider's numeric code (Adyen errorCode 704,
@@ -92,28 +116,29 @@ void walk(const cJSON* node, const std::vector<Step>& steps, size_t at, std::vec
       if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) <= 9007199254740992.0) {
         char buf[32];
         std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(d));
-        out.emplace_back(buf);
+        return emit(std::string(buf));
       }
     }
-    return;
+    return true;
   }
   const Step& s = steps[at];
   switch (s.kind) {
     case Step::member:
     case Step::pattern:
-      if (!cJSON_IsObject(node)) return;
+      if (!cJSON_IsObject(node)) return true;
       for (const cJSON* c = node->child; c; c = c->next)
-        if (name_fits(s, c->string)) walk(c, steps, at + 1, out);
-      return;
+        if (name_fits(s, c->string) && !walk(c, steps, at + 1, emit)) return false;
+      return true;
     case Step::element:
-      if (!cJSON_IsArray(node)) return;
-      walk(cJSON_GetArrayItem(node, s.index), steps, at + 1, out);
-      return;
+      if (!cJSON_IsArray(node)) return true;
+      return walk(cJSON_GetArrayItem(node, s.index), steps, at + 1, emit);
     case Step::all:
-      if (!cJSON_IsArray(node) && !cJSON_IsObject(node)) return;
-      for (const cJSON* c = node->child; c; c = c->next) walk(c, steps, at + 1, out);
-      return;
+      if (!cJSON_IsArray(node) && !cJSON_IsObject(node)) return true;
+      for (const cJSON* c = node->child; c; c = c->next)
+        if (!walk(c, steps, at + 1, emit)) return false;
+      return true;
   }
+  return true;
 }
 
 }  // namespace
@@ -123,7 +148,22 @@ bool valid_json_path(std::string_view path) { return parse(path).has_value(); }
 std::vector<std::string> json_path_strings(const cJSON* root, std::string_view path) {
   std::vector<std::string> out;
   const auto steps = parse(path);
-  if (steps && root) walk(root, *steps, 0, out);
+  auto all = [&](std::string v) {
+    out.push_back(std::move(v));
+    return true;
+  };
+  if (steps && root) walk(root, *steps, 0, all);
+  return out;
+}
+
+std::optional<std::string> json_path_first_string(const cJSON* root, std::string_view path) {
+  std::optional<std::string> out;
+  const auto steps = parse(path);
+  auto first = [&](std::string v) {
+    out = std::move(v);
+    return false;
+  };
+  if (steps && root) walk(root, *steps, 0, first);
   return out;
 }
 

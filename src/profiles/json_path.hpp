@@ -12,6 +12,7 @@
 #pragma once
 #include <cJSON.h>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,5 +27,8 @@ bool valid_json_path(std::string_view path);
 // "704" alike. Other values (objects, arrays, booleans, null, fractions) are
 // skipped. An invalid path or a null root reaches nothing.
 std::vector<std::string> json_path_strings(const cJSON* root, std::string_view path);
+
+// The first of them, if any (the walk stops there).
+std::optional<std::string> json_path_first_string(const cJSON* root, std::string_view path);
 
 }  // namespace payretry

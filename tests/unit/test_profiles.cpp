@@ -720,6 +720,39 @@ TEST(JsonPath, duplicate_members_are_all_reached) {
   EXPECT_EQ(path_of(R"({"code": "A", "code": "B"})", "$.code"), (Strings{"A", "B"}));
 }
 
+TEST(JsonPath, paths_of_more_steps_than_are_held_in_place_reach_as_deep) {
+  // Eight steps are kept in place; the ninth on goes to the heap.
+  const char* doc = R"({"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":{"j":[{"k":"deep"},{"k":7}]}}}}}}}}}})";
+  EXPECT_EQ(path_of(doc, "$.a.b.c.d.e.f.g.h"), Strings{}) << "an object is not a string";
+  EXPECT_EQ(path_of(doc, "$.a.b.c.d.e.f.g.h.i.j[*].k"), (Strings{"deep", "7"}));
+  EXPECT_EQ(path_of(doc, "$.a.b.c.d.e.f.g.h.i.j[1].k"), Strings{"7"});
+  EXPECT_TRUE(path_of(doc, "$.a.b.c.d.e.f.g.h.i.x[0].k").empty());
+  EXPECT_TRUE(valid_json_path("$.a.b.c.d.e.f.g.h.i.j[*].k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z"));
+  EXPECT_FALSE(valid_json_path("$.a.b.c.d.e.f.g.h.i.j[*].k.l.m..n"));
+}
+
+TEST(JsonPath, the_first_string_is_the_first_in_document_order_or_nothing) {
+  // "bad": valid UTF-8, then a byte that is not; read as utf8_clean makes it.
+  JsonPtr doc(cJSON_Parse("{\"errors\": [{\"n\": 1}, {\"code\": \"A\"}, {\"code\": 704}, {\"code\": \"B\"}],"
+                          " \"bad\": \"caf\xc3\xa9 \xff\", \"id\": \"pi_1\"}"));
+  ASSERT_TRUE(doc);
+  for (const char* path : {"$.errors[*].code", "$.id", "$.errors[2].code", "$.bad", "$.nope", "$.errors", "id",
+                           "$.a.b.c.d.e.f.g.h.i"}) {
+    const Strings all = json_path_strings(doc.get(), path);
+    const std::optional<std::string> first = json_path_first_string(doc.get(), path);
+    if (all.empty()) {
+      EXPECT_FALSE(first) << path;
+    } else {
+      ASSERT_TRUE(first) << path;
+      EXPECT_EQ(*first, all.front()) << path;
+    }
+  }
+  EXPECT_EQ(json_path_first_string(doc.get(), "$.errors[*].code"), std::optional<std::string>("A"));
+  EXPECT_EQ(json_path_first_string(doc.get(), "$.errors[2].code"), std::optional<std::string>("704"));
+  EXPECT_EQ(json_path_first_string(doc.get(), "$.bad"), std::optional<std::string>("caf\xc3\xa9 \xef\xbf\xbd"));
+  EXPECT_FALSE(json_path_first_string(nullptr, "$.id"));
+}
+
 }  // namespace
 }  // namespace payretry
 

@@ -2,6 +2,7 @@
 // CVV/CVC, a token, a password or a credential.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -227,8 +228,11 @@ TEST(Redact, EveryCharacterThatCanLeadToAFieldValueStillGetsItScanned) {
   for (const char* text : {"cvc=737", "CVV:1234", "cvc 737", "cvc\t737", "cvc'737", "cvc\"737", "cvc\\\"737",
                            "password=hunter22", "Authorization:Bearer abcdefgh"}) {
     const std::string out = redact(text);
-    for (const char* secret : {"737", "1234", "hunter22", "abcdefgh"})
-      if (std::string(text).find(secret) != std::string::npos) EXPECT_FALSE(has(out, secret)) << text << " -> " << out;
+    for (const char* secret : {"737", "1234", "hunter22", "abcdefgh"}) {
+      if (std::string(text).find(secret) != std::string::npos) {
+        EXPECT_FALSE(has(out, secret)) << text << " -> " << out;
+      }
+    }
   }
   // None of them: a field name glued to digits is a word, as it always was.
   EXPECT_EQ(redact("cvc737"), "cvc737");
@@ -237,6 +241,31 @@ TEST(Redact, EveryCharacterThatCanLeadToAFieldValueStillGetsItScanned) {
   EXPECT_FALSE(has(redact("ref-4242424242424242"), "4242424242424242"));
   EXPECT_FALSE(has(redact("sk_live_abcdefghijkl"), "abcdefghijkl"));
   EXPECT_FALSE(has(redact("order_s3cr3tvalue_1", {"s3cr3tvalue"}), "s3cr3tvalue"));
+}
+
+// The copy-free form the log and the answer reader use: nothing back means
+// redact() would have returned the text as it was; anything back is exactly
+// what redact() returns. Over every shape of input above.
+TEST(Redact, IfNeededAnswersNothingOnlyWhereRedactWouldChangeNothing) {
+  const std::vector<std::string> secrets = {"sk_live_given_secret_1", "xy"};
+  for (const std::string& text : std::vector<std::string>{
+           "", "order-1", "key-H28897-12345", "pi_3MtwBwLkdIwHu7ix28a3tqPa", "succeeded", "4242424242424242",
+           "card 4242 4242 4242 4242 exp 12/30", "cvc=737", "cvc 737", "{\"cvc\":\"123\"}", "Authorization: Bearer abc",
+           "tok_1234567890abcdef", "uses sk_live_given_secret_1 here", "caf\xc3\xa9", "bad \xff byte", "a\0b",
+           "550e8400-e29b-41d4-a716-446655440000", "timeout after 30000 ms", "xy"}) {
+    const std::optional<std::string> changed = redact_if_needed(text, secrets);
+    const std::string full = redact(text, secrets);
+    if (changed) {
+      EXPECT_EQ(*changed, full) << text;
+    } else {
+      EXPECT_EQ(full, text) << text;
+    }
+  }
+  EXPECT_FALSE(redact_if_needed("key-H28897-12345"));
+  EXPECT_FALSE(redact_if_needed(""));
+  EXPECT_TRUE(redact_if_needed("4242424242424242"));
+  EXPECT_TRUE(redact_if_needed("uses sk_live_given_secret_1 here", secrets));
+  EXPECT_EQ(redact_if_needed("bad \xff byte"), std::optional<std::string>("bad \xef\xbf\xbd byte"));
 }
 
 }  // namespace
