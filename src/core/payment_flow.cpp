@@ -179,7 +179,7 @@ PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
   proposed.order_id = req.order_id;
   // The key is made when the payment task is created and committed with it,
   // before anything is sent; every later attempt and process reuses it.
-  a.own_key = engine_.identity_key(req);
+  a.own_key = engine_.identity_key(req, a.parsed_body.get());
   proposed.idempotency_key = a.own_key.empty() ? keys_.new_key() : a.own_key;
   // A generated key must fit the profile too, before it is committed (the
   // rest of the request passed validate() above).

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "error.hpp"
 #include "form_encoding.hpp"
@@ -212,25 +213,29 @@ void Engine::check_key(const std::string& key) const {
                                    profile_.name + ")");
 }
 
-std::string Engine::identity_key(const SubmitRequest& r) const {
+std::string Engine::identity_key(const SubmitRequest& r, const cJSON* parsed) const {
   const Identity& id = profile_.identity;
   if (id.mode == IdentityMode::header) return r.idempotency_key;
-  JsonPtr j(cJSON_ParseWithLength(r.body.data(), r.body.size()));
-  const auto found = j ? json_path_strings(j.get(), id.name) : std::vector<std::string>{};
+  JsonPtr own;
+  if (!parsed) {
+    own.reset(cJSON_ParseWithLength(r.body.data(), r.body.size()));
+    parsed = own.get();
+  }
+  std::optional<std::string> found = json_path_first_string(parsed, id.name);
   if (id.mode == IdentityMode::reference) {
     // The merchant reference is the identity, forever: it must be the order.
-    if (found.empty() || found.front() != r.order_id)
+    if (!found || *found != r.order_id)
       throw Error(Errc::PAY_EINVALID, "body " + id.name + " must equal the order id (profile " + profile_.name + ")");
     if (!r.idempotency_key.empty() && r.idempotency_key != r.order_id)
       throw Error(Errc::PAY_EKEY, "profile " + profile_.name + " uses the order id as the key; give no other key");
     check_key(r.order_id);
     return r.order_id;
   }
-  if (!found.empty()) {
-    if (!r.idempotency_key.empty() && r.idempotency_key != found.front())
+  if (found) {
+    if (!r.idempotency_key.empty() && r.idempotency_key != *found)
       throw Error(Errc::PAY_EKEY, "body " + id.name + " differs from the idempotency key given");
-    check_key(found.front());
-    return found.front();
+    check_key(*found);
+    return std::move(*found);
   }
   return r.idempotency_key;
 }
@@ -278,16 +283,17 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
     e_.check_key(req.idempotency_key);
   }
   r_.order_id = req.order_id;
-  // One key for the whole payment: every attempt carries the same one.
-  const std::string own = e_.identity_key(req);
-  r_.idempotency_key = own.empty() ? e_.d_.keys.new_key() : own;
-  if (own.empty() && req.idempotency_key.empty()) e_.check_key(r_.idempotency_key);
-  // The exact bytes of every attempt: the caller's, or with the key field
-  // written in when the profile carries the key in the body and it is absent.
   // `doc` is body_ parsed, when needed: the request's own parse while body_
   // is still its body, else one made here, dropped whenever body_ changes.
-  body_ = req.body;
   const cJSON* doc = req.parsed_body ? req.parsed_body : validated.get();
+  // One key for the whole payment: every attempt carries the same one.
+  std::string own = e_.identity_key(req, doc);
+  const bool generated = own.empty();
+  r_.idempotency_key = generated ? e_.d_.keys.new_key() : std::move(own);
+  if (generated && req.idempotency_key.empty()) e_.check_key(r_.idempotency_key);
+  // The exact bytes of every attempt: the caller's, or with the key field
+  // written in when the profile carries the key in the body and it is absent.
+  body_ = req.body;
   JsonPtr own_doc;
   auto parsed = [&]() -> const cJSON* {
     if (!doc) {

@@ -119,8 +119,9 @@ class Engine {
   // The key the profile's identity dictates for this request: the body's own
   // key field or merchant reference when the profile puts the identity in
   // the body, else the caller's key (empty: to be generated). Throws Error
-  // when the body contradicts the caller's key or the order id.
-  std::string identity_key(const SubmitRequest& r) const;
+  // when the body contradicts the caller's key or the order id. `parsed`:
+  // r.body as validate() parsed it, if at hand (else it is parsed here).
+  std::string identity_key(const SubmitRequest& r, const cJSON* parsed = nullptr) const;
 
  private:
   friend class AttemptRun;
