@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <string_view>
 
 #include "fingerprint.hpp"
 
@@ -43,13 +44,13 @@ class MemoryLedger final : public Ledger {
     }
     // Keep what the durable backends keep, nothing more. Both or neither:
     // a row whose key is not in keys_ would let another order take the key.
-    PaymentRow row = created_row(proposed, owner, now, lease_until);
-    const auto key = keys_.emplace_hint(key_at, row.idempotency_key);
-    Rows::iterator stored;
+    // The key set views the stored row's key, so the row goes in first.
+    const auto stored = rows_.emplace_hint(it, proposed.order_id,
+                                           Payment{created_row(proposed, owner, now, lease_until), {}});
     try {
-      stored = rows_.emplace_hint(it, proposed.order_id, Payment{std::move(row), {}});
+      keys_.emplace_hint(key_at, stored->second.row.idempotency_key);
     } catch (...) {
-      keys_.erase(key);
+      rows_.erase(stored);
       throw;
     }
     out.row = stored->second.row;
@@ -195,7 +196,10 @@ class MemoryLedger final : public Ledger {
   std::string secret_;
   const size_t max_settled_;
   Rows rows_;
-  std::set<std::string> keys_;
+  // Every row's idempotency key, viewed in its row: a std::map never moves
+  // its nodes and a row's key never changes, and each view leaves the set
+  // before its row leaves rows_.
+  std::set<std::string_view> keys_;
   // The final rows in settle order (pointers to their rows_ keys, which a
   // std::map never moves). A final row never changes again and leaves only
   // from the front, so this FIFO is the whole index: a settle costs O(log n)
