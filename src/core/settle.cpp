@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "classify.hpp"
 #include "error.hpp"
@@ -165,8 +166,8 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
     a.why = "lookup answered HTTP " + std::to_string(s);
     return false;
   }
-  const auto status = json_path_strings(answer.get(), lk.status_path);
-  if (status.empty()) {
+  std::optional<std::string> status = json_path_first_string(answer.get(), lk.status_path);
+  if (!status) {
     a.why = "the lookup answer holds no status";
     reason = "no_status";
     return true;
@@ -177,9 +178,8 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
     return true;
   }
   a.kind = Answer::found;
-  a.provider_status = utf8_clean(status.front());
-  const auto id = json_path_strings(answer.get(), lk.id_path);
-  if (!id.empty()) a.provider_id = utf8_clean(id.front());
+  a.provider_status = std::move(*status);  // valid UTF-8 as read (json_path.hpp)
+  if (std::optional<std::string> id = json_path_first_string(answer.get(), lk.id_path)) a.provider_id = std::move(*id);
   verdict = kLookupFound;
   reason = a.provider_status;
   return true;

@@ -3,6 +3,8 @@
 #include <cJSON.h>
 #include <strings.h>
 
+#include <optional>
+
 #include "json_path.hpp"
 #include "json_util.hpp"
 
@@ -67,8 +69,7 @@ std::string default_reason(const TransportResult& t, bool malformed_2xx) {
 std::string provider_code(const cJSON* body) {
   if (!body) return {};
   for (const char* path : {"$.error.code", "$.code", "$.errors[0].code", "$.errorCode", "$.*_response.sub_code"}) {
-    const auto v = json_path_strings(body, path);
-    if (!v.empty()) return v.front();
+    if (std::optional<std::string> v = json_path_first_string(body, path)) return std::move(*v);
   }
   return {};
 }

@@ -144,11 +144,11 @@ void Engine::validate(const SubmitRequest& r, JsonPtr* parsed) const {
     const cJSON* j = body_json();
     if (!j || !cJSON_IsObject(j))
       throw Error(Errc::PAY_EINVALID, "body must be a JSON object: profile " + profile_.name + " looks payments up by " + ref);
-    const auto found = json_path_strings(j, ref);
-    if (!found.empty() && found.front() != r.order_id)
+    const std::optional<std::string> found = json_path_first_string(j, ref);
+    if (found && *found != r.order_id)
       throw Error(Errc::PAY_EINVALID, "body " + ref + " must equal the order id: profile " + profile_.name +
                                      " looks payments up by it");
-    if (found.empty() && top_level_member(ref).find_first_of(".[") != std::string::npos)
+    if (!found && top_level_member(ref).find_first_of(".[") != std::string::npos)
       throw Error(Errc::PAY_EINVALID, "body must carry the order id at " + ref + ": profile " + profile_.name +
                                      " looks payments up by it");
   }
@@ -310,13 +310,13 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
   };
   const Profile& profile = e_.profile_;
   if (profile.identity.mode == IdentityMode::body) {
-    if (json_path_strings(parsed(), profile.identity.name).empty())
+    if (!json_path_first_string(parsed(), profile.identity.name))
       rewrite(body_with_key(body_, top_level_member(profile.identity.name), r_.idempotency_key));
   }
   // Likewise the reference a lookup searches by (validate() checked that a
   // present one equals the order id, and that an absent one is top-level).
   if (const std::string& ref = profile.lookup.reference_path; !ref.empty()) {
-    if (json_path_strings(parsed(), ref).empty()) rewrite(body_with_key(body_, top_level_member(ref), r_.order_id));
+    if (!json_path_first_string(parsed(), ref)) rewrite(body_with_key(body_, top_level_member(ref), r_.order_id));
   }
   // A form profile gets the finished document as form fields, encoded once
   // here (the same document always gives the same bytes); fields the caller
