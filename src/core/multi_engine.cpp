@@ -356,7 +356,7 @@ void MultiEngine::decide(Payment* p, PaymentRow row, bool created) {
         case PaymentFlow::Decision::wait: return add_timer(clock_.now_ms() + d.wait_ms, p, true);
         case PaymentFlow::Decision::reread: break;
       }
-      const std::string& order_id = p->admitted->admission.proposed.order_id;
+      const std::string& order_id = p->admitted->request.order_id;  // as the timed re-read names it
       auto again = flow_.ledger().get(order_id);
       if (!again) throw LedgerError("ledger: payment " + order_id + " disappeared");
       row = std::move(*again);
