@@ -18,34 +18,49 @@ std::string describe(const AttemptEntry& e) {
 
 }  // namespace
 
-HistoryReading read_history(const Profile& profile, const std::vector<AttemptEntry>& history) {
-  HistoryReading h;
-  bool forbidding = false;
-  for (const AttemptEntry& e : history) {
-    if (e.kind == "lookup") {
-      // A lookup that proved no payment exists clears every send before it:
-      // none of them was processed.
-      if (e.verdict == kLookupAbsent) {
-        h.may_have_processed = false;
-        forbidding = false;
-        h.why.clear();
-      }
-      continue;
+void HistoryFold::add(const AttemptEntry& e) {
+  HistoryReading& h = h_;
+  if (e.kind == "lookup") {
+    // A lookup that proved no payment exists clears every send before it:
+    // none of them was processed.
+    if (e.verdict == kLookupAbsent) {
+      h = HistoryReading{};
+      forbidding_ = false;
     }
-    if (!e.processed.value_or(true)) continue;
-    h.may_have_processed = true;
-    h.last_possible_send = std::max(h.last_possible_send, e.ended_at);
-    if (!profile_resends_after(e.verdict)) {
-      forbidding = true;
-      h.why = describe(e);
-    }
+    return;
   }
-  h.resend_safe = !forbidding || resend_always_safe(profile.replay);
+  // A final answer the provider gave under this key after an earlier send
+  // may have been processed (the engine then reported UNKNOWN): a same-key
+  // re-send is answered the same, and settles nothing.
+  if (h.may_have_processed && e.verdict == "fail" && e.http_status != 0) {
+    h.final_answer = true;
+    h.final_why = "attempt " + std::to_string(e.number) + " got the provider's final answer (HTTP " +
+                  std::to_string(e.http_status) + (e.reason.empty() ? "" : ", " + e.reason) +
+                  ") after an earlier send may have been processed";
+  }
+  if (!e.processed.value_or(true)) return;
+  h.may_have_processed = true;
+  h.last_possible_send = std::max(h.last_possible_send, e.ended_at);
+  if (!profile_resends_after(e.verdict)) {
+    forbidding_ = true;
+    h.why = describe(e);
+  }
+}
+
+HistoryReading HistoryFold::reading() const {
+  HistoryReading h = h_;
+  h.resend_safe = !forbidding_ || resend_always_safe(profile_.replay);
   if (h.resend_safe) h.why.clear();
   else
-    h.why += ", and provider " + profile.name + " may run a same-key re-send again (replay " +
-             replay_kind_name(profile.replay) + ")";
+    h.why += ", and provider " + profile_.name + " may run a same-key re-send again (replay " +
+             replay_kind_name(profile_.replay) + ")";
   return h;
+}
+
+HistoryReading read_history(const Profile& profile, const std::vector<AttemptEntry>& history) {
+  HistoryFold fold(profile);
+  for (const AttemptEntry& e : history) fold.add(e);
+  return fold.reading();
 }
 
 AttemptEntry unrecorded_send(int number, int64_t lease_until) {

@@ -37,9 +37,36 @@ struct HistoryReading {
   // 0 when none may have. "Not found" counts only after the read-lag grace
   // from here.
   int64_t last_possible_send = 0;
+  // Some send under the key got the provider's final answer (a decline, a
+  // refusal: verdict fail, with an HTTP status) after an earlier send may
+  // have been processed. A same-key re-send gets that answer again, so
+  // re-sending cannot settle the payment: reconcile leaves it to a lookup,
+  // a webhook or a person (`final_why` says which answer).
+  bool final_answer = false;
+  std::string final_why;
 };
 
 HistoryReading read_history(const Profile& profile, const std::vector<AttemptEntry>& history);
+
+// read_history() one entry at a time: the rule as a fold with a small state
+// (three flags and a time), so that tests/model can enumerate every state and
+// every kind of entry and print the transitions as the SPIN model's table.
+// The model then checks this code, not a copy of it.
+class HistoryFold {
+ public:
+  explicit HistoryFold(const Profile& profile) : profile_(profile) {}
+  void add(const AttemptEntry& e);
+  HistoryReading reading() const;
+  // The state, for the model's generator.
+  bool may_have_processed() const { return h_.may_have_processed; }
+  bool forbidding() const { return forbidding_; }
+  bool final_answer() const { return h_.final_answer; }
+
+ private:
+  const Profile& profile_;
+  HistoryReading h_;
+  bool forbidding_ = false;
+};
 
 // The entry a new claim writes for a run that died holding the payment: its
 // last send (if it made one) was never recorded, and may have been processed

@@ -11,6 +11,7 @@
 #include "form_encoding.hpp"
 #include "json_path.hpp"
 #include "json_util.hpp"
+#include "lookup_rules.hpp"
 #include "path_template.hpp"
 #include "redact.hpp"
 #include "retry_decision.hpp"
@@ -299,19 +300,10 @@ AttemptEntry Settler::lookup_entry(const PaymentRow& claimed, const Answer& a, c
       e.reason = a.provider_status;
       break;
     case Answer::not_found: {
-      // "Not found" proves that no payment exists only when the lookup
-      // searched by the reference every request carried (submit enforces
-      // it) and the provider's read lag has passed since the last moment a
-      // send may have left (a dead run's lease end included).
-      const bool by_carried_reference =
-          profile_.lookup.by == LookupBy::order_id &&
-          (!profile_.lookup.reference_path.empty() || profile_.identity.mode == IdentityMode::reference);
-      const bool lag_passed =
-          !h.may_have_processed || e.started_at - h.last_possible_send >= config_.not_found_grace_ms;
-      e.verdict = by_carried_reference && lag_passed ? kLookupAbsent : kLookupNotFound;
-      e.reason = !by_carried_reference ? "the lookup does not search by a reference the request carried"
-                 : !lag_passed          ? "within the provider's read-lag grace period"
-                                        : "no payment exists";
+      const NotFoundReading nf =
+          read_not_found(profile_, h, e.started_at, config_.not_found_grace_ms, true);
+      e.verdict = nf.proves_absence ? kLookupAbsent : kLookupNotFound;
+      e.reason = nf.why;
       break;
     }
     case Answer::failed:
@@ -336,10 +328,8 @@ PaymentResult Settler::settle_from(const PaymentRow& claimed, const Answer& a) {
       s.provider_status = a.provider_status;
       if (!a.provider_id.empty()) s.provider_payment_id = a.provider_id;
       s.http_status = a.http_status;
-      const auto m = profile_.lookup.status_map.find(a.provider_status);
-      const bool settles = m != profile_.lookup.status_map.end() && m->second != StatusTarget::pending;
-      if (settles) {
-        s.state = m->second == StatusTarget::succeeded ? PaymentState::succeeded : PaymentState::failed;
+      if (const std::optional<PaymentState> settled = lookup_status_settles(profile_, a.provider_status)) {
+        s.state = *settled;
         s.delivery = "delivered";
         s.detail = "settled by query: the provider reports " + a.provider_status;
       } else {
@@ -430,13 +420,27 @@ PaymentResult Settler::reconcile_one(const PaymentRow& first, const ReconcileOpt
   // until then, count it here.
   if (row.state == PaymentState::in_flight) history.push_back(unrecorded_send(row.attempts + 1, row.lease_until));
   const HistoryReading h = read_history(profile_, history);
-  if (clock_.unix_ms() >= row.key_expires_at)
+  if (clock_.unix_ms() >= row.key_expires_at) {
+    stats_.on_reconcile_left("key_expired");
     return settle_unknown(row, "idempotency key expired and provider " + profile_.name +
                                    " cannot be asked about this payment: settle it by a webhook or by hand");
-  if (!h.resend_safe) return settle_unknown(row, h.why + "; " + flow_.settle_hint());
+  }
+  if (!h.resend_safe) {
+    stats_.on_reconcile_left("resend_unsafe");
+    return settle_unknown(row, h.why + "; " + flow_.settle_hint());
+  }
+  // A re-send would get the provider's final answer again, pass after pass:
+  // only a lookup, a webhook or a person can tell what happened.
+  if (h.final_answer) {
+    stats_.on_reconcile_left("final_answer");
+    return settle_unknown(row, h.final_why + ", and a same-key re-send would get that answer again: " +
+                                   flow_.settle_hint());
+  }
   std::optional<std::string> body = o.body_for ? o.body_for(row.order_id) : std::nullopt;
-  if (!body)
+  if (!body) {
+    stats_.on_reconcile_left("no_body");
     return settle_unknown(row, "settling needs a same-key re-send, and the application gave no body for this order");
+  }
   SubmitRequest req;
   req.order_id = row.order_id;
   req.body = *body;

@@ -123,6 +123,12 @@ std::string Stats::to_prometheus(int budget_tokens, int budget_capacity) const {
     }
     e.family("payretry_retries_total", "counter", "Retries of payments and lookups, by the reason they were retried.");
     for (const auto& [reason, n] : retries_by_reason_) e.sample("payretry_retries_total", {{"reason", reason}}, n);
+    e.family("payretry_reconcile_left_unknown_total", "counter",
+             "Payments a reconcile pass left UNKNOWN without sending, by why: a re-send could not settle them "
+             "(final_answer), the re-send rule forbids it (resend_unsafe), the key expired (key_expired), or the "
+             "application gave no body (no_body).");
+    for (const auto& [reason, n] : reconcile_left_by_reason_)
+      e.sample("payretry_reconcile_left_unknown_total", {{"reason", reason}}, n);
   }
   e.family("payretry_lookup_attempts_total", "counter", "Status lookups sent by query and reconcile.");
   e.sample("payretry_lookup_attempts_total", {}, lookup_attempts_.load(std::memory_order_relaxed));

@@ -50,6 +50,11 @@ void Stats::on_retry(const std::string& reason) {
   ++retries_by_reason_[reason];
 }
 
+void Stats::on_reconcile_left(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++reconcile_left_by_reason_[reason];
+}
+
 void Stats::on_payment(Outcome o, Delivery d, int64_t elapsed_ms) {
   payments_[static_cast<int>(o)][static_cast<int>(d)].fetch_add(1, std::memory_order_relaxed);
   payment_latency_.observe_us(elapsed_ms * 1000);
@@ -81,6 +86,12 @@ std::string Stats::to_json(int budget_tokens) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [reason, n] : retries_by_reason_) json_add(by, reason.c_str(), static_cast<int64_t>(n));
+  }
+  cJSON* left = cJSON_AddObjectToObject(r, "reconcile_left_unknown");
+  if (!left) throw std::bad_alloc();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [reason, n] : reconcile_left_by_reason_) json_add(left, reason.c_str(), static_cast<int64_t>(n));
   }
   // Payment runs only: a submission answered from the ledger and a lookup
   // are counted apart, so that these add up to the payments the engine ran.

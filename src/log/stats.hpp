@@ -49,6 +49,11 @@ class Stats {
   void on_ledger_answer(Outcome o) { ledger_answers_[static_cast<int>(o)].fetch_add(1, std::memory_order_relaxed); }
   // A lookup (pay_query, pay_reconcile) that examined a payment at the provider, by what it left.
   void on_settlement(Outcome o) { settlements_[static_cast<int>(o)].fetch_add(1, std::memory_order_relaxed); }
+  // A reconcile pass that left a payment UNKNOWN without sending anything
+  // (a final answer already in its history, a re-send the rule forbids, an
+  // expired key, no body), by that reason: the payments a person or a
+  // webhook has to settle.
+  void on_reconcile_left(const std::string& reason);
   void on_lookup_attempt() { lookup_attempts_.fetch_add(1, std::memory_order_relaxed); }
   void on_budget_exhausted() { budget_exhausted_.fetch_add(1, std::memory_order_relaxed); }
   void on_replay_blocked() { replays_blocked_.fetch_add(1, std::memory_order_relaxed); }
@@ -78,6 +83,7 @@ class Stats {
   Histogram attempt_latency_, payment_latency_, ledger_commit_;
   mutable std::mutex mu_;
   std::map<std::string, long> retries_by_reason_;
+  std::map<std::string, long> reconcile_left_by_reason_;
   // "verdict\x1freason" -> count; looked up without an allocation (std::less<>),
   // since every attempt of every payment counts here.
   std::map<std::string, long, std::less<>> answers_by_verdict_reason_;
