@@ -38,7 +38,7 @@ int pay_ledger_list(pay_buf* out, pay_client* client, const char* state, int64_t
       if (!st) return set_error(PAY_EINVALID, "state must be PENDING, IN_FLIGHT, SUCCEEDED, FAILED or UNKNOWN");
     }
     const int n = limit == 0 ? 1000 : static_cast<int>(std::min<uint32_t>(limit, 1000000));
-    return fill_buf(out, payretry::payments_json(client->impl->ledger().list(st, updated_before_unix_ms, n)));
+    return fill_buf(out, payretry::payments_json(client->impl->ledger().list(st, updated_before_unix_ms, n, std::nullopt)));
   });
 }
 

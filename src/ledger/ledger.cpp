@@ -56,6 +56,8 @@ PaymentRow created_row(const PaymentRow& proposed, const std::string& owner, int
   row.idempotency_key = proposed.idempotency_key;
   row.fingerprint = proposed.fingerprint;
   row.key_expires_at = proposed.key_expires_at;
+  row.scope = proposed.scope;
+  row.submission_headers = proposed.submission_headers;
   row.state = PaymentState::in_flight;
   row.lease_owner = owner;
   row.lease_until = lease_until;

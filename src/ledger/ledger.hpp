@@ -42,6 +42,18 @@ struct PaymentRow {
   std::string lease_owner;
   int64_t lease_until = 0;
   int64_t updated_at = 0;
+  // The scope of the client that made the payment (docs/design.md "Scope"):
+  // an opaque id (a keyed hash of its profile, base URL, credential identity
+  // and scoping headers) that never holds a secret. Only a client of the
+  // same scope acts on the row. "" for a row written before rows had one
+  // (schema 2 and older): unscoped.
+  std::string scope;
+  // The payment's own submission headers (a Stripe-Account, a tenant
+  // header), as JSON text [["name","value"],...], "" for none: they scope
+  // the provider's store, so every lookup of the payment and every re-send
+  // carries them. Set once, when the row is created; never a credential
+  // (PaymentFlow refuses one).
+  std::string submission_headers;
 };
 
 // One entry of a payment's history: a send of the payment request, or a
@@ -188,8 +200,13 @@ class Ledger {
   virtual std::optional<PaymentRow> get(const std::string& order_id) = 0;
   virtual std::vector<AttemptEntry> attempts(const std::string& order_id) = 0;
   // Rows in `state` (all states when nullopt) last updated before
-  // `updated_before` (Unix ms; 0 = no limit), oldest first, at most `limit`.
-  virtual std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) = 0;
+  // `updated_before` (Unix ms; 0 = no limit), and of `scope` when one is
+  // given ("" selects the unscoped rows), oldest first, at most `limit`.
+  // The scope is a filter of the query itself, so that the rows of other
+  // clients on a shared ledger never fill a page (reconcile would then
+  // starve).
+  virtual std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit,
+                                       const std::optional<std::string>& scope) = 0;
 
   // Deletes every SUCCEEDED and FAILED payment last updated before
   // `updated_before` (Unix ms, > 0), with its history, in one transaction;

@@ -25,6 +25,15 @@ cJSON* row_object(const PaymentRow& p) {
   json_add_or_null(o, "lease_owner", p.lease_owner);
   json_add(o, "lease_until", p.lease_until);
   json_add(o, "updated_at", p.updated_at);
+  json_add_or_null(o, "scope", p.scope);
+  if (p.submission_headers.empty()) {
+    if (!cJSON_AddNullToObject(o, "submission_headers")) throw std::bad_alloc();
+  } else {
+    // Stored as JSON text by the flow that wrote it; shown as the array it is.
+    cJSON* h = cJSON_Parse(p.submission_headers.c_str());
+    if (!h) throw std::bad_alloc();
+    cJSON_AddItemToObject(o, "submission_headers", h);
+  }
   return guard.release();
 }
 

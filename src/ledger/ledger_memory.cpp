@@ -140,12 +140,15 @@ class MemoryLedger final : public Ledger {
     return pruned;
   }
 
-  std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
+  std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit,
+                               const std::optional<std::string>& scope) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<PaymentRow> out;
     for (const auto& [id, p] : rows_) {
       const PaymentRow& r = p.row;
-      if ((!state || r.state == *state) && (updated_before <= 0 || r.updated_at < updated_before)) out.push_back(r);
+      if ((!state || r.state == *state) && (updated_before <= 0 || r.updated_at < updated_before) &&
+          (!scope || r.scope == *scope))
+        out.push_back(r);
     }
     std::sort(out.begin(), out.end(), [](const PaymentRow& a, const PaymentRow& b) {
       return a.updated_at != b.updated_at ? a.updated_at < b.updated_at : a.order_id < b.order_id;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -21,6 +22,23 @@
 namespace payretry {
 namespace pg {
 namespace {
+
+// list()'s statement for each of its filters: a given state ($3) or scope
+// ($3, or $4 after a state) is a plain equality and the age ($1) a plain
+// range, so that every plan, the generic one of a cached statement too, can
+// serve it by an index: with a state and a scope (what reconcile asks) one
+// scan of payments_state_scope_updated that yields the rows in the list's
+// order and stops at the limit; with a state alone, of
+// payments_state_updated. COLLATE "C": byte order, as in the other
+// backends, whatever the database's collation.
+#define PAYRETRY_PG_LIST(filters)                                                        \
+  "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE " filters "updated_at < $1::bigint " \
+  "ORDER BY updated_at, order_id COLLATE \"C\" LIMIT $2::bigint"
+const char* const kListAll = PAYRETRY_PG_LIST("");
+const char* const kListState = PAYRETRY_PG_LIST("state = $3::text AND ");
+const char* const kListScope = PAYRETRY_PG_LIST("scope = $3::text AND ");
+const char* const kListStateScope = PAYRETRY_PG_LIST("state = $3::text AND scope = $4::text AND ");
+#undef PAYRETRY_PG_LIST
 
 // ---- the ledger -------------------------------------------------------------
 //
@@ -134,6 +152,8 @@ class PostgresLedger final : public Ledger {
         check_identifier("order id", c.proposed.order_id);
         check_identifier("idempotency key", c.proposed.idempotency_key);
         check_identifier("fingerprint", c.proposed.fingerprint);
+        check_identifier("scope", c.proposed.scope);
+        check_identifier("submission headers", c.proposed.submission_headers);
       }
       for (const auto& r : b.records) {
         check_identifier("order id", r.order_id);
@@ -240,22 +260,18 @@ class PostgresLedger final : public Ledger {
     });
   }
 
-  std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
+  std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit,
+                               const std::optional<std::string>& scope) override {
+    if (scope) check_identifier("scope", *scope);
     return run("list", [&](Session& s) {
       Params p;
-      if (state) p.add(std::string(state_name(*state)));
-      else p.add_null();
-      p.add(updated_before);
+      p.add(updated_before > 0 ? updated_before : std::numeric_limits<int64_t>::max());
       if (limit >= 0) p.add(limit);
       else p.add_null();  // LIMIT NULL: no limit
-      // COLLATE "C": byte order, as in the other backends, whatever the
-      // database's collation.
-      ResultPtr r = exec(s,
-                         "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments "
-                         "WHERE ($1::text IS NULL OR state = $1::text) "
-                         "AND ($2::bigint <= 0 OR updated_at < $2::bigint) "
-                         "ORDER BY updated_at, order_id COLLATE \"C\" LIMIT $3::bigint",
-                         p);
+      if (state) p.add(std::string(state_name(*state)));
+      if (scope) p.add(*scope);
+      const char* const sql = state && scope ? kListStateScope : state ? kListState : scope ? kListScope : kListAll;
+      ResultPtr r = exec(s, sql, p);
       std::vector<PaymentRow> out;
       for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(to_client(s, read_row(r.get(), i)));
       return out;
@@ -293,6 +309,8 @@ class PostgresLedger final : public Ledger {
     check_identifier("order id", p.order_id);
     check_identifier("idempotency key", p.idempotency_key);
     check_identifier("fingerprint", p.fingerprint);
+    check_identifier("scope", p.scope);
+    check_identifier("submission headers", p.submission_headers);
     check_identifier("lease owner", owner);
     std::optional<CreateOutcome> staged;
     return run(

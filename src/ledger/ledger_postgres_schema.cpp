@@ -11,7 +11,7 @@ namespace payretry {
 namespace pg {
 namespace {
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 // pg_advisory_xact_lock key ("payretry" in ASCII) that serialises schema
 // migrations, so that processes opening a fresh database at once do not race.
 constexpr const char* kMigrationLockKey = "8097887137224225401";
@@ -57,6 +57,22 @@ CREATE TABLE attempts (
     R"sql(
 ALTER TABLE attempts ADD COLUMN kind TEXT NOT NULL DEFAULT 'send';
 ALTER TABLE attempts ADD COLUMN processed BOOLEAN;
+)sql",
+    // 3: a row names the scope of the client that made it ('' for the rows
+    // made before: unscoped) and keeps the payment's own submission headers,
+    // both set once by the create (a column with a constant default is
+    // added without rewriting the table). Reconcile lists the open rows of
+    // one scope, oldest first: the index finds them without reading other
+    // scopes' rows, in the list's order (order_id in byte order, as the list
+    // sorts it), so a page stops at its limit. Building it holds off writes
+    // for as long as it takes; IF NOT EXISTS lets an operator of a large
+    // ledger build it beforehand with CREATE INDEX CONCURRENTLY under this
+    // name and definition.
+    R"sql(
+ALTER TABLE payments ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN submission_headers TEXT NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS payments_state_scope_updated
+  ON payments (state, scope, updated_at, order_id COLLATE "C");
 )sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");

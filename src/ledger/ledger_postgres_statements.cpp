@@ -146,8 +146,8 @@ class CleanParams final : public SqlParamWriter {
 // after the statement's snapshot: finish_create looks again.
 const char* const kCreate =
     "WITH ins AS (INSERT INTO payments (order_id, idempotency_key, fingerprint, state, lease_owner, lease_until, "
-    "created_at, key_expires_at, updated_at) "
-    "VALUES ($1, $2, $3, 'IN_FLIGHT', $6, $7::bigint, $4::bigint, $5::bigint, $4::bigint) "
+    "created_at, key_expires_at, updated_at, scope, submission_headers) "
+    "VALUES ($1, $2, $3, 'IN_FLIGHT', $6, $7::bigint, $4::bigint, $5::bigint, $4::bigint, $8, $9) "
     "ON CONFLICT DO NOTHING RETURNING " PAYRETRY_PAYMENT_COLUMNS ") "
     "SELECT " PAYRETRY_PAYMENT_COLUMNS ", true FROM ins UNION ALL "
     "SELECT " PAYRETRY_PAYMENT_COLUMNS ", false FROM payments WHERE order_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)";
@@ -187,7 +187,7 @@ const char* const kSettle =
 // A group commit sends these three once per entry: each is prepared once per
 // connection. A prepared statement lives as long as its connection, which
 // lives only in this process, so one name per text is enough.
-const Prepared kCreatePrepared{"payretry_create_1", 1u << 0};
+const Prepared kCreatePrepared{"payretry_create_2", 1u << 0};
 const Prepared kRecordPrepared{"payretry_record_2", 1u << 1};
 const Prepared kSettlePrepared{"payretry_settle_2", 1u << 2};
 
@@ -219,7 +219,7 @@ Ledger::CreateOutcome create_at(Session& s, const PGresult* r, int i, const std:
   Ledger::CreateOutcome out;
   if (i >= 0) {
     out.row = to_client(s, read_row(r, i));
-    out.created = as_text(r, i, 15) == "t";
+    out.created = as_text(r, i, kPaymentColumns) == "t";
     return out;
   }
   if (auto row = get_row(s, order_id)) {
@@ -244,7 +244,7 @@ Query create_query(const Session& s, const PaymentRow& p, const std::string& own
   // The lease end is stored on the server's clock.
   return Query{kCreate,
                Params().add(p.order_id).add(p.idempotency_key).add(p.fingerprint).add(now).add(p.key_expires_at)
-                   .add(owner).add(to_server(s, lease_until)),
+                   .add(owner).add(to_server(s, lease_until)).add(p.scope).add(p.submission_headers),
                &kCreatePrepared};
 }
 
@@ -319,19 +319,21 @@ bool distinct(const Entries& entries, Key key) {
                             [](const std::string* a, const std::string* b) { return *a == *b; }) == seen.end();
 }
 
-// kCreate over arrays ($1..$7 as create_query orders them). A row is
+// kCreate over arrays ($1..$9 as create_query orders them). A row is
 // returned for each entry that inserted its row (true) or found its order
 // (false), with the entry's ordinal last; an entry without a row is looked
 // up again, as after kCreate. The outer query's snapshot does not see the
 // rows `ins` inserts, so each entry gets one row at most.
 const char* const kCreateMany =
     "WITH input AS (SELECT c1 AS order_id, c2 AS idempotency_key, c3 AS fingerprint, c4::bigint AS now, "
-    "c5::bigint AS key_expires_at, c6 AS owner, c7::bigint AS lease_until, n "
-    "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) "
-    "WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, n)), "
+    "c5::bigint AS key_expires_at, c6 AS owner, c7::bigint AS lease_until, c8 AS scope, "
+    "c9 AS submission_headers, n "
+    "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], "
+    "$9::text[]) WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, n)), "
     "ins AS (INSERT INTO payments (order_id, idempotency_key, fingerprint, state, lease_owner, lease_until, "
-    "created_at, key_expires_at, updated_at) "
-    "SELECT order_id, idempotency_key, fingerprint, 'IN_FLIGHT', owner, lease_until, now, key_expires_at, now "
+    "created_at, key_expires_at, updated_at, scope, submission_headers) "
+    "SELECT order_id, idempotency_key, fingerprint, 'IN_FLIGHT', owner, lease_until, now, key_expires_at, now, "
+    "scope, submission_headers "
     "FROM input ORDER BY n ON CONFLICT DO NOTHING RETURNING " PAYRETRY_PAYMENT_COLUMNS ") "
     "SELECT ins.*, true, input.n FROM input JOIN ins ON ins.order_id = input.order_id "
     "UNION ALL "
@@ -393,7 +395,7 @@ const char* const kRecordMany =
     "SELECT (f.order_id IS NOT NULL)::integer, (ins.order_id IS NOT NULL)::integer, i.n FROM input i "
     "LEFT JOIN f ON f.order_id = i.order_id LEFT JOIN ins ON ins.order_id = i.order_id ORDER BY i.n";
 
-const Prepared kCreateManyPrepared{"payretry_create_many_1", 1u << 3};
+const Prepared kCreateManyPrepared{"payretry_create_many_2", 1u << 3};
 const Prepared kSettleManyPrepared{"payretry_settle_many_2", 1u << 4};
 const Prepared kRecordManyPrepared{"payretry_record_many_1", 1u << 5};
 
@@ -442,7 +444,7 @@ std::vector<Ledger::CreateOutcome> creates_done(Session& s, const PGresult* r, c
   const size_t n = b.creates.size();
   std::vector<int> row_of(n, -1);
   for (int i = 0; i < PQntuples(r); ++i) {
-    const int64_t ordinal = as_int(r, i, 16);
+    const int64_t ordinal = as_int(r, i, kPaymentColumns + 1);
     if (ordinal < 1 || static_cast<size_t>(ordinal) > n || row_of[static_cast<size_t>(ordinal - 1)] != -1)
       throw bad_data("unexpected answer to a group commit's creates");
     row_of[static_cast<size_t>(ordinal - 1)] = i;

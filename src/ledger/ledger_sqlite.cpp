@@ -6,6 +6,7 @@
 #include <chrono>
 #include <thread>
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 
@@ -15,7 +16,7 @@
 namespace payretry {
 namespace {
 
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 // Each step brings the schema from version i to i+1; never edit a shipped
 // step, append a new one.
@@ -59,8 +60,36 @@ CREATE TABLE attempts (
 ALTER TABLE attempts ADD COLUMN kind TEXT NOT NULL DEFAULT 'send';
 ALTER TABLE attempts ADD COLUMN processed INTEGER;
 )sql",
+    // 3: a row names the scope of the client that made it ('' for the rows
+    // made before: unscoped) and keeps the payment's own submission headers,
+    // both set once by the create. Reconcile lists the open rows of one
+    // scope, oldest first: the index finds them without reading other
+    // scopes' rows, and hands them over in the list's order (state and
+    // scope equal, then updated_at, order_id), so a page stops at its
+    // limit.
+    R"sql(
+ALTER TABLE payments ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN submission_headers TEXT NOT NULL DEFAULT '';
+CREATE INDEX payments_state_scope_updated ON payments(state, scope, updated_at, order_id);
+)sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");
+
+// list()'s statement for each of its filters: a given state (?1) or scope
+// (?4) is a plain equality and the age (?2) a plain range, never
+// "?1 = '' OR state = ?1", which SQLite plans once, when the statement is
+// prepared, and so can serve by no index. With a state and a scope (what
+// reconcile asks) the statement is one search of payments_state_scope_updated
+// that yields the rows in the list's order and stops at the limit; with a
+// state alone, of payments_state_updated.
+#define PAYRETRY_SQLITE_LIST(filters)                                                  \
+  "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE " filters "updated_at < ?2 " \
+  "ORDER BY updated_at, order_id LIMIT ?3"
+constexpr char kListAll[] = PAYRETRY_SQLITE_LIST("");
+constexpr char kListState[] = PAYRETRY_SQLITE_LIST("state = ?1 AND ");
+constexpr char kListScope[] = PAYRETRY_SQLITE_LIST("scope = ?4 AND ");
+constexpr char kListStateScope[] = PAYRETRY_SQLITE_LIST("state = ?1 AND scope = ?4 AND ");
+#undef PAYRETRY_SQLITE_LIST
 
 struct DbCloser {
   void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
@@ -453,14 +482,13 @@ class SqliteLedger final : public Ledger {
     return pruned;
   }
 
-  std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
+  std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit,
+                               const std::optional<std::string>& scope) override {
     std::lock_guard<std::mutex> lock(mu_);
-    Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE (?1 = '' OR state = ?1) "
-                   "AND (?2 <= 0 OR updated_at < ?2) ORDER BY updated_at, order_id LIMIT ?3");
-    s.bind(1, std::string(state ? state_name(*state) : "")).bind(2, updated_before).bind(3, static_cast<int64_t>(limit));
-    std::vector<PaymentRow> out;
-    while (s.step()) out.push_back(read_row(s));
-    return out;
+    if (state && scope) return list_with(kListStateScope, state, updated_before, limit, scope);
+    if (state) return list_with(kListState, state, updated_before, limit, scope);
+    if (scope) return list_with(kListScope, state, updated_before, limit, scope);
+    return list_with(kListAll, state, updated_before, limit, scope);
   }
 
  private:
@@ -573,6 +601,20 @@ class SqliteLedger final : public Ledger {
     return s.text(0);
   }
 
+  // Under mu_: list() with the statement for its filters.
+  template <size_t N>
+  std::vector<PaymentRow> list_with(const char (&sql)[N], std::optional<PaymentState> state, int64_t updated_before,
+                                    int limit, const std::optional<std::string>& scope) {
+    Stmt s(stmts_, sql);
+    if (state) s.bind(1, std::string(state_name(*state)));
+    s.bind(2, updated_before > 0 ? updated_before : std::numeric_limits<int64_t>::max());
+    s.bind(3, static_cast<int64_t>(limit));  // negative: no limit
+    if (scope) s.bind(4, *scope);
+    std::vector<PaymentRow> out;
+    while (s.step()) out.push_back(read_row(s));
+    return out;
+  }
+
   std::optional<PaymentRow> get_locked(const std::string& order_id) {
     Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE order_id=?1");
     s.bind(1, order_id);
@@ -592,10 +634,10 @@ class SqliteLedger final : public Ledger {
     CreateOutcome out;
     try {
       Stmt ins(stmts_, "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
-                       "key_expires_at, updated_at, lease_owner, lease_until) "
-                       "VALUES (?1, ?2, ?3, 'IN_FLIGHT', ?4, ?5, ?4, ?6, ?7) ON CONFLICT(order_id) DO NOTHING");
+                       "key_expires_at, updated_at, lease_owner, lease_until, scope, submission_headers) "
+                       "VALUES (?1, ?2, ?3, 'IN_FLIGHT', ?4, ?5, ?4, ?6, ?7, ?8, ?9) ON CONFLICT(order_id) DO NOTHING");
       ins.bind(1, p.order_id).bind(2, p.idempotency_key).bind(3, p.fingerprint).bind(4, now).bind(5, p.key_expires_at);
-      ins.bind(6, owner).bind(7, lease_until);
+      ins.bind(6, owner).bind(7, lease_until).bind(8, p.scope).bind(9, p.submission_headers);
       ins.step();
       out.created = sqlite3_changes(db()) == 1;
     } catch (const Stmt::Constraint&) {

@@ -38,6 +38,8 @@ PaymentRow read_payment(const SqlRowReader& row) {
   p.lease_owner = row.text(12);
   p.lease_until = row.integer(13);
   p.updated_at = row.integer(14);
+  p.scope = row.text(15);
+  p.submission_headers = row.text(16);
   return p;
 }
 

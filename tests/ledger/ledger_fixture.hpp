@@ -172,7 +172,9 @@ class ScratchStore {
       PgSession(url_).exec(sql);
     } else if (kind_ == Kind::sqlite) {
       sqlite3* db = nullptr;
-      int rc = sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+      // Created when missing: a test may lay out an old schema before any
+      // ledger opened the file.
+      int rc = sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
       std::unique_ptr<sqlite3, int (*)(sqlite3*)> guard(db, sqlite3_close);
       if (rc == SQLITE_OK) {
         sqlite3_busy_timeout(db, 5000);

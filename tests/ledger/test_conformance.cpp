@@ -47,6 +47,19 @@ PaymentRow proposal(const std::string& order, const std::string& key = "") {
   return r;
 }
 
+// A proposal by a client of `scope` ("": a payretry that kept none), with
+// the payment's own submission headers (JSON text, "" none).
+PaymentRow scoped(const std::string& order, const std::string& scope, const std::string& headers = "") {
+  PaymentRow r = proposal(order);
+  r.scope = scope;
+  r.submission_headers = headers;
+  return r;
+}
+
+const std::string kHeadersA = R"([["Stripe-Account","acct_A"]])";
+// What a batch sent as arrays (PostgreSQL) must escape, and more than ASCII.
+const std::string kHeadersOdd = "[[\"X-Tenant\",\"q\\\"uote {brace,comma} back\\\\slash NULL \xc3\xa9\"]]";
+
 // A batch's create of `proposed` by `owner` at `now`, leased for kLease.
 LedgerBatch::Create create_entry(const std::string& owner, PaymentRow proposed, int64_t now = kNow) {
   LedgerBatch::Create c;
@@ -107,6 +120,8 @@ void expect_same_row(const PaymentRow& want, const PaymentRow& got) {
   EXPECT_EQ(want.lease_owner, got.lease_owner);
   EXPECT_EQ(want.lease_until, got.lease_until);
   EXPECT_EQ(want.updated_at, got.updated_at);
+  EXPECT_EQ(want.scope, got.scope);
+  EXPECT_EQ(want.submission_headers, got.submission_headers);
 }
 
 bool is_hex64(const std::string& s) {
@@ -376,9 +391,102 @@ TEST_P(LedgerConformance, AKeyHeldByAnotherOrderIsTakenAndNothingIsWritten) {
   EXPECT_EQ(out.row.lease_owner, "");
   EXPECT_FALSE(l->get("o-2").has_value());
   EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
-  EXPECT_EQ(l->list(std::nullopt, 0, 100).size(), 1u);
+  EXPECT_EQ(l->list(std::nullopt, 0, 100, std::nullopt).size(), 1u);
   // The key's own order is unaffected and another key still works for o-2.
   EXPECT_TRUE(l->create_and_claim(proposal("o-2", "other-key"), "worker-b", kNow + 2, kNow + 2 + kLease).created);
+}
+
+// ---- scope: part of a payment's identity --------------------------------------------
+
+// Two clients (two merchant accounts) may share one ledger: a row is bound
+// to the client that made it by its scope, and carries the payment's own
+// submission headers, both written by the create that made the row and
+// never changed after, whoever creates, claims or settles the order later.
+TEST_P(LedgerConformance, ARowKeepsTheScopeAndSubmissionHeadersItWasCreatedWith) {
+  auto l = open();
+  const auto single = l->create_and_claim(scoped("o-single", "scope-a", kHeadersA), "worker-a", kNow, kNow + kLease);
+  ASSERT_TRUE(single.created);
+  EXPECT_EQ(single.row.scope, "scope-a");
+  EXPECT_EQ(single.row.submission_headers, kHeadersA);
+  // A batch's creates (PostgreSQL: one statement over arrays).
+  LedgerBatch b;
+  b.creates.push_back(create_entry("worker-a", scoped("o-batch-1", "scope-a", kHeadersOdd)));
+  b.creates.push_back(create_entry("worker-a", scoped("o-batch-2", "scope-b")));
+  b.creates.push_back(create_entry("worker-a", scoped("o-batch-3", "")));
+  l->apply(b);
+  const std::map<std::string, std::pair<std::string, std::string>> made = {
+      {"o-single", {"scope-a", kHeadersA}},
+      {"o-batch-1", {"scope-a", kHeadersOdd}},
+      {"o-batch-2", {"scope-b", ""}},
+      {"o-batch-3", {"", ""}}};
+  for (const auto& c : b.creates) {
+    SCOPED_TRACE(c.proposed.order_id);
+    ASSERT_EQ(c.error, "");
+    ASSERT_TRUE(c.out.created);
+    EXPECT_EQ(c.out.row.scope, made.at(c.proposed.order_id).first);
+    EXPECT_EQ(c.out.row.submission_headers, made.at(c.proposed.order_id).second);
+    expect_same_row(*l->get(c.proposed.order_id), c.out.row);
+  }
+  auto expect_as_made = [&](const char* when) {
+    SCOPED_TRACE(when);
+    for (const auto& [order, what] : made) {
+      const auto row = l->get(order);
+      ASSERT_TRUE(row) << order;
+      EXPECT_EQ(row->scope, what.first) << order;
+      EXPECT_EQ(row->submission_headers, what.second) << order;
+    }
+  };
+  expect_as_made("created");
+
+  // Another client's create of the same orders, alone and in a batch, finds
+  // the rows as they stand: neither its scope nor its headers are written.
+  const auto again = l->create_and_claim(scoped("o-single", "scope-b", kHeadersOdd), "worker-b", kNow + 1,
+                                         kNow + 1 + kLease);
+  EXPECT_FALSE(again.created);
+  EXPECT_EQ(again.row.scope, "scope-a");
+  EXPECT_EQ(again.row.submission_headers, kHeadersA);
+  LedgerBatch other;
+  other.creates.push_back(create_entry("worker-b", scoped("o-batch-1", "scope-b", kHeadersA), kNow + 1));
+  other.creates.push_back(create_entry("worker-b", scoped("o-batch-3", "scope-b", kHeadersA), kNow + 1));
+  l->apply(other);
+  for (const auto& c : other.creates) {
+    SCOPED_TRACE(c.proposed.order_id);
+    ASSERT_EQ(c.error, "");
+    EXPECT_FALSE(c.out.created);
+    EXPECT_EQ(c.out.row.scope, made.at(c.proposed.order_id).first);
+    EXPECT_EQ(c.out.row.submission_headers, made.at(c.proposed.order_id).second);
+  }
+  expect_as_made("created again by another scope");
+
+  // Records, settles (single and batched) and claims write everything else.
+  ASSERT_TRUE(l->record_attempt("o-single", "worker-a", attempt(1, kNow + 2)));
+  Settlement unknown;
+  unknown.state = PaymentState::unknown;
+  unknown.delivery = "maybe_processed";
+  ASSERT_TRUE(l->settle("o-single", "worker-a", nullptr, unknown, kNow + 3));
+  ASSERT_TRUE(l->claim("o-single", "worker-b", kNow + 4, kNow + 4 + kLease));
+  LedgerBatch settles;
+  for (const char* order : {"o-batch-1", "o-batch-2", "o-batch-3"}) {
+    LedgerBatch::Settle st;
+    st.owner = "worker-a";
+    st.order_id = order;
+    st.last = attempt(1, kNow + 5);
+    st.settlement.state = PaymentState::succeeded;
+    st.settlement.delivery = "delivered";
+    st.now = kNow + 6;
+    settles.settles.push_back(st);
+  }
+  l->apply(settles);
+  for (const auto& st : settles.settles) {
+    ASSERT_EQ(st.error, "") << st.order_id;
+    EXPECT_TRUE(st.ok) << st.order_id;
+  }
+  Settlement failed;
+  failed.state = PaymentState::failed;
+  ASSERT_TRUE(l->settle("o-single", "worker-b", nullptr, failed, kNow + 7));
+  expect_as_made("claimed and settled");
+  EXPECT_EQ(l->get("o-single")->state, PaymentState::failed);
+  for (const auto& r : l->list(std::nullopt, 0, 100, std::nullopt)) expect_same_row(*l->get(r.order_id), r);
 }
 
 // ---- claiming -------------------------------------------------------------
@@ -880,22 +988,107 @@ TEST_P(LedgerConformance, ListFiltersByStateAndAgeOldestFirstUpToTheLimit) {
     for (const auto& r : rows) s += r.order_id;
     return s;
   };
-  EXPECT_EQ(ids(l->list(std::nullopt, 0, 100)), "abfcde");
-  EXPECT_EQ(ids(l->list(std::nullopt, 0, 3)), "abf");
-  EXPECT_EQ(ids(l->list(PaymentState::in_flight, 0, 100)), "abf");
-  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 100)), "ce");
-  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 1)), "c");
-  EXPECT_EQ(ids(l->list(PaymentState::succeeded, 0, 100)), "d");
-  EXPECT_EQ(ids(l->list(PaymentState::failed, 0, 100)), "");
-  EXPECT_EQ(ids(l->list(PaymentState::pending, 0, 100)), "");
+  EXPECT_EQ(ids(l->list(std::nullopt, 0, 100, std::nullopt)), "abfcde");
+  EXPECT_EQ(ids(l->list(std::nullopt, 0, 3, std::nullopt)), "abf");
+  EXPECT_EQ(ids(l->list(PaymentState::in_flight, 0, 100, std::nullopt)), "abf");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 100, std::nullopt)), "ce");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 1, std::nullopt)), "c");
+  EXPECT_EQ(ids(l->list(PaymentState::succeeded, 0, 100, std::nullopt)), "d");
+  EXPECT_EQ(ids(l->list(PaymentState::failed, 0, 100, std::nullopt)), "");
+  EXPECT_EQ(ids(l->list(PaymentState::pending, 0, 100, std::nullopt)), "");
   // updated_before is strict.
-  EXPECT_EQ(ids(l->list(std::nullopt, kNow + 5, 100)), "");
-  EXPECT_EQ(ids(l->list(std::nullopt, kNow + 6, 100)), "ab");
-  EXPECT_EQ(ids(l->list(std::nullopt, kNow + 103, 100)), "abfcd");
-  EXPECT_EQ(ids(l->list(PaymentState::unknown, kNow + 103, 100)), "c");
-  EXPECT_EQ(ids(l->list(PaymentState::unknown, kNow + 104, 100)), "ce");
+  EXPECT_EQ(ids(l->list(std::nullopt, kNow + 5, 100, std::nullopt)), "");
+  EXPECT_EQ(ids(l->list(std::nullopt, kNow + 6, 100, std::nullopt)), "ab");
+  EXPECT_EQ(ids(l->list(std::nullopt, kNow + 103, 100, std::nullopt)), "abfcd");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, kNow + 103, 100, std::nullopt)), "c");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, kNow + 104, 100, std::nullopt)), "ce");
   // Every field comes back through list as through get.
-  for (const auto& r : l->list(std::nullopt, 0, 100)) expect_same_row(*l->get(r.order_id), r);
+  for (const auto& r : l->list(std::nullopt, 0, 100, std::nullopt)) expect_same_row(*l->get(r.order_id), r);
+}
+
+// Reconcile lists the open rows of its own scope: a row of another scope
+// (another merchant account on a shared ledger) is never in its list, the
+// scope "" selects exactly the rows of a payretry that kept none, and no
+// scope given lists every row.
+TEST_P(LedgerConformance, ListWithAScopeReturnsOnlyThatScopesRowsTheEmptyScopeTheUnscopedOnesAndNoScopeAll) {
+  auto l = open();
+  struct Seed {
+    const char* order;
+    const char* scope;
+    int64_t t;
+    std::optional<PaymentState> settle;
+  };
+  // Updated at kNow + t, or settled at kNow + 100 + t: listed a2 b2 a1 b1 u1 u2 a3 x1.
+  const Seed seeds[] = {{"a1", "A", 1, PaymentState::unknown},  {"b1", "B", 2, PaymentState::unknown},
+                        {"u1", "", 3, PaymentState::unknown},   {"a2", "A", 4, std::nullopt},
+                        {"b2", "B", 5, std::nullopt},           {"u2", "", 6, PaymentState::succeeded},
+                        {"a3", "A", 7, PaymentState::unknown},  {"x1", "AA", 8, PaymentState::unknown}};
+  for (const Seed& s : seeds) {
+    ASSERT_TRUE(l->create_and_claim(scoped(s.order, s.scope, kHeadersA), "w", kNow + s.t, kNow + s.t + kLease)
+                    .created);
+    if (s.settle) {
+      Settlement st;
+      st.state = *s.settle;
+      ASSERT_TRUE(l->settle(s.order, "w", nullptr, st, kNow + 100 + s.t));
+    }
+  }
+  auto ids = [](const std::vector<PaymentRow>& rows) {
+    std::string s;
+    for (const auto& r : rows) s += r.order_id;
+    return s;
+  };
+  const std::optional<std::string> all, a = "A", b = "B", none = "", other = "C";
+  EXPECT_EQ(ids(l->list(std::nullopt, 0, 100, all)), "a2b2a1b1u1u2a3x1");
+  EXPECT_EQ(ids(l->list(std::nullopt, 0, 100, a)), "a2a1a3") << "exactly the scope, not one it begins";
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 100, a)), "a1a3");
+  EXPECT_EQ(ids(l->list(PaymentState::in_flight, 0, 100, a)), "a2");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 100, b)), "b1");
+  EXPECT_EQ(ids(l->list(PaymentState::in_flight, 0, 100, b)), "b2");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 100, none)), "u1");
+  EXPECT_EQ(ids(l->list(std::nullopt, 0, 100, none)), "u1u2");
+  EXPECT_EQ(ids(l->list(PaymentState::succeeded, 0, 100, none)), "u2");
+  EXPECT_EQ(ids(l->list(PaymentState::succeeded, 0, 100, a)), "");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 100, other)), "");
+  EXPECT_EQ(ids(l->list(std::nullopt, 0, 100, other)), "");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 100, all)), "a1b1u1a3x1");
+  // With the age filter too (strict, as ever).
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, kNow + 107, 100, a)), "a1");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, kNow + 108, 100, a)), "a1a3");
+  EXPECT_EQ(ids(l->list(std::nullopt, kNow + 5, 100, a)), "a2");
+  // Every field comes back through a scoped list as through get.
+  for (const auto& scope : {a, b, none})
+    for (const auto& r : l->list(std::nullopt, 0, 100, scope)) expect_same_row(*l->get(r.order_id), r);
+}
+
+// The scope filters the listing itself, before the limit: a page of one
+// scope is never filled (and so never starved) by older rows of others.
+TEST_P(LedgerConformance, AListLimitCountsOnlyTheRowsOfTheScopeAskedFor) {
+  auto l = open();
+  Settlement unknown;
+  unknown.state = PaymentState::unknown;
+  auto seed = [&](const std::string& order, const std::string& scope, int64_t t) {
+    ASSERT_TRUE(l->create_and_claim(scoped(order, scope), "w", kNow + t, kNow + t + kLease).created);
+    ASSERT_TRUE(l->settle(order, "w", nullptr, unknown, kNow + t));
+  };
+  // The oldest open rows are other scopes' (and unscoped ones).
+  for (int i = 0; i < 10; ++i) seed("b" + std::to_string(i), "B", i);
+  for (int i = 0; i < 2; ++i) seed("u" + std::to_string(i), "", 10 + i);
+  for (int i = 0; i < 3; ++i) seed("a" + std::to_string(i), "A", 20 + i);
+  auto ids = [](const std::vector<PaymentRow>& rows) {
+    std::string s;
+    for (const auto& r : rows) s += r.order_id;
+    return s;
+  };
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 1, std::string("A"))), "a0");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 2, std::string("A"))), "a0a1");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 3, std::string("A"))), "a0a1a2");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 50, std::string("A"))), "a0a1a2");
+  EXPECT_EQ(ids(l->list(std::nullopt, 0, 2, std::string("A"))), "a0a1");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 1, std::string(""))), "u0");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, kNow + 21, 5, std::string("A"))), "a0");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 2, std::string("B"))), "b0b1");
+  // Without a scope the oldest rows fill the page, whoever made them.
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 2, std::nullopt)), "b0b1");
 }
 
 // ---- the secret ------------------------------------------------------------------
@@ -1050,10 +1243,10 @@ TEST_P(DurableLedger, ASchemaVersionNewerThanTheCodeIsRefusedAndLeftAlone) {
   } catch (const LedgerError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("999"), std::string::npos) << m;
-    EXPECT_NE(m.find("(2)"), std::string::npos) << "names the version the code knows: " << m;
+    EXPECT_NE(m.find("(3)"), std::string::npos) << "names the version the code knows: " << m;
   }
   // Refusing touched nothing.
-  store_->exec_raw("UPDATE ledger_meta SET value = '2' WHERE key = 'schema_version'");
+  store_->exec_raw("UPDATE ledger_meta SET value = '3' WHERE key = 'schema_version'");
   auto l = open();
   EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
 }
@@ -1069,6 +1262,9 @@ TEST_P(DurableLedger, ASchemaOneLedgerMigratesAndItsOldSendsReadAsPossiblyProces
   store_->exec_raw("DELETE FROM attempts");
   store_->exec_raw("ALTER TABLE attempts DROP COLUMN kind");
   store_->exec_raw("ALTER TABLE attempts DROP COLUMN processed");
+  store_->exec_raw("DROP INDEX payments_state_scope_updated");  // schema 3's, as the columns below
+  store_->exec_raw("ALTER TABLE payments DROP COLUMN scope");
+  store_->exec_raw("ALTER TABLE payments DROP COLUMN submission_headers");
   store_->exec_raw("UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'");
   store_->exec_raw("INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, "
                    "verdict, reason, delay_ms, provider_request_id, replayed) "
@@ -1080,6 +1276,200 @@ TEST_P(DurableLedger, ASchemaOneLedgerMigratesAndItsOldSendsReadAsPossiblyProces
   EXPECT_FALSE(as[0].processed.has_value());
   ASSERT_TRUE(l->record_attempt("o-1", "worker-a", attempt(2, kNow + 10)));
   EXPECT_EQ(l->attempts("o-1").size(), 2u);
+}
+
+// ---- a ledger of schema 2 (before rows had a scope) -------------------------------
+
+// What payretry's schema 1 and 2 steps made, verbatim (ledger_sqlite.cpp,
+// ledger_postgres_schema.cpp before schema 3), for each SQL dialect.
+const char* const kSqliteSchemaTwo = R"sql(
+CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE payments (
+  order_id TEXT PRIMARY KEY,
+  idempotency_key TEXT NOT NULL UNIQUE,
+  fingerprint TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('PENDING','IN_FLIGHT','SUCCEEDED','FAILED','UNKNOWN')),
+  delivery TEXT NOT NULL DEFAULT '',
+  detail TEXT NOT NULL DEFAULT '',
+  provider_payment_id TEXT NOT NULL DEFAULT '',
+  provider_status TEXT NOT NULL DEFAULT '',
+  http_status INTEGER NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  created_at INTEGER NOT NULL,
+  key_expires_at INTEGER NOT NULL,
+  lease_owner TEXT NOT NULL DEFAULT '',
+  lease_until INTEGER NOT NULL DEFAULT 0,
+  updated_at INTEGER NOT NULL);
+CREATE INDEX payments_state_updated ON payments(state, updated_at);
+CREATE TABLE attempts (
+  order_id TEXT NOT NULL REFERENCES payments(order_id),
+  number INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER NOT NULL,
+  http_status INTEGER NOT NULL,
+  transport_error TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  delay_ms INTEGER NOT NULL,
+  provider_request_id TEXT NOT NULL,
+  replayed INTEGER NOT NULL,
+  PRIMARY KEY (order_id, number));
+ALTER TABLE attempts ADD COLUMN kind TEXT NOT NULL DEFAULT 'send';
+ALTER TABLE attempts ADD COLUMN processed INTEGER;
+)sql";
+
+const char* const kPostgresSchemaTwo = R"sql(
+CREATE TABLE IF NOT EXISTS ledger_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE payments (
+  order_id TEXT PRIMARY KEY,
+  idempotency_key TEXT NOT NULL UNIQUE,
+  fingerprint TEXT NOT NULL,
+  state TEXT NOT NULL CHECK (state IN ('PENDING','IN_FLIGHT','SUCCEEDED','FAILED','UNKNOWN')),
+  delivery TEXT NOT NULL DEFAULT '',
+  detail TEXT NOT NULL DEFAULT '',
+  provider_payment_id TEXT NOT NULL DEFAULT '',
+  provider_status TEXT NOT NULL DEFAULT '',
+  http_status INTEGER NOT NULL DEFAULT 0,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  created_at BIGINT NOT NULL,
+  key_expires_at BIGINT NOT NULL,
+  lease_owner TEXT NOT NULL DEFAULT '',
+  lease_until BIGINT NOT NULL DEFAULT 0,
+  updated_at BIGINT NOT NULL);
+CREATE INDEX payments_state_updated ON payments (state, updated_at);
+CREATE TABLE attempts (
+  order_id TEXT NOT NULL REFERENCES payments (order_id),
+  number INTEGER NOT NULL,
+  started_at BIGINT NOT NULL,
+  ended_at BIGINT NOT NULL,
+  http_status INTEGER NOT NULL,
+  transport_error TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  delay_ms BIGINT NOT NULL,
+  provider_request_id TEXT NOT NULL,
+  replayed BOOLEAN NOT NULL,
+  PRIMARY KEY (order_id, number));
+ALTER TABLE attempts ADD COLUMN kind TEXT NOT NULL DEFAULT 'send';
+ALTER TABLE attempts ADD COLUMN processed BOOLEAN;
+)sql";
+
+// A ledger left by a payretry of schema 2 (rows had no scope and no
+// submission headers) opens under schema 3: its rows read as unscoped
+// (scope "") without headers, every other column and the history as they
+// were, the scoped list finds them under "" only, and they are claimed and
+// settled as before. Nothing of the old store is lost or rewritten.
+TEST_P(DurableLedger, ASchemaTwoLedgerMigratesToThreeAndItsRowsReadUnscopedWithTheirHistory) {
+  const std::string secret(64, 'e');
+  store_->exec_raw(GetParam() == Kind::sqlite ? kSqliteSchemaTwo : kPostgresSchemaTwo);
+  store_->exec_raw("INSERT INTO ledger_meta (key, value) VALUES ('schema_version', '2'), ('secret', '" + secret + "')");
+  store_->exec_raw(
+      "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, "
+      "provider_status, http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at) "
+      "VALUES ('old-open', 'key-old-open', '" + std::string(64, 'a') + "', 'UNKNOWN', 'maybe_processed', "
+      "'deadline reached after a timeout', '', '', 0, 2, " + std::to_string(kNow) + ", " +
+      std::to_string(kNow + kDay) + ", '', 0, " + std::to_string(kNow + 300) + "), "
+      "('old-paid', 'key-old-paid', '" + std::string(64, 'b') + "', 'SUCCEEDED', 'delivered', 'HTTP 200', 'pi_old', "
+      "'succeeded', 200, 1, " + std::to_string(kNow) + ", " + std::to_string(kNow + kDay) + ", '', 0, " +
+      std::to_string(kNow + 50) + ")");
+  store_->exec_raw(
+      "INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, reason, "
+      "delay_ms, provider_request_id, replayed, kind, processed) VALUES "
+      "('old-open', 1, " + std::to_string(kNow + 1) + ", " + std::to_string(kNow + 121) +
+      ", 0, 'timeout', 'retry', 'timeout', 250, '', false, 'send', true), "
+      "('old-open', 2, " + std::to_string(kNow + 200) + ", " + std::to_string(kNow + 300) +
+      ", 0, 'timeout', 'unknown', 'deadline', -1, '', false, 'lookup', NULL), "
+      "('old-paid', 1, " + std::to_string(kNow + 1) + ", " + std::to_string(kNow + 50) +
+      ", 200, '', 'success', 'HTTP 200', -1, 'req_old', true, 'send', false)");
+
+  auto l = open();
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "3");
+  EXPECT_EQ(l->secret(), secret) << "the ledger's secret is kept";
+  const std::string index_count =
+      GetParam() == Kind::sqlite
+          ? "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'payments_state_scope_updated'"
+          : "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() "
+            "AND indexname = 'payments_state_scope_updated'";
+  EXPECT_EQ(store_->query_raw(index_count), "1");
+
+  PaymentRow open_row;
+  open_row.order_id = "old-open";
+  open_row.idempotency_key = "key-old-open";
+  open_row.fingerprint = std::string(64, 'a');
+  open_row.state = PaymentState::unknown;
+  open_row.delivery = "maybe_processed";
+  open_row.detail = "deadline reached after a timeout";
+  open_row.attempts = 2;
+  open_row.created_at = kNow;
+  open_row.key_expires_at = kNow + kDay;
+  open_row.updated_at = kNow + 300;
+  PaymentRow paid = open_row;
+  paid.order_id = "old-paid";
+  paid.idempotency_key = "key-old-paid";
+  paid.fingerprint = std::string(64, 'b');
+  paid.state = PaymentState::succeeded;
+  paid.delivery = "delivered";
+  paid.detail = "HTTP 200";
+  paid.provider_payment_id = "pi_old";
+  paid.provider_status = "succeeded";
+  paid.http_status = 200;
+  paid.attempts = 1;
+  paid.updated_at = kNow + 50;
+  expect_same_row(open_row, *l->get("old-open"));  // scope "", no headers
+  expect_same_row(paid, *l->get("old-paid"));
+
+  AttemptEntry sent;
+  sent.number = 1;
+  sent.started_at = kNow + 1;
+  sent.ended_at = kNow + 121;
+  sent.transport_error = "timeout";
+  sent.verdict = "retry";
+  sent.reason = "timeout";
+  sent.delay_ms = 250;
+  sent.processed = true;
+  AttemptEntry looked = sent;
+  looked.number = 2;
+  looked.kind = "lookup";
+  looked.started_at = kNow + 200;
+  looked.ended_at = kNow + 300;
+  looked.verdict = "unknown";
+  looked.reason = "deadline";
+  looked.delay_ms = -1;
+  looked.processed.reset();
+  const auto history = l->attempts("old-open");
+  ASSERT_EQ(history.size(), 2u);
+  expect_same_attempt(sent, history[0]);
+  expect_same_attempt(looked, history[1]);
+  ASSERT_EQ(l->attempts("old-paid").size(), 1u);
+  EXPECT_EQ(l->attempts("old-paid")[0].provider_request_id, "req_old");
+
+  auto ids = [](const std::vector<PaymentRow>& rows) {
+    std::string s;
+    for (const auto& r : rows) s += r.order_id + " ";
+    return s;
+  };
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 100, std::string(""))), "old-open ");
+  EXPECT_EQ(ids(l->list(std::nullopt, 0, 100, std::string(""))), "old-paid old-open ");
+  EXPECT_EQ(ids(l->list(PaymentState::unknown, 0, 100, std::string("scope-a"))), "");
+
+  // Beside them, scoped rows; the old open row is claimed and settled as before.
+  ASSERT_TRUE(l->create_and_claim(scoped("new", "scope-a", kHeadersA), "worker-a", kNow + 400, kNow + 400 + kLease)
+                  .created);
+  EXPECT_EQ(l->get("new")->scope, "scope-a");
+  EXPECT_EQ(l->get("new")->submission_headers, kHeadersA);
+  EXPECT_EQ(ids(l->list(PaymentState::in_flight, 0, 100, std::string("scope-a"))), "new ");
+  ASSERT_TRUE(l->claim("old-open", "worker-b", kNow + 500, kNow + 500 + kLease));
+  ASSERT_TRUE(l->record_attempt("old-open", "worker-b", attempt(3, kNow + 501)));
+  Settlement done;
+  done.state = PaymentState::succeeded;
+  done.delivery = "delivered";
+  ASSERT_TRUE(l->settle("old-open", "worker-b", nullptr, done, kNow + 700));
+  EXPECT_EQ(l->get("old-open")->scope, "");
+  EXPECT_EQ(l->attempts("old-open").size(), 3u);
+  // Opened again: already at 3, nothing to do.
+  l.reset();
+  expect_same_row(paid, *open()->get("old-paid"));
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "3");
 }
 
 // A state string that names no state (a hand edit, a row of a later
@@ -1109,7 +1499,7 @@ TEST_P(DurableLedger, AnUnknownStateStringIsRefusedAlikeByEverySqlBackendAndNoth
     }
   };
   expect_refused("get", [&] { l->get("o-bogus"); });
-  expect_refused("list", [&] { l->list(std::nullopt, 0, 100); });
+  expect_refused("list", [&] { l->list(std::nullopt, 0, 100, std::nullopt); });
   expect_refused("create_and_claim",
                  [&] { l->create_and_claim(proposal("o-bogus"), "worker-b", kNow, kNow + kLease); });
 
@@ -1131,8 +1521,8 @@ TEST_P(DurableLedger, AnUnknownStateStringIsRefusedAlikeByEverySqlBackendAndNoth
             "REFUNDED//1000");
   EXPECT_TRUE(l->attempts("o-bogus").empty());
   // A state filter never meets it; the other rows read as ever.
-  EXPECT_TRUE(l->list(PaymentState::unknown, 0, 100).empty());
-  EXPECT_EQ(l->list(PaymentState::in_flight, 0, 100).size(), 2u);
+  EXPECT_TRUE(l->list(PaymentState::unknown, 0, 100, std::nullopt).empty());
+  EXPECT_EQ(l->list(PaymentState::in_flight, 0, 100, std::nullopt).size(), 2u);
   EXPECT_EQ(l->get("o-ok")->lease_owner, "worker-a");
 }
 
@@ -1257,7 +1647,9 @@ TEST_F(PostgresShared, TheEnginesOfAClientShareHalfThePoolForTheirBatches) {
   EXPECT_EQ(l->concurrent_batches(3), 1);
   for (int engines = 1; engines <= 64; ++engines) {
     EXPECT_GE(l->concurrent_batches(engines), 1) << engines << " engines";
-    if (engines <= 4) EXPECT_LE(engines * l->concurrent_batches(engines), 4) << engines << " engines";
+    if (engines <= 4) {
+      EXPECT_LE(engines * l->concurrent_batches(engines), 4) << engines << " engines";
+    }
   }
   EXPECT_EQ(l->concurrent_batches(0), 4) << "no engine count: as for one";
 }
@@ -1521,7 +1913,7 @@ TEST_F(PostgresShared, EveryClientSeesALeaseEndOnItsOwnClockAsTheServerDoes) {
   const int64_t a = ahead.ledger->get("o-1")->lease_until - ahead.now();
   EXPECT_NEAR(static_cast<double>(b), 20'000.0, 1'000.0);
   EXPECT_NEAR(static_cast<double>(a), 20'000.0, 1'000.0);
-  for (const auto& r : ahead.ledger->list(PaymentState::in_flight, 0, 10))
+  for (const auto& r : ahead.ledger->list(PaymentState::in_flight, 0, 10, std::nullopt))
     EXPECT_NEAR(static_cast<double>(r.lease_until - ahead.now()), 20'000.0, 1'000.0);
 }
 

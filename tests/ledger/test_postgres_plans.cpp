@@ -113,5 +113,54 @@ TEST_F(PostgresLedgerPlans, GroupCommitsLookUpTheirRowsByKeyAfterTheTableGrew) {
          "the last 10 with " << kOldRows + made_ << " rows in the table";
 }
 
+// Reconcile lists the open rows of its own scope on a ledger other clients
+// share: the list is one scan of the (state, scope, updated_at, order_id)
+// index that reads this scope's rows only, in the list's order, and stops at
+// the page's limit, however large another scope's backlog of the same state.
+// The server's own counters say which indexes the list read, and how many
+// entries.
+TEST_F(PostgresLedgerPlans, AScopedListReadsOnlyItsOwnScopesRowsThroughTheStateScopeIndex) {
+  constexpr int kOthers = 20'000;
+  const std::string day = std::to_string(kNow + 86'400'000);
+  // Another scope's backlog, older than every row of this one.
+  store_->exec_raw(
+      "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, delivery, created_at, key_expires_at, "
+      "updated_at, scope) SELECT 'b-' || g, 'key-b-' || g, repeat('d', 64), 'UNKNOWN', 'maybe_processed', " +
+      std::to_string(kNow) + ", " + day + ", " + std::to_string(kNow) + " + g, 'scope-b' FROM generate_series(1, " +
+      std::to_string(kOthers) + ") g");
+  store_->exec_raw(
+      "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, delivery, created_at, key_expires_at, "
+      "updated_at, scope) SELECT 'a-' || g, 'key-a-' || g, repeat('d', 64), 'UNKNOWN', 'maybe_processed', " +
+      std::to_string(kNow) + ", " + day + ", " + std::to_string(kNow + kOthers) + " + g, 'scope-a' "
+      "FROM generate_series(1, 10) g");
+  store_->exec_raw("ANALYZE payments");
+  ledger_test::PgSession admin(store_->url());
+  for (const char* counters : {"payments", "payments_state_scope_updated", "payments_state_updated", "payments_pkey"})
+    admin.exec(std::string("SELECT pg_stat_reset_single_table_counters('") + counters + "'::regclass)");
+
+  const auto page = ledger_->list(PaymentState::unknown, 0, 3, std::string("scope-a"));
+  ASSERT_EQ(page.size(), 3u);
+  EXPECT_EQ(page[0].order_id, "a-1");
+  EXPECT_EQ(page[2].order_id, "a-3");
+  ledger_.reset();  // its sessions end and flush their counters
+
+  const std::string where = " FROM pg_stat_user_indexes WHERE schemaname = '" + store_->schema() + "' AND indexrelname = ";
+  long long scans = 0;
+  for (int i = 0; i < 250 && scans < 1; ++i) {
+    admin.exec("SELECT pg_stat_clear_snapshot()");
+    scans = std::stoll(admin.exec("SELECT idx_scan" + where + "'payments_state_scope_updated'"));
+    if (scans < 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(scans, 1) << "the scoped list is one scan of payments_state_scope_updated";
+  EXPECT_LE(std::stoll(admin.exec("SELECT idx_tup_read" + where + "'payments_state_scope_updated'")), 4)
+      << "index entries read for a page of 3 rows of scope-a, beside " << kOthers << " older rows of scope-b";
+  EXPECT_EQ(admin.exec("SELECT idx_scan" + where + "'payments_state_updated'"), "0");
+  // (Sequential scans of the empty table when the ledger made its indexes
+  // may be counted late: rows read, not scans.)
+  EXPECT_EQ(admin.exec("SELECT seq_tup_read FROM pg_stat_user_tables WHERE schemaname = '" + store_->schema() +
+                       "' AND relname = 'payments'"),
+            "0");
+}
+
 }  // namespace
 }  // namespace payretry

@@ -134,7 +134,7 @@ TEST_F(PostgresLedgerTimeouts, EveryCallToAStalledServerFailsWithinTwiceTheTimeo
   };
   says_why(fails_in_time("get", [&] { l->get("o-1"); }));
   says_why(fails_in_time("attempts", [&] { l->attempts("o-1"); }));
-  says_why(fails_in_time("list", [&] { l->list(std::nullopt, 0, 10); }));
+  says_why(fails_in_time("list", [&] { l->list(std::nullopt, 0, 10, std::nullopt); }));
   says_why(fails_in_time("create_and_claim", [&] { l->create_and_claim(proposal("o-2"), "w", kNow, kNow + kLease); }));
   says_why(fails_in_time("claim", [&] { l->claim("o-1", "worker-b", kNow + 2 * kLease, kNow + 3 * kLease); }));
   says_why(fails_in_time("record_attempt", [&] { l->record_attempt("o-1", "worker-a", attempt(1)); }));

@@ -94,7 +94,7 @@ TEST(MemoryLedgerRetention, SettledRowsBeyondTheCapAreForgottenOldestSettledFirs
   EXPECT_FALSE(held(*l, "a"));
   EXPECT_TRUE(l->attempts("a").empty()) << "the forgotten row's history goes with it";
   EXPECT_EQ(l->attempts("c").size(), 2u);
-  EXPECT_EQ(l->list(std::nullopt, 0, 100).size(), 3u) << "c, d and the IN_FLIGHT probe of key-b";
+  EXPECT_EQ(l->list(std::nullopt, 0, 100, std::nullopt).size(), 3u) << "c, d and the IN_FLIGHT probe of key-b";
 }
 
 TEST(MemoryLedgerRetention, OpenRowsAreNeverForgottenHoweverFarBeyondTheCapOrTheirKeysExpiry) {
@@ -171,7 +171,7 @@ class FlowHarness : public Harness {
       ledger_ = open_ledger(url_, "");
       log_ = std::make_unique<AttemptLog>([](int, const std::string&) {}, std::string(), kLogDebug,
                                           config.secrets(), clock);
-      flow_ = std::make_unique<PaymentFlow>(engine(), *ledger_, config, clock, sleeper, keys, stats, *log_, "test-owner");
+      flow_ = std::make_unique<PaymentFlow>(engine(), *ledger_, config, clock, sleeper, keys, stats, *log_, "test-owner", "test-scope");
     }
     SubmitRequest r;
     r.order_id = order;
