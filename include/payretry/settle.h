@@ -20,8 +20,12 @@ PAY_BEGIN_DECL
  * the payment is then UNKNOWN/not_sent, safe to re-send with its key.
  * Where the provider offers no lookup (or only a same-key re-send), the
  * result is UNKNOWN with the reason, and pay_reconcile with a body settles
- * it. Returns 0 with *out, PAY_EINVALID, PAY_ENOTFOUND (no such order in the
- * ledger), PAY_ELEDGER. Thread-safe. */
+ * it. The lookup carries the payment's own submission headers. A payment
+ * made by a client of another scope (another merchant account on a shared
+ * ledger: docs/design.md "Merchant accounts on one ledger") is not this
+ * client's to ask about: PAY_EMISMATCH, nothing sent. Returns 0 with *out,
+ * PAY_EINVALID, PAY_ENOTFOUND (no such order in the ledger), PAY_EMISMATCH,
+ * PAY_ELEDGER. Thread-safe. */
 PAY_API int pay_query(pay_result **out, pay_client *client, const char *order_id);
 
 /* The body of one order, handed to payretry by a reconcile callback. */
@@ -51,8 +55,9 @@ typedef struct pay_reconcile_options {
 
 PAY_API int pay_reconcile_options_init(pay_reconcile_options *opts, unsigned int version);
 
-/* Settles every UNKNOWN payment, and every IN_FLIGHT one whose lease
- * expired, through pay_query or a same-key re-send, and writes a JSON report
+/* Settles every UNKNOWN payment of this client's scope, and every IN_FLIGHT
+ * one whose lease expired, through pay_query or a same-key re-send (with
+ * the payment's own submission headers), and writes a JSON report
  * into *out: {"examined", "SUCCEEDED", "FAILED", "UNKNOWN", "IN_PROGRESS",
  * "errors", "payments": [result objects], "failures": [{order_id, error}]}.
  * Several reconcilers may run at once: each payment is settled under a

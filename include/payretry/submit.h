@@ -24,17 +24,18 @@ typedef struct pay_submit_options {
   const char *path;              /* NULL: the profile's create path */
   uint32_t deadline_ms;          /* 0: the client's; else the smaller of the two */
   /* Version 2. */
-  /* Extra headers on every attempt of this payment (a Stripe-Account, say);
-   * not on lookups, which the request hook can decorate (it sees the order
-   * id). At most 64, each name once; names HTTP tokens, values printable
-   * with no CR/LF; none may be a header payretry, its signer or the config
-   * sets (Content-Type, Accept, User-Agent, the idempotency key's,
-   * Authorization, Wechatpay-Serial, the config's auth and extra headers,
-   * traceparent). Otherwise PAY_EINVALID naming it, nothing sent. They are
-   * part of the payment's fingerprint, like the body: submitting the order
-   * again without them is PAY_EMISMATCH, and pay_reconcile (which does not
-   * know them) never re-sends such a payment; it stays UNKNOWN for a lookup
-   * or a re-submission with the same headers. */
+  /* Extra headers on every attempt of this payment (a Stripe-Account, a
+   * tenant header): they may scope the provider's store, so they are kept
+   * in the payment's ledger row, and its lookups and reconcile's re-sends
+   * carry them too. At most 64, each name once; names HTTP tokens, values
+   * printable with no CR/LF; none may be a header payretry, its signer or
+   * the config sets (Content-Type, Accept, User-Agent, the idempotency
+   * key's, Authorization, Wechatpay-Serial, the config's auth and extra
+   * headers, traceparent), nor look like a credential or card data (the
+   * ledger holds no secret: a per-attempt signature belongs in the request
+   * hook). Otherwise PAY_EINVALID naming it, nothing sent. They are part of
+   * the payment's fingerprint, like the body: submitting the order again
+   * without them, or with others, is PAY_EMISMATCH, nothing sent. */
   const pay_header *headers;
   size_t header_count;
   /* W3C trace context of this submission, "00-<32 hex>-<16 hex>-<2 hex>"

@@ -148,6 +148,8 @@ ClientConfig = TypedDict(
         "base_url": str,
         "create_path": str,
         "merchant_id": str,
+        "account_id": str,
+        "adopt_unscoped_rows": bool,
         "auth": AuthConfig,
         "headers": Dict[str, str],
         "retry": RetryConfig,

@@ -11,7 +11,7 @@ std::string authorize_or_why(Authenticator& auth, OutgoingRequest& r, int64_t un
 }
 
 std::unique_ptr<Authenticator> make_authenticator(const Config& config, const Profile& profile, Transport& transport,
-                                                  Clock& clock) {
+                                                  Clock& clock, BackgroundRunner* runner) {
   const AuthScheme scheme = profile.auth.scheme;
   const char* provider = profile.name.c_str();
   switch (config.auth.kind) {
@@ -23,7 +23,7 @@ std::unique_ptr<Authenticator> make_authenticator(const Config& config, const Pr
       if (config.auth.token_path.empty() && profile.auth.token_path.empty())
         throw ConfigError(std::string("auth.oauth2.token_path: is required: provider ") + provider +
                           " names no token endpoint");
-      return make_oauth2_authenticator(config, profile, transport, clock);
+      return make_oauth2_authenticator(config, profile, transport, clock, runner);
     case AuthConfig::Kind::wechatpay:
       if (scheme != AuthScheme::wechatpay_v3)
         throw ConfigError(std::string("auth.wechatpay: provider ") + provider + " does not sign like WeChat Pay v3");

@@ -6,6 +6,7 @@
 // config holds (Config::auth_headers).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -35,13 +36,44 @@ enum class AnswerTrust {
   forged,    // carries a signature that does not verify, or a stale one
 };
 
+// Where credential fetches run when an engine thread needs one: never on
+// that thread, which carries every other payment of its engine. The default
+// (make_thread_runner) is a thread of the authenticator's own; the
+// deterministic simulation runs each task when its schedule says.
+class BackgroundRunner {
+ public:
+  virtual ~BackgroundRunner() = default;
+  virtual void post(std::function<void()> task) = 0;
+  // Runs the tasks posted so far on the calling thread, when the runner has
+  // no thread of its own (the simulation's): true if it ran any. A blocking
+  // caller that would wait for a posted fetch runs it instead.
+  virtual bool run_pending() { return false; }
+};
+// One thread, started with the first task, that runs tasks in turn; the
+// destructor runs the rest and joins it.
+std::unique_ptr<BackgroundRunner> make_thread_runner();
+
 class Authenticator {
  public:
   virtual ~Authenticator() = default;
   // Adds what proves who sends `r`. `unix_ms` is the wall clock of the
-  // attempt; `budget_ms` bounds any exchange this needs (a token). Returns
-  // "" or why the request cannot be authenticated (then nothing was sent).
+  // attempt; `budget_ms` bounds any exchange this needs (a token): the
+  // calling thread waits at most that long, however many others wait too.
+  // Returns "" or why the request cannot be authenticated (then nothing was
+  // sent).
   virtual std::string authorize(OutgoingRequest& r, int64_t unix_ms, int64_t budget_ms) = 0;
+  // authorize() for a thread that must never wait (a concurrent engine's):
+  // ready (r authenticated), pending (a credential is being fetched
+  // elsewhere: ask again later, the payment's deadline still running) or
+  // failed (`why`). `waiting_since` is the monotonic ms this request first
+  // got `pending` (-1 the first time): a fetch that fails after it is this
+  // request's answer, as for a blocking waiter. The default: authorize(),
+  // for schemes that only compute (signers).
+  enum class Readiness { ready, pending, failed };
+  virtual Readiness authorize_now(OutgoingRequest& r, int64_t unix_ms, int64_t waiting_since, std::string& why) {
+    why = authorize(r, unix_ms, 0);
+    return why.empty() ? Readiness::ready : Readiness::failed;
+  }
   // Whether the provider signs its answers (then a success must be verified).
   virtual bool signs_answers() const { return false; }
   // The answer to the request sent to `request_path` (as the profile gave
@@ -63,13 +95,15 @@ std::string authorize_or_why(Authenticator& auth, OutgoingRequest& r, int64_t un
 // The authenticator the profile's scheme and the config's credentials call
 // for; nullptr when fixed headers (or a request hook) do the work. Throws
 // ConfigError for credentials that do not fit the profile or keys that do
-// not load. `transport` carries token requests.
+// not load. `transport` carries token requests; `runner` runs the fetches
+// engine threads ask for (null: a thread of the authenticator's own).
 std::unique_ptr<Authenticator> make_authenticator(const Config& config, const Profile& profile, Transport& transport,
-                                                  Clock& clock);
+                                                  Clock& clock, BackgroundRunner* runner = nullptr);
 
 // Implementations (auth_oauth2.cpp, auth_wechatpay.cpp, auth_alipay.cpp).
 std::unique_ptr<Authenticator> make_oauth2_authenticator(const Config& config, const Profile& profile,
-                                                         Transport& transport, Clock& clock);
+                                                         Transport& transport, Clock& clock,
+                                                         BackgroundRunner* runner);
 std::unique_ptr<Authenticator> make_wechatpay_authenticator(const Config& config);
 std::unique_ptr<Authenticator> make_alipay_authenticator(const Config& config);
 

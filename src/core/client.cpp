@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "profile.hpp"
+#include "scope.hpp"
 #include "validate.hpp"
 
 namespace payretry {
@@ -97,7 +98,7 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
                "ledger is memory: idempotency keys live in this process only and are lost when it ends");
   const std::string owner = owner_id();
   flow_ = std::make_unique<PaymentFlow>(*engine_, *ledger_, config_, system_clock(), system_sleeper(), keys_, stats_,
-                                        *log_, owner);
+                                        *log_, owner, client_scope(config_, profile_, ledger_->secret()));
   settler_ = std::make_unique<Settler>(*ledger_, *transport_, profile_, config_, system_clock(), system_sleeper(),
                                        *jitter_, *budget_, *log_, stats_, *flow_, std::move(hook), auth_.get());
 }

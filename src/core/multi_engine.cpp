@@ -370,6 +370,7 @@ void MultiEngine::decide(Payment* p, PaymentRow row, bool created) {
 void MultiEngine::start_run(Payment* p, PaymentFlow::Decision& d) {
   try {
     SubmitRequest run_request = flow_.resume_request(p->admitted->request, d);
+    run_request.on_engine_thread = true;  // never waits for a credential (AttemptRun)
     run_request.parsed_body = p->admitted->admission.parsed_body.get();  // freed with admitted, after the run is built
     p->row = std::move(d.row);  // resume_request read it; the run's settles name its owner
     p->prior_may_have_processed = run_request.prior_may_have_processed;

@@ -8,6 +8,7 @@
 #include "fingerprint.hpp"
 #include "history.hpp"
 #include "redact.hpp"
+#include "scope.hpp"
 
 namespace payretry {
 namespace {
@@ -86,9 +87,14 @@ constexpr int64_t kForever = int64_t(1) << 62;
 }  // namespace
 
 PaymentFlow::PaymentFlow(Engine& engine, Ledger& ledger, const Config& config, Clock& clock, Sleeper& sleeper,
-                         KeySource& keys, Stats& stats, AttemptLog& log, std::string owner)
+                         KeySource& keys, Stats& stats, AttemptLog& log, std::string owner, std::string scope)
     : engine_(engine), ledger_(ledger), config_(config), clock_(clock), sleeper_(sleeper), keys_(keys),
-      stats_(stats), log_(log), owner_(std::move(owner)), fingerprint_(ledger.secret()) {}
+      stats_(stats), log_(log), owner_(std::move(owner)), scope_(std::move(scope)), fingerprint_(ledger.secret()) {}
+
+void PaymentFlow::check_scope(const PaymentRow& row) const {
+  if (std::string why = scope_refusal(row.scope, scope_, config_, row.order_id); !why.empty())
+    throw Error(Errc::PAY_EMISMATCH, why);
+}
 
 PaymentResult PaymentFlow::from_ledger(const PaymentRow& row, const std::string& why) {
   PaymentResult r;
@@ -185,6 +191,10 @@ PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
   // rest of the request passed validate() above).
   if (a.own_key.empty()) engine_.check_key(proposed.idempotency_key);
   proposed.fingerprint = fingerprint_("POST", fingerprinted_target(path, req.headers), req.body);
+  // Whose payment it is, and the headers every lookup and re-send of it
+  // must carry (they may scope the provider's store).
+  proposed.scope = scope_;
+  proposed.submission_headers = headers_to_json(req.headers);
   // Never re-send a key the provider may have forgotten: stop a margin short.
   const int64_t retention = config_.key_retention_ms.value_or(kForever);
   proposed.key_expires_at = retention >= kForever ? kForever : now + retention - std::min<int64_t>(3600000, retention / 10);
@@ -198,6 +208,10 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, PaymentRow row, 
     d.row = std::move(row);
     return d;
   }
+  // Another client's payment (another merchant account on a shared
+  // ledger): its key means nothing in this client's account, and this
+  // client's lookups would search the wrong store. Nothing sent.
+  check_scope(row);
   if (row.fingerprint != adm.proposed.fingerprint)
     throw Error(Errc::PAY_EMISMATCH, "order " + row.order_id +
                                          " was first submitted with other parameters (body, path or submission "

@@ -21,8 +21,10 @@ namespace payretry {
 
 class PaymentFlow {
  public:
+  // `scope`: the client's (scope.hpp), recorded in every row it creates;
+  // a row of another scope is never acted on.
   PaymentFlow(Engine& engine, Ledger& ledger, const Config& config, Clock& clock, Sleeper& sleeper, KeySource& keys,
-              Stats& stats, AttemptLog& log, std::string owner);
+              Stats& stats, AttemptLog& log, std::string owner, std::string scope);
 
   // Throws Error (nothing sent, or a mismatch) and LedgerError (the store
   // failed before anything was sent: nothing is sent without a committed
@@ -88,6 +90,10 @@ class PaymentFlow {
   static Settlement settlement_of_result(const PaymentResult& r);
   static AttemptEntry entry_of_attempt(const AttemptRecord& a);
   const std::string& owner() const { return owner_; }
+  const std::string& scope() const { return scope_; }
+  // Throws Error(PAY_EMISMATCH) when `row` is not this client's to act on
+  // (another scope, or unscoped and not adopted): nothing is sent.
+  void check_scope(const PaymentRow& row) const;
   Ledger& ledger() { return ledger_; }
 
  private:
@@ -105,6 +111,7 @@ class PaymentFlow {
   Stats& stats_;
   AttemptLog& log_;
   const std::string owner_;
+  const std::string scope_;
   const Fingerprinter fingerprint_;  // keyed by the ledger's secret
   std::atomic<uint64_t> claims_{0};
 };

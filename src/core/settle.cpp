@@ -6,6 +6,7 @@
 #include <cctype>
 #include <optional>
 
+#include "answer_names.hpp"
 #include "classify.hpp"
 #include "error.hpp"
 #include "form_encoding.hpp"
@@ -40,6 +41,12 @@ std::string encode_lookup_body(const std::string& json, Encoding encoding) {
 }
 
 }  // namespace
+
+Headers submission_headers_of(const PaymentRow& row) {
+  std::optional<Headers> h = headers_from_json(row.submission_headers);
+  if (!h) throw LedgerError("ledger: the submission headers of order " + row.order_id + " are not readable");
+  return std::move(*h);
+}
 
 struct Settler::Answer {
   enum Kind { found, not_found, failed } kind = failed;
@@ -83,6 +90,11 @@ Settler::LookupTarget Settler::lookup_target(const PaymentRow& row) const {
   if (!t.body.empty()) t.headers.emplace_back("Content-Type", content_type_of(profile_.encoding));
   t.headers.insert(t.headers.end(), config_.auth_headers.begin(), config_.auth_headers.end());
   t.headers.insert(t.headers.end(), config_.extra_headers.begin(), config_.extra_headers.end());
+  // The payment's own headers (a Stripe-Account, a tenant header) scope the
+  // provider's store: a lookup without them searches another store, where
+  // "not found" would be read as proof that no payment exists.
+  const Headers own = submission_headers_of(row);
+  t.headers.insert(t.headers.end(), own.begin(), own.end());
   t.key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
   return t;
 }
@@ -178,9 +190,24 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
     reason = "answer_not_signed";
     return true;
   }
+  // Whose payment the answer describes: a signed answer to another order
+  // (a proxy replaying it), or another payment than the id asked for,
+  // settles nothing.
+  std::optional<std::string> id = json_path_first_string(answer.get(), lk.id_path);
+  std::string other = answer_names_other(
+      lk.names_request, answer.get(),
+      RequestNames{row.order_id, config_.merchant_id, row.provider_payment_id, row.idempotency_key}, true);
+  if (other.empty() && lk.by == LookupBy::provider_id && id && *id != row.provider_payment_id)
+    other = "the answer describes payment " + *id + ", not " + row.provider_payment_id;
+  if (!other.empty()) {
+    a.why = "the lookup answer is not this payment's: " + other;
+    log_.note(kLogError, "answer_not_verified", "lookup of " + row.order_id + ": " + other);
+    reason = "answer_not_verified";
+    return true;
+  }
   a.kind = Answer::found;
   a.provider_status = std::move(*status);  // valid UTF-8 as read (json_path.hpp)
-  if (std::optional<std::string> id = json_path_first_string(answer.get(), lk.id_path)) a.provider_id = std::move(*id);
+  if (id) a.provider_id = std::move(*id);
   verdict = kLookupFound;
   reason = a.provider_status;
   return true;
@@ -228,8 +255,13 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
     stats_.on_connections(t.connections_opened);
     if (t.failure == TransportFailure::none && t.response.status == 401 && auth_ && !renewed &&
         auth_->renew_after_unauthorized()) {
-      renewed = true;  // an expired token: one fresh one, not counted as a lookup attempt
-      --n;
+      // An expired token: asked again at once with a fresh one. A read acts
+      // on nothing, but every request that left is in the log.
+      renewed = true;
+      RetryDecision again;
+      again.retry = true;
+      again.delay_source = "credential_renewed";
+      log_lookup(row, n, a.asked_at, t, "unauthorized", "credential_renewed", again);
       continue;
     }
     std::string verdict, reason;
@@ -300,8 +332,10 @@ AttemptEntry Settler::lookup_entry(const PaymentRow& claimed, const Answer& a, c
       e.reason = a.provider_status;
       break;
     case Answer::not_found: {
+      // A row written before rows kept their scope and headers: the lookup
+      // may not have carried what scoped the provider's store.
       const NotFoundReading nf =
-          read_not_found(profile_, h, e.started_at, config_.not_found_grace_ms, true);
+          read_not_found(profile_, h, e.started_at, config_.not_found_grace_ms, !claimed.scope.empty());
       e.verdict = nf.proves_absence ? kLookupAbsent : kLookupNotFound;
       e.reason = nf.why;
       break;
@@ -375,6 +409,7 @@ PaymentResult Settler::query(const std::string& order_id) {
   const auto found = ledger_.get(order_id);
   if (!found) throw Error(Errc::PAY_ENOTFOUND, "no payment for order " + order_id + " in the ledger");
   const PaymentRow& row = *found;
+  flow_.check_scope(row);  // another client's payment: nothing is asked, nothing said
   const int64_t now = clock_.unix_ms();
   if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) return flow_.stored_result(row, {});
   if (row.state == PaymentState::in_flight && row.lease_until >= now)
@@ -445,6 +480,7 @@ PaymentResult Settler::reconcile_one(const PaymentRow& first, const ReconcileOpt
   req.order_id = row.order_id;
   req.body = *body;
   req.idempotency_key = row.idempotency_key;
+  req.headers = submission_headers_of(row);  // part of the fingerprint, and of the scope at the provider
   // Checks the fingerprint, claims the row, re-reads the history under the
   // claim, and resumes with the stored key only if that is still safe.
   return flow_.submit(req);
@@ -454,9 +490,17 @@ ReconcileReport Settler::reconcile(const ReconcileOptions& o) {
   ReconcileReport report;
   const int64_t now = clock_.unix_ms();
   const int64_t before = o.older_than_ms > 0 ? now - o.older_than_ms : 0;
-  std::vector<PaymentRow> rows = ledger_.list(PaymentState::unknown, before, o.limit);
-  for (const PaymentRow& r : ledger_.list(PaymentState::in_flight, before, o.limit))
-    if (r.lease_until < now) rows.push_back(r);  // abandoned by a dead worker
+  // This client's payments only: on a ledger shared by the clients of
+  // several merchant accounts, another's payment is theirs to settle (its
+  // key is new in this account, and a lookup here would not find it).
+  std::vector<std::optional<std::string>> scopes = {flow_.scope()};
+  if (config_.adopt_unscoped_rows) scopes.emplace_back(std::string());
+  std::vector<PaymentRow> rows;
+  for (const auto& scope : scopes) {
+    for (PaymentRow& r : ledger_.list(PaymentState::unknown, before, o.limit, scope)) rows.push_back(std::move(r));
+    for (PaymentRow& r : ledger_.list(PaymentState::in_flight, before, o.limit, scope))
+      if (r.lease_until < now) rows.push_back(std::move(r));  // abandoned by a dead worker
+  }
   for (const PaymentRow& row : rows) {
     ++report.examined;
     try {

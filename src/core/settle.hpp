@@ -38,6 +38,10 @@ struct ReconcileReport {
   std::string to_json() const;
 };
 
+// The payment's own submission headers as its row keeps them. Throws
+// LedgerError for a value the ledger holds that is not readable.
+Headers submission_headers_of(const PaymentRow& row);
+
 class Settler {
  public:
   Settler(Ledger& ledger, Transport& transport, const Profile& profile, const Config& config, Clock& clock,

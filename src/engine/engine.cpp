@@ -7,6 +7,7 @@
 #include <cctype>
 #include <optional>
 
+#include "answer_names.hpp"
 #include "error.hpp"
 #include "form_encoding.hpp"
 #include "json_path.hpp"
@@ -195,6 +196,14 @@ void Engine::check_submission_headers(const SubmitRequest& r) const {
     for (const Headers* set : {&config_.auth_headers, &config_.extra_headers})
       for (const auto& h : *set)
         if (same(name, h.first)) throw Error(Errc::PAY_EINVALID, "header " + name + " is set by the client's config");
+    // A payment's own headers are kept in its ledger row (they scope the
+    // provider's store, so its lookups and re-sends carry them), and the
+    // ledger never holds a credential or card data.
+    if (redact_if_needed(name + ": " + value))
+      throw Error(Errc::PAY_EINVALID, "header " + name +
+                                          " looks like it carries a credential or card data: a payment's own "
+                                          "headers are kept in the ledger, which holds no secret (put credentials "
+                                          "in the config's auth, or add them in a request hook)");
   }
   if (!r.traceparent.empty())
     if (std::string e = check_traceparent(r.traceparent); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
@@ -354,6 +363,7 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
   // Over all attempts so far, this run's and those of earlier runs.
   may_have_processed_ = req.prior_may_have_processed;
   first_ = std::max(1u, req.first_attempt);
+  nonblocking_auth_ = req.on_engine_thread;
 }
 
 AttemptRun::Step AttemptRun::finish(Outcome o, const std::string& why) {
@@ -384,6 +394,16 @@ AttemptRun::Step AttemptRun::begin() {
 }
 
 AttemptRun::Step AttemptRun::woke() {
+  if (awaiting_credential_) {
+    // The same attempt, still waiting for its credential.
+    awaiting_credential_ = false;
+    Clock& clock = e_.d_.clock;
+    if (lease_until_ > 0 && clock.unix_ms() >= lease_until_)
+      return finish(Outcome::unknown, "lease_ended: another worker may hold this payment now");
+    if (deadline_ - clock.now_ms() < policy_.min_attempt_ms)
+      return finish(Outcome::unknown, "deadline: no credential could be had in time");
+    return authorize_and_send();
+  }
   ++n_;
   return attempt();
 }
@@ -413,17 +433,47 @@ AttemptRun::Step AttemptRun::attempt() {
       return finish(Outcome::unknown, "request hook failed: " + why);
     }
   }
-  // The hook (a signer, say) took time too: measure what is left after it.
-  int64_t left = deadline_ - clock.now_ms();
-  if (left < policy_.min_attempt_ms) return finish(Outcome::unknown, "deadline");
-
   http_.url = url_;
   http_.headers.resize(base_header_count_);  // the previous attempt's hook and signer headers go
   http_.headers.insert(http_.headers.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
+  hook_header_count_ = http_.headers.size();
+  return authorize_and_send();
+}
+
+// The authenticator signs last, over exactly what leaves; then the attempt's
+// timeouts, from what is left of the deadline once the hook and the signer
+// took their time.
+AttemptRun::Step AttemptRun::authorize_and_send() {
+  Clock& clock = e_.d_.clock;
+  int64_t left = deadline_ - clock.now_ms();
+  if (left < policy_.min_attempt_ms) return finish(Outcome::unknown, "deadline");
+  http_.url = url_;
+  http_.headers.resize(hook_header_count_);
   if (e_.auth_) {
-    // Signed last, over exactly what leaves; a token may take a round trip.
     OutgoingRequest out{"POST", e_.config_.base_url, path_, body_, {}};
-    const std::string why = authorize_or_why(*e_.auth_, out, a_.started_unix_ms, left);
+    std::string why;
+    if (nonblocking_auth_) {
+      // An engine thread never waits for a credential: every other payment
+      // of the engine would wait with it. The fetch runs elsewhere; this
+      // payment asks again shortly, its deadline running.
+      Authenticator::Readiness ready = Authenticator::Readiness::failed;
+      try {
+        ready = e_.auth_->authorize_now(out, a_.started_unix_ms, awaiting_credential_since_, why);
+      } catch (const std::exception& ex) {
+        why = std::string("the request could not be signed: ") + ex.what();
+      }
+      if (ready == Authenticator::Readiness::pending) {
+        if (awaiting_credential_since_ < 0) awaiting_credential_since_ = clock.now_ms();
+        awaiting_credential_ = true;
+        Step s;
+        s.kind = Kind::sleep;
+        s.delay_ms = std::clamp<int64_t>(left - policy_.min_attempt_ms, 1, kCredentialPollMs);
+        return s;
+      }
+    } else {
+      why = authorize_or_why(*e_.auth_, out, a_.started_unix_ms, left);
+    }
+    awaiting_credential_since_ = -1;
     if (!why.empty()) {
       // No credential, so no byte of the payment left: an attempt that
       // was never sent, retried like a refused connection.
@@ -458,14 +508,13 @@ AttemptRun::Step AttemptRun::sent(TransportResult t) {
   const Profile& profile = e_.profile_;
   Clock& clock = e_.d_.clock;
   Authenticator* auth = e_.auth_;
-  // A 401 under a cached credential (an expired OAuth2 token): nothing was
-  // processed; one fresh credential, the same attempt, the same bytes.
+  // A 401 under a cached credential (an OAuth2 token that expired or was
+  // revoked on the way): one fresh credential for one more send. The 401 is
+  // an attempt like any other (every request that left is in the result,
+  // the history and the log), and the re-send follows the re-send rule.
   if (auth && t.failure == TransportFailure::none && t.response.status == 401 && !renewed_credentials_ &&
-      auth->renew_after_unauthorized()) {
-    renewed_credentials_ = true;
-    e_.d_.log.note(kLogInfo, "credential_renewed", "payment " + r_.order_id + ": 401 answered; credential renewed");
-    return attempt();
-  }
+      n_ - first_ + 1 < static_cast<unsigned>(policy_.max_attempts) && auth->renew_after_unauthorized())
+    return unauthorized(t);
   // The answer's body, parsed once for the verdict and the provider's fields.
   JsonPtr answer;
   if (t.failure == TransportFailure::none)
@@ -478,6 +527,15 @@ AttemptRun::Step AttemptRun::sent(TransportResult t) {
     const AnswerTrust trust = auth->check_answer(t.response, path_, clock.unix_ms(), why);
     if (trust == AnswerTrust::forged || (trust == AnswerTrust::unsigned_ && c.verdict == Verdict::success))
       return untrusted(t.response.status, why);
+  }
+  // A signature does not say which request an answer is for: a success must
+  // name this order, and no answer may name another (a proxy replaying
+  // another order's signed answer). Neither a success nor a decline then.
+  if (!profile.names_request.empty() && t.failure == TransportFailure::none) {
+    const RequestNames names{r_.order_id, e_.config_.merchant_id, {}, r_.idempotency_key};
+    const std::string other =
+        answer_names_other(profile.names_request, answer.get(), names, c.verdict == Verdict::success);
+    if (!other.empty()) return untrusted(t.response.status, other);
   }
 
   // From the attempt's start to its answer, waits for a connection included:
@@ -568,6 +626,44 @@ AttemptRun::Step AttemptRun::sent(TransportResult t) {
   s.kind = Kind::record;
   s.attempt = &r_.attempts.back();
   s.delay_ms = next.delay_ms;
+  return s;
+}
+
+AttemptRun::Step AttemptRun::unauthorized(const TransportResult& t) {
+  const Profile& profile = e_.profile_;
+  Clock& clock = e_.d_.clock;
+  renewed_credentials_ = true;
+  a_.elapsed_ms = std::max<int64_t>(t.elapsed_ms, clock.now_ms() - attempt_mono_);
+  a_.http_status = 401;
+  a_.reason = "unauthorized_credential_renewed";
+  // Nothing was processed only where the provider says a 401 proves it.
+  a_.may_have_processed = !profile.auth.unauthorized_not_processed;
+  may_have_processed_ = may_have_processed_ || a_.may_have_processed;
+  // A re-send cannot run the payment twice when nothing was processed, or
+  // when the provider answers a known key with what it did (replay kind).
+  const bool resend = !a_.may_have_processed || resend_always_safe(profile.replay);
+  a_.verdict = verdict_name(resend ? Verdict::retry : Verdict::query);
+  a_.provider_request_id = redact(first_header(t.response, profile.request_id_headers), e_.secrets_);
+  e_.d_.stats.on_attempt_answer(a_.verdict, a_.reason, a_.elapsed_ms);
+  e_.d_.log.note(kLogInfo, "credential_renewed", "payment " + r_.order_id + ": 401 answered; credential renewed");
+  r_.http_status = 401;
+  r_.body.clear();
+  if (!resend) {
+    record_attempt();
+    return finish(Outcome::unknown, "HTTP 401 after the request was sent: provider " + profile.name +
+                                        " may have processed it before refusing the credential, and a same-key "
+                                        "re-send may run it again (replay " + replay_kind_name(profile.replay) +
+                                        "): settle it by query");
+  }
+  // Sent again at once with the fresh credential, once recorded.
+  a_.delay_ms = 0;
+  a_.delay_source = "credential_renewed";
+  record_attempt();
+  retry_reason_ = a_.reason;
+  Step s;
+  s.kind = Kind::record;
+  s.attempt = &r_.attempts.back();
+  s.delay_ms = 0;
   return s;
 }
 

@@ -53,6 +53,10 @@ struct SubmitRequest {
   // Unix ms the run's lease ends (0: no lease). No byte leaves after it.
   int64_t lease_until_unix = 0;
   std::string claim;  // the lease's fencing token, carried on each request (HttpRequest::claim)
+  // Run by a concurrent engine's thread, which must never wait: a
+  // credential still being fetched makes the attempt wait as a timer
+  // (Authenticator::authorize_now), not the thread.
+  bool on_engine_thread = false;
   // `body` as Engine::validate parsed it, when it did (borrowed; it must
   // outlive the AttemptRun's constructor): the run then prepares the bytes it
   // sends from it instead of parsing the same body again. nullptr: parse.
@@ -175,9 +179,12 @@ class AttemptRun {
 
  private:
   Step attempt();
+  Step authorize_and_send();
   Step finish(Outcome o, const std::string& why);
   // The answer's signature did not hold: nothing in it can be believed.
   Step untrusted(int http_status, const std::string& why);
+  // A 401 under a credential the authenticator just renewed.
+  Step unauthorized(const TransportResult& t);
   void record_attempt();
 
   Engine& e_;
@@ -202,6 +209,14 @@ class AttemptRun {
   unsigned n_ = 1;
   bool may_have_processed_ = false;
   bool renewed_credentials_ = false;  // a 401 already bought one fresh credential
+  std::size_t hook_header_count_ = 0;  // http_.headers up to the hook's, before the signer's
+  bool nonblocking_auth_ = false;      // SubmitRequest::on_engine_thread
+  bool awaiting_credential_ = false;   // the sleep step polls for a credential being fetched
+  int64_t awaiting_credential_since_ = -1;  // monotonic ms the attempt first waited for one
+  // How often an attempt waiting for a credential asks again: a token comes
+  // within this of its arrival, and a thousand waiting payments cost tens
+  // of thousands of timer turns a second at most.
+  static constexpr int64_t kCredentialPollMs = 25;
 };
 
 }  // namespace payretry

@@ -483,6 +483,15 @@ Config parse_config(std::string_view json) {
     if (c.merchant_id.empty() || c.merchant_id.size() > static_cast<size_t>(config_key("merchant_id").max))
       fail("merchant_id", "must be 1-" + std::to_string(config_key("merchant_id").max) + " characters");
   }
+  if (auto v = member(r, "account_id")) {
+    c.account_id = string(v, "account_id");
+    if (c.account_id.empty() || c.account_id.size() > static_cast<size_t>(config_key("account_id").max))
+      fail("account_id", "must be 1-" + std::to_string(config_key("account_id").max) + " characters");
+  }
+  if (auto v = member(r, "adopt_unscoped_rows")) {
+    if (!cJSON_IsBool(v)) fail("adopt_unscoped_rows", "must be true or false");
+    c.adopt_unscoped_rows = cJSON_IsTrue(v);
+  }
   if (auto v = member(r, "in_progress_wait_ms")) c.in_progress_wait_ms = integer(v, "in_progress_wait_ms");
   if (auto v = member(r, "key_retention_ms")) c.key_retention_ms = integer(v, "key_retention_ms");
   if (auto v = member(r, "not_found_grace_ms")) c.not_found_grace_ms = integer(v, "not_found_grace_ms");

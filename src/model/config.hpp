@@ -104,6 +104,11 @@ struct Config {
   // The merchant's id at the provider, for lookup templates ({merchant_id}:
   // WeChat Pay's mchid).
   std::string merchant_id;
+  // The merchant account this client acts for, part of its scope (core/scope.hpp);
+  // empty: a keyed hash of the credential and the headers stands for it.
+  std::string account_id;
+  // Rows written before rows recorded a scope ("") are this client's to act on.
+  bool adopt_unscoped_rows = false;
 
   // Every credential the config holds, for redaction.
   std::vector<std::string> secrets() const;

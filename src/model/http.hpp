@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -60,6 +61,12 @@ enum class TransportFailure {
 };
 
 const char* transport_failure_name(TransportFailure f);
+
+// Headers as JSON text, [["name","value"],...] in their order, "" for none:
+// how the ledger keeps a payment's own submission headers. And back; a text
+// that is not such an array answers nullopt.
+std::string headers_to_json(const Headers& h);
+std::optional<Headers> headers_from_json(std::string_view json);
 
 struct HttpResponse {
   int status = 0;

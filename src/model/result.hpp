@@ -25,7 +25,7 @@ struct AttemptRecord {
   std::string reason;
   bool may_have_processed = false;
   int64_t delay_ms = -1;            // delay chosen after this attempt; -1: none
-  std::string delay_source;         // "backoff" | "retry_after"
+  std::string delay_source;         // "backoff" | "retry_after" | "credential_renewed"
   std::string provider_request_id;
   bool replayed = false;            // provider said: replay of a stored response
   bool reused_connection = false;

@@ -127,7 +127,21 @@ struct ProfileAuth {
   AuthScheme scheme = AuthScheme::bearer;
   std::string header;      // api_key: the header the key travels in
   std::string token_path;  // oauth2: where tokens are issued, under base_url
+  // oauth2: the provider documents that a 401 proves the request was not
+  // processed. A cached token can expire, or be revoked, while a request is
+  // on its way, and a provider may refuse the answer after it acted; without
+  // this statement the 401 counts as possibly processed, and the request is
+  // sent again with a fresh token only where a same-key re-send cannot run
+  // it twice (the replay kind).
+  bool unauthorized_not_processed = false;
 };
+
+// Where an answer names the request it answers, and what it must name
+// there: JSON path -> one placeholder ({order_id}, {merchant_id},
+// {provider_id}, {key}), e.g. {"$.out_trade_no": "{order_id}"}. A provider
+// signs its answer, not the request, so a genuinely signed answer to another
+// order (replayed by a proxy) verifies; only these fields tell it apart.
+using AnswerNames = std::vector<std::pair<std::string, std::string>>;
 
 // How to ask the provider what really happened (docs/design.md "Query and reconcile").
 struct Lookup {
@@ -148,6 +162,10 @@ struct Lookup {
   // what it says. Empty: the request carries no such reference, and "not
   // found" is never proof that no payment exists.
   std::string reference_path;
+  // What a found answer must name (AnswerNames): every path present and
+  // equal, else the answer settles nothing (answer_not_verified). A lookup
+  // by provider_id also checks id_path against the id it asked for.
+  AnswerNames names_request;
 };
 
 struct Profile {
@@ -175,6 +193,11 @@ struct Profile {
   // answer the provider gives to a payment it made (WeChat Pay's prepay_id,
   // Alipay's trade_no), so it is settled by query instead.
   bool success_requires_id = false;
+  // What a create's answer must name (AnswerNames): a success must carry
+  // every path, equal; any other answer that carries one must carry it
+  // equal. Else the answer is not this request's: answer_not_verified,
+  // UNKNOWN, never a success nor a final failure.
+  AnswerNames names_request;
   // Ordered; the first match decides. The generic defaults (docs/design.md "Verdicts") follow
   // every profile's own rules.
   std::vector<Rule> classify;

@@ -398,7 +398,11 @@ void check_identity(const Identity& id, const std::string& path) {
 
 void apply_auth(ProfileAuth& auth, const cJSON* v, const std::string& path) {
   object_at(v, path);
-  check_members(v, path, {"scheme", "header", "token_path"});
+  check_members(v, path, {"scheme", "header", "token_path", "unauthorized_not_processed"});
+  if (const cJSON* u = cJSON_GetObjectItemCaseSensitive(v, "unauthorized_not_processed")) {
+    if (!cJSON_IsBool(u)) fail(member(path, "unauthorized_not_processed"), "must be true or false");
+    auth.unauthorized_not_processed = cJSON_IsTrue(u);
+  }
   if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "scheme")) {
     const std::string sp = member(path, "scheme");
     const std::string name = string_at(s, sp);
@@ -424,10 +428,28 @@ void apply_auth(ProfileAuth& auth, const cJSON* v, const std::string& path) {
     fail(member(path, "token_path"), "is required by oauth2_client_credentials");
 }
 
+// {"$.path": "{placeholder}", ...}: where an answer names its request.
+AnswerNames names_at(const cJSON* v, const std::string& path) {
+  object_at(v, path);
+  AnswerNames out;
+  for (const cJSON* c = v->child; c; c = c->next) {
+    const std::string jp = c->string ? c->string : "";
+    const std::string ep = path + "." + jp;
+    if (jp.empty() || jp.compare(0, 2, "$.") != 0 || !valid_json_path(jp))
+      fail(ep, "must be a JSON path into the answer, e.g. $.out_trade_no");
+    const std::string value = string_at(c, ep);
+    if (value != "{order_id}" && value != "{merchant_id}" && value != "{provider_id}" && value != "{key}")
+      fail(ep, "must be one of {order_id}, {merchant_id}, {provider_id}, {key}");
+    out.emplace_back(jp, value);
+  }
+  return out;
+}
+
 void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
   object_at(v, path);
   check_members(v, path,
-                {"by", "method", "path", "body", "status_path", "id_path", "status_map", "not_found", "reference_path"});
+                {"by", "method", "path", "body", "status_path", "id_path", "status_map", "not_found", "reference_path",
+                 "names_request"});
   if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(v, "by")) {
     const std::string by = string_at(b, member(path, "by"));
     const std::optional<LookupBy> kind = parse_lookup_by(by);
@@ -471,6 +493,8 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
   // {} clears an inherited matcher.
   if (const cJSON* nf = cJSON_GetObjectItemCaseSensitive(v, "not_found"))
     lk.not_found = matcher_at(nf, member(path, "not_found"), false, true);
+  if (const cJSON* n = cJSON_GetObjectItemCaseSensitive(v, "names_request"))
+    lk.names_request = names_at(n, member(path, "names_request"));
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "reference_path")) {
     const std::string rp = member(path, "reference_path");
     lk.reference_path = json_path_at(r, rp, true);
@@ -597,7 +621,9 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "response")) {
     const std::string rp = member(P, "response");
     object_at(r, rp);
-    check_members(r, rp, {"id_path", "status_path", "error_id_path", "success_requires_id"});
+    check_members(r, rp, {"id_path", "status_path", "error_id_path", "success_requires_id", "names_request"});
+    if (const cJSON* n = cJSON_GetObjectItemCaseSensitive(r, "names_request"))
+      p.names_request = names_at(n, member(rp, "names_request"));
     if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(r, "success_requires_id")) {
       if (!cJSON_IsBool(b)) fail(member(rp, "success_requires_id"), "must be true or false");
       p.success_requires_id = cJSON_IsTrue(b);

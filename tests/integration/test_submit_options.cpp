@@ -207,15 +207,15 @@ TEST_F(SubmitOptions, AVersionOneCallerIsReadAsVersionOne) {
 
 // A Stripe-Account scopes the key and the charge to a connected account: the
 // same key sent without it would be a new charge on the platform account. So
-// the submission's headers are part of its fingerprint: reconcile (which does
-// not know them) and a re-submission without them send nothing; with them,
-// the re-submission resumes the same key.
+// the submission's headers are part of its fingerprint and kept with its
+// ledger row: a re-submission without them (or with another account) sends
+// nothing, and reconcile re-sends with exactly them, under the same key.
 int give_body(pay_body* out, const char* order_id, void*) {
   const std::string b = R"({"order_id":")" + std::string(order_id) + R"(","amount":1000,"currency":"eur"})";
   return pay_body_set(out, b.data(), b.size());
 }
 
-TEST_F(SubmitOptions, ASubmissionsHeadersAreInItsFingerprintSoNothingResendsItWithoutThem) {
+TEST_F(SubmitOptions, ASubmissionsHeadersAreInItsFingerprintAndEveryReSendCarriesThem) {
   auto c = client(config("stripe", R"("max_attempts":2)", R"("ledger":"memory:")"));
   sim_->script("so-acct", {"lost_response", "lost_response"});
   const pay_header acct[] = {{"Stripe-Account", "acct_1Connected"}};
@@ -230,16 +230,6 @@ TEST_F(SubmitOptions, ASubmissionsHeadersAreInItsFingerprintSoNothingResendsItWi
   ASSERT_EQ(pay_result_outcome(r), PAY_OUTCOME_UNKNOWN) << pay_result_json(r);
   const long sent = sim_->requests();
 
-  // Reconcile would re-send with the same key but without the header: refused, nothing sent.
-  pay_reconcile_options ro = PAY_RECONCILE_OPTIONS_INIT;
-  ro.body_for = &give_body;
-  pay_buf report{nullptr, 0};
-  ASSERT_EQ(pay_reconcile(&report, c.get(), &ro), PAY_OK) << pay_error_last()->message;
-  const std::string rep(report.ptr ? report.ptr : "");
-  pay_buf_dispose(&report);
-  EXPECT_NE(rep.find("submission headers"), std::string::npos) << rep;
-  EXPECT_EQ(sim_->requests(), sent);
-
   // A re-submission without the header, or with another account: a mismatch, nothing sent.
   EXPECT_EQ(pay_submit(&r, c.get(), "so-acct", body.data(), body.size(), nullptr), PAY_EMISMATCH);
   const pay_header other[] = {{"Stripe-Account", "acct_2Other"}};
@@ -247,13 +237,26 @@ TEST_F(SubmitOptions, ASubmissionsHeadersAreInItsFingerprintSoNothingResendsItWi
   EXPECT_EQ(pay_submit(&r, c.get(), "so-acct", body.data(), body.size(), &o), PAY_EMISMATCH);
   EXPECT_EQ(sim_->requests(), sent);
 
-  // With the same header (any case), it resumes under its own key: one charge in all.
+  // Reconcile re-sends it with the header its row keeps, under its own key:
+  // the provider replays the payment it made, one charge in all.
+  pay_reconcile_options ro = PAY_RECONCILE_OPTIONS_INIT;
+  ro.body_for = &give_body;
+  pay_buf report{nullptr, 0};
+  ASSERT_EQ(pay_reconcile(&report, c.get(), &ro), PAY_OK) << pay_error_last()->message;
+  const std::string rep(report.ptr ? report.ptr : "");
+  pay_buf_dispose(&report);
+  EXPECT_NE(rep.find("\"SUCCEEDED\":1"), std::string::npos) << rep;
+  EXPECT_EQ(sim_->requests(), sent + 1);
+  EXPECT_EQ(sim_->charges_for("so-acct"), 1);
+
+  // With the same header (any case), a re-submission answers from the ledger.
   const pay_header same[] = {{"stripe-account", "acct_1Connected"}};
   o.headers = same;
   ASSERT_EQ(pay_submit(&r, c.get(), "so-acct", body.data(), body.size(), &o), PAY_OK) << pay_error_last()->message;
-  ResultPtr resumed(r);
+  ResultPtr again(r);
   EXPECT_EQ(pay_result_outcome(r), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r);
   EXPECT_STREQ(pay_result_idempotency_key(r), pay_result_idempotency_key(first.get()));
+  EXPECT_EQ(sim_->requests(), sent + 1);
   EXPECT_EQ(sim_->charges_for("so-acct"), 1);
 
   // A header given twice is refused before anything is written.

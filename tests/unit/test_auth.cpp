@@ -1083,6 +1083,141 @@ class OAuth2Auth : public ::testing::Test {
   MethodRecorder recorder{transport};
 };
 
+// A runner with no thread: the test says when a posted fetch runs.
+struct ManualRunner final : BackgroundRunner {
+  void post(std::function<void()> task) override { tasks.push_back(std::move(task)); }
+  bool run_pending() override {
+    if (tasks.empty()) return false;
+    auto now = std::move(tasks);
+    tasks.clear();
+    for (auto& t : now) t();
+    return true;
+  }
+  std::vector<std::function<void()>> tasks;
+};
+
+// A concurrent engine's thread carries every payment of its engine: it never
+// waits for a token. It hands the fetch to the runner, gets "pending", and
+// asks again later; the token then comes without a second fetch.
+TEST_F(OAuth2Auth, AnEngineThreadNeverWaitsForATokenItAsksAgainOnceTheRunnerFetchedIt) {
+  make();
+  ManualRunner runner;
+  auto auth = make_authenticator(config, profile, recorder, clock, &runner);
+  transport.script = {token("tok-1")};
+  OutgoingRequest r = request();
+  std::string why;
+  EXPECT_EQ(auth->authorize_now(r, clock.unix_ms(), -1, why), Authenticator::Readiness::pending);
+  EXPECT_TRUE(transport.sent.empty()) << "nothing fetched on the engine's thread";
+  EXPECT_EQ(runner.tasks.size(), 1u);
+  // A second payment asking meanwhile starts no second fetch.
+  OutgoingRequest r2 = request();
+  EXPECT_EQ(auth->authorize_now(r2, clock.unix_ms(), clock.now_ms(), why), Authenticator::Readiness::pending);
+  EXPECT_EQ(runner.tasks.size(), 1u);
+  ASSERT_TRUE(runner.run_pending());
+  EXPECT_EQ(transport.sent.size(), 1u);
+  r = request();
+  ASSERT_EQ(auth->authorize_now(r, clock.unix_ms(), clock.now_ms(), why), Authenticator::Readiness::ready) << why;
+  EXPECT_EQ(bearer_of(r), "Bearer tok-1");
+}
+
+// A fetch that fails while a payment waits is that payment's answer (its
+// attempt is then an unsent one, retried with backoff), not a reason to
+// fetch again at once.
+TEST_F(OAuth2Auth, AFetchThatFailsWhileAPaymentWaitsIsItsAnswer) {
+  make();
+  ManualRunner runner;
+  auto auth = make_authenticator(config, profile, recorder, clock, &runner);
+  transport.script = {http(503, "{}"), token("tok-2")};
+  OutgoingRequest r = request();
+  std::string why;
+  const int64_t since = clock.now_ms();
+  ASSERT_EQ(auth->authorize_now(r, clock.unix_ms(), -1, why), Authenticator::Readiness::pending);
+  clock.advance(10);
+  runner.run_pending();
+  EXPECT_EQ(auth->authorize_now(r, clock.unix_ms(), since, why), Authenticator::Readiness::failed);
+  EXPECT_TRUE(has(why, "503")) << why;
+  EXPECT_TRUE(runner.tasks.empty());
+  // A payment that arrives afterwards starts a new fetch.
+  clock.advance(10);
+  OutgoingRequest later = request();
+  EXPECT_EQ(auth->authorize_now(later, clock.unix_ms(), -1, why), Authenticator::Readiness::pending);
+  runner.run_pending();
+  EXPECT_EQ(auth->authorize_now(later, clock.unix_ms(), clock.now_ms(), why), Authenticator::Readiness::ready);
+}
+
+// A token still valid but due for renewal is used at once; the renewal runs
+// on the runner, never on the engine's thread.
+TEST_F(OAuth2Auth, ATokenDueForRenewalIsUsedWhileTheRunnerRenewsIt) {
+  make();
+  ManualRunner runner;
+  auto auth = make_authenticator(config, profile, recorder, clock, &runner);
+  transport.script = {token("tok-1", 3600), token("tok-2", 3600)};
+  OutgoingRequest r = request();
+  std::string why;
+  ASSERT_EQ(auth->authorize_now(r, clock.unix_ms(), -1, why), Authenticator::Readiness::pending);
+  runner.run_pending();
+  clock.advance(3600 * 1000 - 300 * 1000);  // the renewal margin
+  r = request();
+  ASSERT_EQ(auth->authorize_now(r, clock.unix_ms(), -1, why), Authenticator::Readiness::ready);
+  EXPECT_EQ(bearer_of(r), "Bearer tok-1");
+  EXPECT_EQ(transport.sent.size(), 1u);
+  ASSERT_EQ(runner.tasks.size(), 1u);
+  runner.run_pending();
+  r = request();
+  ASSERT_EQ(auth->authorize_now(r, clock.unix_ms(), -1, why), Authenticator::Readiness::ready);
+  EXPECT_EQ(bearer_of(r), "Bearer tok-2");
+}
+
+// Blocking callers never wait on a lock held across a fetch: while one
+// thread's fetch hangs, each other caller waits no longer than its own
+// payment's time (the audit saw 1 s payments answered after 7.7-9.7 s,
+// queued on the mutex one fetch after another).
+TEST(OAuth2Waiters, EachBlockingCallerWaitsForAHangingFetchNoLongerThanItsOwnBudget) {
+  struct HangingEndpoint final : Transport {
+    TransportResult post(const HttpRequest& h) override {
+      ++calls;
+      entered = true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(h.timeout_ms));
+      TransportResult t;
+      t.failure = TransportFailure::timeout;
+      t.request_written = true;
+      return t;
+    }
+    std::atomic<int> calls{0};
+    std::atomic<bool> entered{false};
+  };
+  struct RealClock final : Clock {
+    int64_t now_ms() override { return system_clock().now_ms(); }
+    int64_t unix_ms() override { return system_clock().unix_ms(); }
+  } clock;
+  HangingEndpoint endpoint;
+  const Config config = parse_config(R"({"provider":"paypal","base_url":"https://api-m.sandbox.paypal.com",)"
+                                     R"("ledger":"memory:","retry":{"attempt_timeout_ms":3000},)"
+                                     R"("auth":{"oauth2":{"client_id":"id","client_secret":"s"}}})");
+  const Profile profile = *builtin_profile("paypal");
+  auto auth = make_authenticator(config, profile, endpoint, clock);
+  const std::string body = "{}";
+  std::thread first([&] {
+    OutgoingRequest r{"POST", config.base_url, "/v2/checkout/orders", body, {}};
+    auth->authorize(r, clock.unix_ms(), 3000);
+  });
+  while (!endpoint.entered) std::this_thread::yield();
+  std::vector<std::thread> waiters;
+  std::vector<int64_t> took(6);
+  for (size_t i = 0; i < took.size(); ++i)
+    waiters.emplace_back([&, i] {
+      const int64_t start = clock.now_ms();
+      OutgoingRequest r{"POST", config.base_url, "/v2/checkout/orders", body, {}};
+      const std::string why = auth->authorize(r, clock.unix_ms(), 200);
+      took[i] = clock.now_ms() - start;
+      EXPECT_FALSE(why.empty());
+    });
+  for (auto& w : waiters) w.join();
+  for (int64_t ms : took) EXPECT_LT(ms, 200 + 300) << "a caller waited past its own budget";
+  EXPECT_EQ(endpoint.calls, 1) << "the waiters started no fetch of their own";
+  first.join();
+}
+
 TEST(OAuth2Waiters, PaymentsWaitingOnAFailedFetchTakeItsAnswerInsteadOfFetchingInTurn) {
   // A token endpoint that hangs and fails: the payments that queued behind
   // the fetch must not each hang on it again, one after another.
@@ -1297,7 +1432,7 @@ TEST_F(OAuth2Auth, AnExpiredTokenIsNotUsedWhenItsRenewalFails) {
 class AuthHarness {
  public:
   explicit AuthHarness(const std::string& config_json) : config(parse_config(config_json)) {
-    profile = *builtin_profile(config.provider);
+    profile = config.provider_json.empty() ? *builtin_profile(config.provider) : parse_profile(config.provider_json);
   }
 
   PaymentResult submit(const std::string& order_id, std::string_view body, const std::string& key = {}) {
@@ -1356,7 +1491,12 @@ TransportResult paypal_401() {
   return http(401, R"({"error":"invalid_token","error_description":"Access Token not found in cache"})");
 }
 
-TEST(EngineAuth, A401RenewsTheTokenOnceAndResendsTheSameAttempt) {
+// Every request that left is an attempt: the 401 is attempt 1 in the result
+// (and the ledger's history and the log), the renewed re-send attempt 2.
+// PayPal does not state that a 401 proves nothing was processed, so the 401
+// counts as possibly processed; its replay kind (current_state) makes the
+// same-key re-send safe anyway.
+TEST(EngineAuth, A401IsAnAttemptAndTheRenewedReSendIsTheNext) {
   AuthHarness h(kPayPalConfig);
   h.token_transport.script = {token("tok-1"), token("tok-2")};
   h.transport.script = {paypal_401(), paypal_created()};
@@ -1373,24 +1513,70 @@ TEST(EngineAuth, A401RenewsTheTokenOnceAndResendsTheSameAttempt) {
   EXPECT_EQ(first.body, kPayPalBody);
   EXPECT_EQ(second.body, first.body);
   EXPECT_EQ(second.url, first.url);
-  ASSERT_EQ(r.attempts.size(), 1u) << "the re-send is the same attempt";
+  ASSERT_EQ(r.attempts.size(), 2u) << "the 401 is an attempt of its own";
   EXPECT_EQ(r.attempts[0].number, 1u);
-  EXPECT_EQ(r.attempts[0].http_status, 201);
-  EXPECT_TRUE(h.sleeper.sleeps.empty()) << "no backoff before the re-send";
+  EXPECT_EQ(r.attempts[0].http_status, 401);
+  EXPECT_EQ(r.attempts[0].reason, "unauthorized_credential_renewed");
+  EXPECT_TRUE(r.attempts[0].may_have_processed);
+  EXPECT_EQ(r.attempts[0].delay_source, "credential_renewed");
+  EXPECT_EQ(r.attempts[1].number, 2u);
+  EXPECT_EQ(r.attempts[1].http_status, 201);
+  for (int64_t ms : h.sleeper.sleeps) EXPECT_EQ(ms, 0) << "no backoff before the re-send";
 }
 
-TEST(EngineAuth, ASecond401IsFinal) {
+// A provider that promises no replay: the 401 may have come after the
+// payment was processed, and a re-send could run it again. Not re-sent:
+// UNKNOWN, with the 401 as the one attempt.
+TEST(EngineAuth, A401UnderAProviderThatDoesNotReplayIsNotReSent) {
+  AuthHarness h(R"({"provider":{"extends":"paypal","name":"no-replay","replay":"none"},)"
+                R"("base_url":"https://api-m.sandbox.paypal.com","ledger":"memory:",)"
+                R"("auth":{"oauth2":{"client_id":"test-client-id","client_secret":"test-client-secret"}}})");
+  h.token_transport.script = {token("tok-1"), token("tok-2")};
+  h.transport.script = {paypal_401(), paypal_created()};
+  const PaymentResult r = h.submit("order-1", kPayPalBody, "req-1");
+  EXPECT_EQ(r.outcome, Outcome::unknown) << r.error;
+  EXPECT_EQ(r.delivery, Delivery::maybe_processed);
+  EXPECT_EQ(h.transport.sent.size(), 1u) << "never re-sent";
+  ASSERT_EQ(r.attempts.size(), 1u);
+  EXPECT_EQ(r.attempts[0].http_status, 401);
+  EXPECT_EQ(r.attempts[0].verdict, "query");
+  EXPECT_TRUE(has(r.error, "401")) << r.error;
+}
+
+// Where the profile states that a 401 proves nothing was processed, the 401
+// is a not-processed attempt and the re-send follows whatever the replay.
+TEST(EngineAuth, A401TheProfileCallsNotProcessedIsReSentWhateverTheReplay) {
+  AuthHarness h(R"({"provider":{"extends":"paypal","name":"no-replay","replay":"none",)"
+                R"("auth":{"scheme":"oauth2_client_credentials","token_path":"/v1/oauth2/token",)"
+                R"("unauthorized_not_processed":true}},)"
+                R"("base_url":"https://api-m.sandbox.paypal.com","ledger":"memory:",)"
+                R"("auth":{"oauth2":{"client_id":"test-client-id","client_secret":"test-client-secret"}}})");
+  h.token_transport.script = {token("tok-1"), token("tok-2")};
+  h.transport.script = {paypal_401(), paypal_created()};
+  const PaymentResult r = h.submit("order-1", kPayPalBody, "req-1");
+  EXPECT_EQ(r.outcome, Outcome::succeeded) << r.error;
+  ASSERT_EQ(r.attempts.size(), 2u);
+  EXPECT_FALSE(r.attempts[0].may_have_processed);
+  EXPECT_EQ(r.attempts[0].verdict, "retry");
+}
+
+// The credential is renewed once a run. A second 401 is an answer like any
+// other (a final 4xx), and after the first one, which may have been
+// processed, it proves nothing: UNKNOWN, never FAILED.
+TEST(EngineAuth, ASecond401IsNotRenewedAgainAndProvesNothing) {
   AuthHarness h(kPayPalConfig);
   h.token_transport.script = {token("tok-1"), token("tok-2"), token("tok-3")};
   h.transport.script = {paypal_401(), paypal_401(), paypal_created()};
   const PaymentResult r = h.submit("order-1", kPayPalBody, "req-1");
-  EXPECT_EQ(r.outcome, Outcome::failed) << r.error;
+  EXPECT_EQ(r.outcome, Outcome::unknown) << r.error;
   EXPECT_EQ(r.http_status, 401);
   EXPECT_EQ(h.transport.sent.size(), 2u);
   EXPECT_EQ(h.token_transport.sent.size(), 2u) << "not renewed a second time";
-  ASSERT_EQ(r.attempts.size(), 1u);
+  ASSERT_EQ(r.attempts.size(), 2u);
   EXPECT_EQ(r.attempts[0].number, 1u);
   EXPECT_EQ(r.attempts[0].http_status, 401);
+  EXPECT_EQ(r.attempts[1].number, 2u);
+  EXPECT_EQ(r.attempts[1].http_status, 401);
 }
 
 // The 401'd request left the process; a hook that refuses the re-send must
@@ -1409,7 +1595,7 @@ TEST(EngineAuth, AHookThatRefusesTheResendAfterA401StillAnswersAResult) {
   EXPECT_TRUE(has(r.error, "signer offline")) << r.error;
 }
 
-TEST(EngineAuth, A401OnALaterAttemptKeepsThatAttemptsNumber) {
+TEST(EngineAuth, A401OnALaterAttemptIsTheNextAttempt) {
   AuthHarness h(kPayPalConfig);
   h.token_transport.script = {token("tok-1"), token("tok-2")};
   h.transport.script = {http(503, "{}"), paypal_401(), paypal_created()};
@@ -1421,10 +1607,12 @@ TEST(EngineAuth, A401OnALaterAttemptKeepsThatAttemptsNumber) {
     EXPECT_EQ(s.body, kPayPalBody);
   }
   EXPECT_EQ(h.transport.sent[2].one("Authorization"), "Bearer tok-2");
-  ASSERT_EQ(r.attempts.size(), 2u);
+  ASSERT_EQ(r.attempts.size(), 3u);
   EXPECT_EQ(r.attempts[0].number, 1u);
   EXPECT_EQ(r.attempts[1].number, 2u);
-  EXPECT_EQ(r.attempts[1].http_status, 201);
+  EXPECT_EQ(r.attempts[1].http_status, 401);
+  EXPECT_EQ(r.attempts[2].number, 3u);
+  EXPECT_EQ(r.attempts[2].http_status, 201);
 }
 
 TEST(EngineAuth, ATokenThatCannotBeHadIsAnUnsentAttemptThatIsRetried) {

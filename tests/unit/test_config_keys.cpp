@@ -234,6 +234,7 @@ const std::map<std::string, std::function<std::string(const Config&)>>& readers(
       {"budget.retry_cost", [](const Config& c) { return std::to_string(c.budget.retry_cost); }},
       {"budget.success_refund", [](const Config& c) { return std::to_string(c.budget.success_refund); }},
       {"tls.verify", [](const Config& c) { return std::string(c.tls_verify ? "true" : "false"); }},
+      {"adopt_unscoped_rows", [](const Config& c) { return std::string(c.adopt_unscoped_rows ? "true" : "false"); }},
       {"log.level",
        [](const Config& c) {
          return std::string(c.log_level == 10 ? "\"debug\"" : c.log_level == 20 ? "\"info\"" : c.log_level == 30 ? "\"warn\"" : "\"error\"");

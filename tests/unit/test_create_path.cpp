@@ -24,7 +24,7 @@ class FlowHarness : public Harness {
       Engine& e = engine();
       ledger_ = open_memory_ledger("");
       log_ = std::make_unique<AttemptLog>(nullptr, std::string(), kLogDebug, config.secrets(), clock);
-      flow_ = std::make_unique<PaymentFlow>(e, *ledger_, config, clock, sleeper, keys, stats, *log_, "test-owner");
+      flow_ = std::make_unique<PaymentFlow>(e, *ledger_, config, clock, sleeper, keys, stats, *log_, "test-owner", "test-scope");
     }
     return *flow_;
   }

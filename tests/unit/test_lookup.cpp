@@ -30,7 +30,7 @@ class LookupHarness : public Harness {
       log_ = std::make_unique<AttemptLog>(
           [this](int level, const std::string& line) { lines.push_back({level, line}); }, std::string(), kLogDebug,
           config.secrets(), clock);
-      flow_ = std::make_unique<PaymentFlow>(e, *ledger_, config, clock, sleeper, keys, stats, *log_, "test-owner");
+      flow_ = std::make_unique<PaymentFlow>(e, *ledger_, config, clock, sleeper, keys, stats, *log_, "test-owner", "test-scope");
       settler_ = std::make_unique<Settler>(*ledger_, transport, profile, config, clock, sleeper, jitter, budget(),
                                            *log_, stats, *flow_, hook);
     }
