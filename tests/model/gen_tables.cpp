@@ -1,26 +1,53 @@
-// Prints the decision table of one built-in profile as a Promela include
-// for settlement.pml: the profile's replay kind and lookup, and the verdict
-// class the real classifier (payretry::classify) gives each observation the
-// model can make. The model is then checked against what the code decides,
-// not against a copy of it.
+// Prints one profile's tables as a Promela include for settlement.pml. Every
+// decision in them is computed by the library's own functions, never
+// restated here, so that the model checks the code and not a copy of it:
+//
+//   - the decision table: the verdict class payretry::classify() gives each
+//     observation the model can make, and whether it may have processed;
+//   - the history fold: HistoryFold::add() (src/core/history.cpp) explored
+//     from its initial state over every entry the model can record (a send
+//     per observation, as the engine and PaymentFlow::entry_of_attempt()
+//     write it; a takeover's unrecorded_send(); a lookup's finding), each
+//     state with HistoryFold::reading()'s resend_safe and final_answer;
+//   - "not found" as proof: read_not_found() (src/core/lookup_rules.cpp) in
+//     every state of the fold, with the read-lag grace passed or not;
+//   - what a found status settles: lookup_status_settles() for the status
+//     words the profile's lookup answers with when the provider charged and
+//     when it declined.
 //
 //   model_gen_tables <profile>      the include, on stdout
 //   model_gen_tables --list         the built-in profile names, one a line
 //
+// <profile> is a built-in profile or one of the model's variants below.
 // Each observation is a sample answer shaped like that provider's own (a
 // success is a 2xx for most, but code 10000 inside a 200 for Alipay; a
 // decline is a 402 for most, but a 2xx for Checkout.com and Adyen). A
 // verdict the model has no class for (mismatch) is an error: the table would
 // not mean what the model assumes.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "classify.hpp"
+#include "history.hpp"
+#include "lookup_rules.hpp"
+#include "payment_flow.hpp"
 #include "profile.hpp"
 #include "transport.hpp"
+
+// A generator built from a source file with one of the code's rules reverted
+// (tests/model/reverts/, CMakeLists.txt): apply_revert.cmake defines this in
+// the patched copy, empty when the patch applied, and otherwise says why.
+#ifdef PAYRETRY_MODEL_REVERT
+extern "C" const char* const payretry_model_revert_problem;
+#endif
 
 using namespace payretry;
 
@@ -32,9 +59,12 @@ struct Answer {
 };
 
 // What each provider answers when it charged, when it declined, and (for a
-// merchant reference that is permanent) when it refuses a duplicate.
+// merchant reference that is permanent) when it refuses a duplicate; and,
+// for a profile whose lookup the model uses, the status word that lookup
+// reports for a charged and for a declined payment.
 struct Samples {
   Answer charged, declined, duplicate;
+  std::string status_charged, status_declined;
 };
 
 const std::map<std::string, Samples>& samples() {
@@ -42,41 +72,76 @@ const std::map<std::string, Samples>& samples() {
       {"generic",
        {{201, R"({"id":"pay_1","status":"succeeded"})"},
         {402, R"({"error":{"code":"card_declined"}})"},
-        {409, R"({"error":{"code":"duplicate"}})"}}},
+        {409, R"({"error":{"code":"duplicate"}})"},
+        "", ""}},
       {"stripe",
        {{200, R"({"id":"pi_1","object":"payment_intent","status":"succeeded"})"},
         {402, R"({"error":{"type":"card_error","code":"card_declined"}})"},
-        {409, R"({"error":{"code":"duplicate"}})"}}},
+        {409, R"({"error":{"code":"duplicate"}})"},
+        "", ""}},
       {"adyen",
        {{200, R"({"pspReference":"8815","resultCode":"Authorised"})"},
         {200, R"({"pspReference":"8815","resultCode":"Refused"})"},
-        {409, R"({"status":409,"errorCode":"duplicate"})"}}},
+        {409, R"({"status":409,"errorCode":"duplicate"})"},
+        "", ""}},
       {"paypal",
        {{201, R"({"id":"5O190127TN364715T","status":"COMPLETED"})"},
         {422, R"({"name":"UNPROCESSABLE_ENTITY","details":[{"issue":"INSTRUMENT_DECLINED"}]})"},
-        {409, R"({"name":"duplicate"})"}}},
+        {409, R"({"name":"duplicate"})"},
+        "", ""}},
       {"square",
        {{200, R"({"payment":{"id":"sq_1","status":"COMPLETED"}})"},
         {402, R"({"errors":[{"category":"PAYMENT_METHOD_ERROR","code":"CARD_DECLINED"}]})"},
-        {409, R"({"errors":[{"code":"duplicate"}]})"}}},
+        {409, R"({"errors":[{"code":"duplicate"}]})"},
+        "", ""}},
       {"checkout_com",
        {{201, R"({"id":"pay_1","status":"Authorized"})"},
         {201, R"({"id":"pay_1","status":"Declined"})"},
-        {409, R"({"error_type":"duplicate"})"}}},
+        {409, R"({"error_type":"duplicate"})"},
+        "Authorized", "Declined"}},
       {"mollie",
        {{201, R"({"id":"tr_1","status":"open"})"},
         {422, R"({"status":422,"title":"Unprocessable Entity","detail":"The card was declined"})"},
-        {409, R"({"status":409,"title":"duplicate"})"}}},
+        {409, R"({"status":409,"title":"duplicate"})"},
+        "", ""}},
       {"wechatpay_v3",
        {{200, R"({"prepay_id":"wx201410272009395522657a690389285100"})"},
         {403, R"({"code":"NOTENOUGH","message":"insufficient balance"})"},
-        {403, R"({"code":"ORDERPAID","message":"the order is already paid"})"}}},
+        {403, R"({"code":"ORDERPAID","message":"the order is already paid"})"},
+        "SUCCESS", "PAYERROR"}},
       {"alipay",
        {{200, R"({"alipay_trade_pay_response":{"code":"10000","msg":"Success","trade_no":"2013112011001004330000121536"},"sign":"x"})"},
         {200, R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.PAYMENT_FAIL"},"sign":"x"})"},
-        {200, R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.TRADE_HAS_SUCCESS"},"sign":"x"})"}}},
+        {200, R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.TRADE_HAS_SUCCESS"},"sign":"x"})"},
+        // A trade that was declined is closed unpaid: TRADE_CLOSED, which the
+        // profile leaves unlisted (it also means "refunded after payment").
+        "TRADE_SUCCESS", "TRADE_CLOSED"}},
   };
   return s;
+}
+
+// Profiles that are not built in, which a user may write and the library
+// accepts: where one of the code's rules makes the difference that no
+// built-in profile shows. Each takes its samples from the profile it extends.
+struct Variant {
+  const char* name;
+  const char* json;
+};
+const Variant kVariants[] = {
+    // Checkout.com's lookup searches by the payment's reference. Without
+    // lookup.reference_path, submit neither writes the order id there nor
+    // checks it, so a request need not carry what the lookup searches by
+    // (the built-in profile as it was before D12, docs/reliability.md):
+    // only read_not_found() keeps its "not found" from counting as proof.
+    {"checkout_com_without_reference_path",
+     R"({"name":"checkout_com_without_reference_path","extends":"checkout_com","lookup":{"reference_path":""}})"},
+};
+
+std::optional<Profile> load(const std::string& name) {
+  if (std::optional<Profile> p = builtin_profile(name)) return p;
+  for (const Variant& v : kVariants)
+    if (name == v.name) return parse_profile(v.json);
+  return std::nullopt;
 }
 
 TransportResult answered(const Answer& a) {
@@ -121,9 +186,79 @@ const char* replay_macro(ReplayKind k) {
   return "RK_NONE";
 }
 
+[[noreturn]] void die(const std::string& why) {
+  std::fprintf(stderr, "gen_tables: %s\n", why.c_str());
+  std::exit(2);
+}
+
+// ---------------------------------------------------------------- the fold
+//
+// Times in the fold are unix ms. Every entry of a state's representative
+// history ends at kAt; an entry probed for its effect on the last possible
+// send ends later (kLater) or earlier (kEarlier) than that.
+constexpr int64_t kAt = 1000000, kLater = 2000000, kEarlier = 500000;
+
+// One kind of history entry the model records.
+struct EntryClass {
+  std::string name;  // E_..., a Promela mtype
+  std::string what;  // in words, for the comment
+  AttemptEntry entry;
+};
+
+AttemptEntry at_time(AttemptEntry e, int64_t t) {
+  e.started_at = t;
+  e.ended_at = t;
+  return e;
+}
+
+// What adding an entry does to the last possible send (h_last in the
+// model): keeps it, raises it to the entry's time, or clears it.
+enum class TimeEffect { keep, raise, clear };
+
+struct FoldState {
+  HistoryFold fold;
+  std::vector<int> next;  // per entry class
+};
+
+struct Bits {
+  bool maybe, forbidding, final_answer;
+  bool operator<(const Bits& o) const {
+    return std::tie(maybe, forbidding, final_answer) < std::tie(o.maybe, o.forbidding, o.final_answer);
+  }
+};
+Bits bits_of(const HistoryFold& f) { return {f.may_have_processed(), f.forbidding(), f.final_answer()}; }
+
+// What the model reads of a state: the outputs that two states must share
+// to be one state of the model.
+struct Outputs {
+  bool maybe, resend_safe, final_answer, absent_in_grace, absent_after_grace;
+  bool operator==(const Outputs& o) const {
+    return maybe == o.maybe && resend_safe == o.resend_safe && final_answer == o.final_answer &&
+           absent_in_grace == o.absent_in_grace && absent_after_grace == o.absent_after_grace;
+  }
+};
+
+// read_not_found() for a lookup asked just inside, or just after, the
+// read-lag grace from the state's last possible send.
+bool proves_absence(const Profile& p, const HistoryReading& h, bool grace_passed, bool in_scope) {
+  const int64_t grace = 60000;
+  const int64_t asked_at = h.last_possible_send + grace - (grace_passed ? 0 : 1);
+  return read_not_found(p, h, asked_at, grace, in_scope).proves_absence;
+}
+
+std::string list_of(const std::vector<int>& v, const char* var) {
+  if (v.empty()) return "0";
+  std::string s;
+  for (int x : v) s += std::string(s.empty() ? "" : " || ") + "(" + var + ") == " + std::to_string(x);
+  return "(" + s + ")";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef PAYRETRY_MODEL_REVERT
+  if (payretry_model_revert_problem[0]) die(payretry_model_revert_problem);
+#endif
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <built-in profile> | --list\n", argv[0]);
     return 2;
@@ -133,65 +268,301 @@ int main(int argc, char** argv) {
     return 0;
   }
   const std::string name = argv[1];
-  const std::optional<Profile> found = builtin_profile(name);
-  if (!found) {
-    std::fprintf(stderr, "gen_tables: no built-in profile %s\n", name.c_str());
-    return 2;
-  }
-  const auto s = samples().find(name);
-  if (s == samples().end()) {
-    std::fprintf(stderr, "gen_tables: no sample answers for profile %s: add them to gen_tables.cpp\n", name.c_str());
-    return 2;
-  }
+  const std::optional<Profile> found = load(name);
+  if (!found) die("no built-in profile or model variant " + name);
   const Profile& p = *found;
+  auto s = samples().find(name);
+  if (s == samples().end()) s = samples().find(p.extends);
+  if (s == samples().end()) die("no sample answers for profile " + name + ": add them to gen_tables.cpp");
+  const Samples& sm = s->second;
   const bool by_reference = p.identity.mode == IdentityMode::reference;
   const bool carries = by_reference || !p.lookup.reference_path.empty();
+  const bool lookup_usable = p.lookup.by == LookupBy::order_id;
 
-  std::printf("/* Generated by model_gen_tables from the built-in profile %s with payretry::classify(). */\n",
+  // Every comment is one line: run_spin.sh drops them when it compares tables.
+  std::printf("/* Generated by model_gen_tables from profile %s with payretry::classify(), HistoryFold, */\n"
+              "/* read_not_found() and lookup_status_settles(). */\n",
               name.c_str());
   std::printf("#define PROFILE_NAME %s\n", name.c_str());
   std::printf("#define REPLAY %s  /* replay: %s */\n", replay_macro(p.replay), replay_kind_name(p.replay));
   // Only a lookup by order id can settle a payment whose answer was never
   // read: a provider id is known only from a read answer, which settles it.
-  std::printf("#define LOOKUP_USABLE %d  /* lookup.by: %s */\n", p.lookup.by == LookupBy::order_id ? 1 : 0,
-              lookup_by_name(p.lookup.by));
+  std::printf("#define LOOKUP_USABLE %d  /* lookup.by: %s */\n", lookup_usable ? 1 : 0, lookup_by_name(p.lookup.by));
   std::printf("#define IDENTITY_REFERENCE %d  /* identity.mode: %s */\n", by_reference ? 1 : 0,
               by_reference ? "reference" : p.identity.mode == IdentityMode::body ? "body" : "header");
+  // A fact of the world, not a rule: submit writes or checks the reference
+  // at reference_path, and a reference identity is the reference itself.
   std::printf("#define CARRIES_REF %d  /* the request carries what the lookup searches by (reference_path: \"%s\") */\n",
               carries ? 1 : 0, p.lookup.reference_path.c_str());
+  std::printf("#define LOOKUP_FINDS %d  /* a lookup can find the payment: usable, and by what the request carried */\n",
+              lookup_usable && carries ? 1 : 0);
   std::printf("#define REPLAY_MARKER %d  /* replay_header: \"%s\" */\n", p.replay_header.empty() ? 0 : 1,
               p.replay_header.c_str());
 
-  const Samples& sm = s->second;
-  const std::pair<const char*, TransportResult> observations[] = {
-      {"TIMEOUT", failed(TransportFailure::timeout)},
-      {"LOST", failed(TransportFailure::connection_lost)},
-      {"500", answered({500, R"({"error":{"code":"internal_error","message":"An internal error occurred"}})"})},
-      {"2XX", answered(sm.charged)},
-      {"DECLINE", answered(sm.declined)},
-      {"4XX", answered({401, R"({"message":"unauthorized"})"})},
-      {"DUP", answered(sm.duplicate)},
+  // ------------------------------------------------ the decision table
+  struct Observation {
+    const char* obs;
+    const char* what;
+    TransportResult t;
+    Classification c;
   };
-  const char* what[] = {"timeout after the request was written", "connection lost after the request was written",
-                        "500 after processing", "the provider's charge answer", "the provider's decline answer",
-                        "a 4xx from a layer in front of the provider (nothing processed)",
-                        "a duplicate refused (reference kinds only)"};
-  std::string timeout_class, lost_class;
-  bool timeout_p = false, lost_p = false;
-  int i = 0;
-  for (const auto& [obs, t] : observations) {
-    const Classification c = classify(p, t);
-    const char* cls = verdict_class(c.verdict, name, obs);
-    std::printf("/* %s: %s%s%s -> %s (%s), %s */\n", what[i], t.failure == TransportFailure::none ? "HTTP " : "",
+  std::vector<Observation> observations = {
+      {"TIMEOUT", "timeout after the request was written", failed(TransportFailure::timeout), {}},
+      {"LOST", "connection lost after the request was written", failed(TransportFailure::connection_lost), {}},
+      {"500", "500 after processing",
+       answered({500, R"({"error":{"code":"internal_error","message":"An internal error occurred"}})"}), {}},
+      {"2XX", "the provider's charge answer", answered(sm.charged), {}},
+      {"DECLINE", "the provider's decline answer", answered(sm.declined), {}},
+      {"4XX", "a 4xx from a layer in front of the provider (nothing processed)",
+       answered({401, R"({"message":"unauthorized"})"}), {}},
+      {"DUP", "a duplicate refused (reference kinds only)", answered(sm.duplicate), {}},
+  };
+  for (Observation& o : observations) {
+    o.c = classify(p, o.t);
+    const char* cls = verdict_class(o.c.verdict, name, o.obs);
+    const TransportResult& t = o.t;
+    std::printf("/* %s: %s%s%s -> %s (%s), %s */\n", o.what, t.failure == TransportFailure::none ? "HTTP " : "",
                 t.failure == TransportFailure::none ? std::to_string(t.response.status).c_str() : "",
-                t.failure == TransportFailure::none ? "" : transport_failure_name(t.failure), verdict_name(c.verdict),
-                c.reason.c_str(), c.may_have_processed ? "may have processed" : "not processed");
-    std::printf("#define V_OF_%s %s\n#define P_OF_%s %d\n", obs, cls, obs, c.may_have_processed ? 1 : 0);
-    if (i == 0) timeout_class = cls, timeout_p = c.may_have_processed;
-    if (i == 1) lost_class = cls, lost_p = c.may_have_processed;
-    ++i;
+                t.failure == TransportFailure::none ? "" : transport_failure_name(t.failure), verdict_name(o.c.verdict),
+                o.c.reason.c_str(), o.c.may_have_processed ? "may have processed" : "not processed");
+    std::printf("#define V_OF_%s %s\n#define P_OF_%s %d\n", o.obs, cls, o.obs, o.c.may_have_processed ? 1 : 0);
   }
+
+  // ------------------------------------------------ the history fold
+  // Every entry the model records: a send per observation, written as the
+  // engine (AttemptRun) fills its attempt record and PaymentFlow writes it;
+  // the takeover's entry for a dead run's possible last send; each finding
+  // of a lookup.
+  std::vector<EntryClass> classes;
+  for (const Observation& o : observations) {
+    AttemptRecord a;
+    a.number = 1;
+    a.started_unix_ms = kAt;
+    a.http_status = o.t.failure == TransportFailure::none ? o.t.response.status : 0;
+    if (o.t.failure != TransportFailure::none) a.transport_error = transport_failure_name(o.t.failure);
+    a.verdict = verdict_name(o.c.verdict);
+    a.reason = o.c.reason;
+    a.may_have_processed = o.c.may_have_processed;
+    classes.push_back({std::string("E_") + o.obs,
+                       std::string("a send observed as ") + o.obs + " (verdict " + a.verdict + ", " +
+                           (a.http_status ? "HTTP " + std::to_string(a.http_status) : a.transport_error) + ", " +
+                           (a.may_have_processed ? "may have processed" : "not processed") + ")",
+                       PaymentFlow::entry_of_attempt(a)});
+  }
+  classes.push_back({"E_UNRECORDED", "a takeover's entry for the dead run's possible last send (unrecorded_send)",
+                     unrecorded_send(1, kAt)});
+  const std::pair<const char*, const char*> findings[] = {
+      {kLookupAbsent, "E_LOOKUP_ABSENT"},
+      {kLookupNotFound, "E_LOOKUP_NOT_FOUND"},
+      {kLookupFound, "E_LOOKUP_FOUND"},
+      {kLookupFailed, "E_LOOKUP_FAILED"},
+  };
+  for (const auto& [verdict, cname] : findings) {
+    AttemptEntry e;
+    e.number = 1;
+    e.kind = "lookup";
+    e.started_at = e.ended_at = kAt;
+    e.verdict = verdict;
+    e.processed = false;  // a read acts on nothing (settle.cpp lookup_entry)
+    classes.push_back({cname, std::string("a lookup that wrote \"") + verdict + "\"", e});
+  }
+  const int nc = static_cast<int>(classes.size());
+
+  // Every state of the fold reachable from the initial one; a state is its
+  // accessor bits, each with the first history that reached it.
+  std::vector<FoldState> states;
+  std::map<Bits, int> index;
+  states.push_back({HistoryFold(p), {}});
+  index[bits_of(states[0].fold)] = 0;
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    for (int c = 0; c < nc; ++c) {
+      HistoryFold f = states[i].fold;
+      f.add(at_time(classes[c].entry, kAt));
+      const Bits b = bits_of(f);
+      auto it = index.find(b);
+      if (it == index.end()) {
+        it = index.emplace(b, static_cast<int>(states.size())).first;
+        states.push_back({f, {}});
+      }
+      states[i].next.push_back(it->second);
+    }
+  }
+  const int ns = static_cast<int>(states.size());
+
+  // What each entry class does to the last possible send, the same in every
+  // state (the model keeps that time itself, as h_last).
+  std::vector<TimeEffect> effect(nc);
+  for (int c = 0; c < nc; ++c) {
+    bool can_keep = true, can_raise = true, can_clear = true;
+    for (const FoldState& st : states) {
+      const int64_t before = st.fold.reading().last_possible_send;
+      HistoryFold later = st.fold, earlier = st.fold;
+      later.add(at_time(classes[c].entry, kLater));
+      earlier.add(at_time(classes[c].entry, kEarlier));
+      const int64_t l = later.reading().last_possible_send, e = earlier.reading().last_possible_send;
+      can_keep = can_keep && l == before && e == before;
+      can_raise = can_raise && l == std::max(before, kLater) && e == std::max(before, kEarlier);
+      can_clear = can_clear && l == 0 && e == 0;
+    }
+    if (can_keep) effect[c] = TimeEffect::keep;
+    else if (can_raise) effect[c] = TimeEffect::raise;
+    else if (can_clear) effect[c] = TimeEffect::clear;
+    else
+      die(classes[c].name + " moves the last possible send in a way the model has no rule for (keep, raise, clear)");
+  }
+
+  // The model's states: fold states it cannot tell apart are one (the
+  // coarsest partition with the same outputs and the same successors), so
+  // that the search does not split on what nothing reads.
+  std::vector<Outputs> out(ns);
+  for (int i = 0; i < ns; ++i) {
+    const HistoryReading h = states[i].fold.reading();
+    if (h.may_have_processed != states[i].fold.may_have_processed()) die("reading() and the fold's state disagree");
+    out[i] = {h.may_have_processed, h.resend_safe, h.final_answer, proves_absence(p, h, false, true),
+              proves_absence(p, h, true, true)};
+  }
+  std::vector<int> block(ns);
+  for (int i = 0; i < ns; ++i) {
+    block[i] = i;
+    for (int j = 0; j < i; ++j)
+      if (out[i] == out[j]) {
+        block[i] = block[j];
+        break;
+      }
+  }
+  for (bool split = true; split;) {
+    split = false;
+    std::vector<int> refined(ns);
+    for (int i = 0; i < ns; ++i) {
+      refined[i] = i;
+      for (int j = 0; j < i; ++j) {
+        if (block[j] != block[i]) continue;
+        bool same = true;
+        for (int c = 0; c < nc && same; ++c) same = block[states[i].next[c]] == block[states[j].next[c]];
+        if (same) {
+          refined[i] = refined[j];
+          break;
+        }
+      }
+    }
+    std::set<int> a(block.begin(), block.end()), b(refined.begin(), refined.end());
+    split = b.size() != a.size();
+    block = refined;
+  }
+  // Number the model's states 0.. in the order the fold reached them (the
+  // initial state is 0).
+  std::map<int, int> number;
+  for (int i = 0; i < ns; ++i)
+    if (!number.count(block[i])) {
+      const int k = static_cast<int>(number.size());
+      number[block[i]] = k;
+    }
+  auto hs = [&](int fold_state) { return number.at(block[fold_state]); };
+  const int nhs = static_cast<int>(number.size());
+
+  std::printf("/* The history fold: HistoryFold::add() (src/core/history.cpp) from its initial state over every */\n"
+              "/* entry the model records: %d states of the fold, %d for the model (states that nothing the */\n"
+              "/* model reads tells apart are one). */\n",
+              ns, nhs);
+  std::printf("mtype = {");
+  for (int c = 0; c < nc; ++c) std::printf("%s %s", c ? "," : "", classes[c].name.c_str());
+  std::printf(" };\n");
+  for (int c = 0; c < nc; ++c) {
+    const char* t = effect[c] == TimeEffect::keep    ? "keeps the last possible send"
+                    : effect[c] == TimeEffect::raise ? "raises the last possible send to its own time"
+                                                     : "clears the last possible send";
+    std::printf("/* %s: %s; %s */\n", classes[c].name.c_str(), classes[c].what.c_str(), t);
+  }
+  for (const Observation& o : observations) std::printf("#define E_OF_%s E_%s\n", o.obs, o.obs);
+  for (int i = 0; i < ns; ++i) {
+    const Bits b = bits_of(states[i].fold);
+    const HistoryReading h = states[i].fold.reading();
+    std::printf("/* fold state %d (model state %d): may_have_processed %d, forbidding %d, final_answer %d -> reading: "
+                "resend_safe %d, final_answer %d; \"not found\" proves absence: %s within the grace, %s after it; "
+                "asked out of scope: %s */\n",
+                i, hs(i), b.maybe, b.forbidding, b.final_answer, h.resend_safe, h.final_answer,
+                out[i].absent_in_grace ? "yes" : "no", out[i].absent_after_grace ? "yes" : "no",
+                proves_absence(p, h, true, false) ? "proves absence" : "proves nothing");
+  }
+  std::vector<int> maybe, safe, final_answer, nf_in, nf_after;
+  std::vector<bool> done(nhs);
+  for (int i = 0; i < ns; ++i) {
+    const int k = hs(i);
+    if (done[k]) continue;
+    done[k] = true;
+    if (out[i].maybe) maybe.push_back(k);
+    if (out[i].resend_safe) safe.push_back(k);
+    if (out[i].final_answer) final_answer.push_back(k);
+    if (out[i].absent_in_grace) nf_in.push_back(k);
+    if (out[i].absent_after_grace) nf_after.push_back(k);
+  }
+  std::printf("#define HS_COUNT %d\n", nhs);
+  std::printf("#define HS_MAYBE(s) %s  /* reading().may_have_processed */\n", list_of(maybe, "s").c_str());
+  std::printf("#define HS_RESEND_SAFE(s) %s  /* reading().resend_safe */\n", list_of(safe, "s").c_str());
+  std::printf("#define HS_FINAL(s) %s  /* reading().final_answer */\n", list_of(final_answer, "s").c_str());
+  // read_not_found(profile, reading, asked_at, grace, asked_in_scope = true):
+  // the model's rows were all written with their scope.
+  std::printf("/* read_not_found() (src/core/lookup_rules.cpp): a lookup's \"not found\" proves absence in state s, */\n"
+              "/* asked within the read-lag grace from the last possible send (lag = 0) or after it (lag = 1) */\n");
+  std::printf("#define NF_PROVES(s, lag) ((!(lag) && %s) || ((lag) && %s))\n", list_of(nf_in, "s").c_str(),
+              list_of(nf_after, "s").c_str());
+  // The transitions, and what each entry does to h_last.
+  std::printf("inline hist_add(ent, at) {\n  if\n");
+  for (int c = 0; c < nc; ++c) {
+    std::string moves;
+    std::set<int> seen;
+    for (int i = 0; i < ns; ++i) {
+      const int from = hs(i), to = hs(states[i].next[c]);
+      if (from == to || seen.count(from)) continue;
+      seen.insert(from);
+      moves += " :: hs == " + std::to_string(from) + " -> hs = " + std::to_string(to);
+    }
+    std::string time;
+    if (effect[c] == TimeEffect::raise) time = "; if :: at > h_last -> h_last = at :: else fi";
+    if (effect[c] == TimeEffect::clear) time = "; h_last = 0";
+    std::printf("  :: ent == %s -> %s%s\n", classes[c].name.c_str(),
+                moves.empty() ? "skip" : ("if" + moves + " :: else fi").c_str(), time.c_str());
+  }
+  std::printf("  fi\n}\n");
+  // A send that may have been processed can be followed by another under
+  // the key (the profile retries it, or its replay kind makes a re-send
+  // safe): only then can a run meet the provider's final answer after it.
+  bool resend_after_maybe = false;
+  for (const Observation& o : observations) {
+    if (std::strcmp(o.obs, "TIMEOUT") && std::strcmp(o.obs, "LOST") && std::strcmp(o.obs, "500")) continue;
+    const int c = static_cast<int>(&o - observations.data());
+    if (o.c.may_have_processed && out[states[0].next[c]].resend_safe) resend_after_maybe = true;
+  }
+  std::printf("#define RESEND_AFTER_MAYBE %d  /* a send that may have been processed can be followed by another */\n",
+              resend_after_maybe ? 1 : 0);
   // Two observations the profile treats alike need not be told apart: fewer states.
-  std::printf("#define SAME_TIMEOUT_LOST %d\n", timeout_class == lost_class && timeout_p == lost_p ? 1 : 0);
+  const int timeout_c = 0, lost_c = 1;
+  bool same_timeout_lost = observations[0].c.verdict == observations[1].c.verdict &&
+                           observations[0].c.may_have_processed == observations[1].c.may_have_processed &&
+                           effect[timeout_c] == effect[lost_c];
+  for (int i = 0; i < ns && same_timeout_lost; ++i)
+    same_timeout_lost = hs(states[i].next[timeout_c]) == hs(states[i].next[lost_c]);
+  std::printf("#define SAME_TIMEOUT_LOST %d\n", same_timeout_lost ? 1 : 0);
+
+  // ------------------------------------------------ what a lookup settles
+  if (!lookup_usable) {
+    std::printf("/* lookup_status_settles(): not used, no lookup by order id (lookup.by: %s) */\n",
+                lookup_by_name(p.lookup.by));
+  } else {
+    if (sm.status_charged.empty() || sm.status_declined.empty())
+      die("no sample lookup status words for profile " + name + ": add them to gen_tables.cpp");
+    auto settles = [&](const std::string& word) {
+      const std::optional<PaymentState> st = lookup_status_settles(p, word);
+      if (!st) return "UNKNOWN";
+      if (*st == PaymentState::succeeded) return "SUCCEEDED";
+      if (*st == PaymentState::failed) return "FAILED";
+      die("lookup_status_settles gives a state the model has no name for");
+    };
+    std::printf("/* lookup_status_settles() (src/core/lookup_rules.cpp) for the status words this lookup answers */\n"
+                "/* with; UNKNOWN: the status settles nothing, the payment stays UNKNOWN */\n");
+    std::printf("#define LS_CHARGED %s  /* charged: \"%s\" */\n", settles(sm.status_charged), sm.status_charged.c_str());
+    std::printf("#define LS_DECLINED %s  /* declined: \"%s\" */\n", settles(sm.status_declined),
+                sm.status_declined.c_str());
+  }
   return 0;
 }

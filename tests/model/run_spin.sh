@@ -10,6 +10,9 @@
 #       With fix N reverted (-DREVERT_FIXN) and only the money invariant HARM
 #       checked (double_charge | failed_but_charged), pan must find an error,
 #       and its trail must violate that invariant. Prints the trail as a story.
+#   run_spin.sh GEN MODEL WORKDIR reverted PROFILE RULE HARM
+#       GEN was built from the code with RULE reverted (tests/model/reverts/):
+#       as revert, with the tables that generator prints and no switch.
 #   run_spin.sh GEN - - covers PROFILE...
 #       The profiles given are exactly the library's built-in ones.
 #   run_spin.sh GEN MODEL WORKDIR check PROFILE [-Dswitch...]
@@ -100,17 +103,20 @@ exhausted() {  # the search covered everything
 }
 
 # The markers settlement.pml sets ("seen_mark = N  /* must be reached */", and
-# "... with a lookup" for a profile that has one) that no state of the search
-# reached: a check that never charged, never took a row over or never re-sent
-# would pass without meaning anything. A marker's states are in pan -d; the
-# ones the search never reached are in its "unreached" list.
+# "... must be reached if FLAG */" where tables.pml defines FLAG as 1) that no
+# state of the search reached: a check that never charged, never took a row
+# over or never re-sent would pass without meaning anything. A marker's
+# states are in pan -d; the ones the search never reached are in its
+# "unreached" list.
 unreached_markers() {
-  local name=$1 marks k all un
+  local name=$1 marks k all un flag
   marks=$(grep -E 'seen_mark = [0-9]+;? +/\* must be reached \*/' settlement.pml | grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')
-  if grep -q '^#define LOOKUP_USABLE 1' tables.pml; then
-    marks="$marks $(grep -E 'seen_mark = [0-9]+;? +/\* must be reached with a lookup \*/' settlement.pml |
-                    grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')"
-  fi
+  for flag in $(grep -oE 'must be reached if [A-Z_]+' settlement.pml | awk '{print $5}' | sort -u); do
+    if grep -qE "^#define $flag 1( |\$)" tables.pml; then
+      marks="$marks $(grep -E "seen_mark = [0-9]+;? +/\\* must be reached if $flag \\*/" settlement.pml |
+                      grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')"
+    fi
+  done
   for k in $marks; do
     all=$(grep -E "=> seen_mark = $k\$" "$name.fsm" | awk '{print $2}' | sort -u)
     un=$(grep -E "state [0-9]+, \"seen_mark = $k\"" "$name.out" | grep -oE 'state [0-9]+' | awk '{print $2}' | sort -u)
@@ -151,7 +157,7 @@ case $mode in
     done
     exit $status
     ;;
-  revert)
+  revert|reverted)
     fix=$1 harm=$2
     case $harm in
       double_charge) only=-DONLY_DOUBLE_CHARGE; text='charges<=1' ;;
@@ -159,12 +165,16 @@ case $mode in
       *) echo "unknown harm $harm" >&2; exit 2 ;;
     esac
     search=bfs   # the shortest story
-    switches=(-DREVERT_FIX$fix -DDAMAGE_ONLY $only -DBFS_SEARCH)
-    verify "revert$fix" "${switches[@]}"
-    n=$(errors_of "revert$fix")
+    if [ "$mode" = revert ]; then
+      switches=(-DREVERT_FIX$fix -DDAMAGE_ONLY $only -DBFS_SEARCH) name=revert$fix what="fix $fix"
+    else
+      switches=(-DDAMAGE_ONLY $only -DBFS_SEARCH) name=reverted what="the $fix (in the code)"
+    fi
+    verify "$name" "${switches[@]}"
+    n=$(errors_of "$name")
     if [ -z "$n" ] || [ "$n" -lt 1 ]; then
-      echo "FAIL: with fix $fix reverted, SPIN found no $harm for profile $profile" >&2
-      cat "revert$fix.out" >&2
+      echo "FAIL: with $what reverted, SPIN found no $harm for profile $profile" >&2
+      cat "$name.out" >&2
       exit 1
     fi
     trail=$(story "${switches[@]}")
