@@ -121,10 +121,13 @@ std::string config_json(const Config& cfg) {
   add_number(doc.get(), "refuse_ms", cfg.refuse_ms);
   add_number(doc.get(), "latency_ms", cfg.latency_ms);
   add_string(doc.get(), "key_header", cfg.effective_key_header());
-  add_bool(doc.get(), "auth", !cfg.api_key.empty());
+  add_bool(doc.get(), "auth", !cfg.api_keys.empty());
+  add_number(doc.get(), "accounts", cfg.api_keys.size() > 1 ? static_cast<double>(cfg.api_keys.size()) : 1);
+  add_string(doc.get(), "scope_header", cfg.scope_header);
   add_bool(doc.get(), "keys", cfg.keys != nullptr);
   add_string(doc.get(), "oauth2_client_id", cfg.oauth2.id);  // never the secret
   add_number(doc.get(), "oauth2_ttl_s", cfg.oauth2.ttl_s);
+  add_number(doc.get(), "oauth2_delay_ms", cfg.oauth2_delay_ms);
   add_string(doc.get(), "profile", cfg.profile->name);
   return print(doc.get());
 }
@@ -155,6 +158,9 @@ bool apply_config_patch(const Config& base, std::string_view json, Config* out, 
       else append_join(bad, name);
     } else if (name == "latency_ms") {
       if (get_int(item, 0, 3600 * 1000, &v)) cfg.latency_ms = static_cast<int>(v);
+      else append_join(bad, name);
+    } else if (name == "oauth2_delay_ms") {
+      if (get_int(item, -1, 3600 * 1000, &v)) cfg.oauth2_delay_ms = static_cast<int>(v);
       else append_join(bad, name);
     } else if (name == "profile") {
       const Profile* p = cJSON_IsString(item) ? find_profile(item->valuestring) : nullptr;
@@ -242,6 +248,7 @@ std::string stats_json(const State& state) {
   add_number(doc.get(), "bad_signatures", s.bad_signatures);
   add_number(doc.get(), "oauth2_tokens_issued", s.oauth2_tokens_issued);
   add_number(doc.get(), "oauth2_tokens_refused", s.oauth2_tokens_refused);
+  add_number(doc.get(), "oauth2_token_requests_held", s.oauth2_token_requests_held);
   return print(doc.get());
 }
 

@@ -25,7 +25,7 @@ std::string truth_json(const State& state, std::string_view order_id);
 std::string stats_json(const State& state);
 
 // Applies a JSON config patch ({"seed":..,"faults":{..},"slow_ms":..,"retry_after_s":..,
-// "refuse_ms":..,"profile":"name"}). On error returns false with a message naming the offending keys.
+// "refuse_ms":..,"latency_ms":..,"oauth2_delay_ms":..,"profile":"name"}). On error returns false with a message naming the offending keys.
 bool apply_config_patch(const Config& base, std::string_view json, Config* out, std::string* error);
 
 }  // namespace payretry_sim

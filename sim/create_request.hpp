@@ -24,6 +24,8 @@ struct CreateRequest {
   // when present and not empty; the others: the body's key field or merchant reference.
   bool has_key = false;
   std::string_view key;
+  // The merchant account and scope it acts in (state.hpp scope_of); empty: the default.
+  std::string_view scope;
   std::string_view order_id;
   std::string_view currency = "usd";
   int64_t amount = 0;

@@ -26,9 +26,10 @@ enum class Fault : uint8_t {
   internal_error,          // "500"
   decline,
   malformed,
+  unauthorized_after,      // "401_after": processed and charged, then a 401, the key forgotten
 };
 
-inline constexpr std::size_t kFaultCount = 12;
+inline constexpr std::size_t kFaultCount = 13;
 
 std::string_view fault_name(Fault f);
 std::optional<Fault> fault_from_name(std::string_view name);

@@ -30,7 +30,7 @@ const char kUsage[] =
     "  --seed N            seed of the fault schedule (default 1)\n"
     "  --fault NAME=P      probability of a fault, repeatable; the rest is 'none'\n"
     "                      names: refuse reset_before lost_response slow 429 429_date\n"
-    "                             502 503 500 decline malformed\n"
+    "                             502 503 500 decline malformed 401_after\n"
     "  --mix realistic     the fault mix of `payretry demo` (lost_response 5%, reset_before\n"
     "                      3%, slow 2%, 429 3%, 503 5%, 500 3%, malformed 2%, decline 3%);\n"
     "                      a later --fault overrides one of its entries\n"
@@ -39,7 +39,10 @@ const char kUsage[] =
     "  --retry-after-s N   Retry-After sent with 429 (default 1)\n"
     "  --refuse-ms N       how long 'refuse' keeps the listeners closed (default 100)\n"
     "  --api-key K         require 'Authorization: Bearer K' (the bearer modes: stripe\n"
-    "                      checkout_com square adyen mollie)\n"
+    "                      checkout_com square adyen mollie); repeatable: each key is\n"
+    "                      then its own merchant account (keys, payments, lookups)\n"
+    "  --scope-header H    any mode: keys, payments and lookups are partitioned by the\n"
+    "                      value of request header H (as Stripe-Account at Stripe)\n"
     "  --keys DIR          a key directory laid out like tests/keys/: wechatpay_v3 and\n"
     "                      alipay then verify request signatures (and timestamps) and\n"
     "                      sign every answer; without it they check only the form\n"
@@ -49,6 +52,8 @@ const char kUsage[] =
     "  --oauth2-client ID:SECRET\n"
     "                      paypal's OAuth2 client (default test-client-id:test-client-secret)\n"
     "  --oauth2-ttl-s N    expires_in of paypal's tokens (default 32400)\n"
+    "  --oauth2-delay-ms N paypal's token endpoint answers N ms late (default 0; -1:\n"
+    "                      never, the request is held until the client closes)\n"
     "  --key-header H      idempotency key header (default: the profile's, e.g.\n"
     "                      Idempotency-Key for stripe)\n"
     "  --host ADDR         listen address; loopback only (default 127.0.0.1)\n"
@@ -152,7 +157,14 @@ int main(int argc, char** argv) {
     } else if (arg == "--refuse-ms") {
       opt.refuse_ms = static_cast<int>(parse_int(arg, value, 0, 3600 * 1000));
     } else if (arg == "--api-key") {
-      opt.api_key = value;
+      if (value.empty()) usage_error("--api-key wants a non-empty key");
+      if (opt.api_key.empty()) opt.api_key = value;
+      else opt.api_keys.push_back(value);
+    } else if (arg == "--scope-header") {
+      if (value.empty()) usage_error("--scope-header wants a header name");
+      opt.scope_header = value;
+    } else if (arg == "--oauth2-delay-ms") {
+      opt.oauth2_delay_ms = static_cast<int>(parse_int(arg, value, -1, 3600 * 1000));
     } else if (arg == "--profile") {
       opt.profile = value;
     } else if (arg == "--key-header") {

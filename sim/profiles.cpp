@@ -700,12 +700,12 @@ Route route(const Profile& p, std::string_view method, std::string_view path) {
 namespace {
 
 void lookup_stripe(const Profile& p, const State& state, std::string_view path, std::string_view query,
-                   Reply& out) {
+                   std::string_view scope, Reply& out) {
   std::string pi;
   if (one_segment(path, "/v1/payment_intents/", &pi)) {
     uint64_t number = 0;
     State::PaymentCopy c;
-    if (parse_id(p.payment_id, pi, &number) && state.payment_by_number(number, &c)) {
+    if (parse_id(p.payment_id, pi, &number) && state.payment_by_number(number, scope, &c)) {
       out.status = 200;
       format_payment_intent(out.body, c.number, c.order_id, c.amount, c.currency);
     } else {
@@ -716,25 +716,25 @@ void lookup_stripe(const Profile& p, const State& state, std::string_view path, 
   if (path == "/v1/payments") {
     std::string order;
     if (query_param(query, "order_id", &order) && !order.empty()) {
-      state.list_payments(order, out);
+      state.list_payments(order, scope, out);
     } else {
       out.status = 400;
       out.body.assign(
           R"({"error":{"type":"invalid_request_error","code":"parameter_missing","param":"order_id"}})");
     }
   } else {
-    state.get_payment(path.substr(std::string_view("/v1/payments/").size()), out);
+    state.get_payment(path.substr(std::string_view("/v1/payments/").size()), scope, out);
   }
 }
 
 // GET /{prefix}{id}: the payment object or the profile's 404.
 void lookup_by_id(const Profile& p, const State& state, std::string_view path, std::string_view prefix,
-                  Reply& out) {
+                  std::string_view scope, Reply& out) {
   std::string id;
   uint64_t number = 0;
   State::PaymentCopy c;
   if (one_segment(path, prefix, &id) && parse_id(p.payment_id, id, &number) &&
-      state.payment_by_number(number, &c)) {
+      state.payment_by_number(number, scope, &c)) {
     out.status = 200;
     format_created(p, out.body, c.view());
     return;
@@ -743,9 +743,9 @@ void lookup_by_id(const Profile& p, const State& state, std::string_view path, s
 }
 
 void lookup_checkout(const Profile& p, const State& state, std::string_view path,
-                     std::string_view query, Reply& out) {
+                     std::string_view query, std::string_view scope, Reply& out) {
   if (path != "/payments") {
-    lookup_by_id(p, state, path, "/payments/", out);
+    lookup_by_id(p, state, path, "/payments/", scope, out);
     return;
   }
   std::string ref;
@@ -754,7 +754,7 @@ void lookup_checkout(const Profile& p, const State& state, std::string_view path
     out.body.assign(R"({"error_type":"request_invalid","error_codes":["reference_required"]})");
     return;
   }
-  const auto payments = state.payments_for(ref);
+  const auto payments = state.payments_for(ref, scope);
   out.status = 200;
   out.body.assign(R"({"limit":10,"skip":0,"total_count":)");
   append_int(out.body, payments.size());
@@ -766,17 +766,24 @@ void lookup_checkout(const Profile& p, const State& state, std::string_view path
   out.body.append("]}");
 }
 
-void lookup_wechat(const Profile& p, const State& state, std::string_view path, Reply& out) {
+void lookup_wechat(const Profile& p, const State& state, std::string_view path, std::string_view query,
+                   std::string_view scope, Reply& out) {
   std::string no;
   if (!one_segment(path, "/v3/pay/transactions/out-trade-no/", &no)) {
     out.status = 400;
     out.body.assign(R"({"code":"PARAM_ERROR","message":"参数错误"})");
     return;
   }
-  const auto payments = state.payments_for(no);
+  const auto payments = state.payments_for(no, scope);
   out.status = 200;
   out.body.assign(R"({"out_trade_no":)");
   append_json_string(out.body, no);
+  // The trade's merchant, as WeChat's answers name it [Wx4]: the one the lookup asked as.
+  std::string mchid;
+  if (query_param(query, "mchid", &mchid) && !mchid.empty()) {
+    out.body.append(R"(,"mchid":)");
+    append_json_string(out.body, mchid);
+  }
   if (!payments.empty()) {
     out.body.append(R"(,"transaction_id":")");
     append_id(out.body, p.payment_id, payments.front().number);
@@ -787,7 +794,7 @@ void lookup_wechat(const Profile& p, const State& state, std::string_view path, 
     out.body.append("}}");
     return;
   }
-  switch (state.phase(no)) {
+  switch (state.phase(no, scope)) {
     case State::Phase::in_progress:
       out.body.append(R"(,"trade_state":"NOTPAY"})");
       return;
@@ -803,7 +810,8 @@ void lookup_wechat(const Profile& p, const State& state, std::string_view path, 
 }
 
 // alipay.trade.query, admitted by the gateway: biz_content.out_trade_no names the trade.
-void lookup_alipay(const Profile& p, const State& state, std::string_view body, Reply& out) {
+void lookup_alipay(const Profile& p, const State& state, std::string_view body, std::string_view scope,
+                   Reply& out) {
   out.status = 200;
   std::string no;
   {
@@ -818,12 +826,12 @@ void lookup_alipay(const Profile& p, const State& state, std::string_view body, 
         R"({"alipay_trade_query_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.missing-parameter","sub_msg":"缺少必选参数"}})");
     return;
   }
-  const auto payments = state.payments_for(no);
+  const auto payments = state.payments_for(no, scope);
   const char* trade_status = nullptr;
   if (!payments.empty()) {
     trade_status = "TRADE_SUCCESS";
   } else {
-    switch (state.phase(no)) {
+    switch (state.phase(no, scope)) {
       case State::Phase::in_progress: trade_status = "WAIT_BUYER_PAY"; break;
       case State::Phase::done_not_charged: trade_status = "TRADE_CLOSED"; break;
       default: break;
@@ -856,17 +864,17 @@ void lookup_alipay(const Profile& p, const State& state, std::string_view body, 
 }  // namespace
 
 void lookup(const Profile& p, const State& state, std::string_view method, std::string_view path,
-            std::string_view query, std::string_view body, Reply& out) {
+            std::string_view query, std::string_view body, std::string_view scope, Reply& out) {
   (void)method;
   out.clear();
   switch (p.id) {
-    case ProfileId::stripe: lookup_stripe(p, state, path, query, out); return;
-    case ProfileId::checkout_com: lookup_checkout(p, state, path, query, out); return;
-    case ProfileId::paypal: lookup_by_id(p, state, path, "/v2/checkout/orders/", out); return;
-    case ProfileId::square: lookup_by_id(p, state, path, "/v2/payments/", out); return;
-    case ProfileId::mollie: lookup_by_id(p, state, path, "/v2/payments/", out); return;
-    case ProfileId::wechatpay_v3: lookup_wechat(p, state, path, out); return;
-    case ProfileId::alipay: lookup_alipay(p, state, body, out); return;
+    case ProfileId::stripe: lookup_stripe(p, state, path, query, scope, out); return;
+    case ProfileId::checkout_com: lookup_checkout(p, state, path, query, scope, out); return;
+    case ProfileId::paypal: lookup_by_id(p, state, path, "/v2/checkout/orders/", scope, out); return;
+    case ProfileId::square: lookup_by_id(p, state, path, "/v2/payments/", scope, out); return;
+    case ProfileId::mollie: lookup_by_id(p, state, path, "/v2/payments/", scope, out); return;
+    case ProfileId::wechatpay_v3: lookup_wechat(p, state, path, query, scope, out); return;
+    case ProfileId::alipay: lookup_alipay(p, state, body, scope, out); return;
     case ProfileId::adyen: break;  // no synchronous lookup [Ad3]
   }
   set_canned(out, p.no_route);

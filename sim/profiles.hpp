@@ -145,10 +145,11 @@ ParseOutcome parse_profile_payment(const Profile& p, std::string_view body, Prof
 // oauth2_token: PayPal's POST /v1/oauth2/token.
 enum class Route { create, create_form, lookup, gateway, oauth2_token, method_not_allowed, no_route };
 Route route(const Profile& p, std::string_view method, std::string_view path);
-// Answers a Route::lookup request (authorization already checked). Alipay's `body` is the
-// admitted gateway call as {"biz_content":"<JSON text>"}.
+// Answers a Route::lookup request (authorization already checked) in `scope`, the account and
+// scope it was made in (state.hpp scope_of): payments of other scopes are not found. Alipay's
+// `body` is the admitted gateway call as {"biz_content":"<JSON text>"}.
 void lookup(const Profile& p, const State& state, std::string_view method, std::string_view path,
-            std::string_view query, std::string_view body, Reply& out);
+            std::string_view query, std::string_view body, std::string_view scope, Reply& out);
 
 void set_canned(Reply& out, const Canned& c);
 

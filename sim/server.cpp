@@ -59,7 +59,20 @@ Config config_from(const Options& o) {
   if (!profile) throw std::invalid_argument("unknown profile: " + o.profile);
   cfg.profile = profile;
   cfg.key_header = o.key_header;  // empty: the profile's header
-  cfg.api_key = o.api_key;
+  if (!o.api_key.empty()) cfg.api_keys.push_back(o.api_key);
+  for (const std::string& k : o.api_keys) {
+    if (k.empty()) throw std::invalid_argument("an API key must not be empty");
+    if (std::find(cfg.api_keys.begin(), cfg.api_keys.end(), k) == cfg.api_keys.end()) cfg.api_keys.push_back(k);
+  }
+  for (char ch : o.scope_header) {
+    // An HTTP token: the header's name as requests carry it.
+    if (ch <= 0x20 || ch >= 0x7f || ch == ':') throw std::invalid_argument("bad scope header name: " + o.scope_header);
+  }
+  cfg.scope_header = o.scope_header;
+  if (o.oauth2_delay_ms < -1 || o.oauth2_delay_ms > 3600 * 1000) {
+    throw std::invalid_argument("oauth2_delay_ms must be -1 (for ever) or between 0 and 3600000");
+  }
+  cfg.oauth2_delay_ms = o.oauth2_delay_ms;
   if (!o.keys_dir.empty()) cfg.keys = KeySet::load(o.keys_dir);
   cfg.hmac_secret = o.hmac_secret;
   if (o.oauth2_client_id.empty() || o.oauth2_client_secret.empty()) {
@@ -214,6 +227,14 @@ void Server::set_latency_ms(int ms) {
   if (ms < 0 || ms > 3600 * 1000) throw std::invalid_argument("latency_ms must be between 0 and 3600000");
   Config c = impl_->state.config();
   c.latency_ms = ms;
+  impl_->state.set_config(std::move(c));
+}
+void Server::set_oauth2_delay_ms(int ms) {
+  if (ms < -1 || ms > 3600 * 1000) {
+    throw std::invalid_argument("oauth2_delay_ms must be -1 (for ever) or between 0 and 3600000");
+  }
+  Config c = impl_->state.config();
+  c.oauth2_delay_ms = ms;
   impl_->state.set_config(std::move(c));
 }
 void Server::set_retry_after_s(int s) {

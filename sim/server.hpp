@@ -30,6 +30,14 @@ struct Options {
   std::string profile = "stripe";
   std::string key_header;  // the key header of a header profile; empty: the profile's own
   std::string api_key;     // empty: no Authorization required (modes with a bearer only)
+  // More bearer keys beside api_key. With two or more keys in all, each is its own merchant
+  // account (one API key per tenant): its own idempotency keys, payments and lookups; the
+  // truth still counts charges per order id across the accounts.
+  std::vector<std::string> api_keys;
+  // Partitions the idempotency keys, the payments and the lookups by this request header's
+  // value (absent or empty: the default scope), in any mode, as Stripe-Account does at Stripe:
+  // a lookup in another scope does not see the payment. Empty: no partition.
+  std::string scope_header;
   // A directory laid out like tests/keys/: WeChat Pay and Alipay request signatures are then
   // verified and their answers signed. Empty: those modes check only the form of their auth.
   std::string keys_dir;
@@ -41,6 +49,10 @@ struct Options {
   std::string oauth2_client_id = "test-client-id";
   std::string oauth2_client_secret = "test-client-secret";
   int oauth2_ttl_s = 32400;
+  // PayPal's token endpoint holds every token request this long before answering it, without
+  // holding anything else up; -1: until the client closes the connection. Also settable with
+  // POST /__admin/config {"oauth2_delay_ms": N}.
+  int oauth2_delay_ms = 0;
 };
 
 // The names accepted in Options::profile.
@@ -86,6 +98,8 @@ class Server {
   void set_refuse_ms(int ms);
   void set_retry_after_s(int s);
   void set_latency_ms(int ms);
+  // How long PayPal's token endpoint holds a token request (-1: until the client gives up).
+  void set_oauth2_delay_ms(int ms);
   // Switches the provider it plays (keys and charges are kept; reset() for a clean start).
   // Throws std::invalid_argument on an unknown name.
   void set_profile(const std::string& name);

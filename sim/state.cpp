@@ -30,6 +30,7 @@ std::unique_ptr<Held> held_copy(const Profile& prof, const CreateRequest& req, b
   h->has_key = req.has_key;
   h->replay = replay;
   h->key.assign(req.key);
+  h->scope.assign(req.scope);
   h->order_id.assign(req.order_id);
   h->currency.assign(req.currency);
   h->amount = req.amount;
@@ -57,6 +58,17 @@ bool is_pre_fault(Fault f) {
 std::string& scratch(std::string_view s) {
   thread_local std::string buf;
   buf.assign(s.data(), s.size());
+  return buf;
+}
+
+// An idempotency key (or a keyless request's order id) as the store knows it: in the default
+// scope the key itself; in another, NUL, the scope's length, ':', the scope, then the key. No
+// key starts with NUL (headers and JSON strings hold none), so the scopes never meet. Built in
+// `buf` only when there is a scope: the default scope's hot path allocates nothing.
+std::string_view scoped_key(std::string_view scope, std::string_view key, std::string& buf) {
+  if (scope.empty()) return key;
+  buf.assign(1, '\0');
+  buf.append(std::to_string(scope.size())).append(":").append(scope).append(key);
   return buf;
 }
 
@@ -109,12 +121,38 @@ void State::set_config(Config cfg) {
   config_version_.fetch_add(1, std::memory_order_release);
 }
 
-bool State::authorized(const Config& cfg, std::string_view authorization) const {
-  if (cfg.api_key.empty() || cfg.profile->auth != AuthScheme::bearer) return true;
+namespace {
+
+// The --api-key that `authorization` carries as its bearer; empty when none does.
+std::string_view bearer_key(const Config& cfg, std::string_view authorization) {
   constexpr std::string_view kBearer = "Bearer ";
-  return authorization.size() == kBearer.size() + cfg.api_key.size() &&
-         iequals(authorization.substr(0, kBearer.size()), kBearer) &&
-         authorization.substr(kBearer.size()) == cfg.api_key;
+  if (authorization.size() <= kBearer.size() || !iequals(authorization.substr(0, kBearer.size()), kBearer)) {
+    return {};
+  }
+  const std::string_view given = authorization.substr(kBearer.size());
+  for (const std::string& k : cfg.api_keys) {
+    if (given == k) return k;
+  }
+  return {};
+}
+
+}  // namespace
+
+void scope_of(const Config& cfg, std::string_view authorization, std::string_view scope_value,
+              std::string& out) {
+  out.clear();
+  // One key is one account, as it always was; several are one account each.
+  if (cfg.api_keys.size() > 1 && cfg.profile->auth == AuthScheme::bearer) {
+    out.append(bearer_key(cfg, authorization));
+  }
+  // An absent or empty header is the default scope of the account. A header value holds no
+  // line feed, so "key\nvalue" names one pair only.
+  if (!cfg.scope_header.empty() && !scope_value.empty()) out.append("\n").append(scope_value);
+}
+
+bool State::authorized(const Config& cfg, std::string_view authorization) const {
+  if (cfg.api_keys.empty() || cfg.profile->auth != AuthScheme::bearer) return true;
+  return !bearer_key(cfg, authorization).empty();
 }
 
 bool State::pop_script(std::string_view order_id, bool has_key, std::string_view key, Fault* out) {
@@ -179,6 +217,14 @@ Disposition State::post_fault(const Profile& prof, Fault f, Reply& out) {
     case Fault::malformed:
       out.cut_in_half = true;  // the socket layer cuts it (after signing, if keys are loaded)
       return Disposition::respond;
+    case Fault::unauthorized_after:
+      // A gateway in front of the provider refused the answer after the payment was made (an
+      // expired token noticed late): the client sees the mode's own 401, nothing else.
+      set_canned(out, prof.unauthorized);
+      out.replayed = false;
+      out.transient = false;
+      out.retry_after_s = -1;
+      return Disposition::respond;
     default:
       return Disposition::respond;
   }
@@ -186,7 +232,8 @@ Disposition State::post_fault(const Profile& prof, Fault f, Reply& out) {
 
 Disposition State::post_payment(const Config& cfg, std::string_view authorization, bool has_key,
                                 std::string_view key, std::string_view body, Reply& out,
-                                std::unique_ptr<Held>* held, BodyFormat format) {
+                                std::unique_ptr<Held>* held, BodyFormat format,
+                                std::string_view scope) {
   out.clear();
   requests_.fetch_add(1, std::memory_order_relaxed);
   const Profile& prof = *cfg.profile;
@@ -205,6 +252,7 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
       set_canned(out, prof.missing_key);
       return Disposition::respond;
   }
+  req.scope = scope;
   if (req.has_key && prof.echo_key) append_echo(out, req.key);
   const uint64_t epoch = epoch_.load(std::memory_order_acquire);
   const Decision decision = transition(cfg, req, body, out);
@@ -215,22 +263,25 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
 State::Decision State::transition(const Config& cfg, const CreateRequest& req,
                                   std::string_view body, Reply& out) {
   Decision d;
+  std::string buf;
   if (!req.has_key) {
     // Without a key every request is a new payment: the classic duplicate-charge hazard.
     uint64_t n;
     {
-      const uint64_t h = hash_key(req.order_id);
+      const std::string_view id = scoped_key(req.scope, req.order_id, buf);
+      const uint64_t h = hash_key(id);
       KeyShard& sh = key_shards_[shard_of(h)];
       std::lock_guard<std::mutex> lk(sh.mu);
-      n = (*sh.order_seen.emplace(req.order_id, h).first)++;
+      n = (*sh.order_seen.emplace(id, h).first)++;
     }
     d.fault = pick(cfg, req.order_id, false, {}, n);
     return d;
   }
-  const uint64_t h = hash_key(req.key);
+  const std::string_view stored_key = scoped_key(req.scope, req.key, buf);
+  const uint64_t h = hash_key(stored_key);
   KeyShard& sh = key_shards_[shard_of(h)];
   std::lock_guard<std::mutex> lk(sh.mu);
-  KeyRecord& rec = *sh.keys.emplace(req.key, h).first;
+  KeyRecord& rec = *sh.keys.emplace(stored_key, h).first;
   if (rec.seen > 0) repeats_.fetch_add(1, std::memory_order_relaxed);
   d.fault = pick(cfg, req.order_id, true, req.key, rec.seen++);
   // A fault before the provider: the request never reached it, so the key stays as it was.
@@ -296,9 +347,12 @@ Disposition State::answer(const Config& cfg, const CreateRequest& req, const Dec
     *held = held_copy(prof, req, /*replay=*/false, epoch);
     return Disposition::hold;
   }
-  const uint64_t number = process_fresh(prof, f, req.has_key, req.key, req.order_id, req.amount,
-                                        req.currency, out, req.format);
-  if (req.has_key) settle(prof, f, req.key, out, number, epoch);
+  const uint64_t number = process_fresh(prof, f, req.has_key, req.key, req.scope, req.order_id,
+                                        req.amount, req.currency, out, req.format);
+  if (req.has_key) {
+    std::string buf;
+    settle(prof, f, scoped_key(req.scope, req.key, buf), out, number, epoch);
+  }
   return post_fault(prof, f, out);
 }
 
@@ -307,17 +361,18 @@ bool State::finish_held(const Held& h, Reply& out) {
   if (h.epoch != epoch_.load(std::memory_order_acquire)) return false;
   const Profile& prof = *h.profile;
   if (h.has_key && prof.echo_key) append_echo(out, h.key);
-  if (h.replay) return replay_into(prof, h.key, out);
-  const uint64_t number =
-      process_fresh(prof, Fault::none, h.has_key, h.key, h.order_id, h.amount, h.currency, out,
-                    h.format);
-  if (h.has_key) settle(prof, Fault::none, h.key, out, number, h.epoch);
+  std::string buf;
+  const std::string_view stored_key = scoped_key(h.scope, h.key, buf);
+  if (h.replay) return replay_into(prof, stored_key, out);
+  const uint64_t number = process_fresh(prof, Fault::none, h.has_key, h.key, h.scope, h.order_id,
+                                        h.amount, h.currency, out, h.format);
+  if (h.has_key) settle(prof, Fault::none, stored_key, out, number, h.epoch);
   return true;
 }
 
 uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::string_view key,
-                              std::string_view order_id, int64_t amount, std::string_view currency,
-                              Reply& out, BodyFormat format) {
+                              std::string_view scope, std::string_view order_id, int64_t amount,
+                              std::string_view currency, Reply& out, BodyFormat format) {
   if (f == Fault::decline) {
     declines_.fetch_add(1, std::memory_order_relaxed);
     PaymentView v{0, order_id, amount, currency};
@@ -329,7 +384,8 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
     format_declined(prof, out.body, v);
     return 0;
   }
-  const uint64_t number = create_charge(order_id, has_key ? key : std::string_view{}, amount, currency);
+  const uint64_t number =
+      create_charge(order_id, has_key ? key : std::string_view{}, scope, amount, currency);
   out.status = prof.created_status;
   out.body.clear();
   if (format == BodyFormat::form) {
@@ -345,7 +401,9 @@ void State::settle(const Profile& prof, Fault f, std::string_view key, const Rep
   // Checkout.com: "If the original request returns a 4xx or 5xx ... no idempotent result is
   // saved and the payment is reattempted". The 500 fault is the provider's own answer here, so
   // a charge followed by a 500 is not cached either: a same-key retry charges again.
-  if (prof.cache_only_2xx && (f == Fault::internal_error || r.status < 200 || r.status > 299)) {
+  // 401_after: a gateway refused the answer after the charge and kept no record of the key.
+  if (f == Fault::unauthorized_after ||
+      (prof.cache_only_2xx && (f == Fault::internal_error || r.status < 200 || r.status > 299))) {
     unclaim(key, epoch);
   } else {
     store(key, r, charge, epoch);
@@ -403,7 +461,7 @@ void State::shape_replay(const Profile& prof, uint64_t charge, Reply& out) const
     case Replay::current_state: {
       // PayPal: "returns the latest status of the previous request", 200 instead of 201.
       PaymentCopy c;
-      if (charge && payment_by_number(charge, &c)) {
+      if (charge && charge_copy(charge, &c)) {
         out.status = prof.replayed_status;
         out.body.clear();
         format_created(prof, out.body, c.view());
@@ -416,8 +474,8 @@ void State::shape_replay(const Profile& prof, uint64_t charge, Reply& out) const
   }
 }
 
-uint64_t State::create_charge(std::string_view order_id, std::string_view key, int64_t amount,
-                              std::string_view currency) {
+uint64_t State::create_charge(std::string_view order_id, std::string_view key, std::string_view scope,
+                              int64_t amount, std::string_view currency) {
   const uint64_t number = next_charge_.fetch_add(1, std::memory_order_relaxed);
   {
     StoredCharge c;
@@ -425,8 +483,9 @@ uint64_t State::create_charge(std::string_view order_id, std::string_view key, i
     c.amount = amount;
     c.order_len = static_cast<uint32_t>(order_id.size());
     c.key_len = static_cast<uint32_t>(key.size());
-    c.blob.reserve(order_id.size() + key.size() + currency.size());
-    c.blob.append(order_id).append(key).append(currency);
+    c.scope_len = static_cast<uint32_t>(scope.size());
+    c.blob.reserve(order_id.size() + key.size() + scope.size() + currency.size());
+    c.blob.append(order_id).append(key).append(scope).append(currency);
     charge_log_.put(std::move(c));
   }
   std::size_t count;
@@ -445,13 +504,17 @@ uint64_t State::create_charge(std::string_view order_id, std::string_view key, i
   return number;
 }
 
-void State::get_payment(std::string_view id, Reply& out) const {
+void State::get_payment(std::string_view id, std::string_view scope, Reply& out) const {
   out.clear();
   uint64_t number = 0;
-  const bool found = parse_id(stripe_profile().payment_id, id, &number) &&
-                     charge_log_.with(number, [&](const StoredCharge& c) {
-                       format_stripe(out.body, c.number, c.order_id(), c.amount, c.currency());
-                     });
+  bool found = false;
+  if (parse_id(stripe_profile().payment_id, id, &number)) {
+    charge_log_.with(number, [&](const StoredCharge& c) {
+      if (c.scope() != scope) return;
+      format_stripe(out.body, c.number, c.order_id(), c.amount, c.currency());
+      found = true;
+    });
+  }
   if (found) return;
   out.status = 404;
   out.body.assign(kMissing);
@@ -468,24 +531,24 @@ std::vector<uint64_t> State::charge_numbers(std::string_view order_id) const {
   return numbers;
 }
 
-void State::list_payments(std::string_view order_id, Reply& out) const {
+void State::list_payments(std::string_view order_id, std::string_view scope, Reply& out) const {
   out.clear();
   // total_count says "none" in a way a lookup's not_found matcher can read
   // (an empty array has no value to match).
-  const std::vector<uint64_t> numbers = charge_numbers(order_id);
-  out.body.assign(R"({"object":"list","total_count":)" + std::to_string(numbers.size()) + R"(,"data":[)");
-  bool first = true;
-  for (uint64_t n : numbers) {
+  std::string data;
+  std::size_t count = 0;
+  for (uint64_t n : charge_numbers(order_id)) {
     charge_log_.with(n, [&](const StoredCharge& c) {
-      if (!first) out.body.push_back(',');
-      first = false;
-      format_stripe(out.body, c.number, c.order_id(), c.amount, c.currency());
+      if (c.scope() != scope) return;
+      if (count++) data.push_back(',');
+      format_stripe(data, c.number, c.order_id(), c.amount, c.currency());
     });
   }
-  out.body.append("]}");
+  out.body.assign(R"({"object":"list","total_count":)" + std::to_string(count) + R"(,"data":[)");
+  out.body.append(data).append("]}");
 }
 
-bool State::payment_by_number(uint64_t number, PaymentCopy* out) const {
+bool State::charge_copy(uint64_t number, PaymentCopy* out) const {
   return charge_log_.with(number, [&](const StoredCharge& c) {
     out->number = c.number;
     out->order_id.assign(c.order_id());
@@ -494,16 +557,32 @@ bool State::payment_by_number(uint64_t number, PaymentCopy* out) const {
   });
 }
 
-std::vector<State::PaymentCopy> State::payments_for(std::string_view order_id) const {
+bool State::payment_by_number(uint64_t number, std::string_view scope, PaymentCopy* out) const {
+  bool in_scope = false;
+  charge_log_.with(number, [&](const StoredCharge& c) {
+    if (c.scope() != scope) return;
+    in_scope = true;
+    out->number = c.number;
+    out->order_id.assign(c.order_id());
+    out->currency.assign(c.currency());
+    out->amount = c.amount;
+  });
+  return in_scope;
+}
+
+std::vector<State::PaymentCopy> State::payments_for(std::string_view order_id,
+                                                    std::string_view scope) const {
   std::vector<PaymentCopy> v;
   for (uint64_t n : charge_numbers(order_id)) {
     PaymentCopy c;
-    if (payment_by_number(n, &c)) v.push_back(std::move(c));
+    if (payment_by_number(n, scope, &c)) v.push_back(std::move(c));
   }
   return v;
 }
 
-State::Phase State::phase(std::string_view key) const {
+State::Phase State::phase(std::string_view key, std::string_view scope) const {
+  std::string buf;
+  key = scoped_key(scope, key, buf);
   const uint64_t h = hash_key(key);
   const KeyShard& sh = key_shards_[shard_of(h)];
   std::lock_guard<std::mutex> lk(sh.mu);
@@ -560,6 +639,7 @@ Stats State::stats() const {
   s.bad_signatures = bad_signatures_.load(std::memory_order_relaxed);
   s.oauth2_tokens_issued = tokens_.issued();
   s.oauth2_tokens_refused = tokens_.refused();
+  s.oauth2_token_requests_held = tokens_held_.load(std::memory_order_relaxed);
   return s;
 }
 
@@ -610,6 +690,7 @@ void State::reset() {
   auth_refused_.store(0);
   signed_.store(0);
   bad_signatures_.store(0);
+  tokens_held_.store(0);
   tokens_.reset_counters();
 }
 

@@ -34,7 +34,13 @@ struct Config {
   // 100 ms-2 s), from the event loop's timers: benchmarks measure what a client adds on top.
   int latency_ms = 0;
   std::string key_header;  // empty: the profile's header
-  std::string api_key;     // empty: no auth required (the bearer modes; see AuthScheme)
+  // --api-key, repeatable: empty, no auth required (the bearer modes; see AuthScheme). With
+  // more than one, each key is its own merchant account: its own idempotency keys, payments
+  // and lookups (Scope below).
+  std::vector<std::string> api_keys;
+  // --scope-header: the idempotency keys, payments and lookups are partitioned by this
+  // header's value, as Stripe-Account partitions them at Stripe. Empty: not partitioned.
+  std::string scope_header;
   // --keys: verify WeChat Pay / Alipay request signatures and sign the answers. Null: those
   // modes check only the form of their authentication.
   std::shared_ptr<const KeySet> keys;
@@ -42,11 +48,21 @@ struct Config {
   // provider with its own signing scheme, built into no client, would. Empty: not required.
   std::string hmac_secret;
   OAuth2Client oauth2;  // PayPal's one API client
+  // PayPal's token endpoint holds every token request this long before answering it (from the
+  // event loop's timers); -1 holds it until the client closes the connection. 0: at once.
+  int oauth2_delay_ms = 0;
   const Profile* profile = &stripe_profile();
   std::string_view effective_key_header() const {
     return key_header.empty() ? profile->key_header : std::string_view(key_header);
   }
 };
+
+// The merchant account and scope a create or lookup acts in: the bearer key (when there are
+// several) and the --scope-header value. Empty: the default, what a provider with one account
+// and no scoping header has. Charges are counted per order across every scope (the truth).
+// Built into `out`; the views of a CreateRequest and a lookup point into it.
+void scope_of(const Config& cfg, std::string_view authorization, std::string_view scope_value,
+              std::string& out);
 
 // One response as the provider decided it, before it is framed.
 struct Reply {
@@ -87,6 +103,7 @@ struct Held {
   bool has_key = false;
   bool replay = false;  // the key was already done: finishing means replaying
   std::string key;
+  std::string scope;
   std::string order_id;
   std::string currency;
   int64_t amount = 0;
@@ -108,18 +125,23 @@ struct Stats {
   long bad_signatures = 0;        // ... refused for a missing or wrong X-Signature
   long oauth2_tokens_issued = 0;  // PayPal token requests answered with a token
   long oauth2_tokens_refused = 0; // ... answered with an error
+  long oauth2_token_requests_held = 0;  // ... held by oauth2_delay_ms before an answer
 };
 
-// Charges are stored compactly: one allocation for the three strings.
+// Charges are stored compactly: one allocation for the four strings.
 struct StoredCharge {
   uint64_t number = 0;  // 0: empty slot
   int64_t amount = 0;
   uint32_t order_len = 0;
   uint32_t key_len = 0;
-  std::string blob;  // order_id + key + currency
+  uint32_t scope_len = 0;
+  std::string blob;  // order_id + key + scope + currency
   std::string_view order_id() const { return std::string_view(blob).substr(0, order_len); }
   std::string_view key() const { return std::string_view(blob).substr(order_len, key_len); }
-  std::string_view currency() const { return std::string_view(blob).substr(order_len + key_len); }
+  std::string_view scope() const { return std::string_view(blob).substr(order_len + key_len, scope_len); }
+  std::string_view currency() const {
+    return std::string_view(blob).substr(order_len + key_len + scope_len);
+  }
 };
 
 // Charges by number. Numbers come from one counter, so a chunked array indexed by number
@@ -172,14 +194,17 @@ class State {
   void set_config(Config cfg);
   uint64_t config_version() const { return config_version_.load(std::memory_order_acquire); }
 
-  // POST /v1/payments. `key` is the idempotency key header value (has_key false when absent).
+  // POST /v1/payments. `key` is the idempotency key header value (has_key false when absent);
+  // `scope` the account and scope it acts in (scope_of).
   Disposition post_payment(const Config& cfg, std::string_view authorization, bool has_key,
                            std::string_view key, std::string_view body, Reply& out,
-                           std::unique_ptr<Held>* held, BodyFormat format = BodyFormat::json);
+                           std::unique_ptr<Held>* held, BodyFormat format = BodyFormat::json,
+                           std::string_view scope = {});
   // Completes a request held by `slow`. False when a reset happened meanwhile: drop it.
   bool finish_held(const Held& h, Reply& out);
 
-  // The --api-key bearer check of the bearer modes (true in the others: gate.cpp checks those).
+  // The --api-key bearer check of the bearer modes (true in the others: gate.cpp checks those):
+  // any of the keys.
   bool authorized(const Config& cfg, std::string_view authorization) const;
   // A create or lookup refused by gate.cpp: counted, nothing else.
   void count_auth_refused() { auth_refused_.fetch_add(1, std::memory_order_relaxed); }
@@ -187,14 +212,16 @@ class State {
   void count_signature(bool good) {
     (good ? signed_ : bad_signatures_).fetch_add(1, std::memory_order_relaxed);
   }
+  // A token request held by oauth2_delay_ms.
+  void count_token_request_held() { tokens_held_.fetch_add(1, std::memory_order_relaxed); }
   // PayPal's issued OAuth2 tokens. They outlive reset(), like the config; its revoke_all()
   // (POST /__admin/oauth2/revoke) forgets them.
   OAuth2Tokens& tokens() { return tokens_; }
   const OAuth2Tokens& tokens() const { return tokens_; }
 
-  // GET /v1/payments/{id} and GET /v1/payments?order_id=X.
-  void get_payment(std::string_view id, Reply& out) const;
-  void list_payments(std::string_view order_id, Reply& out) const;
+  // GET /v1/payments/{id} and GET /v1/payments?order_id=X, in one scope.
+  void get_payment(std::string_view id, std::string_view scope, Reply& out) const;
+  void list_payments(std::string_view order_id, std::string_view scope, Reply& out) const;
 
   // For the profiles' lookups. A copy of one charge.
   struct PaymentCopy {
@@ -204,12 +231,13 @@ class State {
     int64_t amount = 0;
     PaymentView view() const { return {number, order_id, amount, currency}; }
   };
-  // By number (a profile's parse_id of its payment id); false when there is no such charge.
-  bool payment_by_number(uint64_t number, PaymentCopy* out) const;
-  std::vector<PaymentCopy> payments_for(std::string_view order_id) const;
-  // Where an identity (key or reference) stands.
+  // By number (a profile's parse_id of its payment id); false when there is no such charge in
+  // `scope` (another account's payment is not found, as at the provider).
+  bool payment_by_number(uint64_t number, std::string_view scope, PaymentCopy* out) const;
+  std::vector<PaymentCopy> payments_for(std::string_view order_id, std::string_view scope) const;
+  // Where an identity (key or reference) stands in `scope`.
   enum class Phase { none, in_progress, done_charged, done_not_charged };
-  Phase phase(std::string_view key) const;
+  Phase phase(std::string_view key, std::string_view scope) const;
 
   // Truth.
   int charges_for(std::string_view order_id) const;
@@ -293,10 +321,11 @@ class State {
              uint64_t n);
   bool pop_script(std::string_view order_id, bool has_key, std::string_view key, Fault* out);
   uint64_t process_fresh(const Profile& prof, Fault f, bool has_key, std::string_view key,
-                         std::string_view order_id, int64_t amount, std::string_view currency,
-                         Reply& out, BodyFormat format);
-  // After processing a claimed key: store the outcome, or (profiles that cache only 2xx)
-  // release the claim so the next request with the key runs the payment again.
+                         std::string_view scope, std::string_view order_id, int64_t amount,
+                         std::string_view currency, Reply& out, BodyFormat format);
+  // After processing a claimed key: store the outcome, or (profiles that cache only 2xx, and
+  // the 401_after fault) release the claim so the next request with the key runs the payment
+  // again. `key` here and below is the key in its scope (scoped_key).
   void settle(const Profile& prof, Fault f, std::string_view key, const Reply& r, uint64_t charge,
               uint64_t epoch);
   void store(std::string_view key, const Reply& r, uint64_t charge, uint64_t epoch);
@@ -304,8 +333,10 @@ class State {
   bool replay_into(const Profile& prof, std::string_view key, Reply& out);
   // Turns a copied stored outcome into the profile's replay.
   void shape_replay(const Profile& prof, uint64_t charge, Reply& out) const;
-  uint64_t create_charge(std::string_view order_id, std::string_view key, int64_t amount,
-                         std::string_view currency);
+  uint64_t create_charge(std::string_view order_id, std::string_view key, std::string_view scope,
+                         int64_t amount, std::string_view currency);
+  // A charge whatever its scope (a stored key's own charge).
+  bool charge_copy(uint64_t number, PaymentCopy* out) const;
   void pre_fault_reply(const Config& cfg, Fault f, Reply& out);
   Disposition post_fault(const Profile& prof, Fault f, Reply& out);
   std::vector<uint64_t> charge_numbers(std::string_view order_id) const;
@@ -338,6 +369,7 @@ class State {
   std::atomic<long> auth_refused_{0};
   std::atomic<long> signed_{0};
   std::atomic<long> bad_signatures_{0};
+  std::atomic<long> tokens_held_{0};
   OAuth2Tokens tokens_;
 };
 

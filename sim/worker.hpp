@@ -38,6 +38,7 @@ class Worker final : public AdminHooks {
     std::size_t out_off = 0;
     uint32_t events = 0;
     bool held = false;         // a request is held (slow) or gated: no more input processing
+    bool parked = false;       // a held token request (oauth2_delay_ms): closed when the peer goes
     bool gate_output = false;  // output waits for an outage barrier
     bool close_after = false;  // close once the output is drained
     bool read_eof = false;
@@ -56,6 +57,10 @@ class Worker final : public AdminHooks {
     bool delayed = false;
     bool rst = false;
     std::string framed;
+    // oauth2_delay_ms: a token request answered when the timer fires (the token is issued
+    // then, for a client still there), from these copies of the request.
+    bool token = false;
+    std::string token_authorization, token_content_type, token_body;
   };
   struct TimerLater {
     bool operator()(const Timer& a, const Timer& b) const {
@@ -94,6 +99,10 @@ class Worker final : public AdminHooks {
   void frame_reply(std::string& out, const Reply& r, bool close, bool provider);
   // With a latency configured: holds the connection and sends reply_ (or an RST) later.
   Next answer_later(Conn* c, bool close, bool rst);
+  // With oauth2_delay_ms set: holds a token request, to be answered by its timer (or never).
+  Next hold_token_request(Conn* c, const Request& req, bool close);
+  // The account and scope of a create or lookup, into scope_ (state.hpp scope_of).
+  std::string_view request_scope(const Request& req);
   void refresh_config();
   void sync_outage();
   void reopen_listener();
@@ -122,6 +131,7 @@ class Worker final : public AdminHooks {
   std::string extra_;
   std::string signed_body_;  // frame_reply's copy of a body that gets signed
   std::string gate_body_;    // admit()'s rewritten body (Alipay)
+  std::string scope_;        // request_scope()'s
 };
 
 }  // namespace payretry_sim

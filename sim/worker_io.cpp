@@ -102,6 +102,11 @@ void Worker::accept_all() {
 void Worker::on_event(uint64_t key, uint32_t ev) {
   Conn* c = find(key);
   if (!c) return;
+  if (c->parked && (ev & (EPOLLRDHUP | EPOLLHUP | EPOLLERR))) {
+    // The client gave up on a request that was never going to be answered.
+    close_conn(c);
+    return;
+  }
   if (ev & EPOLLOUT) {
     if (!flush(c)) return;
   }
@@ -221,6 +226,7 @@ void Worker::update_interest(Conn* c) {
     want |= EPOLLIN;
   }
   if (c->pending() > 0 && !c->gate_output) want |= EPOLLOUT;
+  if (c->parked) want |= EPOLLRDHUP;
   if (want == c->events) return;
   epoll_event ev{};
   ev.events = want;

@@ -98,7 +98,9 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
   const Profile& prof = *cfg_.profile;
   Route routed = route(prof, req.method, req.path);
   if (routed == Route::oauth2_token) {
-    // Never faulted nor delayed: the faults are about payments, not credentials.
+    // Never faulted, nor delayed by latency_ms: the faults are about payments, not
+    // credentials. oauth2_delay_ms is the token endpoint's own slowness.
+    if (cfg_.oauth2_delay_ms != 0) return hold_token_request(c, req, close);
     srv_.state.tokens().issue(cfg_.oauth2, req.header("Authorization"), req.header("Content-Type"),
                               req.body, &reply_.status, &reply_.body);
     append_reply(c, reply_, close);
@@ -143,11 +145,11 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
       format = BodyFormat::form;
       break;
     case Route::lookup:
-      if (!srv_.state.authorized(cfg_, cfg_.api_key.empty() ? std::string_view{}
+      if (!srv_.state.authorized(cfg_, cfg_.api_keys.empty() ? std::string_view{}
                                                              : req.header("Authorization"))) {
         set_canned(reply_, prof.unauthorized);
       } else {
-        lookup(prof, srv_.state, req.method, req.path, req.query, body, reply_);
+        lookup(prof, srv_.state, req.method, req.path, req.query, body, request_scope(req), reply_);
       }
       if (cfg_.latency_ms > 0) return answer_later(c, close, false);
       append_reply(c, reply_, close);
@@ -164,6 +166,32 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
       return Next::more;
   }
   return answer_payment(c, req, body, format, close);
+}
+
+std::string_view Worker::request_scope(const Request& req) {
+  // Headers are looked for only when they can matter: the one-account hot path reads none.
+  scope_of(cfg_, cfg_.api_keys.size() > 1 ? req.header("Authorization") : std::string_view{},
+           cfg_.scope_header.empty() ? std::string_view{} : req.header(cfg_.scope_header), scope_);
+  return scope_;
+}
+
+Worker::Next Worker::hold_token_request(Conn* c, const Request& req, bool close) {
+  srv_.state.count_token_request_held();
+  c->held = true;  // no pipelined request overtakes this one
+  // Closed as soon as the client closes it (worker_io.cpp): a client that gave up gets nothing.
+  c->parked = true;
+  // A token endpoint that never answers: the request stays until the client gives up.
+  if (cfg_.oauth2_delay_ms < 0) return Next::stop;
+  Timer t;
+  t.when = now_ns() + static_cast<int64_t>(cfg_.oauth2_delay_ms) * 1000000;
+  t.conn_key = key_of(*c);
+  t.close = close;
+  t.token = true;
+  t.token_authorization.assign(req.header("Authorization"));
+  t.token_content_type.assign(req.header("Content-Type"));
+  t.token_body.assign(req.body);
+  add_timer(std::move(t));
+  return Next::stop;
 }
 
 Worker::Next Worker::answer_admin(Conn* c, const Request& req, bool close) {
@@ -200,9 +228,10 @@ Worker::Next Worker::answer_payment(Conn* c, const Request& req, std::string_vie
     }
   }
   std::string_view auth;
-  if (!cfg_.api_key.empty()) auth = req.header("Authorization");
+  if (!cfg_.api_keys.empty()) auth = req.header("Authorization");
   std::unique_ptr<Held> held;
-  switch (srv_.state.post_payment(cfg_, auth, has_key, key, body, reply_, &held, format)) {
+  switch (srv_.state.post_payment(cfg_, auth, has_key, key, body, reply_, &held, format,
+                                  request_scope(req))) {
     case Disposition::respond:
       if (cfg_.latency_ms > 0) return answer_later(c, close, false);
       append_reply(c, reply_, close);

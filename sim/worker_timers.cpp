@@ -1,5 +1,5 @@
-// The worker's timer heap: held (`slow`) requests, answers delayed by latency_ms, and
-// listener reopenings after an outage.
+// The worker's timer heap: held (`slow`) requests, answers delayed by latency_ms, token
+// requests held by oauth2_delay_ms, and listener reopenings after an outage.
 #include "worker.hpp"
 
 #include <algorithm>
@@ -31,6 +31,19 @@ void Worker::run_timers() {
     timers_.pop_back();
     if (t.reopen) {
       reopen_listener();
+      continue;
+    }
+    if (t.token) {
+      Conn* c = find(t.conn_key);
+      if (!c) continue;  // the client gave up waiting: no token is issued
+      refresh_config();
+      reply_.clear();
+      srv_.state.tokens().issue(cfg_.oauth2, t.token_authorization, t.token_content_type, t.token_body,
+                                &reply_.status, &reply_.body);
+      c->held = false;
+      c->parked = false;
+      append_reply(c, reply_, t.close || c->read_eof);
+      service(c);
       continue;
     }
     if (t.delayed) {

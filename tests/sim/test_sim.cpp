@@ -764,7 +764,7 @@ TEST(Schedule, keyless_requests_count_per_order) {
 TEST(Schedule, fault_names_are_exact) {
   const std::vector<std::string> want = {"none", "refuse", "reset_before", "lost_response",
                                          "slow", "429", "429_date", "502", "503", "500",
-                                         "decline", "malformed"};
+                                         "decline", "malformed", "401_after"};
   EXPECT_EQ(payretry_sim::fault_names(), want);
   Options o;
   o.faults = {{"explode", 0.1}};
