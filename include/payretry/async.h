@@ -74,9 +74,9 @@ PAY_API int pay_submit_batch(pay_batch_item *items, size_t count, pay_client *cl
  * of a failed call with result NULL and `message` saying why (valid during
  * the call). It may start more payments (pay_submit_async, pay_submit_start)
  * and poll (pay_pending_wait with timeout 0). It must not wait: no
- * pay_submit_batch, no blocking pay_pending_wait (both return PAY_EINVALID
- * there), no pay_submit (it would stall every payment in flight), and no
- * pay_client_free on its own client. Every payment in flight waits while it
+ * pay_submit_batch, no blocking pay_pending_wait, no pay_query, no
+ * pay_reconcile (all return PAY_EINVALID there), no pay_submit (it would
+ * stall every payment in flight), and no pay_client_free on its own client. Every payment in flight waits while it
  * runs: keep it short. */
 typedef void (*pay_done_cb)(int rc, pay_result *result, const char *message, void *payload);
 

@@ -15,6 +15,9 @@ int pay_query(pay_result** out, pay_client* client, const char* order_id) {
     if (!out) return set_error(PAY_EINVALID, "out is NULL");
     if (!client || !order_id) return set_error(PAY_EINVALID, "client or order_id is NULL");
     if (const int rc = foreign(client)) return rc;
+    // A lookup blocks: on an engine thread it would hold every payment of that engine.
+    if (client->impl->on_engine_thread())
+      return set_error(PAY_EINVALID, "pay_query called from a done callback: it blocks the engine's thread");
     *out = make_result(client->impl->query(order_id)).release();
     return PAY_OK;
   });
@@ -39,6 +42,8 @@ int pay_reconcile(pay_buf* out, pay_client* client, const pay_reconcile_options*
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
     if (const int rc = foreign(client)) return rc;
     if (const int rc = check_options(opts, PAY_RECONCILE_OPTIONS_VERSION, "pay_reconcile_options")) return rc;
+    if (client->impl->on_engine_thread())
+      return set_error(PAY_EINVALID, "pay_reconcile called from a done callback: it blocks the engine's thread");
     payretry::ReconcileOptions o;
     if (opts && opts->limit) o.limit = static_cast<int>(std::min<uint32_t>(opts->limit, 1000000));
     if (opts) o.older_than_ms = opts->older_than_ms;

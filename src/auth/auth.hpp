@@ -70,7 +70,7 @@ class Authenticator {
   // request's answer, as for a blocking waiter. The default: authorize(),
   // for schemes that only compute (signers).
   enum class Readiness { ready, pending, failed };
-  virtual Readiness authorize_now(OutgoingRequest& r, int64_t unix_ms, int64_t waiting_since, std::string& why) {
+  virtual Readiness authorize_now(OutgoingRequest& r, int64_t unix_ms, int64_t /*waiting_since*/, std::string& why) {
     why = authorize(r, unix_ms, 0);
     return why.empty() ? Readiness::ready : Readiness::failed;
   }

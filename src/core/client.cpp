@@ -143,6 +143,7 @@ void Client::start_engines() {
     multi_transports_ = std::move(transports);
     multi_ = std::move(engines);
     engine_threads_ = std::move(ids);
+    engines_started_.store(true, std::memory_order_release);
   });
 }
 
@@ -173,6 +174,9 @@ MultiEngine& Client::multi_for(std::string_view order_id) {
 }
 
 bool Client::on_engine_thread() {
+  // Before the engines start, no thread is one of them (and asking must
+  // not start them: a blocking-only client never runs any).
+  if (!engines_started_.load(std::memory_order_acquire)) return false;
   const auto& ids = *engine_threads();
   return std::find(ids.begin(), ids.end(), std::this_thread::get_id()) != ids.end();
 }

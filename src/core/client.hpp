@@ -2,6 +2,7 @@
 // JSON config. Shared by every thread that submits through it.
 #pragma once
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -88,6 +89,7 @@ class Client {
   // Last: destroyed first, so they drain while everything they use is alive.
   std::vector<std::unique_ptr<MultiEngine>> multi_;
   std::shared_ptr<const std::vector<std::thread::id>> engine_threads_;
+  std::atomic<bool> engines_started_{false};
   void start_engines();
   // engine_threads when the config leaves it 0.
   size_t default_engine_threads() const;

@@ -32,7 +32,9 @@ void HistoryFold::add(const AttemptEntry& e) {
   // A final answer the provider gave under this key after an earlier send
   // may have been processed (the engine then reported UNKNOWN): a same-key
   // re-send is answered the same, and settles nothing.
-  if (h.may_have_processed && e.verdict == "fail" && e.http_status != 0) {
+  // (A 401 is about the credential, not the payment: a re-send with a
+  // fresh one may settle it.)
+  if (h.may_have_processed && e.verdict == "fail" && e.http_status != 0 && e.http_status != 401) {
     h.final_answer = true;
     h.final_why = "attempt " + std::to_string(e.number) + " got the provider's final answer (HTTP " +
                   std::to_string(e.http_status) + (e.reason.empty() ? "" : ", " + e.reason) +

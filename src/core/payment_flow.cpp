@@ -195,6 +195,7 @@ PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
   // must carry (they may scope the provider's store).
   proposed.scope = scope_;
   proposed.submission_headers = headers_to_json(req.headers);
+  proposed.submission_path = req.path;
   // Never re-send a key the provider may have forgotten: stop a margin short.
   const int64_t retention = config_.key_retention_ms.value_or(kForever);
   proposed.key_expires_at = retention >= kForever ? kForever : now + retention - std::min<int64_t>(3600000, retention / 10);

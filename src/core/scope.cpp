@@ -9,41 +9,51 @@
 namespace payretry {
 namespace {
 
-// What stands for the account when the config does not name it. The
-// schemes whose credential carries a public identity use it (it survives
-// a secret's rotation); fixed credentials are their own identity, and a
-// config header (a Stripe-Account, a tenant header) may scope the
-// provider's store, so all of them count.
-std::string account_of(const Config& c) {
-  if (!c.account_id.empty()) return "account\n" + c.account_id;
-  std::string a;
-  switch (c.auth.kind) {
-    case AuthConfig::Kind::oauth2: a = "oauth2\n" + c.auth.client_id; break;
-    case AuthConfig::Kind::alipay: a = "alipay\n" + c.auth.app_id; break;
-    case AuthConfig::Kind::wechatpay: a = "wechatpay"; break;  // the merchant id (in the scope) names it
-    case AuthConfig::Kind::api_key: a = "api_key\n" + c.auth.api_key; break;
-    case AuthConfig::Kind::fixed_headers:
-    case AuthConfig::Kind::none: a = "headers"; break;
+// Each part with its length in front: no value can run into the next,
+// whatever bytes it holds.
+void add_part(std::string& out, std::string_view part) {
+  out.append(std::to_string(part.size())).append(":").append(part);
+}
+
+// The account: the config's account_id, or else what identifies the
+// credential (a public identity where the scheme has one, which survives a
+// secret's rotation; a fixed credential is its own identity). And every
+// header of the config, named or not: a header (a Stripe-Account, a tenant
+// header) may scope the provider's store, and two clients that differ in
+// one may not share a scope.
+void add_account(std::string& out, const Config& c) {
+  if (!c.account_id.empty()) {
+    add_part(out, "account");
+    add_part(out, c.account_id);
+  } else {
+    switch (c.auth.kind) {
+      case AuthConfig::Kind::oauth2: add_part(out, "oauth2"), add_part(out, c.auth.client_id); break;
+      case AuthConfig::Kind::alipay: add_part(out, "alipay"), add_part(out, c.auth.app_id); break;
+      case AuthConfig::Kind::wechatpay: add_part(out, "wechatpay"); break;  // the merchant id (in the scope) names it
+      case AuthConfig::Kind::api_key: add_part(out, "api_key"), add_part(out, c.auth.api_key); break;
+      case AuthConfig::Kind::fixed_headers:
+      case AuthConfig::Kind::none: add_part(out, "headers"); break;
+    }
+    for (const auto& [name, value] : c.auth_headers) add_part(out, name + ":" + value);
   }
   std::vector<std::string> lines;
-  for (const Headers* set : {&c.auth_headers, &c.extra_headers})
-    for (const auto& [name, value] : *set) {
-      std::string line;
-      for (unsigned char ch : name) line.push_back(static_cast<char>(std::tolower(ch)));
-      lines.push_back(line + ":" + value);
-    }
+  for (const auto& [name, value] : c.extra_headers) {
+    std::string line;
+    for (unsigned char ch : name) line.push_back(static_cast<char>(std::tolower(ch)));
+    lines.push_back(line + ":" + value);
+  }
   std::sort(lines.begin(), lines.end());
-  for (const std::string& l : lines) a += "\n" + l;
-  return a;
+  for (const std::string& l : lines) add_part(out, l);
 }
 
 }  // namespace
 
 std::string client_scope(const Config& config, const Profile& profile, std::string_view ledger_secret) {
-  // Each part on its own line; none can hold a line feed (names, URLs and
-  // header values are checked), so the parts cannot run together.
-  const std::string identity = profile.name + "\n" + config.base_url + "\n" + config.merchant_id + "\n" +
-                               account_of(config);
+  std::string identity;
+  add_part(identity, profile.name);
+  add_part(identity, config.base_url);
+  add_part(identity, config.merchant_id);
+  add_account(identity, config);
   return request_fingerprint(ledger_secret, "payretry-scope-v1", identity, "");
 }
 

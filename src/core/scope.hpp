@@ -15,10 +15,10 @@ namespace payretry {
 
 // The scope id every ledger row this client creates records: a hex
 // HMAC-SHA256, keyed by the ledger's secret, over the profile's name, the
-// base URL, the merchant id and the account: the config's account_id, or
-// else what identifies the credential (an OAuth2 client id, an Alipay app
-// id; a fixed credential's value) with every header of the config. Never a
-// secret in clear; a keyed hash of one when nothing else names the account.
+// base URL, the merchant id, the account (the config's account_id, or else
+// what identifies the credential: an OAuth2 client id, an Alipay app id, a
+// fixed credential's value) and every header of the config. Never a secret
+// in clear; a keyed hash of one when nothing else names the account.
 std::string client_scope(const Config& config, const Profile& profile, std::string_view ledger_secret);
 
 // Why a row of scope `row_scope` is not this client's to act on, or "" when

@@ -332,10 +332,12 @@ AttemptEntry Settler::lookup_entry(const PaymentRow& claimed, const Answer& a, c
       e.reason = a.provider_status;
       break;
     case Answer::not_found: {
-      // A row written before rows kept their scope and headers: the lookup
-      // may not have carried what scoped the provider's store.
-      const NotFoundReading nf =
-          read_not_found(profile_, h, e.started_at, config_.not_found_grace_ms, !claimed.scope.empty());
+      // A row written before rows kept their scope and headers, or a payment
+      // POSTed to a path of its own (which may name an account the
+      // profile's lookup path does not): the lookup may not have searched
+      // the store the payment was made in.
+      const bool in_scope = !claimed.scope.empty() && claimed.submission_path.empty();
+      const NotFoundReading nf = read_not_found(profile_, h, e.started_at, config_.not_found_grace_ms, in_scope);
       e.verdict = nf.proves_absence ? kLookupAbsent : kLookupNotFound;
       e.reason = nf.why;
       break;
@@ -481,6 +483,7 @@ PaymentResult Settler::reconcile_one(const PaymentRow& first, const ReconcileOpt
   req.body = *body;
   req.idempotency_key = row.idempotency_key;
   req.headers = submission_headers_of(row);  // part of the fingerprint, and of the scope at the provider
+  req.path = row.submission_path;            // likewise: "" is the client's create path
   // Checks the fingerprint, claims the row, re-reads the history under the
   // claim, and resumes with the stored key only if that is still safe.
   return flow_.submit(req);

@@ -199,7 +199,7 @@ void Engine::check_submission_headers(const SubmitRequest& r) const {
     // A payment's own headers are kept in its ledger row (they scope the
     // provider's store, so its lookups and re-sends carry them), and the
     // ledger never holds a credential or card data.
-    if (redact_if_needed(name + ": " + value))
+    if (header_carries_secret(name, value))
       throw Error(Errc::PAY_EINVALID, "header " + name +
                                           " looks like it carries a credential or card data: a payment's own "
                                           "headers are kept in the ledger, which holds no secret (put credentials "
@@ -513,7 +513,7 @@ AttemptRun::Step AttemptRun::sent(TransportResult t) {
   // an attempt like any other (every request that left is in the result,
   // the history and the log), and the re-send follows the re-send rule.
   if (auth && t.failure == TransportFailure::none && t.response.status == 401 && !renewed_credentials_ &&
-      n_ - first_ + 1 < static_cast<unsigned>(policy_.max_attempts) && auth->renew_after_unauthorized())
+      auth->renew_after_unauthorized())
     return unauthorized(t);
   // The answer's body, parsed once for the verdict and the provider's fields.
   JsonPtr answer;
@@ -641,13 +641,22 @@ AttemptRun::Step AttemptRun::unauthorized(const TransportResult& t) {
   may_have_processed_ = may_have_processed_ || a_.may_have_processed;
   // A re-send cannot run the payment twice when nothing was processed, or
   // when the provider answers a known key with what it did (replay kind).
-  const bool resend = !a_.may_have_processed || resend_always_safe(profile.replay);
-  a_.verdict = verdict_name(resend ? Verdict::retry : Verdict::query);
+  const bool resend_safe = !a_.may_have_processed || resend_always_safe(profile.replay);
+  const bool attempts_left = n_ - first_ + 1 < static_cast<unsigned>(policy_.max_attempts);
+  const bool resend = resend_safe && attempts_left;
+  a_.verdict = verdict_name(resend_safe ? Verdict::retry : Verdict::query);
   a_.provider_request_id = redact(first_header(t.response, profile.request_id_headers), e_.secrets_);
   e_.d_.stats.on_attempt_answer(a_.verdict, a_.reason, a_.elapsed_ms);
   e_.d_.log.note(kLogInfo, "credential_renewed", "payment " + r_.order_id + ": 401 answered; credential renewed");
   r_.http_status = 401;
   r_.body.clear();
+  if (resend_safe && !attempts_left) {
+    record_attempt();
+    // The credential was refused and no attempt is left to try a fresh one:
+    // a final answer only if nothing of this payment may have been processed.
+    if (!may_have_processed_) return finish(Outcome::failed, "http_401: the credential was refused");
+    return finish(Outcome::unknown, "HTTP 401 on the last attempt, after a send that may have been processed");
+  }
   if (!resend) {
     record_attempt();
     return finish(Outcome::unknown, "HTTP 401 after the request was sent: provider " + profile.name +

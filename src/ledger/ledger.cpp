@@ -58,6 +58,7 @@ PaymentRow created_row(const PaymentRow& proposed, const std::string& owner, int
   row.key_expires_at = proposed.key_expires_at;
   row.scope = proposed.scope;
   row.submission_headers = proposed.submission_headers;
+  row.submission_path = proposed.submission_path;
   row.state = PaymentState::in_flight;
   row.lease_owner = owner;
   row.lease_until = lease_until;

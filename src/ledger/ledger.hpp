@@ -54,6 +54,11 @@ struct PaymentRow {
   // carries them. Set once, when the row is created; never a credential
   // (PaymentFlow refuses one).
   std::string submission_headers;
+  // The path the payment was POSTed to when the submit gave its own
+  // (pay_submit_options.path), "" for the client's create path: a path may
+  // name an account too, so re-sends take it again, and a lookup (which
+  // knows only the profile's path) cannot prove absence for such a row.
+  std::string submission_path;
 };
 
 // One entry of a payment's history: a send of the payment request, or a

@@ -26,6 +26,7 @@ cJSON* row_object(const PaymentRow& p) {
   json_add(o, "lease_until", p.lease_until);
   json_add(o, "updated_at", p.updated_at);
   json_add_or_null(o, "scope", p.scope);
+  json_add_or_null(o, "submission_path", p.submission_path);
   if (p.submission_headers.empty()) {
     if (!cJSON_AddNullToObject(o, "submission_headers")) throw std::bad_alloc();
   } else {

@@ -154,6 +154,7 @@ class PostgresLedger final : public Ledger {
         check_identifier("fingerprint", c.proposed.fingerprint);
         check_identifier("scope", c.proposed.scope);
         check_identifier("submission headers", c.proposed.submission_headers);
+        check_identifier("submission path", c.proposed.submission_path);
       }
       for (const auto& r : b.records) {
         check_identifier("order id", r.order_id);
@@ -311,6 +312,7 @@ class PostgresLedger final : public Ledger {
     check_identifier("fingerprint", p.fingerprint);
     check_identifier("scope", p.scope);
     check_identifier("submission headers", p.submission_headers);
+    check_identifier("submission path", p.submission_path);
     check_identifier("lease owner", owner);
     std::optional<CreateOutcome> staged;
     return run(

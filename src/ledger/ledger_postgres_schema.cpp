@@ -59,8 +59,8 @@ ALTER TABLE attempts ADD COLUMN kind TEXT NOT NULL DEFAULT 'send';
 ALTER TABLE attempts ADD COLUMN processed BOOLEAN;
 )sql",
     // 3: a row names the scope of the client that made it ('' for the rows
-    // made before: unscoped) and keeps the payment's own submission headers,
-    // both set once by the create (a column with a constant default is
+    // made before: unscoped) and keeps the payment's own submission headers
+    // and path, all set once by the create (a column with a constant default is
     // added without rewriting the table). Reconcile lists the open rows of
     // one scope, oldest first: the index finds them without reading other
     // scopes' rows, in the list's order (order_id in byte order, as the list
@@ -71,6 +71,7 @@ ALTER TABLE attempts ADD COLUMN processed BOOLEAN;
     R"sql(
 ALTER TABLE payments ADD COLUMN scope TEXT NOT NULL DEFAULT '';
 ALTER TABLE payments ADD COLUMN submission_headers TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN submission_path TEXT NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS payments_state_scope_updated
   ON payments (state, scope, updated_at, order_id COLLATE "C");
 )sql",

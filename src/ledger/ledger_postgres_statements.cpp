@@ -146,8 +146,8 @@ class CleanParams final : public SqlParamWriter {
 // after the statement's snapshot: finish_create looks again.
 const char* const kCreate =
     "WITH ins AS (INSERT INTO payments (order_id, idempotency_key, fingerprint, state, lease_owner, lease_until, "
-    "created_at, key_expires_at, updated_at, scope, submission_headers) "
-    "VALUES ($1, $2, $3, 'IN_FLIGHT', $6, $7::bigint, $4::bigint, $5::bigint, $4::bigint, $8, $9) "
+    "created_at, key_expires_at, updated_at, scope, submission_headers, submission_path) "
+    "VALUES ($1, $2, $3, 'IN_FLIGHT', $6, $7::bigint, $4::bigint, $5::bigint, $4::bigint, $8, $9, $10) "
     "ON CONFLICT DO NOTHING RETURNING " PAYRETRY_PAYMENT_COLUMNS ") "
     "SELECT " PAYRETRY_PAYMENT_COLUMNS ", true FROM ins UNION ALL "
     "SELECT " PAYRETRY_PAYMENT_COLUMNS ", false FROM payments WHERE order_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)";
@@ -244,7 +244,8 @@ Query create_query(const Session& s, const PaymentRow& p, const std::string& own
   // The lease end is stored on the server's clock.
   return Query{kCreate,
                Params().add(p.order_id).add(p.idempotency_key).add(p.fingerprint).add(now).add(p.key_expires_at)
-                   .add(owner).add(to_server(s, lease_until)).add(p.scope).add(p.submission_headers),
+                   .add(owner).add(to_server(s, lease_until)).add(p.scope).add(p.submission_headers)
+                   .add(p.submission_path),
                &kCreatePrepared};
 }
 
@@ -319,7 +320,7 @@ bool distinct(const Entries& entries, Key key) {
                             [](const std::string* a, const std::string* b) { return *a == *b; }) == seen.end();
 }
 
-// kCreate over arrays ($1..$9 as create_query orders them). A row is
+// kCreate over arrays ($1..$10 as create_query orders them). A row is
 // returned for each entry that inserted its row (true) or found its order
 // (false), with the entry's ordinal last; an entry without a row is looked
 // up again, as after kCreate. The outer query's snapshot does not see the
@@ -327,13 +328,13 @@ bool distinct(const Entries& entries, Key key) {
 const char* const kCreateMany =
     "WITH input AS (SELECT c1 AS order_id, c2 AS idempotency_key, c3 AS fingerprint, c4::bigint AS now, "
     "c5::bigint AS key_expires_at, c6 AS owner, c7::bigint AS lease_until, c8 AS scope, "
-    "c9 AS submission_headers, n "
+    "c9 AS submission_headers, c10 AS submission_path, n "
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], "
-    "$9::text[]) WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, n)), "
+    "$9::text[], $10::text[]) WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, n)), "
     "ins AS (INSERT INTO payments (order_id, idempotency_key, fingerprint, state, lease_owner, lease_until, "
-    "created_at, key_expires_at, updated_at, scope, submission_headers) "
+    "created_at, key_expires_at, updated_at, scope, submission_headers, submission_path) "
     "SELECT order_id, idempotency_key, fingerprint, 'IN_FLIGHT', owner, lease_until, now, key_expires_at, now, "
-    "scope, submission_headers "
+    "scope, submission_headers, submission_path "
     "FROM input ORDER BY n ON CONFLICT DO NOTHING RETURNING " PAYRETRY_PAYMENT_COLUMNS ") "
     "SELECT ins.*, true, input.n FROM input JOIN ins ON ins.order_id = input.order_id "
     "UNION ALL "

@@ -61,8 +61,8 @@ ALTER TABLE attempts ADD COLUMN kind TEXT NOT NULL DEFAULT 'send';
 ALTER TABLE attempts ADD COLUMN processed INTEGER;
 )sql",
     // 3: a row names the scope of the client that made it ('' for the rows
-    // made before: unscoped) and keeps the payment's own submission headers,
-    // both set once by the create. Reconcile lists the open rows of one
+    // made before: unscoped) and keeps the payment's own submission headers
+    // and path, all set once by the create. Reconcile lists the open rows of one
     // scope, oldest first: the index finds them without reading other
     // scopes' rows, and hands them over in the list's order (state and
     // scope equal, then updated_at, order_id), so a page stops at its
@@ -70,6 +70,7 @@ ALTER TABLE attempts ADD COLUMN processed INTEGER;
     R"sql(
 ALTER TABLE payments ADD COLUMN scope TEXT NOT NULL DEFAULT '';
 ALTER TABLE payments ADD COLUMN submission_headers TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN submission_path TEXT NOT NULL DEFAULT '';
 CREATE INDEX payments_state_scope_updated ON payments(state, scope, updated_at, order_id);
 )sql",
 };
@@ -634,10 +635,12 @@ class SqliteLedger final : public Ledger {
     CreateOutcome out;
     try {
       Stmt ins(stmts_, "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
-                       "key_expires_at, updated_at, lease_owner, lease_until, scope, submission_headers) "
-                       "VALUES (?1, ?2, ?3, 'IN_FLIGHT', ?4, ?5, ?4, ?6, ?7, ?8, ?9) ON CONFLICT(order_id) DO NOTHING");
+                       "key_expires_at, updated_at, lease_owner, lease_until, scope, submission_headers, "
+                       "submission_path) "
+                       "VALUES (?1, ?2, ?3, 'IN_FLIGHT', ?4, ?5, ?4, ?6, ?7, ?8, ?9, ?10) ON CONFLICT(order_id) DO NOTHING");
       ins.bind(1, p.order_id).bind(2, p.idempotency_key).bind(3, p.fingerprint).bind(4, now).bind(5, p.key_expires_at);
       ins.bind(6, owner).bind(7, lease_until).bind(8, p.scope).bind(9, p.submission_headers);
+      ins.bind(10, p.submission_path);
       ins.step();
       out.created = sqlite3_changes(db()) == 1;
     } catch (const Stmt::Constraint&) {

@@ -40,6 +40,7 @@ PaymentRow read_payment(const SqlRowReader& row) {
   p.updated_at = row.integer(14);
   p.scope = row.text(15);
   p.submission_headers = row.text(16);
+  p.submission_path = row.text(17);
   return p;
 }
 

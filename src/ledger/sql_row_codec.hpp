@@ -15,17 +15,17 @@ namespace payretry {
 // The payments columns of a PaymentRow, in the order read_payment reads
 // them (kPaymentColumns of them: a statement that returns more puts its
 // own after these). Macros, not constants, so that the backends' constant
-// statements are built from them at compile time. scope and
-// submission_headers came with schema 3, last, so that every column before
-// them kept its position.
+// statements are built from them at compile time. scope,
+// submission_headers and submission_path came with schema 3, last, so that
+// every column before them kept its position.
 #define PAYRETRY_PAYMENT_COLUMNS                                                                          \
   "order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, provider_status, " \
   "http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at, scope, "         \
-  "submission_headers"
+  "submission_headers, submission_path"
 
 // How many columns PAYRETRY_PAYMENT_COLUMNS names: where the columns a
 // statement adds after them begin.
-constexpr int kPaymentColumns = 17;
+constexpr int kPaymentColumns = 18;
 constexpr int count_columns(const char* list) {
   int n = 1;
   for (; *list; ++list) n += *list == ',';

@@ -234,6 +234,27 @@ bool luhn_valid(std::string_view digits) {
   return !digits.empty() && sum % 10 == 0;
 }
 
+bool header_carries_secret(std::string_view name, std::string_view value) {
+  std::string n;
+  for (unsigned char c : name) n.push_back(c == '-' ? '_' : static_cast<char>(std::tolower(c)));
+  for (std::string_view word : {"secret"sv, "password"sv, "passwd"sv, "private"sv, "token"sv, "api_key"sv,
+                                "apikey"sv, "cvc"sv, "cvv"sv, "card"sv, "cookie"sv, "authorization"sv,
+                                "credential"sv})
+    if (n.find(word) != std::string::npos) return true;
+  std::string v;
+  for (unsigned char c : value) v.push_back(static_cast<char>(std::tolower(c)));
+  if (v.rfind("bearer ", 0) == 0 || v.rfind("basic ", 0) == 0) return true;
+  for (std::string_view p : {"sk_live_"sv, "sk_test_"sv, "rk_live_"sv, "rk_test_"sv, "whsec_"sv, "tok_"sv})
+    if (v.find(p) != std::string::npos) return true;
+  // A card number as the whole value (digits, grouped by spaces or dashes).
+  std::string digits;
+  for (char c : value) {
+    if (std::isdigit(static_cast<unsigned char>(c))) digits.push_back(c);
+    else if (c != ' ' && c != '-') return false;
+  }
+  return digits.size() >= 13 && digits.size() <= 19 && luhn_valid(digits);
+}
+
 std::optional<std::string> redact_if_needed(std::string_view text, const std::vector<std::string>& secrets) {
   if (text.empty()) return std::nullopt;  // the common case (no error, no request id): nothing to scan
   std::vector<Range> hide;

@@ -32,4 +32,14 @@ std::string utf8_clean(std::string_view text);
 // True when `digits` (only 0-9) passes the Luhn check.
 bool luhn_valid(std::string_view digits);
 
+// True when a request header looks like it carries a credential or card
+// data: a name that says so (secret, password, private, token, api key,
+// cvc/cvv, card, cookie, authorization, credential, in any case and with -
+// or _), a value with a credential's scheme or prefix ("Bearer ...",
+// "Basic ...", sk_live_..., whsec_..., tok_...), or a value that is a card
+// number. A payment's own headers are kept in the ledger, which holds none.
+// (A signed JWT a header carries on purpose, such as PayPal-Auth-Assertion,
+// names no secret and is not refused.)
+bool header_carries_secret(std::string_view name, std::string_view value);
+
 }  // namespace payretry

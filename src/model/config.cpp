@@ -438,6 +438,16 @@ std::vector<std::string> Config::secrets() const {
   return out;
 }
 
+namespace {
+// Values that go into request paths, headers and the client's scope: no
+// control characters, no spaces, nothing outside ASCII.
+bool printable_ascii(const std::string& s) {
+  for (unsigned char c : s)
+    if (c <= 0x20 || c >= 0x7F) return false;
+  return true;
+}
+}  // namespace
+
 Config parse_config(std::string_view json) {
   const char* end = nullptr;
   JsonPtr root(cJSON_ParseWithLengthOpts(json.data(), json.size(), &end, false));
@@ -480,13 +490,17 @@ Config parse_config(std::string_view json) {
   parse_proxy(r, c);
   if (auto v = member(r, "merchant_id")) {
     c.merchant_id = string(v, "merchant_id");
-    if (c.merchant_id.empty() || c.merchant_id.size() > static_cast<size_t>(config_key("merchant_id").max))
-      fail("merchant_id", "must be 1-" + std::to_string(config_key("merchant_id").max) + " characters");
+    if (c.merchant_id.empty() || c.merchant_id.size() > static_cast<size_t>(config_key("merchant_id").max) ||
+        !printable_ascii(c.merchant_id))
+      fail("merchant_id", "must be 1-" + std::to_string(config_key("merchant_id").max) +
+                              " printable ASCII characters");
   }
   if (auto v = member(r, "account_id")) {
     c.account_id = string(v, "account_id");
-    if (c.account_id.empty() || c.account_id.size() > static_cast<size_t>(config_key("account_id").max))
-      fail("account_id", "must be 1-" + std::to_string(config_key("account_id").max) + " characters");
+    if (c.account_id.empty() || c.account_id.size() > static_cast<size_t>(config_key("account_id").max) ||
+        !printable_ascii(c.account_id))
+      fail("account_id", "must be 1-" + std::to_string(config_key("account_id").max) +
+                             " printable ASCII characters");
   }
   if (auto v = member(r, "adopt_unscoped_rows")) {
     if (!cJSON_IsBool(v)) fail("adopt_unscoped_rows", "must be true or false");

@@ -35,12 +35,12 @@ const std::vector<ConfigKey>& table() {
        "(generic) needs it here, or a path with every submit (else that submit is refused, nothing sent)."},
       {"merchant_id", T::string, 0, 1, 128, "", "none", "\"1900000109\"",
        "The merchant's id at the provider, for paths that name {merchant_id} (WeChat Pay's mchid)."},
-      {"account_id", T::string, 0, 1, 128, "", "none: the credential and the headers stand for it",
+      {"account_id", T::string, 0, 1, 128, "", "none: the credential stands for it",
        "\"acct_1Nv0FGQ9RKHgCVdK\"",
        "The merchant account this client acts for. A ledger row belongs to the scope of the client that made it "
-       "(profile, base_url, merchant_id, the account); only a client of the same scope resumes, queries or "
-       "reconciles it. Without it the account is a keyed hash of the credential and the config's headers, so "
-       "rotating a key or changing a header makes a new scope: name the account before you rotate."},
+       "(profile, base_url, merchant_id, the account, the config's headers); only a client of the same scope "
+       "resumes, queries or reconciles it. Without it the account is a keyed hash of the credential, so rotating "
+       "a key makes a new scope: name the account before you rotate."},
       {"adopt_unscoped_rows", T::boolean, 0, 0, 0, "", "false", "true",
        "Act on ledger rows written before rows recorded their scope (payretry 0.x, schema 2), as if this "
        "client had made them. Set it only where every such row is this account's (one client per ledger)."},

@@ -75,11 +75,15 @@ class StripeMock : public ::testing::Test {
 
   // A client of `base_url` with the stripe profile (or `provider`, a profile
   // in JSON), a test-mode key and this test's SQLite ledger.
+  // `proxy`: a server every request goes through instead (it answers for
+  // the mock: loses the answer, says 500), so that the payment is made by a
+  // client of the mock's own scope (its base URL) and later settled there.
   Client client(const std::string& base_url, const std::string& provider = R"("stripe")",
-                const std::string& retry = R"({"max_attempts":2,"deadline_ms":10000,"backoff_base_ms":10})") {
+                const std::string& retry = R"({"max_attempts":2,"deadline_ms":10000,"backoff_base_ms":10})",
+                const std::string& proxy = "") {
     const std::string cfg = R"({"provider":)" + provider + R"(,"base_url":")" + base_url +
                             R"(","auth":{"bearer":"sk_test_123"},"ledger":"sqlite://)" + dir_ + R"(/l.db","retry":)" +
-                            retry + "}";
+                            retry + (proxy.empty() ? "" : R"(,"proxy":")" + proxy + "\"") + "}";
     pay_client* c = nullptr;
     const int rc = pay_client_new(&c, cfg.c_str(), nullptr);
     EXPECT_EQ(rc, PAY_OK) << (pay_error_last() ? pay_error_last()->message : "") << "\n" << cfg;
@@ -186,7 +190,7 @@ TEST_F(StripeMock, a_lost_answer_is_re_sent_with_the_same_key_and_bytes) {
   const std::string order = "sm-lost-1";
   std::string key;
   {
-    Client first = client(lost.url(), R"("stripe")", R"({"max_attempts":1,"deadline_ms":5000})");
+    Client first = client(mock_, R"("stripe")", R"({"max_attempts":1,"deadline_ms":5000})", lost.url());
     ASSERT_TRUE(first);
     Result r = submit(first.get(), order, document(order));
     ASSERT_TRUE(r);
@@ -228,7 +232,8 @@ TEST_F(StripeMock, an_unknown_payment_with_a_known_id_is_read_by_id) {
   });
   const std::string order = "sm-read-1";
   {
-    Client first = client(failing.url());
+    Client first = client(mock_, R"("stripe")", R"({"max_attempts":2,"deadline_ms":10000,"backoff_base_ms":10})",
+                          failing.url());
     ASSERT_TRUE(first);
     Result r = submit(first.get(), order, document(order));
     ASSERT_TRUE(r);

@@ -48,11 +48,14 @@ PaymentRow proposal(const std::string& order, const std::string& key = "") {
 }
 
 // A proposal by a client of `scope` ("": a payretry that kept none), with
-// the payment's own submission headers (JSON text, "" none).
-PaymentRow scoped(const std::string& order, const std::string& scope, const std::string& headers = "") {
+// the payment's own submission headers (JSON text, "" none) and path ("":
+// the client's create path).
+PaymentRow scoped(const std::string& order, const std::string& scope, const std::string& headers = "",
+                  const std::string& path = "") {
   PaymentRow r = proposal(order);
   r.scope = scope;
   r.submission_headers = headers;
+  r.submission_path = path;
   return r;
 }
 
@@ -122,6 +125,7 @@ void expect_same_row(const PaymentRow& want, const PaymentRow& got) {
   EXPECT_EQ(want.updated_at, got.updated_at);
   EXPECT_EQ(want.scope, got.scope);
   EXPECT_EQ(want.submission_headers, got.submission_headers);
+  EXPECT_EQ(want.submission_path, got.submission_path);
 }
 
 bool is_hex64(const std::string& s) {
@@ -404,14 +408,16 @@ TEST_P(LedgerConformance, AKeyHeldByAnotherOrderIsTakenAndNothingIsWritten) {
 // never changed after, whoever creates, claims or settles the order later.
 TEST_P(LedgerConformance, ARowKeepsTheScopeAndSubmissionHeadersItWasCreatedWith) {
   auto l = open();
-  const auto single = l->create_and_claim(scoped("o-single", "scope-a", kHeadersA), "worker-a", kNow, kNow + kLease);
+  const auto single = l->create_and_claim(scoped("o-single", "scope-a", kHeadersA, "/acct/a/payments"), "worker-a",
+                                          kNow, kNow + kLease);
   ASSERT_TRUE(single.created);
   EXPECT_EQ(single.row.scope, "scope-a");
   EXPECT_EQ(single.row.submission_headers, kHeadersA);
+  EXPECT_EQ(single.row.submission_path, "/acct/a/payments");
   // A batch's creates (PostgreSQL: one statement over arrays).
   LedgerBatch b;
   b.creates.push_back(create_entry("worker-a", scoped("o-batch-1", "scope-a", kHeadersOdd)));
-  b.creates.push_back(create_entry("worker-a", scoped("o-batch-2", "scope-b")));
+  b.creates.push_back(create_entry("worker-a", scoped("o-batch-2", "scope-b", "", "/v1/p?x=\"y\"")));
   b.creates.push_back(create_entry("worker-a", scoped("o-batch-3", "")));
   l->apply(b);
   const std::map<std::string, std::pair<std::string, std::string>> made = {
@@ -425,6 +431,7 @@ TEST_P(LedgerConformance, ARowKeepsTheScopeAndSubmissionHeadersItWasCreatedWith)
     ASSERT_TRUE(c.out.created);
     EXPECT_EQ(c.out.row.scope, made.at(c.proposed.order_id).first);
     EXPECT_EQ(c.out.row.submission_headers, made.at(c.proposed.order_id).second);
+    EXPECT_EQ(c.out.row.submission_path, c.proposed.submission_path);
     expect_same_row(*l->get(c.proposed.order_id), c.out.row);
   }
   auto expect_as_made = [&](const char* when) {
@@ -1265,6 +1272,7 @@ TEST_P(DurableLedger, ASchemaOneLedgerMigratesAndItsOldSendsReadAsPossiblyProces
   store_->exec_raw("DROP INDEX payments_state_scope_updated");  // schema 3's, as the columns below
   store_->exec_raw("ALTER TABLE payments DROP COLUMN scope");
   store_->exec_raw("ALTER TABLE payments DROP COLUMN submission_headers");
+  store_->exec_raw("ALTER TABLE payments DROP COLUMN submission_path");
   store_->exec_raw("UPDATE ledger_meta SET value = '1' WHERE key = 'schema_version'");
   store_->exec_raw("INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, "
                    "verdict, reason, delay_ms, provider_request_id, replayed) "

@@ -15,7 +15,9 @@ namespace payretry::test {
 namespace {
 
 const std::string kBody = R"({"amount":1000,"currency":"EUR","reference":"order-1","source":{"type":"token","token":"tok_x"}})";
-TransportResult found_captured() { return http(200, R"({"data":[{"id":"pay_abc","status":"Captured"}]})"); }
+TransportResult found_captured() {
+  return http(200, R"({"data":[{"id":"pay_abc","status":"Captured","reference":"order-1"}]})");
+}
 
 // The Harness's engine, plus a memory ledger, the payment flow and the
 // settler, as the client wires them.
@@ -106,6 +108,19 @@ TEST(Lookup, AFoundAnswerRefillsTheBudgetAsAPaymentsSuccessDoes) {
   h.transport.script = {http(503), found_captured()};
   EXPECT_EQ(h.settler().query("order-1").outcome, Outcome::succeeded);
   EXPECT_EQ(h.budget().tokens(), 10) << "5 spent on the retry, the retry's 5 back from the answer";
+}
+
+// A found answer must describe this payment (Checkout.com: the payment it
+// reads carries the order id as its reference): one about another order,
+// from a proxy or a cache, settles nothing.
+TEST(Lookup, AFoundAnswerAboutAnotherOrderSettlesNothing) {
+  LookupHarness h;
+  h.leave_unknown();
+  h.transport.script = {http(200, R"({"data":[{"id":"pay_zzz","status":"Declined","reference":"order-0"}]})")};
+  const PaymentResult r = h.settler().query("order-1");
+  EXPECT_EQ(r.outcome, Outcome::unknown) << r.error;
+  EXPECT_NE(r.error.find("another request"), std::string::npos) << r.error;
+  EXPECT_TRUE(r.provider_payment_id.empty()) << "the other payment's id is not this order's";
 }
 
 }  // namespace
