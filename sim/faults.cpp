@@ -8,6 +8,7 @@ namespace {
 constexpr std::array<std::string_view, kFaultCount> kNames = {
     "none", "refuse", "reset_before", "lost_response", "slow", "429",
     "429_date", "502", "503", "500", "decline", "malformed", "401_after",
+    "401_after_forgetting",
 };
 }  // namespace
 

@@ -26,10 +26,13 @@ enum class Fault : uint8_t {
   internal_error,          // "500"
   decline,
   malformed,
-  unauthorized_after,      // "401_after": processed and charged, then a 401, the key forgotten
+  unauthorized_after,      // "401_after": processed and charged, then a 401; the key kept
+  // "401_after_forgetting": processed and charged, then a 401, the key forgotten. Appended
+  // last, like any new fault: the schedule walks this order.
+  unauthorized_after_forgetting,
 };
 
-inline constexpr std::size_t kFaultCount = 13;
+inline constexpr std::size_t kFaultCount = 14;
 
 std::string_view fault_name(Fault f);
 std::optional<Fault> fault_from_name(std::string_view name);

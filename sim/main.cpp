@@ -31,6 +31,7 @@ const char kUsage[] =
     "  --fault NAME=P      probability of a fault, repeatable; the rest is 'none'\n"
     "                      names: refuse reset_before lost_response slow 429 429_date\n"
     "                             502 503 500 decline malformed 401_after\n"
+    "                             401_after_forgetting\n"
     "  --mix realistic     the fault mix of `payretry demo` (lost_response 5%, reset_before\n"
     "                      3%, slow 2%, 429 3%, 503 5%, 500 3%, malformed 2%, decline 3%);\n"
     "                      a later --fault overrides one of its entries\n"

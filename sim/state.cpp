@@ -218,8 +218,9 @@ Disposition State::post_fault(const Profile& prof, Fault f, Reply& out) {
       out.cut_in_half = true;  // the socket layer cuts it (after signing, if keys are loaded)
       return Disposition::respond;
     case Fault::unauthorized_after:
-      // A gateway in front of the provider refused the answer after the payment was made (an
-      // expired token noticed late): the client sees the mode's own 401, nothing else.
+    case Fault::unauthorized_after_forgetting:
+      // The answer was refused after the payment was made (an expired token noticed late): the
+      // client sees the mode's own 401, nothing else. Whether the key was kept is settle()'s.
       set_canned(out, prof.unauthorized);
       out.replayed = false;
       out.transient = false;
@@ -401,8 +402,10 @@ void State::settle(const Profile& prof, Fault f, std::string_view key, const Rep
   // Checkout.com: "If the original request returns a 4xx or 5xx ... no idempotent result is
   // saved and the payment is reattempted". The 500 fault is the provider's own answer here, so
   // a charge followed by a 500 is not cached either: a same-key retry charges again.
-  // 401_after: a gateway refused the answer after the charge and kept no record of the key.
-  if (f == Fault::unauthorized_after ||
+  // 401_after keeps the key like any processed request (PayPal promises that a same-id re-send
+  // gets the current state of the earlier request); 401_after_forgetting is a gateway in front
+  // of the idempotency store that refused the answer after the charge, leaving no record of it.
+  if (f == Fault::unauthorized_after_forgetting ||
       (prof.cache_only_2xx && (f == Fault::internal_error || r.status < 200 || r.status > 299))) {
     unclaim(key, epoch);
   } else {

@@ -324,8 +324,8 @@ class State {
                          std::string_view scope, std::string_view order_id, int64_t amount,
                          std::string_view currency, Reply& out, BodyFormat format);
   // After processing a claimed key: store the outcome, or (profiles that cache only 2xx, and
-  // the 401_after fault) release the claim so the next request with the key runs the payment
-  // again. `key` here and below is the key in its scope (scoped_key).
+  // the 401_after_forgetting fault) release the claim so the next request with the key runs
+  // the payment again. `key` here and below is the key in its scope (scoped_key).
   void settle(const Profile& prof, Fault f, std::string_view key, const Reply& r, uint64_t charge,
               uint64_t epoch);
   void store(std::string_view key, const Reply& r, uint64_t charge, uint64_t epoch);

@@ -287,7 +287,9 @@ def test_every_request_that_left_is_an_attempt_a_401_after_processing(start_sim:
     profile = {"extends": "paypal", "name": "paypal_no_replay", "replay": "none"}
     with payretry.Client(config(sim, provider=profile, auth=PAYPAL_AUTH, ledger=sqlite(tmp_path))) as c:
         assert c.submit("py5-warm", body("py5-warm")).succeeded  # a token first
-        sim.script("py5", ["401_after"])  # charged, then 401 invalid_token, the key forgotten
+        # Charged, then 401 invalid_token, and no record of the request id: what a
+        # profile that promises no replay must assume a 401 can hide.
+        sim.script("py5", ["401_after_forgetting"])
         r = c.submit("py5", body("py5"))
         assert sim.charges("py5") == 1, f"the 401 was followed by a re-send that charged again: {r.to_json()}"
         assert r.outcome is payretry.Outcome.UNKNOWN, r.to_json()
@@ -308,6 +310,54 @@ def test_every_request_that_left_is_an_attempt_a_401_and_the_renewed_resend(star
         history = sends(c.ledger_get("py5-renewed"))
         assert [n for n, _ in history] == [1, 2] and history[0][1] == 401, history
     assert sim.charges("py5-renewed") == 1
+
+
+def test_a_resend_after_a_401_gets_paypals_current_state_not_a_second_charge(start_sim: Any, tmp_path: Path) -> None:
+    # PayPal: a re-send with the same PayPal-Request-Id returns the current state of the earlier request.
+    sim: Sim = start_sim("--profile", "paypal")
+    with payretry.Client(config(sim, provider="paypal", auth=PAYPAL_AUTH, ledger=sqlite(tmp_path))) as c:
+        assert c.submit("py5-warm3", body("py5-warm3")).succeeded
+        sim.script("py5-paypal", ["401_after"])  # charged, then 401 invalid_token; the request id kept
+        r = c.submit("py5-paypal", body("py5-paypal"))
+        assert r.outcome is payretry.Outcome.SUCCEEDED, r.to_json()
+        assert [a.number for a in r.attempts] == [1, 2], r.to_json()
+        assert r.attempts[0].http_status == 401, r.to_json()
+        history = sends(c.ledger_get("py5-paypal"))
+        assert [n for n, _ in history] == [1, 2] and history[0][1] == 401, history
+    assert sim.charges("py5-paypal") == 1
+
+
+# ---- a 401 on the last allowed attempt --------------------------------------------------------
+
+
+def test_a_401_on_the_last_attempt_is_never_failed_when_it_may_have_been_processed(
+        start_sim: Any, tmp_path: Path) -> None:
+    sim: Sim = start_sim("--profile", "paypal")
+    cfg = config(sim, {"max_attempts": 1}, provider="paypal", auth=PAYPAL_AUTH, ledger=sqlite(tmp_path))
+    with payretry.Client(cfg) as c:
+        assert c.submit("py7-warm", body("py7-warm")).succeeded
+        sim.script("py7", ["401_after"])  # charged, then 401 invalid_token, and no attempt left
+        r = c.submit("py7", body("py7"))
+        assert r.outcome is not payretry.Outcome.FAILED, f"FAILED, and the provider charged: {r.to_json()}"
+        assert r.outcome is payretry.Outcome.UNKNOWN, r.to_json()
+        assert r.delivery is payretry.Delivery.MAYBE_PROCESSED
+        assert [(a.number, a.http_status) for a in r.attempts] == [(1, 401)], r.to_json()
+        assert sends(c.ledger_get("py7")) == [(1, 401)]
+    assert sim.charges("py7") == 1
+
+
+def test_a_401_on_the_last_attempt_after_429s_is_never_failed_when_it_may_have_been_processed(
+        start_sim: Any, tmp_path: Path) -> None:
+    sim: Sim = start_sim("--profile", "paypal", "--retry-after-s", "0")
+    with payretry.Client(config(sim, provider="paypal", auth=PAYPAL_AUTH, ledger=sqlite(tmp_path))) as c:
+        sim.script("py7-429s", ["429", "429", "429", "401_after"])  # the fourth and last send: charged, then 401
+        r = c.submit("py7-429s", body("py7-429s"))
+        assert r.outcome is not payretry.Outcome.FAILED, f"FAILED, and the provider charged: {r.to_json()}"
+        assert r.outcome is payretry.Outcome.UNKNOWN, r.to_json()
+        want = [(1, 429), (2, 429), (3, 429), (4, 401)]
+        assert [(a.number, a.http_status) for a in r.attempts] == want, r.to_json()
+        assert sends(c.ledger_get("py7-429s")) == want
+    assert sim.charges("py7-429s") == 1
 
 
 # ---- 6. reconcile does not repeat what cannot help --------------------------------------------

@@ -8,7 +8,9 @@
 //   2. scope_is_part_of_a_payments_identity_* (two clients on one ledger)
 //   3. no_blocking_work_under_an_engine_lock_* (a hanging OAuth2 token endpoint)
 //   4. a_verified_answer_must_name_this_request_* (WeChat Pay, Alipay)
-//   5. every_request_that_left_is_an_attempt_* (a 401 and the re-send after it)
+//   5. every_request_that_left_is_an_attempt_* (a 401 and the re-send after it),
+//      a_resend_after_a_401_gets_paypals_current_state_not_a_second_charge and
+//      a_401_on_the_last_attempt_*_is_never_failed_when_it_may_have_been_processed
 //   6. reconcile_does_not_repeat_what_cannot_help (PayPal: a decline after a 503)
 #include <cJSON.h>
 #include <netinet/in.h>
@@ -661,7 +663,9 @@ TEST_F(TenantsAndSigners, every_request_that_left_is_an_attempt_a_401_after_proc
   ASSERT_EQ(pay_result_outcome(warm.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(warm.get());
 
   const std::string order = "f5-after";
-  sim_->script(order, {"401_after"});  // charged, then 401 invalid_token; the key forgotten
+  // Charged, then 401 invalid_token, and no record of the request id: what a
+  // profile that promises no replay must assume a 401 can hide.
+  sim_->script(order, {"401_after_forgetting"});
   auto r = submit_ok(c.get(), order, body_for(order));
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(sim_->charges_for(order), 1) << "the 401 was followed by a re-send that charged again: "
@@ -709,6 +713,94 @@ TEST_F(TenantsAndSigners, every_request_that_left_is_an_attempt_a_401_and_the_re
   EXPECT_EQ(in_history[0], (std::pair<long, long>{1, 401})) << ledger_get(c.get(), order);
   EXPECT_EQ(in_history[1].first, 2) << ledger_get(c.get(), order);
   EXPECT_EQ(sim_->charges_for(order), 1);
+}
+
+// PayPal documents that a re-send with the same PayPal-Request-Id returns the
+// current state of the earlier request. So after a 401 that came after the
+// payment was made (401_after: the request id kept), the renewed re-send gets
+// that payment back: one charge, and both sends in the result and the history.
+TEST_F(TenantsAndSigners, a_resend_after_a_401_gets_paypals_current_state_not_a_second_charge) {
+  sim_->set_profile("paypal");
+  Probe probe;
+  auto c = client_with(conf(R"("paypal")", paypal_auth(), "", R"("ledger":")" + sqlite_url() + "\""), probe);
+  auto warm = submit_ok(c.get(), "f5-warm3", body_for("f5-warm3"));
+  ASSERT_EQ(pay_result_outcome(warm.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(warm.get());
+  const std::string order = "f5-paypal";
+  sim_->script(order, {"401_after"});  // charged, then 401 invalid_token; the request id kept
+  auto r = submit_ok(c.get(), order, body_for(order));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
+  EXPECT_EQ(sim_->charges_for(order), 1) << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_attempts(r.get()), 2) << pay_result_json(r.get());
+  Json result(pay_result_json(r.get()));
+  const auto in_result = attempt_statuses(at(result.j, "attempts"), false);
+  ASSERT_EQ(in_result.size(), 2u) << pay_result_json(r.get());
+  EXPECT_EQ(in_result[0], (std::pair<long, long>{1, 401})) << pay_result_json(r.get());
+  EXPECT_EQ(in_result[1].first, 2) << pay_result_json(r.get());
+  EXPECT_EQ(in_result[1].second / 100, 2) << pay_result_json(r.get());
+  Json row(ledger_get(c.get(), order));
+  const auto in_history = attempt_statuses(at(row.j, "attempts"), true);
+  ASSERT_EQ(in_history.size(), 2u) << ledger_get(c.get(), order);
+  EXPECT_EQ(in_history[0], (std::pair<long, long>{1, 401})) << ledger_get(c.get(), order);
+  EXPECT_EQ(in_history[1].first, 2) << ledger_get(c.get(), order);
+  EXPECT_EQ(sim_->requests(), 3);  // the warm-up, the 401, the re-send
+}
+
+// =================================================================================================
+// A 401 on the last allowed attempt: the credential is renewed but no attempt
+// is left to re-send. The provider may have processed the payment before the
+// 401 (PayPal's 401_after here), so the payment is UNKNOWN, never FAILED,
+// unless the profile states that a 401 proves nothing was processed.
+// =================================================================================================
+
+TEST_F(TenantsAndSigners, a_401_on_the_last_attempt_is_never_failed_when_it_may_have_been_processed) {
+  sim_->set_profile("paypal");
+  Probe probe;
+  auto c = client_with(conf(R"("paypal")", paypal_auth(), R"("max_attempts":1)",
+                            R"("ledger":")" + sqlite_url() + "\""),
+                       probe);
+  auto warm = submit_ok(c.get(), "l401-warm", body_for("l401-warm"));
+  ASSERT_EQ(pay_result_outcome(warm.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(warm.get());
+  const std::string order = "l401-only";
+  sim_->script(order, {"401_after"});  // charged, then 401 invalid_token
+  auto r = submit_ok(c.get(), order, body_for(order));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(sim_->charges_for(order), 1);
+  EXPECT_NE(pay_result_outcome(r.get()), PAY_OUTCOME_FAILED) << "FAILED, and the provider charged: "
+                                                              << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_delivery(r.get()), PAY_DELIVERY_MAYBE_PROCESSED) << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_attempts(r.get()), 1) << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_http_status(r.get()), 401) << pay_result_json(r.get());
+  Json result(pay_result_json(r.get()));
+  EXPECT_EQ(attempt_statuses(at(result.j, "attempts"), false), (std::vector<std::pair<long, long>>{{1, 401}}))
+      << pay_result_json(r.get());
+  Json row(ledger_get(c.get(), order));
+  EXPECT_EQ(attempt_statuses(at(row.j, "attempts"), true), (std::vector<std::pair<long, long>>{{1, 401}}))
+      << ledger_get(c.get(), order);
+  EXPECT_EQ(str(at(row.j, "payment"), "state"), "UNKNOWN") << ledger_get(c.get(), order);
+  EXPECT_EQ(sim_->requests(), 2);  // the warm-up and the one send: no attempt was left
+}
+
+TEST_F(TenantsAndSigners, a_401_on_the_last_attempt_after_429s_is_never_failed_when_it_may_have_been_processed) {
+  sim_->set_profile("paypal");
+  sim_->set_retry_after_s(0);
+  Probe probe;
+  auto c = client_with(conf(R"("paypal")", paypal_auth(), "", R"("ledger":")" + sqlite_url() + "\""), probe);
+  const std::string order = "l401-429s";
+  sim_->script(order, {"429", "429", "429", "401_after"});  // the fourth and last send is charged, then 401
+  auto r = submit_ok(c.get(), order, body_for(order));
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(sim_->charges_for(order), 1);
+  EXPECT_NE(pay_result_outcome(r.get()), PAY_OUTCOME_FAILED) << "FAILED, and the provider charged: "
+                                                              << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  EXPECT_EQ(pay_result_attempts(r.get()), 4) << pay_result_json(r.get());
+  Json result(pay_result_json(r.get()));
+  const std::vector<std::pair<long, long>> sends = {{1, 429}, {2, 429}, {3, 429}, {4, 401}};
+  EXPECT_EQ(attempt_statuses(at(result.j, "attempts"), false), sends) << pay_result_json(r.get());
+  Json row(ledger_get(c.get(), order));
+  EXPECT_EQ(attempt_statuses(at(row.j, "attempts"), true), sends) << ledger_get(c.get(), order);
 }
 
 // =================================================================================================

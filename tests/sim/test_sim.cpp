@@ -764,13 +764,32 @@ TEST(Schedule, keyless_requests_count_per_order) {
 TEST(Schedule, fault_names_are_exact) {
   const std::vector<std::string> want = {"none", "refuse", "reset_before", "lost_response",
                                          "slow", "429", "429_date", "502", "503", "500",
-                                         "decline", "malformed", "401_after"};
+                                         "decline", "malformed", "401_after",
+                                         "401_after_forgetting"};
   EXPECT_EQ(payretry_sim::fault_names(), want);
   Options o;
   o.faults = {{"explode", 0.1}};
   EXPECT_THROW(Server s(o), std::invalid_argument);
   o.faults = {{"503", 0.7}, {"502", 0.7}};
   EXPECT_THROW(Server s(o), std::invalid_argument);
+}
+
+// A seed names a schedule for good: a new fault is appended last, so a mix without it meets,
+// key for key, the faults it met before (these were dealt before 401_after_forgetting existed).
+TEST(Schedule, a_fault_appended_last_leaves_every_earlier_schedule_as_it_was) {
+  std::map<std::string, double> m;
+  for (const char* name : {"refuse", "reset_before", "lost_response", "slow", "429", "429_date", "502", "503",
+                           "500", "decline", "malformed", "401_after"})
+    m[name] = 0.07;
+  const payretry_sim::FaultMix mix = *payretry_sim::FaultMix::from_map(m, nullptr);
+  const std::vector<std::string> before = {
+      "401_after", "decline", "reset_before", "429", "refuse", "malformed", "none", "429_date",
+      "503", "decline", "malformed", "malformed", "lost_response", "slow", "401_after", "429_date",
+      "reset_before", "reset_before", "500", "502", "decline", "none", "500", "502"};
+  for (std::size_t k = 0; k < before.size(); ++k) {
+    const auto f = payretry_sim::choose_fault(mix, 7, "k" + std::to_string(k), 0);
+    EXPECT_EQ(std::string(payretry_sim::fault_name(f)), before[k]) << "key k" << k;
+  }
 }
 
 // ---- admin ------------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 // payretry-sim as a provider with many merchants and a slow token endpoint: --scope-header
 // (a Stripe-Account-like header partitions keys, payments and lookups), several --api-key (one
 // merchant account per key), oauth2_delay_ms (PayPal's token endpoint holds its requests on a
-// timer while everything else is answered), and the 401_after fault (charged, then 401, the
-// key forgotten). Every check is on a real loopback socket; the truth counts charges per order
-// across every scope, which is how a client's double charge shows.
+// timer while everything else is answered), and the 401 faults (charged, then a 401: 401_after
+// keeps the key as the mode keeps any processed one, 401_after_forgetting forgets it). Every
+// check is on a real loopback socket; the truth counts charges per order across every scope,
+// which is how a client's double charge shows.
 #include <dirent.h>
 #include <gtest/gtest.h>
 
@@ -276,9 +277,12 @@ TEST_F(Tenants, oauth2_delay_minus_one_never_answers_and_a_client_that_gives_up_
   EXPECT_THROW(sim_->set_oauth2_delay_ms(-5), std::invalid_argument);
 }
 
-// ---- 401_after ----------------------------------------------------------------------------------
+// ---- 401_after and 401_after_forgetting --------------------------------------------------------
 
-TEST_F(Tenants, fault_401_after_charges_answers_401_and_keeps_no_record_of_the_key) {
+// 401_after: the answer is refused after the charge (a token noticed late), and the provider keeps
+// the key as it keeps any processed one. PayPal documents that a same-request-id re-send returns
+// the current state of the earlier request: the renewed re-send gets the payment, not a second one.
+TEST_F(Tenants, fault_401_after_charges_answers_401_and_paypal_replays_the_current_state) {
   Options o = fast_options();
   o.profile = "paypal";
   start(o);
@@ -289,39 +293,114 @@ TEST_F(Tenants, fault_401_after_charges_answers_401_and_keeps_no_record_of_the_k
   EXPECT_EQ(refused.status, 401);
   EXPECT_EQ(refused.body, R"({"error":"invalid_token","error_description":"Token signature verification failed"})");
   EXPECT_EQ(sim_->charges_for("p401"), 1);  // processed all the same
-  // The same request id again: the provider has no record of it and runs the payment again.
   Response again = call(port_, "POST", "/v2/checkout/orders", payment("p401"), h);
-  EXPECT_EQ(again.status, 201) << again.body;
-  EXPECT_EQ(sim_->charges_for("p401"), 2);
-  // From here the key is known: a current-state replay.
-  EXPECT_EQ(call(port_, "POST", "/v2/checkout/orders", payment("p401"), h).status, 200);
-  EXPECT_EQ(sim_->charges_for("p401"), 2);
+  EXPECT_EQ(again.status, 200) << again.body;  // the current state of the earlier request
+  EXPECT_EQ(Json(again.body).str("id").rfind("ORD", 0), 0u) << again.body;
+  EXPECT_EQ(sim_->charges_for("p401"), 1);
   Json s(get(port_, "/__admin/stats").body);
   EXPECT_EQ(s.num("faults.401_after"), 1);
+  EXPECT_EQ(s.num("faults.401_after_forgetting"), 0);
+  EXPECT_EQ(s.num("replays"), 1);
   EXPECT_EQ(s.num("auth_refused"), 0);  // the token was good: this is no authentication refusal
 
-  // On a key already done, 401_after only spoils the answer: the key keeps its record.
+  // On a key already done, 401_after only spoils the answer.
   sim_->script("p401", {"401_after"});
   EXPECT_EQ(call(port_, "POST", "/v2/checkout/orders", payment("p401"), h).status, 401);
   EXPECT_EQ(call(port_, "POST", "/v2/checkout/orders", payment("p401"), h).status, 200);
-  EXPECT_EQ(sim_->charges_for("p401"), 2);
+  EXPECT_EQ(sim_->charges_for("p401"), 1);
 }
 
-TEST_F(Tenants, fault_401_after_answers_each_modes_own_refusal) {
+// 401_after in the other modes: their own 401, and then their own replay of a processed key.
+TEST_F(Tenants, fault_401_after_answers_each_modes_own_refusal_then_its_own_replay) {
   Options o = fast_options();
   start(o);
+  // Stripe: the stored answer, marked as a replay.
   sim_->script("s401", {"401_after"});
   Response r = call(port_, "POST", "/v1/payments", payment("s401"), {"Idempotency-Key: ks"});
   EXPECT_EQ(r.status, 401);
   EXPECT_EQ(Json(r.body).str("error.type"), "authentication_error");
   EXPECT_EQ(sim_->charges_for("s401"), 1);
-  // By key too, and the stored-answer profile re-runs the payment on the same key.
+  Response again = call(port_, "POST", "/v1/payments", payment("s401"), {"Idempotency-Key: ks"});
+  EXPECT_EQ(again.status, 200) << again.body;
+  EXPECT_EQ(again.header("idempotent-replayed"), "true");
+  EXPECT_EQ(sim_->charges_for("s401"), 1);
+  // By key too.
   sim_->script_key("ks2", {"401_after"});
   EXPECT_EQ(call(port_, "POST", "/v1/payments", payment("s402"), {"Idempotency-Key: ks2"}).status, 401);
-  Response again = call(port_, "POST", "/v1/payments", payment("s402"), {"Idempotency-Key: ks2"});
+  EXPECT_EQ(call(port_, "POST", "/v1/payments", payment("s402"), {"Idempotency-Key: ks2"}).status, 200);
+  EXPECT_EQ(sim_->charges_for("s402"), 1);
+
+  // Checkout.com caches only 2xx answers; the provider's own answer was one, so it is kept.
+  sim_->set_profile("checkout_com");
+  sim_->script("c401", {"401_after"});
+  const Headers cko{"Cko-Idempotency-Key: kc"};
+  EXPECT_EQ(call(port_, "POST", "/v1/payments", payment("c401"), cko).status, 401);
+  Response cached = call(port_, "POST", "/v1/payments", payment("c401"), cko);
+  EXPECT_EQ(cached.status / 100, 2) << cached.body;
+  EXPECT_EQ(sim_->charges_for("c401"), 1);
+
+  // WeChat Pay: the out_trade_no is the key; a paid one answers ORDERPAID.
+  sim_->set_profile("wechatpay_v3");
+  const std::string wx = R"({"appid":"wxd678efh567hg6787","mchid":"1230000109","description":"t",)"
+                         R"("out_trade_no":"wx401","amount":{"total":100,"currency":"CNY"}})";
+  const char create[] = "/v3/pay/transactions/native";
+  sim_->script("wx401", {"401_after"});
+  Response wr = call(port_, "POST", create, wx, {wechat_authorization("POST", create, wx)});
+  EXPECT_EQ(wr.status, 401);
+  EXPECT_EQ(Json(wr.body).str("code"), "SIGN_ERROR") << wr.body;
+  Response paid = call(port_, "POST", create, wx, {wechat_authorization("POST", create, wx)});
+  EXPECT_EQ(Json(paid.body).str("code"), "ORDERPAID") << paid.body;
+  EXPECT_EQ(sim_->charges_for("wx401"), 1);
+}
+
+// 401_after_forgetting: a gateway in front of the idempotency store refused the answer after the
+// charge and left no record of the key, breaking the provider's promise; what a client must
+// assume of a provider that promises no replay. A same-key re-send runs the payment again.
+TEST_F(Tenants, fault_401_after_forgetting_charges_answers_401_and_keeps_no_record_of_the_key) {
+  Options o = fast_options();
+  o.profile = "paypal";
+  start(o);
+  const std::string token = paypal_token(port_);
+  const Headers h{bearer(token), "PayPal-Request-Id: r2"};
+  sim_->script("pf401", {"401_after_forgetting"});
+  Response refused = call(port_, "POST", "/v2/checkout/orders", payment("pf401"), h);
+  EXPECT_EQ(refused.status, 401);
+  EXPECT_EQ(refused.body, R"({"error":"invalid_token","error_description":"Token signature verification failed"})");
+  EXPECT_EQ(sim_->charges_for("pf401"), 1);
+  Response again = call(port_, "POST", "/v2/checkout/orders", payment("pf401"), h);
+  EXPECT_EQ(again.status, 201) << again.body;  // a new order: no record of the request id
+  EXPECT_EQ(sim_->charges_for("pf401"), 2);
+  // From here the key is known: a current-state replay.
+  EXPECT_EQ(call(port_, "POST", "/v2/checkout/orders", payment("pf401"), h).status, 200);
+  EXPECT_EQ(sim_->charges_for("pf401"), 2);
+  Json s(get(port_, "/__admin/stats").body);
+  EXPECT_EQ(s.num("faults.401_after_forgetting"), 1);
+  EXPECT_EQ(s.num("faults.401_after"), 0);
+  EXPECT_EQ(s.num("auth_refused"), 0);
+
+  // On a key already done, it only spoils the answer: the key keeps its record.
+  sim_->script("pf401", {"401_after_forgetting"});
+  EXPECT_EQ(call(port_, "POST", "/v2/checkout/orders", payment("pf401"), h).status, 401);
+  EXPECT_EQ(call(port_, "POST", "/v2/checkout/orders", payment("pf401"), h).status, 200);
+  EXPECT_EQ(sim_->charges_for("pf401"), 2);
+}
+
+TEST_F(Tenants, fault_401_after_forgetting_in_a_stored_answer_mode_lets_a_same_key_resend_charge_again) {
+  Options o = fast_options();
+  start(o);
+  sim_->script_key("ks3", {"401_after_forgetting"});
+  Response r = call(port_, "POST", "/v1/payments", payment("s403"), {"Idempotency-Key: ks3"});
+  EXPECT_EQ(r.status, 401);
+  EXPECT_EQ(Json(r.body).str("error.type"), "authentication_error");
+  Response again = call(port_, "POST", "/v1/payments", payment("s403"), {"Idempotency-Key: ks3"});
   EXPECT_EQ(again.status, 200);
   EXPECT_EQ(again.header("idempotent-replayed"), "");
-  EXPECT_EQ(sim_->charges_for("s402"), 2);
+  EXPECT_EQ(sim_->charges_for("s403"), 2);
+  // A seeded mix deals it like any other fault.
+  ASSERT_EQ(admin_post(port_, "/__admin/config", R"({"faults":{"401_after_forgetting":1.0}})").status, 200);
+  EXPECT_EQ(call(port_, "POST", "/v1/payments", payment("s404"), {"Idempotency-Key: ks4"}).status, 401);
+  EXPECT_EQ(call(port_, "POST", "/v1/payments", payment("s404"), {"Idempotency-Key: ks4"}).status, 401);
+  EXPECT_EQ(sim_->charges_for("s404"), 2);
 }
 
 // ---- PayPal: a decline after a 503 ------------------------------------------------------------
