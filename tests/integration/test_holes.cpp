@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "capi_probe.hpp"
 #include "raw_server.hpp"
 #include "sim_fixture.hpp"
 
@@ -35,58 +36,6 @@ int64_t unix_ms() {
 }
 
 bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-// ---- what the request hook and the log callback saw --------------------------------------------
-
-struct Seen {
-  std::string method, url, order_id, key, body;
-  unsigned attempt = 0;
-};
-
-// A request hook and a log callback that record everything and let a test
-// act at a chosen moment (block a run, take a lock), outside their lock.
-struct Probe {
-  std::mutex mu;
-  std::vector<Seen> sent;
-  std::vector<std::string> logs;
-  std::function<void(const Seen&)> on_attempt;
-  std::function<void(const std::string&)> on_log;
-
-  static int hook(pay_headers*, const pay_attempt_info* info, void* self) {
-    auto* p = static_cast<Probe*>(self);
-    Seen s;
-    s.method = info->method ? info->method : "";
-    s.url = info->url ? info->url : "";
-    s.order_id = info->order_id ? info->order_id : "";
-    s.key = info->idempotency_key ? info->idempotency_key : "";
-    s.body.assign(static_cast<const char*>(info->body), info->body_len);
-    s.attempt = info->attempt;
-    {
-      std::lock_guard<std::mutex> l(p->mu);
-      p->sent.push_back(s);
-    }
-    if (p->on_attempt) p->on_attempt(s);
-    return 0;
-  }
-  static void log(int, const char* line, void* self) {
-    auto* p = static_cast<Probe*>(self);
-    {
-      std::lock_guard<std::mutex> l(p->mu);
-      p->logs.emplace_back(line);
-    }
-    if (p->on_log) p->on_log(line);
-  }
-  std::vector<Seen> seen() {
-    std::lock_guard<std::mutex> l(mu);
-    return sent;
-  }
-  std::string all_logs() {
-    std::lock_guard<std::mutex> l(mu);
-    std::string out;
-    for (const auto& s : logs) out += s + "\n";
-    return out;
-  }
-};
 
 // A one-shot signal between a test and a run it holds back.
 struct Gate {
@@ -103,26 +52,6 @@ struct Gate {
     return cv.wait_for(l, std::chrono::milliseconds(ms), [&] { return open; });
   }
 };
-
-// ---- JSON ---------------------------------------------------------------------------------------
-
-struct Json {
-  cJSON* j;
-  explicit Json(const std::string& s) : j(cJSON_Parse(s.c_str())) {}
-  ~Json() { cJSON_Delete(j); }
-  Json(const Json&) = delete;
-  Json& operator=(const Json&) = delete;
-};
-
-const cJSON* at(const cJSON* o, const char* name) { return o ? cJSON_GetObjectItemCaseSensitive(o, name) : nullptr; }
-std::string str(const cJSON* o, const char* name) {
-  const cJSON* v = at(o, name);
-  return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
-}
-long num(const cJSON* o, const char* name) {
-  const cJSON* v = at(o, name);
-  return cJSON_IsNumber(v) ? static_cast<long>(v->valuedouble) : -1;
-}
 
 // ---- the fixture --------------------------------------------------------------------------------
 
@@ -160,17 +89,7 @@ class Holes : public SimTest {
     return c;
   }
 
-  ClientPtr client_with(const std::string& c, Probe& probe) {
-    pay_client_options o;
-    pay_client_options_init(&o, PAY_CLIENT_OPTIONS_VERSION);
-    o.request_hook = &Probe::hook;
-    o.hook_payload = &probe;
-    o.log_cb = &Probe::log;
-    o.log_payload = &probe;
-    pay_client* out = nullptr;
-    EXPECT_EQ(pay_client_new(&out, c.c_str(), &o), PAY_OK) << pay_error_last()->message;
-    return ClientPtr(out);
-  }
+  ClientPtr client_with(const std::string& c, Probe& probe) { return probed_client(c, probe); }
 
   static ResultPtr submit_ok(pay_client* c, const std::string& order, const std::string& body,
                              const pay_submit_options* opts = nullptr) {
@@ -179,31 +98,12 @@ class Holes : public SimTest {
     EXPECT_EQ(rc, PAY_OK) << pay_error_last()->message;
     return ResultPtr(r);
   }
-  static ResultPtr query(pay_client* c, const std::string& order) {
-    pay_result* r = nullptr;
-    EXPECT_EQ(pay_query(&r, c, order.c_str()), PAY_OK) << pay_error_last()->message;
-    return ResultPtr(r);
-  }
+  static ResultPtr query(pay_client* c, const std::string& order) { return query_ok(c, order); }
   static int give_body(pay_body* out, const char* order_id, void*) {
     const std::string b = body_for(order_id);
     return pay_body_set(out, b.data(), b.size());
   }
-  static std::string reconcile_with_bodies(pay_client* c) {
-    pay_reconcile_options o = PAY_RECONCILE_OPTIONS_INIT;
-    o.body_for = &give_body;
-    pay_buf b = {nullptr, 0};
-    EXPECT_EQ(pay_reconcile(&b, c, &o), PAY_OK) << pay_error_last()->message;
-    std::string s = b.ptr ? b.ptr : "";
-    pay_buf_dispose(&b);
-    return s;
-  }
-  static std::string ledger_get(pay_client* c, const std::string& order) {
-    pay_buf b = {nullptr, 0};
-    EXPECT_EQ(pay_ledger_get(&b, c, order.c_str()), PAY_OK) << pay_error_last()->message;
-    std::string s = b.ptr ? b.ptr : "";
-    pay_buf_dispose(&b);
-    return s;
-  }
+  static std::string reconcile_with_bodies(pay_client* c) { return reconcile_with(c, &give_body); }
   // Waits until the order's lease (as the ledger holds it) has ended.
   static void wait_past_lease(pay_client* c, const std::string& order) {
     Json row(ledger_get(c, order));

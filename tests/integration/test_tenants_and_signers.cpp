@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "capi_probe.hpp"
 #include "raw_server.hpp"
 #include "sim_fixture.hpp"
 
@@ -43,60 +44,6 @@ long long ms_between(Clock::time_point a, Clock::time_point b) {
 }
 
 std::string text_or_empty(const char* s) { return s ? s : ""; }
-
-// ---- JSON ---------------------------------------------------------------------------------------
-
-struct Json {
-  cJSON* j;
-  explicit Json(const std::string& s) : j(cJSON_Parse(s.c_str())) {}
-  ~Json() { cJSON_Delete(j); }
-  Json(const Json&) = delete;
-  Json& operator=(const Json&) = delete;
-};
-
-const cJSON* at(const cJSON* o, const char* name) { return o ? cJSON_GetObjectItemCaseSensitive(o, name) : nullptr; }
-std::string str(const cJSON* o, const char* name) {
-  const cJSON* v = at(o, name);
-  return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
-}
-long num(const cJSON* o, const char* name) {
-  const cJSON* v = at(o, name);
-  return cJSON_IsNumber(v) ? static_cast<long>(v->valuedouble) : -1;
-}
-
-// ---- what one client's hook and log callback saw ------------------------------------------------
-
-struct Seen {
-  std::string method, url, order_id;
-  unsigned attempt = 0;
-};
-
-struct Probe {
-  std::mutex mu;
-  std::vector<Seen> sent;
-  std::vector<std::string> logs;
-
-  static int hook(pay_headers*, const pay_attempt_info* info, void* self) {
-    auto* p = static_cast<Probe*>(self);
-    std::lock_guard<std::mutex> l(p->mu);
-    p->sent.push_back({info->method ? info->method : "", info->url ? info->url : "",
-                       info->order_id ? info->order_id : "", info->attempt});
-    return 0;
-  }
-  static void log(int, const char* line, void* self) {
-    auto* p = static_cast<Probe*>(self);
-    std::lock_guard<std::mutex> l(p->mu);
-    p->logs.emplace_back(line);
-  }
-  std::vector<Seen> seen() {
-    std::lock_guard<std::mutex> l(mu);
-    return sent;
-  }
-  std::vector<std::string> lines() {
-    std::lock_guard<std::mutex> l(mu);
-    return logs;
-  }
-};
 
 // ---- a proxy between the client and the simulator -----------------------------------------------
 
@@ -224,17 +171,7 @@ class TenantsAndSigners : public SimTest {
     return R"({"oauth2":{"client_id":"test-client-id","client_secret":"test-client-secret"}})";
   }
 
-  ClientPtr client_with(const std::string& c, Probe& probe) {
-    pay_client_options o;
-    pay_client_options_init(&o, PAY_CLIENT_OPTIONS_VERSION);
-    o.request_hook = &Probe::hook;
-    o.hook_payload = &probe;
-    o.log_cb = &Probe::log;
-    o.log_payload = &probe;
-    pay_client* out = nullptr;
-    EXPECT_EQ(pay_client_new(&out, c.c_str(), &o), PAY_OK) << pay_error_last()->message << "\n" << c;
-    return ClientPtr(out);
-  }
+  ClientPtr client_with(const std::string& c, Probe& probe) { return probed_client(c, probe); }
 
   static ResultPtr submit_ok(pay_client* c, const std::string& order, const std::string& body,
                              const std::vector<pay_header>& headers = {}) {
@@ -246,38 +183,11 @@ class TenantsAndSigners : public SimTest {
     EXPECT_EQ(pay_submit(&r, c, order.c_str(), body.data(), body.size(), &o), PAY_OK) << pay_error_last()->message;
     return ResultPtr(r);
   }
-  static ResultPtr query_ok(pay_client* c, const std::string& order) {
-    pay_result* r = nullptr;
-    EXPECT_EQ(pay_query(&r, c, order.c_str()), PAY_OK) << pay_error_last()->message;
-    return ResultPtr(r);
-  }
   static int give_body(pay_body* out, const char* order_id, void*) {
     const std::string b = body_for(order_id);
     return pay_body_set(out, b.data(), b.size());
   }
-  static std::string reconcile_with_bodies(pay_client* c) {
-    pay_reconcile_options o = PAY_RECONCILE_OPTIONS_INIT;
-    o.body_for = &give_body;
-    pay_buf b = {nullptr, 0};
-    EXPECT_EQ(pay_reconcile(&b, c, &o), PAY_OK) << pay_error_last()->message;
-    std::string s = b.ptr ? b.ptr : "";
-    pay_buf_dispose(&b);
-    return s;
-  }
-  static std::string ledger_get(pay_client* c, const std::string& order) {
-    pay_buf b = {nullptr, 0};
-    EXPECT_EQ(pay_ledger_get(&b, c, order.c_str()), PAY_OK) << pay_error_last()->message;
-    std::string s = b.ptr ? b.ptr : "";
-    pay_buf_dispose(&b);
-    return s;
-  }
-  static std::string client_stats(pay_client* c) {
-    pay_buf b = {nullptr, 0};
-    EXPECT_EQ(pay_client_stats(&b, c), PAY_OK) << pay_error_last()->message;
-    std::string s = b.ptr ? b.ptr : "";
-    pay_buf_dispose(&b);
-    return s;
-  }
+  static std::string reconcile_with_bodies(pay_client* c) { return reconcile_with(c, &give_body); }
   // The orders a reconcile report names, examined or failed.
   static std::vector<std::string> orders_in(const std::string& report) {
     std::vector<std::string> out;
