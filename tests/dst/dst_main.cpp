@@ -4,6 +4,9 @@
 //   payretry_dst --seed 0 --count 100000          (CI runs this in slices)
 //   payretry_dst --seed 0 --count 5000000         (the long form)
 //   payretry_dst --seed N --count 1 --verbose     (replay one schedule)
+//   payretry_dst --profile random --count 10000   (providers drawn from the profile schema)
+//   payretry_dst --profile alipay --signer-every 1  (every schedule with the real signer;
+//                                                  --no-cross-order: no answer of another order)
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +22,9 @@
 int main(int argc, char** argv) {
   uint64_t start = 0, count = 1000;
   payretry::dst::Options opt;
+#ifdef PAYRETRY_TEST_KEYS
+  opt.keys_dir = PAYRETRY_TEST_KEYS;
+#endif
   bool sqlite = true;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -38,8 +44,18 @@ int main(int argc, char** argv) {
     else if (a == "--short-retention") opt.short_retention = true;
     else if (a == "--profile") opt.profile = value();
     else if (a == "--driver") opt.driver = value();
+    else if (a == "--engines") opt.engines = std::atoi(value());
+    else if (a == "--signer-every") opt.signer_every = std::strtoull(value(), nullptr, 10);
+    else if (a == "--no-answer-faults") opt.answer_faults = false;
+    else if (a == "--cross-order") opt.cross_order = true;
+    else if (a == "--no-cross-order") opt.cross_order = false;
+    else if (a == "--keys-dir") opt.keys_dir = value();
     else {
-      std::fprintf(stderr, "usage: %s [--seed N] [--count N] [--verbose] [--sqlite-every N] [--no-sqlite] [--sabotage rekey|forget] [--short-retention] [--profile NAME] [--driver blocking|concurrent]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--seed N] [--count N] [--verbose] [--sqlite-every N] [--no-sqlite] [--sabotage "
+                   "rekey|forget] [--short-retention] [--profile NAME|random] [--driver blocking|concurrent] "
+                   "[--engines N] [--signer-every N] [--no-answer-faults] [--no-cross-order] [--keys-dir DIR]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -70,6 +86,13 @@ int main(int argc, char** argv) {
   if (!sqlite) pinned += " --no-sqlite";
   if (opt.short_retention) pinned += " --short-retention";
   if (!opt.sabotage.empty()) pinned += " --sabotage " + opt.sabotage;
+  if (opt.engines > 0) pinned += " --engines " + std::to_string(opt.engines);
+  if (opt.signer_every != payretry::dst::Options{}.signer_every)
+    pinned += " --signer-every " + std::to_string(opt.signer_every);
+  if (!opt.answer_faults) pinned += " --no-answer-faults";
+  if (!opt.cross_order) pinned += " --no-cross-order";
+  if (opt.sqlite_every != payretry::dst::Options{}.sqlite_every)
+    pinned += " --sqlite-every " + std::to_string(opt.sqlite_every);
   const auto t0 = std::chrono::steady_clock::now();
   uint64_t failures = 0;
   for (uint64_t seed = start; seed < start + count; ++seed) {
@@ -100,6 +123,14 @@ int main(int argc, char** argv) {
               (unsigned long long)t.reconciles, (unsigned long long)t.refused_at_the_gate,
               (unsigned long long)t.ledger_faults, (unsigned long long)t.flagged_results, (unsigned long long)t.stalls,
               (unsigned long long)t.same_client_runs, (unsigned long long)t.hook_pauses);
+  std::printf("DST exercised: %llu random profiles, %llu schedules with the built-in signers (%llu forged, %llu stale "
+              "and %llu cross-order answers), %llu with several engines, %llu prunes (%llu rows), %llu queries "
+              "(%llu followed by a resubmit, %llu \"not found\" that proved nothing)\n",
+              (unsigned long long)t.random_profiles, (unsigned long long)t.signer_schedules,
+              (unsigned long long)t.forged_answers, (unsigned long long)t.stale_answers,
+              (unsigned long long)t.cross_order_answers, (unsigned long long)t.multi_engine_schedules,
+              (unsigned long long)t.prunes, (unsigned long long)t.rows_pruned, (unsigned long long)t.queries,
+              (unsigned long long)t.resubmits_after_query, (unsigned long long)t.not_found_unproven);
   for (const auto& [which, n] : t.by_profile_driver)
     std::printf("DST schedules %s: %llu\n", which.c_str(), (unsigned long long)n);
   if (!dir.empty()) {

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "provider_auth.hpp"
+
 namespace payretry::dst {
 namespace {
 
@@ -64,14 +66,18 @@ std::string form_field(std::string_view body, const std::string& name) {
   return "";
 }
 
-// A member of the request body at a dotted path, read the way the provider
-// reads its encoding: JSON, or the gateway form whose first segment names a
-// field holding JSON text (biz_content.out_trade_no).
-std::string body_member(const Wire& w, std::string_view body, const std::string& dotted) {
-  if (!w.gateway_form) return member_at(body, dotted);
+// "metadata.order_id" as a bracketed form field name: "metadata[order_id]".
+std::string bracketed(const std::string& dotted) {
   const size_t dot = dotted.find('.');
-  const std::string field = form_field(body, dotted.substr(0, dot));
-  return dot == std::string::npos ? field : member_at(field, dotted.substr(dot + 1));
+  if (dot == std::string::npos) return dotted;
+  std::string out = dotted.substr(0, dot);
+  for (size_t from = dot + 1;;) {
+    const size_t next = dotted.find('.', from);
+    out += "[" + dotted.substr(from, next == std::string::npos ? std::string::npos : next - from) + "]";
+    if (next == std::string::npos) break;
+    from = next + 1;
+  }
+  return out;
 }
 
 const std::string* header_of(const HttpRequest& req, const std::string& name) {
@@ -103,97 +109,15 @@ std::string path_of(const std::string& url) {
   return slash == std::string::npos ? "/" : url.substr(slash);
 }
 
-// What each provider answers, in the shapes its profile reads.
-enum class Say { success, decline, error, in_progress, mismatch, already_paid, unsigned_request };
-
-TransportResult say(const Wire& w, Say what, const std::string& id, const std::string& reference, int64_t elapsed) {
-  const std::string& p = w.profile;
-  auto a = [&](int status, const std::string& body) { return answer(status, body, elapsed); };
-  if (p == "adyen") {
-    switch (what) {
-      case Say::success: return a(200, R"({"pspReference":")" + id + R"(","resultCode":"Authorised"})");
-      case Say::decline: return a(200, R"({"pspReference":")" + id + R"(","resultCode":"Refused"})");
-      case Say::error: return a(500, R"({"status":500,"errorCode":"905"})");
-      case Say::in_progress: {
-        TransportResult t = a(422, R"({"status":422,"errorCode":"704"})");
-        t.response.headers.emplace_back("transient-error", "true");
-        return t;
-      }
-      default: return a(422, R"({"status":422,"errorCode":"704"})");
-    }
-  }
-  if (p == "paypal") {
-    switch (what) {
-      case Say::success: return a(201, R"({"id":")" + id + R"(","status":"COMPLETED"})");
-      case Say::decline: return a(422, R"({"name":"UNPROCESSABLE_ENTITY","details":[{"issue":"INSTRUMENT_DECLINED"}]})");
-      case Say::error: return a(500, R"({"name":"INTERNAL_SERVER_ERROR"})");
-      case Say::in_progress: return a(409, R"({"details":[{"issue":"PREVIOUS_REQUEST_IN_PROGRESS"}]})");
-      default: return a(422, R"({"details":[{"issue":"DUPLICATE_INVOICE_ID"}]})");
-    }
-  }
-  if (p == "square") {
-    switch (what) {
-      case Say::success: return a(200, R"({"payment":{"id":")" + id + R"(","status":"COMPLETED"}})");
-      case Say::decline: return a(402, R"({"errors":[{"category":"PAYMENT_METHOD_ERROR","code":"CARD_DECLINED"}]})");
-      case Say::error: return a(500, R"({"errors":[{"category":"API_ERROR","code":"INTERNAL_SERVER_ERROR"}]})");
-      case Say::in_progress: return a(409, R"({"errors":[{"category":"API_ERROR","code":"CONFLICT"}]})");
-      default: return a(400, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"IDEMPOTENCY_KEY_REUSED"}]})");
-    }
-  }
-  if (p == "checkout_com") {
-    switch (what) {
-      case Say::success:
-        return a(201, R"({"id":")" + id + R"(","status":"Authorized","reference":")" + reference + R"("})");
-      case Say::decline:
-        return a(201, R"({"id":")" + id + R"(","status":"Declined","reference":")" + reference + R"("})");
-      case Say::error: return a(500, "{}");
-      case Say::in_progress: return a(409, "{}");
-      default: return a(422, R"({"error_codes":["request_invalid"]})");
-    }
-  }
-  if (p == "wechatpay_v3") {
-    switch (what) {
-      case Say::success: return a(200, R"({"prepay_id":")" + id + R"("})");
-      case Say::decline: return a(400, R"({"code":"PARAM_ERROR","message":"declined"})");
-      case Say::error: return a(500, R"({"code":"SYSTEM_ERROR","message":"retry with the same parameters"})");
-      case Say::in_progress: return a(500, R"({"code":"SYSTEM_ERROR","message":"in progress"})");
-      case Say::already_paid: return a(200, R"({"prepay_id":")" + id + R"("})");  // re-entry (Wx2)
-      case Say::unsigned_request: return a(401, R"({"code":"SIGN_ERROR","message":"signature missing or wrong"})");
-      default: return a(400, R"({"code":"OUT_TRADE_NO_USED"})");
-    }
-  }
-  if (p == "alipay") {
-    auto gw = [&](const std::string& inner) { return a(200, R"({"alipay_trade_pay_response":{)" + inner + "}}"); };
-    switch (what) {
-      case Say::success: return gw(R"("code":"10000","msg":"Success","trade_no":")" + id + R"(")");
-      // A refusal comes as a listed business failure, or as a code the
-      // profile does not list (an HTTP 200 all the same): only 10000 is paid.
-      case Say::decline:
-        return id.size() % 2 ? gw(R"("code":"40004","msg":"Business Failed","sub_code":"ACQ.PAYMENT_FAIL")")
-                             : gw(R"("code":"40003","msg":"Insufficient Conditions","sub_code":"isv.insufficient")");
-      case Say::error: return gw(R"("code":"20000","msg":"Service Currently Unavailable","sub_code":"isp.unknow-error")");
-      case Say::in_progress: return gw(R"("code":"10003","msg":"WAIT_BUYER_PAY")");
-      case Say::already_paid: return gw(R"("code":"40004","msg":"Business Failed","sub_code":"ACQ.TRADE_HAS_SUCCESS")");
-      case Say::unsigned_request:
-        return a(200, R"({"error_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-signature"}})");
-      default: return gw(R"("code":"40004","sub_code":"ACQ.CONTEXT_INCONSISTENT")");
-    }
-  }
-  // generic, stripe, mollie: Stripe-like JSON.
-  switch (what) {
-    case Say::success:
-      return p == "mollie" ? a(201, R"({"id":")" + id + R"(","status":"paid"})")
-                           : a(200, R"({"id":")" + id + R"(","status":"succeeded"})");
-    case Say::decline: return a(402, R"({"error":{"type":"card_error","code":"card_declined"}})");
-    case Say::error: return a(500, R"({"error":{"type":"api_error","message":"internal"}})");
-    case Say::in_progress: return a(409, R"({"error":{"type":"idempotency_error","code":"idempotency_key_in_use"}})");
-    default:
-      return p == "stripe" ? a(400, R"({"error":{"type":"idempotency_error"}})")
-                           : a(422, R"({"code":"idempotency_key_reused"})");
-  }
-}
-
 }  // namespace
+
+std::string body_member(const Wire& w, std::string_view body, const std::string& dotted) {
+  if (w.form_bodies) return form_field(body, bracketed(dotted));
+  if (!w.gateway_form) return member_at(body, dotted);
+  const size_t dot = dotted.find('.');
+  const std::string field = form_field(body, dotted.substr(0, dot));
+  return dot == std::string::npos ? field : member_at(field, dotted.substr(dot + 1));
+}
 
 const char* fault_name(Fault f) {
   static const char* names[] = {"none",          "refuse",       "reset_before",   "timeout_before",
@@ -240,7 +164,49 @@ std::string ProviderModel::signature(const HttpRequest& req) {
   return buf;
 }
 
-void ProviderModel::complete(KeyState& k, int64_t now) {
+std::string ProviderModel::unsigned_why(const HttpRequest& req, int64_t now_unix) const {
+  if (wire_.signs == Wire::Signs::none) return "";
+  if (keys) {
+    return wire_.signs == Wire::Signs::wechatpay ? keys->check_wechatpay(req, merchant_id, now_unix)
+                                                 : keys->check_alipay(req);
+  }
+  const std::string* sig = header_of(req, "X-Dst-Signature");
+  return sig && *sig == signature(req) ? "" : "no valid X-Dst-Signature";
+}
+
+void ProviderModel::sign(HttpResponse& a, int64_t unix_ms) {
+  if (!keys) return;
+  if (wire_.signs == Wire::Signs::wechatpay) {
+    // The nonce is the provider's own: a counter, so that schedules repeat.
+    char nonce[33];
+    std::snprintf(nonce, sizeof nonce, "dst%029llu", static_cast<unsigned long long>(++answers_signed_));
+    keys->sign_wechatpay(a, unix_ms / 1000, nonce);
+  } else if (wire_.signs == Wire::Signs::alipay) {
+    keys->sign_alipay(a);
+  }
+}
+
+TransportResult ProviderModel::say(Say what, const std::string& id, const std::string& reference, int64_t elapsed) const {
+  const AnswerShape* s = nullptr;
+  switch (what) {
+    case Say::success: s = &wire_.success; break;
+    case Say::decline:
+      // Some providers refuse in more than one shape (Alipay: a listed
+      // business failure, or a code the profile does not list).
+      s = wire_.decline_alt.status != 0 && id.size() % 2 == 0 ? &wire_.decline_alt : &wire_.decline;
+      break;
+    case Say::error: s = &wire_.error; break;
+    case Say::in_progress: s = &wire_.in_progress; break;
+    case Say::mismatch: s = &wire_.mismatch; break;
+    case Say::already_paid: s = &wire_.already_paid; break;
+    case Say::unsigned_request: s = &wire_.unsigned_request; break;
+  }
+  TransportResult t = answer(s->status, fill_answer(s->body, id, reference, ""), elapsed);
+  for (const auto& h : s->headers) t.response.headers.push_back(h);
+  return t;
+}
+
+void ProviderModel::complete(KeyState& k) {
   if (!k.processing) return;
   k.processing = false;
   if (k.charge_on_done) {
@@ -248,12 +214,14 @@ void ProviderModel::complete(KeyState& k, int64_t now) {
     k.charged = true;
   }
   for (Payment& p : payments_)
-    if (p.order_id == k.order_id && p.at == k.first_seen && p.charged == false && k.charge_on_done) p.charged = true;
-  (void)now;
+    if (p.id == k.id) {
+      p.processing = false;
+      p.charged = k.charge_on_done;
+    }
 }
 
 void ProviderModel::finish_all() {
-  for (auto& [key, k] : keys_) complete(k, k.done_at);
+  for (auto& [key, k] : keys_) complete(k);
 }
 
 ProviderModel::KeyState& ProviderModel::process_new(const std::string& key, const std::string& order,
@@ -262,113 +230,120 @@ ProviderModel::KeyState& ProviderModel::process_new(const std::string& key, cons
   KeyState k;
   k.order_id = order;
   k.body.assign(body.data(), body.size());
+  k.reference = reference;
   const bool decline = declines.count(order) && declines[order];
   k.charge_on_done = !decline;
   k.processing = true;
   k.first_seen = now;
   k.done_at = now + slow_ms;
-  const std::string id = wire_.id_prefix + std::to_string(++next_id_);
+  k.id = wire_.id_prefix + std::to_string(++next_id_);
+  order_of_id[k.id] = order;
   // The outcome the provider stores (error faults replace it later).
   k.stored = true;
-  const TransportResult t = say(wire_, decline ? Say::decline : Say::success, id, reference, 0);
+  const TransportResult t = say(decline ? Say::decline : Say::success, k.id, reference, 0);
   k.status = t.response.status;
   k.stored_body = t.response.body;
-  if (!decline && !charged_id.count(order)) charged_id[order] = id;
-  // Wechat creates no order for a refused one; every other provider keeps a
-  // record a lookup can find, declined or not.
-  if (!(decline && wire_.profile == "wechatpay_v3")) payments_.push_back(Payment{order, reference, id, false, now});
+  k.stored_headers = t.response.headers;
+  if (!decline && !charged_id.count(order)) charged_id[order] = k.id;
+  if (!decline || wire_.decline_leaves_record) payments_.push_back(Payment{order, reference, k.id, false, true, now});
   auto& slot = keys_[key] = std::move(k);
-  if (slow_ms == 0) complete(slot, now);
+  if (slow_ms == 0) complete(slot);
   return slot;
 }
 
-std::string ProviderModel::identity_of(const HttpRequest& req, const std::string& order, std::string& reference) const {
-  reference = wire_.reference_path.empty() ? "" : body_member(wire_, req.body, wire_.reference_path);
+std::string ProviderModel::identity_of(const HttpRequest& req, std::string& reference) const {
+  reference = wire_.search_path.empty() ? "" : body_member(wire_, req.body, wire_.search_path);
   switch (wire_.identity) {
     case Wire::Identity::header: {
       const std::string* k = header_of(req, wire_.key_header);
       return k ? *k : "";
     }
-    case Wire::Identity::body_key: return body_member(wire_, req.body, wire_.key_field);
-    case Wire::Identity::reference: return reference.empty() ? "" : "ref:" + reference;
+    case Wire::Identity::body_key: return body_member(wire_, req.body, wire_.key_path);
+    case Wire::Identity::reference: {
+      const std::string ref = body_member(wire_, req.body, wire_.key_path);
+      return ref.empty() ? "" : "ref:" + ref;
+    }
   }
-  (void)order;
   return "";
 }
 
 TransportResult ProviderModel::render_outcome(const KeyState& k, int64_t elapsed) const {
   TransportResult t = answer(k.status, k.stored_body, elapsed);
+  t.response.headers = k.stored_headers;
   return t;
+}
+
+HttpResponse ProviderModel::lie(bool is_lookup, const std::string& order, const std::string& fake_id,
+                                bool says_charged) const {
+  HttpResponse a;
+  const AnswerShape& s = is_lookup ? wire_.found : wire_.success;
+  a.status = s.status;
+  a.body = fill_answer(s.body, fake_id, order, says_charged ? wire_.word_charged : wire_.word_declined);
+  a.headers = s.headers;
+  return a;
 }
 
 ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, int64_t elapsed) {
   ProviderReply out;
+  out.lookup = true;
   ++lookups;
+  // Processing that is over by now is over for the lookup too.
+  for (auto& [key, k] : keys_)
+    if (k.processing && now_mono >= k.done_at) complete(k);
   const std::string path = path_of(req.url);
   auto visible = [&](const Payment& p) {
-    // Replicas lag: a payment processed a moment ago is not found yet.
+    // Replicas lag: a payment processed a moment ago is not found yet; one
+    // still processing is not there, or shown as still processing.
     if (now_mono - p.at < read_lag_ms) return false;
-    for (const auto& [key, k] : keys_)
-      if (k.order_id == p.order_id && k.first_seen == p.at && k.processing) return false;
-    return true;
+    return !p.processing || !wire_.word_processing.empty();
   };
   const Payment* found = nullptr;
   if (wire_.lookup == Wire::Lookup::by_reference) {
     std::string ref;
-    if (wire_.profile == "alipay") ref = body_member(wire_, req.body, "biz_content.out_trade_no");
-    else {
-      ref = path.substr(wire_.lookup_path.size());
-      ref = ref.substr(0, ref.find('?'));
+    if (!wire_.lookup_body_path.empty()) {
+      ref = body_member(wire_, req.body, wire_.lookup_body_path);
+    } else {
+      ref = path.substr(std::min(path.size(), wire_.lookup_path.size()));
+      ref = ref.substr(0, ref.find_first_of("?&"));
     }
     // Newest first, like Checkout.com's list.
     for (auto it = payments_.rbegin(); it != payments_.rend(); ++it)
-      if (it->reference == ref && visible(*it)) {
+      if (!ref.empty() && it->reference == ref && visible(*it)) {
         found = &*it;
         break;
       }
   } else if (wire_.lookup == Wire::Lookup::by_id) {
-    const std::string id = path.substr(wire_.lookup_path.size());
+    const std::string id = path.substr(std::min(path.size(), wire_.lookup_path.size()));
     for (const Payment& p : payments_)
       if (p.id == id && visible(p)) found = &p;
   }
-  const std::string& p = wire_.profile;
-  auto ok = [&](const std::string& body) { out.result = answer(200, body, elapsed); };
-  const bool charged = found && found->charged;
-  if (p == "checkout_com") {
-    if (!found) ok(R"({"limit":10,"skip":0,"total_count":0,"data":[]})");
-    else
-      ok(R"({"limit":10,"skip":0,"total_count":1,"data":[{"id":")" + found->id + R"(","status":")" +
-         (charged ? "Authorized" : "Declined") + R"(","reference":")" + found->reference + R"("}]})");
-  } else if (p == "wechatpay_v3") {
-    if (!found) out.result = answer(404, R"({"code":"ORDER_NOT_EXIST","message":"order does not exist"})", elapsed);
-    else ok(R"({"trade_state":")" + std::string(charged ? "NOTPAY" : "PAYERROR") + R"(","transaction_id":")" + found->id + R"("})");
-  } else if (p == "alipay") {
-    if (!found)
-      ok(R"({"alipay_trade_query_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.TRADE_NOT_EXIST"}})");
-    else
-      ok(R"({"alipay_trade_query_response":{"code":"10000","trade_status":")" +
-         std::string(charged ? "TRADE_SUCCESS" : "WAIT_BUYER_PAY") + R"(","trade_no":")" + found->id + R"("}})");
-  } else if (p == "paypal") {
-    if (!found) out.result = answer(404, R"({"name":"RESOURCE_NOT_FOUND"})", elapsed);
-    else ok(R"({"id":")" + found->id + R"(","status":")" + (charged ? "COMPLETED" : "VOIDED") + R"("})");
-  } else if (p == "square") {
-    if (!found) out.result = answer(404, R"({"errors":[{"code":"NOT_FOUND"}]})", elapsed);
-    else ok(R"({"payment":{"id":")" + found->id + R"(","status":")" + (charged ? "COMPLETED" : "FAILED") + R"("}})");
-  } else if (p == "stripe") {
-    // A declined PaymentIntent goes back to requires_payment_method, which a
-    // new one also reads (St8): no proof either way.
-    if (!found) out.result = answer(404, R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})", elapsed);
-    else ok(R"({"id":")" + found->id + R"(","object":"payment_intent","status":")" +
-            (charged ? "succeeded" : "requires_payment_method") + R"("})");
-  } else {  // mollie
-    if (!found) out.result = answer(404, R"({"status":404,"title":"Not Found"})", elapsed);
-    else ok(R"({"id":")" + found->id + R"(","status":")" + (charged ? "paid" : "failed") + R"("})");
+  if (!found) {
+    out.result = answer(wire_.not_found.status, wire_.not_found.body, elapsed);
+    return out;
   }
+  const std::string& word = found->processing ? wire_.word_processing
+                            : found->charged  ? wire_.word_charged
+                                              : wire_.word_declined;
+  out.result = answer(wire_.found.status, fill_answer(wire_.found.body, found->id, found->reference, word), elapsed);
+  for (const auto& h : wire_.found.headers) out.result.response.headers.push_back(h);
+  out.about_order = found->order_id;
+  out.about_id = found->id;
   return out;
 }
 
 ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now_mono, int64_t now_unix,
                                     int64_t latency_ms, int ra_kind, int64_t slow_ms) {
+  ProviderReply out = respond(req, f, now_mono, now_unix, latency_ms, ra_kind, slow_ms);
+  // A provider that signs its answers signs every answer it writes, but
+  // for the refusal of a request it could not authenticate.
+  if (keys && out.result.failure == TransportFailure::none && out.result.response.status != 0 &&
+      !out.refused_unsigned)
+    sign(out.result.response, now_unix + out.result.elapsed_ms);
+  return out;
+}
+
+ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t now_mono, int64_t now_unix,
+                                     int64_t latency_ms, int ra_kind, int64_t slow_ms) {
   ProviderReply out;
   const int64_t limit = req.timeout_ms;
   // A provider that shows every error it does not store never lets one
@@ -377,7 +352,8 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
   const bool times_out = latency_ms > limit && !shown;
   const int64_t elapsed = std::min(latency_ms, limit);
   const int64_t t_answer = now_mono + elapsed;
-  const bool is_lookup = !wire_.lookup_path.empty() && path_of(req.url).rfind(wire_.lookup_path, 0) == 0;
+  const bool is_lookup = wire_.is_lookup(req.method, path_of(req.url));
+  out.lookup = is_lookup;
   switch (f) {
     case Fault::crash_before_send: out.crash = true; return out;
     case Fault::refuse: out.result = lost(TransportFailure::connect, false, 2, "Couldn't connect to server"); return out;
@@ -404,24 +380,24 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
     default: break;
   }
   // Providers that sign check the signature before anything else.
-  if (wire_.signed_requests) {
-    const std::string* sig = header_of(req, "X-Dst-Signature");
-    if (!sig || *sig != signature(req)) {
-      ++rejected_unsigned;
-      out.result = say(wire_, Say::unsigned_request, "", "", elapsed);
-      return out;
-    }
+  if (const std::string why = unsigned_why(req, now_unix); !why.empty()) {
+    ++rejected_unsigned;
+    rejections.push_back(why);
+    out.result = say(Say::unsigned_request, "", "", elapsed);
+    out.refused_unsigned = true;
+    return out;
   }
   if (is_lookup) {
     if (times_out) {
       out.result = lost(TransportFailure::timeout, true, limit, "Operation timed out");
       return out;
     }
-    return lookup(req, now_mono, elapsed);
+    ProviderReply l = lookup(req, now_mono, elapsed);
+    return l;
   }
   if (f == Fault::conflict_storm) {
     out.result = times_out ? lost(TransportFailure::timeout, true, limit, "Operation timed out")
-                           : say(wire_, Say::in_progress, "", "", elapsed);
+                           : say(Say::in_progress, "", "", elapsed);
     return out;
   }
 
@@ -434,14 +410,14 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
     }
   }
   // The idempotency layer: the request reached the provider's application.
-  const std::string order =
-      wire_.form_bodies ? form_field(req.body, "metadata[order_id]") : body_member(wire_, req.body, "order_id");
+  const std::string order = body_member(wire_, req.body, wire_.order_path);
   std::string reference;
-  const std::string key = identity_of(req, order, reference);
+  const std::string key = identity_of(req, reference);
   TransportResult result;
   bool replayed = false;
+  const KeyState* about = nullptr;  // the payment the answer states
   auto it = keys_.find(key);
-  if (it != keys_.end() && it->second.processing && now_mono >= it->second.done_at) complete(it->second, now_mono);
+  if (it != keys_.end() && it->second.processing && now_mono >= it->second.done_at) complete(it->second);
   const bool remembered = it != keys_.end() && !key.empty() &&
                           (wire_.replay == ReplayKind::reference || retention_ms <= 0 || it->second.processing ||
                            now_mono - it->second.first_seen <= retention_ms);
@@ -449,30 +425,34 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
     // No key: every request is a new payment. The client must never do this.
     KeyState& k = process_new("<none>#" + std::to_string(keys_.size()), order, reference, req.body, now_mono, 0);
     result = render_outcome(k, elapsed);
+    about = &k;
   } else if (remembered) {
     KeyState& k = it->second;
     const bool resend_runs_again =
         (wire_.replay == ReplayKind::success_only && !(k.stored && k.status / 100 == 2)) ||
         (wire_.replay == ReplayKind::reference && !k.processing && !k.charged);
     if (k.body != req.body) {
-      result = say(wire_, Say::mismatch, "", reference, elapsed);
+      result = say(Say::mismatch, "", reference, elapsed);
     } else if (k.processing) {
-      result = say(wire_, Say::in_progress, "", reference, elapsed);
+      result = say(Say::in_progress, "", reference, elapsed);
     } else if (resend_runs_again) {
       // Nothing (successful) was stored: the provider runs the payment again,
       // as Checkout.com documents for any 4xx or 5xx (Ck1).
       KeyState& again = process_new(key, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
-      result = again.processing ? say(wire_, Say::in_progress, "", reference, elapsed) : render_outcome(again, elapsed);
+      result = again.processing ? say(Say::in_progress, "", reference, elapsed) : render_outcome(again, elapsed);
+      if (!again.processing) about = &again;
       out.processed = true;
     } else if (wire_.replay == ReplayKind::current_state) {
-      const std::string id = charged_id.count(order) ? charged_id[order] : "";
-      result = say(wire_, k.charged ? Say::success : Say::decline, id, reference, elapsed);
+      const std::string id = charged_id.count(order) ? charged_id[order] : k.id;
+      result = say(k.charged ? Say::success : Say::decline, id, reference, elapsed);
       if (result.response.status == 201) result.response.status = 200;  // "already created" (Pp4)
+      about = &k;
     } else if (wire_.replay == ReplayKind::reference) {
-      result = say(wire_, Say::already_paid, charged_id.count(order) ? charged_id[order] : "", reference, elapsed);
+      result = say(Say::already_paid, charged_id.count(order) ? charged_id[order] : "", reference, elapsed);
     } else {
       result = render_outcome(k, elapsed);
       replayed = true;
+      about = &k;
     }
   } else {
     // A new key, or one the provider has forgotten: a new payment either way.
@@ -485,12 +465,14 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
     if (f == Fault::error_stored || uncached_then_crash) {
       // The provider's own answer was an error after it charged: the one it
       // stores (all_answers replays it; success_only stores nothing).
-      const TransportResult e = say(wire_, Say::error, "", reference, 0);
+      const TransportResult e = say(Say::error, wire_.error_carries_id ? k.id : "", reference, 0);
       k.status = e.response.status;
       k.stored_body = e.response.body;
+      k.stored_headers = e.response.headers;
       k.stored = wire_.replay != ReplayKind::success_only;
     }
-    result = k.processing ? say(wire_, Say::in_progress, "", reference, elapsed) : render_outcome(k, elapsed);
+    result = k.processing ? say(Say::in_progress, "", reference, elapsed) : render_outcome(k, elapsed);
+    if (!k.processing) about = &k;
   }
   out.processed = out.processed || (!key.empty() && !remembered);
 
@@ -522,15 +504,20 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
     return out;
   }
   if (f == Fault::error_after && out.processed) {
-    result = say(wire_, Say::error, "", reference, elapsed);
+    const std::string id = about && wire_.error_carries_id ? about->id : "";
+    result = say(Say::error, id, reference, elapsed);
     replayed = false;
+    about = nullptr;
   }
   out.result = std::move(result);
   out.result.elapsed_ms = elapsed;
   out.result.request_written = true;
   out.result.response.headers.emplace_back("Request-Id", "req_" + std::to_string(t_answer));
-  if (replayed && (wire_.profile == "stripe" || wire_.profile == "mollie" || wire_.profile == "generic"))
-    out.result.response.headers.emplace_back("Idempotent-Replayed", "true");
+  if (replayed && !wire_.replay_marker.empty()) out.result.response.headers.emplace_back(wire_.replay_marker, "true");
+  if (about && out.result.response.status / 100 == 2 && !about->id.empty()) {
+    out.about_order = about->order_id;
+    out.about_id = about->id;
+  }
   return out;
 }
 

@@ -1,26 +1,27 @@
 // The modelled payment provider: an in-process idempotency store with the
-// semantics each real provider documents, speaking the wire shapes its
-// built-in profile reads, and the faults providers and the network between
-// add. It is the simulation's ground truth: what it charged is what happened,
-// whatever the client believes.
+// semantics its Wire describes (wire.hpp: the built-in table in wire.cpp, or
+// a random wire), speaking the wire's answer shapes, and the faults providers
+// and the network between add. It is the simulation's ground truth: what it
+// charged is what happened, whatever the client believes.
 //
-// What differs per provider (tests/dst/wire.cpp holds the table):
-//  - identity: a key header (Stripe, Adyen, PayPal, Checkout.com, Mollie), a
-//    key field in the body (Square), or the merchant reference itself, which
-//    is permanent (WeChat Pay, Alipay);
+// What a Wire varies:
+//  - identity: a key header, a key field in the body, or the merchant
+//    reference itself, which is permanent;
 //  - replay: what a second request under a key it has seen gets back: every
-//    stored answer (Stripe, Mollie), only 2xx answers, so that after an error
-//    that followed processing a re-send runs the payment again (Checkout.com,
-//    Square, Adyen), the current state of the earlier request (PayPal), or a
-//    duplicate refused by reference (WeChat Pay, Alipay);
-//  - answers: errors inside HTTP 200 (Alipay codes, Adyen refusals), status
-//    words, where the payment id lives;
-//  - lookup: by merchant reference (Checkout.com, WeChat Pay, Alipay; lagging
-//    replicas answer "not found" for a fresh payment, and a payment made
-//    under another reference is not found at all), by provider id (PayPal,
-//    Square, Mollie), a same-key replay (Stripe) or none (Adyen, generic);
-//  - signatures: WeChat Pay and Alipay refuse requests (lookups included)
-//    that carry no valid signature.
+//    stored answer, only 2xx answers (after an error that followed
+//    processing a re-send runs the payment again), the current state of the
+//    earlier request, or a duplicate refused by reference;
+//  - answers: where the id and status live, errors inside HTTP 200,
+//    refusals inside a 2xx;
+//  - lookup: by merchant reference (lagging replicas answer "not found" for
+//    a fresh payment, and a payment whose request did not carry the
+//    reference is not found at all), by provider id, a same-key replay or
+//    none;
+//  - signatures: requests that carry no valid signature are refused (the
+//    request hook's stand-in, or for real: WECHATPAY2-SHA256-RSA2048 and
+//    Alipay RSA2, checked with OpenSSL in provider_auth.cpp); answers are
+//    signed with the platform / Alipay key when the schedule runs the
+//    library's own authenticator.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -30,8 +31,11 @@
 
 #include "profile.hpp"
 #include "transport.hpp"
+#include "wire.hpp"
 
 namespace payretry::dst {
+
+class ProviderKeys;
 
 enum class Fault {
   none,
@@ -53,38 +57,6 @@ enum class Fault {
 };
 const char* fault_name(Fault f);
 
-// How one provider speaks. Built from the provider's documented behaviour
-// for each built-in profile (wire.cpp); `generic` gets one of the documented
-// behaviours per schedule, since a provider payretry knows nothing about may
-// be any of them.
-struct Wire {
-  std::string profile;
-  ReplayKind replay = ReplayKind::all_answers;
-  enum class Identity { header, body_key, reference } identity = Identity::header;
-  std::string key_header = "Idempotency-Key";
-  std::string reference_path;  // where the merchant reference lives in the body ("" none)
-  bool signed_requests = false;
-  // Creates must be form-encoded (Stripe v1): any other body is refused
-  // with a 400 before the idempotency layer, as Stripe does.
-  bool form_bodies = false;
-  // Alipay's gateway form: top-level members are form fields, biz_content
-  // a JSON string; creates and lookups alike. Anything else is refused.
-  bool gateway_form = false;
-  enum class Lookup { none, replay, by_reference, by_id } lookup = Lookup::none;
-  std::string lookup_path;     // the path prefix of a lookup request
-  std::string key_field;       // Square: the body's key member
-  std::string id_prefix = "pi_";
-  // success_only: may an error answer the provider did not store be lost on
-  // the way back (so that the client sees only a timeout)? Documented for
-  // Checkout.com and Square; providers whose replay is undocumented
-  // ("replay": "none") are assumed to store what processing produced, an
-  // error that is not stored being one the client sees.
-  bool hidden_uncached_errors = true;
-};
-// `undocumented` is the behaviour chosen for a provider whose replay the
-// profile marks "none" (generic, adyen): any documented behaviour.
-Wire wire_for(const std::string& profile, ReplayKind undocumented);
-
 // What a Retry-After header the provider sent should mean, decided by the
 // model from how it built the header, not by the parser under test.
 struct RetryAfterTruth {
@@ -97,6 +69,12 @@ struct ProviderReply {
   RetryAfterTruth retry_after;
   bool crash = false;            // the client dies now (after any processing)
   bool processed = false;        // the provider's application handled this request
+  bool lookup = false;           // the request was a lookup
+  bool refused_unsigned = false; // refused: it carried no valid signature
+  // The answer states a payment of this order under this provider id (a
+  // create's success or refusal, a lookup that found it): what a
+  // cross-order answer replays for another order.
+  std::string about_order, about_id;
 };
 
 class ProviderModel {
@@ -111,6 +89,12 @@ class ProviderModel {
   int64_t retention_ms = 0;
   // How long after processing a lookup still answers "not found" (replica lag).
   int64_t read_lag_ms = 0;
+  // Set for a schedule that runs the library's own authenticator: requests
+  // must carry the real signature of the wire's scheme (else the request
+  // hook's stand-in), and answers are signed. `merchant_id` is what a
+  // WeChat Pay request must be signed for.
+  const ProviderKeys* keys = nullptr;
+  std::string merchant_id;
 
   // One request at monotonic `now_mono` (Unix `now_unix`) with the fault
   // `f`; `latency_ms` is how long the answer takes (a timeout if longer than
@@ -121,17 +105,30 @@ class ProviderModel {
   // Lets every processing still running finish, as it would after the run.
   void finish_all();
 
+  // A lie in the shape of a genuine answer to `req` (a create's success, a
+  // lookup's status), naming the payment `fake_id`, signed as the provider
+  // signs: what a forged or stale answer says, so that believing one shows.
+  HttpResponse lie(bool lookup, const std::string& order, const std::string& fake_id, bool says_charged) const;
+  // Signs `a` as the provider does at Unix time `unix_ms` (nothing without
+  // keys, or for a scheme that signs nothing).
+  void sign(HttpResponse& a, int64_t unix_ms);
+
   std::map<std::string, int> charges;       // by order id
   std::map<std::string, std::string> charged_id;  // order -> provider id of its (first) charge
+  std::map<std::string, std::string> order_of_id;  // every provider id the model gave out -> its order
   long lookups = 0, rejected_unsigned = 0, wrong_encodings = 0;
+  std::vector<std::string> rejections;  // why requests were refused as unsigned (for --verbose)
 
-  // The signature a request must carry when the provider checks them.
+  // The stand-in signature the request hook adds when the schedule signs
+  // through the hook instead of the library's authenticator.
   static std::string signature(const HttpRequest& req);
 
  private:
   struct KeyState {
     std::string order_id;
     std::string body;
+    std::string id;              // the provider's id of the payment this key made
+    std::string reference;
     int64_t first_seen = 0;      // monotonic ms of the first request
     bool processing = false;     // started, not yet done
     int64_t done_at = 0;         // monotonic ms when processing completes
@@ -139,6 +136,7 @@ class ProviderModel {
     bool charged = false;
     int status = 0;              // stored answer ("" body: nothing stored)
     std::string stored_body;
+    std::vector<std::pair<std::string, std::string>> stored_headers;
     bool stored = false;
   };
   // A payment as the lookup sees it: by order (reference) and by id.
@@ -147,24 +145,38 @@ class ProviderModel {
     std::string reference;       // what the request carried where the lookup searches
     std::string id;
     bool charged = false;
+    bool processing = true;
     int64_t at = 0;              // processed at (monotonic)
   };
+  enum class Say { success, decline, error, in_progress, mismatch, already_paid, unsigned_request };
 
+  ProviderReply respond(const HttpRequest& req, Fault f, int64_t now_mono, int64_t now_unix, int64_t latency_ms,
+                        int ra_kind, int64_t slow_ms);
   ProviderReply lookup(const HttpRequest& req, int64_t now_mono, int64_t elapsed);
-  void complete(KeyState& k, int64_t now);
+  void complete(KeyState& k);
   KeyState& process_new(const std::string& key, const std::string& order, const std::string& reference,
                          std::string_view body, int64_t now, int64_t slow_ms);
-  std::string identity_of(const HttpRequest& req, const std::string& order, std::string& reference) const;
+  std::string identity_of(const HttpRequest& req, std::string& reference) const;
+  TransportResult say(Say what, const std::string& id, const std::string& reference, int64_t elapsed) const;
   TransportResult render_outcome(const KeyState& k, int64_t elapsed) const;
+  // "" when the request carries the signature the provider checks, else why not.
+  std::string unsigned_why(const HttpRequest& req, int64_t now_unix) const;
 
   Wire wire_;
   std::map<std::string, KeyState> keys_;
   std::vector<Payment> payments_;
   int next_id_ = 0;
+  uint64_t answers_signed_ = 0;
 };
 
 // Builds the Retry-After variant `kind` at Unix time `now_unix`.
 RetryAfterTruth make_retry_after(int kind, int64_t now_unix);
 inline constexpr int kRetryAfterKinds = 14;
+
+// A member of a request body at a dotted path ("biz_content.out_trade_no"),
+// read the way the provider reads its encoding: JSON, form fields with
+// bracketed nesting ("metadata[order_id]"), or the gateway form whose first
+// segment names a field holding JSON text.
+std::string body_member(const Wire& w, std::string_view body, const std::string& dotted);
 
 }  // namespace payretry::dst

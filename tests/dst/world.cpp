@@ -1,6 +1,5 @@
 #include "world.hpp"
 
-#include <cJSON.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,17 +11,21 @@
 #include <vector>
 
 #include "attempt_log.hpp"
+#include "auth.hpp"
 #include "budget.hpp"
 #include "config.hpp"
 #include "engine.hpp"
 #include "error.hpp"
 #include "history.hpp"
+#include "json_build.hpp"
 #include "ledger.hpp"
 #include "multi_engine.hpp"
 #include "payment_flow.hpp"
 #include "profile.hpp"
+#include "provider_auth.hpp"
 #include "provider_model.hpp"
 #include "random.hpp"
+#include "random_wire.hpp"
 #include "rng.hpp"
 #include "settle.hpp"
 #include "stats.hpp"
@@ -75,6 +78,19 @@ struct Seen {
   std::string body;
 };
 
+// FNV-1a: the engine an order id picks, the same on every standard library.
+uint64_t fnv(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+std::string path_of(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
+  return slash == std::string::npos ? "/" : url.substr(slash);
+}
+
 class World;
 
 // The ledger of one process, failing writes now and then (a locked SQLite, a
@@ -110,8 +126,9 @@ class FaultyLedger final : public Ledger {
   }
   std::optional<PaymentRow> get(const std::string& order_id) override { return inner_.get(order_id); }
   std::vector<AttemptEntry> attempts(const std::string& order_id) override { return inner_.attempts(order_id); }
-  std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit) override {
-    return inner_.list(state, updated_before, limit);
+  std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit,
+                               const std::optional<std::string>& scope) override {
+    return inner_.list(state, updated_before, limit, scope);
   }
   int64_t prune_settled(int64_t updated_before) override { return inner_.prune_settled(updated_before); }
 
@@ -144,19 +161,24 @@ class ProcSleeper final : public Sleeper {
   Process& p_;
 };
 
-// The concurrent engine's transport under the simulated clock: a request is
+// A concurrent engine's transport under the simulated clock: a request is
 // handed over at start(), leaves when its connection is ready (after a queue
 // delay, as behind a busy pool), where its may_start gate is asked, and its
-// answer arrives `elapsed` later.
+// answer arrives `elapsed` later. With one engine, its wait() moves the
+// clock; with several, the world does (world_clocked): each engine's wait
+// only says when it is due again, and the world turns them in a seeded
+// interleaving, as threads would run.
 class SimAsyncTransport final : public AsyncTransport {
  public:
   explicit SimAsyncTransport(Process& p) : p_(p) {}
   void start(const HttpRequest& request, void* tag) override;
   void perform(std::vector<Done>& done) override;
   void wait(int64_t max_ms) override;
-  void wakeup() override {}
+  void wakeup() override;
   int64_t next_timeout_ms() override;
-  bool dead = false;  // a crashed process: nothing moves, nothing is sent
+  bool dead = false;          // a crashed process: nothing moves, nothing is sent
+  bool world_clocked = false;
+  int64_t due_at = 0;         // world_clocked: monotonic ms the engine wants its next turn
 
  private:
   struct Flight {
@@ -174,7 +196,8 @@ class SimAsyncTransport final : public AsyncTransport {
 };
 
 // A client: what pay_client_new builds, over the world's shared provider and
-// ledger, with either driver.
+// ledger, with either driver (the concurrent one with one or more engines,
+// as Client::start_engines builds them).
 class Process {
  public:
   Process(World& w, int id, int depth, bool concurrent);
@@ -192,11 +215,31 @@ class Process {
   JitterRandom jitter;
   ProcTransport transport{*this};
   ProcSleeper sleeper{*this};
+  std::unique_ptr<Authenticator> auth;  // the built-in signer, for a real-signer schedule
   std::unique_ptr<Engine> engine;
   std::unique_ptr<PaymentFlow> flow;
   std::unique_ptr<Settler> settler;
-  std::unique_ptr<SimAsyncTransport> async;
-  std::unique_ptr<MultiEngine> multi;
+  std::vector<std::unique_ptr<SimAsyncTransport>> asyncs;
+  std::vector<std::unique_ptr<MultiEngine>> multis;
+
+  // The engine an order runs on: the one its id hashes to.
+  size_t engine_of(const std::string& order_id) const { return fnv(order_id) % multis.size(); }
+  size_t unanswered() {
+    size_t n = 0;
+    for (auto& m : multis) n += m->unanswered();
+    return n;
+  }
+  bool dead() const {
+    for (const auto& a : asyncs)
+      if (a->dead) return true;
+    return false;
+  }
+  void kill() {
+    for (auto& a : asyncs) a->dead = true;
+  }
+  // One turn of one engine (true), or, when none is due, the clock moves
+  // to the next one that is (false).
+  bool turn();
 
   // The blocking run in progress.
   const Order* order = nullptr;
@@ -226,12 +269,17 @@ class World {
   // engine thread prepares other payments) draw from their own stream, so
   // that schedules without them stay what they were.
   Rng pause_rng;
+  // So do the draws added with random profiles, signers, several engines,
+  // pruning and queries before a resubmit.
+  Rng ext;
   int hook_pause_percent = 0;
   bool lag_edge = false;  // read lag at the grace, a short lease margin and deadline
   SimClock clock;
-  std::string profile_name;
+  std::string profile_name;  // a built-in's, or "random"
   bool concurrent = false;
+  int engine_count = 1;
   std::unique_ptr<ProviderModel> provider;
+  std::string random_summary;
   Config config;
   Profile profile;
   std::string ledger_url;
@@ -243,6 +291,8 @@ class World {
   std::map<std::string, int> sends_written;   // requests that may have reached the provider, per order
   std::map<std::string, bool> flagged;        // some result for the order was not durably recorded
   std::map<std::string, int> active_calls;    // calls on the order in progress (any process)
+  std::map<std::string, int> calls_started;   // calls on the order so far (any process)
+  std::set<std::string> pruned;               // orders whose row prune_settled removed: never submitted again
   int weights[static_cast<int>(Fault::kCount)] = {};
   int total_weight = 0;
   int crash_percent = 0;
@@ -252,6 +302,14 @@ class World {
   int oversleep_percent = 0;  // a sleeper that wakes late
   int wall_jump_percent = 0;  // the wall clock steps (NTP), the monotonic one does not
   int64_t wall_jump_ms = 5000;
+  int prune_percent = 0;      // between runs, now and then, prune_settled with an aggressive cutoff
+  int query_percent = 0;      // an UNKNOWN result is queried before it is submitted again
+  // The real signers: answers replaced on their way (forged, stale, another
+  // order's), and the genuine signed answers that name their order.
+  bool real_signer = false;
+  int answer_fault_percent = 0;
+  std::map<std::string, HttpResponse> genuine_creates, genuine_lookups;
+  std::set<std::string> forged_ids;  // provider ids only forged or stale answers ever named
   int next_process = 0;
   std::vector<std::unique_ptr<Process>> graveyard;  // crashed concurrent processes, drained after the checks
   std::set<std::string> answered;  // orders the concurrent driver has a final, recorded answer for
@@ -285,11 +343,21 @@ class World {
   // One request reaching the provider (through either transport): the
   // invariants that hold at the moment a byte leaves, then the model.
   ProviderReply send(Process& p, const HttpRequest& req, bool crashes_allowed);
+  // With the real signers: what becomes of a signed answer on its way.
+  void answer_faults(ProviderReply& reply, const std::string& order, bool lookup, int64_t now_unix);
   void race(Process& a);
   PaymentResult submit(Process& p, const Order& o, std::string_view body);
   void check_result(const Order& o, const PaymentResult& r, int sends_in_call);
+  // No settled row or result names a payment it does not own.
+  void check_provider_id(const std::string& order, PaymentState state, const std::string& provider_id,
+                         const char* where);
   void check_error(const Order& o, const std::string& what, int sends_in_call, bool alone);
   void reconcile(Process& p);
+  // pay_query of an UNKNOWN order, as a caller does before submitting it again.
+  void query(Process& p, const Order& o);
+  // Between runs: Ledger::prune_settled with an aggressive cutoff.
+  void maybe_prune();
+  bool open_order(const Order& o) const { return !answered.count(o.id) && !pruned.count(o.id); }
   void run_blocking();
   void run_concurrent();
   void check_final();
@@ -341,54 +409,97 @@ Process::Process(World& world, int ident, int dep, bool concurrent)
   if (w.opt.verbose) sink = [this](int, const std::string& line) { w.say("  log p" + std::to_string(id) + " " + line); };
   log = std::make_unique<AttemptLog>(sink, std::string(), kLogDebug, w.config.secrets(), w.clock);
   budget = std::make_unique<RetryBudget>(w.config.budget);
-  // The request hook signs every request, lookups included, as a WeChat Pay
-  // or Alipay merchant's signer would.
+  // The request hook runs before every request, lookups included. Without
+  // the built-in signer it signs them, as a WeChat Pay or Alipay merchant's
+  // own signer would (the stand-in signature the model checks).
   // Now and then it takes long: on the concurrent engine's thread, while
   // requests it already handed over wait for their connection (the gate
   // right before the first byte must still refuse them once their deadline
   // or lease is over).
-  RequestHook hook = [this](const AttemptView& v, Headers& extra) -> std::string {
+  const bool stand_in = !w.real_signer;
+  RequestHook hook = [this, stand_in](const AttemptView& v, Headers& extra) -> std::string {
     if (w.hook_pause_percent > 0 && w.pause_rng.chance(w.hook_pause_percent)) {
       ++tally.hook_pauses;
       const int64_t ms = w.pause_rng.chance(50) ? w.lease_ms() + 1 : w.pause_rng.range(1, 3000);
       w.say("p" + std::to_string(id) + " request hook pauses " + std::to_string(ms) + " ms");
       w.clock.advance(ms);
     }
-    HttpRequest signed_req;
-    signed_req.method = v.method;
-    signed_req.url = v.url;
-    signed_req.body = v.body;
-    extra.emplace_back("X-Dst-Signature", ProviderModel::signature(signed_req));
+    if (stand_in) {
+      HttpRequest signed_req;
+      signed_req.method = v.method;
+      signed_req.url = v.url;
+      signed_req.body = v.body;
+      extra.emplace_back("X-Dst-Signature", ProviderModel::signature(signed_req));
+    }
     return {};
   };
+  // As Client builds it: the profile's scheme and the config's keys. (The
+  // token transport is the blocking one; the built-in signers need none.)
+  if (w.real_signer) auth = make_authenticator(w.config, w.profile, transport, w.clock);
   engine = std::make_unique<Engine>(w.config, w.profile,
-                                    EngineDeps{transport, w.clock, sleeper, jitter, keys, *log, *budget, stats}, hook);
-  flow = std::make_unique<PaymentFlow>(*engine, *ledger, w.config, w.clock, sleeper, keys, stats, *log, owner);
-  settler = std::make_unique<Settler>(*ledger, transport, w.profile, w.config, w.clock, sleeper, jitter, *budget, *log, stats,
-                                      *flow, hook);
+                                    EngineDeps{transport, w.clock, sleeper, jitter, keys, *log, *budget, stats}, hook,
+                                    auth.get());
+  flow = std::make_unique<PaymentFlow>(*engine, *ledger, w.config, w.clock, sleeper, keys, stats, *log, owner,
+                                        "dst-scope");
+  settler = std::make_unique<Settler>(*ledger, transport, w.profile, w.config, w.clock, sleeper, jitter, *budget, *log,
+                                      stats, *flow, hook, auth.get());
   if (concurrent) {
-    async = std::make_unique<SimAsyncTransport>(*this);
-    multi = std::make_unique<MultiEngine>(*engine, *flow, w.config, w.clock, *log, stats, *async, false);
+    for (int i = 0; i < w.engine_count; ++i) {
+      asyncs.push_back(std::make_unique<SimAsyncTransport>(*this));
+      asyncs.back()->world_clocked = w.engine_count > 1;
+      multis.push_back(std::make_unique<MultiEngine>(*engine, *flow, w.config, w.clock, *log, stats, *asyncs.back(),
+                                                     false, w.engine_count));
+    }
   }
 }
 
 Process::~Process() {
-  // A crashed process's engine is drained only after the schedule's checks:
-  // its transport is dead, so it sends nothing and just lets its payments end.
-  if (!async) return;
+  // A crashed process's engines are drained only after the schedule's
+  // checks: their transports are dead, so they send nothing and just let
+  // their payments end.
+  if (multis.empty()) return;
   if (w.broken) {
-    // The schedule already failed and is unwinding: its engine is in
-    // whatever state the violation left it in, and draining it may never
-    // end under a clock that no longer moves. Left as it is (leaked).
-    (void)multi.release();
-    (void)async.release();
+    // The schedule already failed and is unwinding: its engines are in
+    // whatever state the violation left them in, and draining them may
+    // never end under a clock that no longer moves. Left as they are
+    // (leaked).
+    for (auto& m : multis) (void)m.release();
+    for (auto& a : asyncs) (void)a.release();
     return;
   }
-  async->dead = true;
+  for (auto& a : asyncs) {
+    a->dead = true;
+    a->world_clocked = false;  // each drains under its own waits
+  }
   const bool was = w.draining;
   w.draining = true;
-  multi.reset();
+  for (auto& m : multis) m->stop();
+  for (auto& m : multis) m->drain();
+  multis.clear();
   w.draining = was;
+}
+
+bool Process::turn() {
+  if (multis.size() == 1) {
+    multis[0]->turn();
+    return true;
+  }
+  // The engines' threads, in a seeded interleaving: any engine that is due
+  // may run next; when none is, time moves to the first that will be.
+  const int64_t now = w.clock.now_ms();
+  std::vector<size_t> due;
+  int64_t next = INT64_MAX;
+  for (size_t i = 0; i < multis.size(); ++i) {
+    if (multis[i]->unanswered() == 0) continue;
+    if (asyncs[i]->due_at <= now) due.push_back(i);
+    else next = std::min(next, asyncs[i]->due_at);
+  }
+  if (due.empty()) {
+    if (next != INT64_MAX) w.clock.advance(next - now);
+    return false;
+  }
+  multis[due[static_cast<size_t>(w.ext.range(0, static_cast<int64_t>(due.size()) - 1))]]->turn();
+  return true;
 }
 
 namespace {
@@ -399,6 +510,8 @@ bool carries(std::string_view body, const std::string& id) {
     const size_t end = at + 1 + id.size();
     if (end == body.size() || body[end] == '&') return true;
   }
+  // The gateway form: a JSON text, escaped, inside a form value.
+  if (body.find("%22" + id + "%22") != std::string_view::npos) return true;
   return false;
 }
 }  // namespace
@@ -429,10 +542,9 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
                                                    " ms after its lease ended");
     }
   }
-  const bool lookup = req.method == "GET" || req.url.find("alipay.trade.query") != std::string::npos ||
-                      (provider->wire().lookup_path.size() &&
-                       req.url.find(provider->wire().lookup_path) != std::string::npos);
+  const bool lookup = provider->wire().is_lookup(req.method, path_of(req.url));
   if (!lookup && !order.empty()) {
+    if (pruned.count(order)) fail("pruned_order_never_sent", "order " + order + " was sent after its row was pruned");
     std::string key;
     if (profile.identity.mode == IdentityMode::header)
       for (const auto& [n, v] : req.headers)
@@ -450,7 +562,6 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
   if (!lookup && !order.empty() && !p.in_settler && p.order && p.order->id == order && p.run_told_not_to_retry)
     fail("obeys_should_retry_false", "order " + order + " was sent again after an answer said Stripe-Should-Retry: false");
   HttpRequest sent = req;
-  std::string rekeyed;
   if (opt.sabotage == "rekey" && !lookup && p.run_attempts > 1)
     for (auto& [n, v] : sent.headers)
       if (n == profile.identity.name) v += "-again";
@@ -468,20 +579,68 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
   if (!order.empty() && !lookup && (reply.crash || reply.result.request_written)) ++sends_written[order];
   // Stripe marks its 409 and 429 answers with Stripe-Should-Retry, now and
   // then "false" (drawn from the pause stream: other schedules stay as they were).
-  if (profile_name == "stripe" && !lookup && reply.result.failure == TransportFailure::none &&
+  if (provider->wire().should_retry_header && !lookup && reply.result.failure == TransportFailure::none &&
       (reply.result.response.status == 409 || reply.result.response.status == 429) &&
       !reply.result.response.header("Stripe-Should-Retry")) {
     const bool no = pause_rng.chance(30);
     reply.result.response.headers.emplace_back("Stripe-Should-Retry", no ? "false" : "true");
     if (no && !p.in_settler && p.order && p.order->id == order) p.run_told_not_to_retry = true;
   }
+  if (real_signer && !reply.crash && reply.result.failure == TransportFailure::none && !reply.refused_unsigned)
+    answer_faults(reply, order, lookup, clock.unix_ms());
   if (lookup) ++tally.lookups;
   say("p" + std::to_string(p.id) + (lookup ? " lookup " : " send ") + order + " fault=" + fault_name(f) + " -> " +
       (reply.crash ? std::string("CRASH")
        : reply.result.failure == TransportFailure::none ? std::to_string(reply.result.response.status)
                                                           : transport_failure_name(reply.result.failure)) +
-      (reply.retry_after.header.empty() ? "" : " Retry-After: " + reply.retry_after.header));
+      (reply.retry_after.header.empty() ? "" : " Retry-After: " + reply.retry_after.header) +
+      (opt.verbose && reply.result.failure == TransportFailure::none ? " " + reply.result.response.body : ""));
   return reply;
+}
+
+void World::answer_faults(ProviderReply& reply, const std::string& order, bool lookup, int64_t now_unix) {
+  HttpResponse& a = reply.result.response;
+  // A genuine signed answer that names its order and payment: what another
+  // order's cross-order fault replays.
+  if (!reply.about_order.empty() && carries(a.body, reply.about_order) &&
+      a.body.find(reply.about_id) != std::string::npos)
+    (lookup ? genuine_lookups : genuine_creates)[reply.about_order] = a;
+  if (answer_fault_percent == 0 || order.empty() || !ext.chance(answer_fault_percent)) return;
+  // Forged, stale, another order's (half of them, when those are drawn).
+  int kind = opt.cross_order && ext.chance(50) ? 2 : static_cast<int>(ext.range(0, 1));
+  if (kind == 1 && provider->wire().signs != Wire::Signs::wechatpay) kind = 0;  // Alipay's answers carry no time
+  if (kind == 2) {
+    std::vector<const HttpResponse*> others;
+    for (const auto& [o, answer] : lookup ? genuine_lookups : genuine_creates)
+      if (o != order) others.push_back(&answer);
+    if (!opt.cross_order || others.empty()) {
+      kind = 0;
+    } else {
+      ++tally.cross_order_answers;
+      const HttpResponse* other = others[static_cast<size_t>(ext.range(0, static_cast<int64_t>(others.size()) - 1))];
+      say("  the answer is replaced by another order's genuinely signed one");
+      a = *other;
+      return;
+    }
+  }
+  if (!opt.answer_faults) return;
+  // A lie the provider never told, signed as it signs: a payment it never
+  // made (or a refusal of one it made), under an id only this lie names.
+  const std::string fake = "forged_" + std::to_string(forged_ids.size() + 1);
+  forged_ids.insert(fake);
+  const bool says_charged = ext.chance(70);
+  HttpResponse lie = provider->lie(lookup, order, fake, says_charged);
+  if (kind == 1) {
+    ++tally.stale_answers;
+    provider->sign(lie, now_unix - ext.range(301, 3600) * 1000);
+    say("  the answer is replaced by a stale one (signed over five minutes ago)");
+  } else {
+    ++tally.forged_answers;
+    provider->sign(lie, now_unix);
+    ProviderKeys::forge(lie);
+    say("  the answer is replaced by one whose signature does not verify");
+  }
+  a = std::move(lie);
 }
 
 TransportResult ProcTransport::post(const HttpRequest& req) {
@@ -649,7 +808,7 @@ void SimAsyncTransport::perform(std::vector<Done>& done) {
           // The process dies here: nothing of it moves any more.
           ++w.crashes;
           ++tally.crashes;
-          dead = true;
+          p_.kill();
           return;
         }
         f.result = std::move(reply.result);
@@ -675,10 +834,19 @@ int64_t SimAsyncTransport::next_timeout_ms() {
 }
 
 void SimAsyncTransport::wait(int64_t max_ms) {
-  // Time passes in the simulation only: up to the next thing due.
   const int64_t own = next_timeout_ms();
   const int64_t step = own >= 0 ? std::min(own, max_ms) : max_ms;
+  if (world_clocked) {
+    // The world moves time for all engines: this one is due again then.
+    due_at = p_.w.clock.now_ms() + std::max<int64_t>(0, step);
+    return;
+  }
+  // Time passes in the simulation only: up to the next thing due.
   if (step > 0) p_.w.clock.advance(step);
+}
+
+void SimAsyncTransport::wakeup() {
+  if (world_clocked) due_at = std::min(due_at, p_.w.clock.now_ms());
 }
 
 // ---- the world ----------------------------------------------------------------------
@@ -686,19 +854,77 @@ void SimAsyncTransport::wait(int64_t max_ms) {
 const char* const kProfiles[] = {"generic", "stripe", "adyen", "paypal", "square",
                                  "checkout_com", "mollie", "wechatpay_v3", "alipay"};
 
-World::World(uint64_t s, const Options& o) : seed(s), opt(o), rng(s), pause_rng(s ^ 0xD1B54A32D192ED03ull) {
+// The PEM text of a test key, read once.
+const std::string& test_pem(const std::string& dir, const std::string& file) {
+  static std::map<std::string, std::string> cache;
+  auto& slot = cache[dir + "/" + file];
+  if (slot.empty()) slot = ProviderKeys::pem(dir, file);
+  return slot;
+}
+
+World::World(uint64_t s, const Options& o)
+    : seed(s), opt(o), rng(s), pause_rng(s ^ 0xD1B54A32D192ED03ull), ext(s ^ 0x5851F42D4C957F2Dull) {
   hook_pause_percent = pause_rng.chance(20) ? static_cast<int>(pause_rng.range(2, 15)) : 0;
   profile_name = !opt.profile.empty() ? opt.profile : kProfiles[rng.range(0, 8)];
+  // Unpinned, a tenth of the schedules draw a random provider instead.
+  if (opt.profile.empty() && ext.chance(10)) profile_name = "random";
   concurrent = opt.driver.empty() ? rng.chance(50) : opt.driver == "concurrent";
-  profile = *builtin_profile(profile_name);
   const ReplayKind generic_replays[] = {ReplayKind::all_answers, ReplayKind::success_only, ReplayKind::current_state};
-  provider = std::make_unique<ProviderModel>(wire_for(profile_name, generic_replays[rng.range(0, 2)]));
-  ++tally.by_profile_driver[profile_name + (concurrent ? "/concurrent" : "/blocking")];
+  const ReplayKind undocumented = generic_replays[rng.range(0, 2)];
+  int64_t wire_retention = 0;
+  if (profile_name == "random") {
+    // The wire first, then the profile written from it, loaded as a user's
+    // profile is: through the library's own parser and its checks.
+    Rng provider_rng(s ^ 0x2545F4914F6CDD1Dull);
+    RandomProvider rp = draw_random_provider(provider_rng);
+    random_summary = rp.summary + "; profile " + rp.profile_json;
+    try {
+      profile = parse_profile(rp.profile_json);
+    } catch (const ProfileError& e) {
+      throw Broken{{"random_profile_rejected", std::string(e.what()) + " in " + rp.profile_json}};
+    }
+    wire_retention = rp.wire.retention_ms;
+    provider = std::make_unique<ProviderModel>(std::move(rp.wire));
+    ++tally.random_profiles;
+  } else {
+    profile = *builtin_profile(profile_name);
+    provider = std::make_unique<ProviderModel>(wire_for(profile_name, undocumented));
+    // A built-in's provider remembers a key for the profile's stated retention.
+    wire_retention = profile.retention_ms.value_or(0);
+  }
+  const Wire& wire = provider->wire();
+  // Every Nth seed of a provider that signs runs the built-in signer.
+  real_signer = wire.signs != Wire::Signs::none && opt.signer_every > 0 && !opt.keys_dir.empty() &&
+                seed % opt.signer_every == opt.signer_every - 1;
+  if (concurrent) engine_count = opt.engines > 0 ? opt.engines : ext.chance(50) ? 1 : static_cast<int>(ext.range(2, 3));
+  ++tally.by_profile_driver[profile_name + (real_signer ? "+signer" : "") +
+                            (concurrent ? "/concurrent" : "/blocking")];
+  tally.signer_schedules += real_signer;
+  tally.multi_engine_schedules += engine_count > 1;
   config.provider = profile.name;
   config.base_url = "https://provider.test";
-  config.create_path = "/create";
-  config.merchant_id = "1230000109";
-  config.auth_headers.emplace_back("Authorization", "Bearer sk_test_dst");
+  // The profile's own create path; the config gives one where it has none.
+  if (profile.create_path.empty()) config.create_path = "/create";
+  config.merchant_id = kWechatMchid;
+  provider->merchant_id = config.merchant_id;
+  if (real_signer) {
+    if (wire.signs == Wire::Signs::wechatpay) {
+      config.auth.kind = AuthConfig::Kind::wechatpay;
+      config.auth.private_key_pem = test_pem(opt.keys_dir, "wechat_merchant_key.pem");
+      config.auth.peer_public_key_pem = test_pem(opt.keys_dir, "wechat_platform_pub.pem");
+      config.auth.serial_no = kWechatMerchantSerial;
+      config.auth.platform_serial = kWechatPlatformSerial;
+    } else {
+      config.auth.kind = AuthConfig::Kind::alipay;
+      config.auth.private_key_pem = test_pem(opt.keys_dir, "alipay_app_key.pem");
+      config.auth.peer_public_key_pem = test_pem(opt.keys_dir, "alipay_pub.pem");
+      config.auth.app_id = kAlipayAppId;
+    }
+    provider->keys = &ProviderKeys::load(opt.keys_dir);
+    answer_fault_percent = ext.chance(40) ? 0 : static_cast<int>(ext.range(2, 15));
+  } else {
+    config.auth_headers.emplace_back("Authorization", "Bearer sk_test_dst");
+  }
   RetryPolicy& rp = config.retry;
   rp.max_attempts = static_cast<int>(rng.range(1, 6));
   rp.min_attempt_ms = rng.range(20, 300);
@@ -739,7 +965,8 @@ World::World(uint64_t s, const Options& o) : seed(s), opt(o), rng(s), pause_rng(
     config.key_retention_ms = opt.short_retention ? rng.range(1000, 120000) : rng.range(10 * rp.deadline_ms, 3600000);
     provider->retention_ms = *config.key_retention_ms;
   } else {
-    provider->retention_ms = profile.retention_ms.value_or(0);
+    // The profile's retention; a random one may claim less than its wire.
+    provider->retention_ms = wire_retention;
     config.key_retention_ms = profile.retention_ms;
   }
   // Key expiry is kept in wall-clock time with a margin of min(1 h,
@@ -753,6 +980,8 @@ World::World(uint64_t s, const Options& o) : seed(s), opt(o), rng(s), pause_rng(
   oversleep_percent = rng.chance(30) ? static_cast<int>(rng.range(5, 50)) : 0;
   wall_jump_percent = rng.chance(20) ? static_cast<int>(rng.range(2, 20)) : 0;
   ledger_fault_percent = rng.chance(70) ? 0 : static_cast<int>(rng.range(1, 12));
+  prune_percent = ext.chance(30) ? static_cast<int>(ext.range(20, 100)) : 0;
+  query_percent = ext.chance(50) ? static_cast<int>(ext.range(20, 80)) : 0;
 
   // The schedule's character: how likely each fault is.
   for (int& wgt : weights) wgt = static_cast<int>(rng.range(0, 10));
@@ -769,21 +998,39 @@ World::World(uint64_t s, const Options& o) : seed(s), opt(o), rng(s), pause_rng(
     Order ord;
     ord.id = "ord_" + std::to_string(seed) + "_" + std::to_string(i);  // every profile's charset
     const std::string amount = std::to_string(rng.range(1, 99999));
-    std::string extra;
-    if (profile_name == "wechatpay_v3") extra = R"(,"out_trade_no":")" + ord.id + "\"";
-    if (profile_name == "alipay") extra = R"(,"biz_content":{"out_trade_no":")" + ord.id + R"(","total_amount":")" + amount + "\"}";
-    // Checkout.com: half the callers set the reference, half let payretry write it.
-    if (profile_name == "checkout_com" && rng.chance(50)) extra = R"(,"reference":")" + ord.id + "\"";
-    // Stripe's v1 takes only its own parameters (the order goes in metadata),
-    // as form fields payretry encodes from this document.
-    const std::string order_field = profile_name == "stripe" ? R"("metadata":{"order_id":")" + ord.id + "\"}"
-                                                             : R"("order_id":")" + ord.id + "\"";
-    ord.body = R"({"amount":)" + amount + R"(,"currency":"eur",)" + order_field + extra +
-               R"(,"card":"4242424242424242"})";
+    // The body the caller hands over, as the wire's provider takes it: the
+    // order id where the provider keeps it, the merchant reference where
+    // the identity or the lookup wants it (some callers set it, others let
+    // payretry write it, or set one of their own), the provider's extras.
+    JsonMembers m{{"amount", amount}, {"currency", json_quote("eur")}, {wire.order_path, json_quote(ord.id)}};
+    if (wire.identity == Wire::Identity::reference) m.emplace_back(wire.key_path, json_quote(ord.id));
+    switch (wire.caller_reference) {
+      case Wire::CallerReference::none:
+      case Wire::CallerReference::always:
+        if (!wire.search_path.empty() && wire.search_path != wire.key_path)
+          m.emplace_back(wire.search_path, json_quote(ord.id));
+        break;
+      case Wire::CallerReference::half:
+        if (rng.chance(50)) m.emplace_back(wire.search_path, json_quote(ord.id));
+        break;
+      case Wire::CallerReference::unreliable: {
+        const int64_t which = rng.range(0, 2);
+        if (which == 0) m.emplace_back(wire.search_path, json_quote(ord.id));
+        if (which == 1) m.emplace_back(wire.search_path, json_quote("cart-" + std::to_string(seed) + "-" + std::to_string(i)));
+        break;
+      }
+    }
+    for (const auto& [path, value] : wire.body_extras) {
+      std::string v = value;
+      if (const size_t at = v.find("{amount}"); at != std::string::npos) v.replace(at, 8, amount);
+      m.emplace_back(path, v);
+    }
+    m.emplace_back("card", json_quote("4242424242424242"));
+    ord.body = json_object(m);
     provider->declines[ord.id] = rng.chance(20);
     orders.push_back(ord);
   }
-  for (const Order& o : orders) order_by_id[o.id] = &o;
+  for (const Order& ord : orders) order_by_id[ord.id] = &ord;
 
   if (!opt.sqlite_dir.empty() && opt.sqlite_every > 0 && seed % opt.sqlite_every == 0) {
     ++tally.sqlite;
@@ -815,6 +1062,33 @@ Fault World::pick_fault(bool crashes_allowed) {
   }
 }
 
+void World::check_provider_id(const std::string& order, PaymentState state, const std::string& id, const char* where) {
+  if (id.empty()) return;
+  // Nothing of an answer whose signature failed is believed.
+  if (forged_ids.count(id))
+    fail("unverified_answer_settles_nothing", std::string(where) + " of " + order + " holds " + id +
+                                                  ", which only a forged or stale answer named (" +
+                                                  state_name(state) + ")");
+  // A genuinely signed answer about another order's payment settles nothing here.
+  if (state == PaymentState::succeeded || state == PaymentState::failed) {
+    const auto of = provider->order_of_id.find(id);
+    if (of != provider->order_of_id.end() && of->second != order)
+      fail("cross_order_answer_settles_nothing", std::string(where) + " of " + order + " is " + state_name(state) +
+                                                     " with " + id + ", the payment of " + of->second);
+  }
+}
+
+namespace {
+PaymentState state_of(Outcome o) {
+  switch (o) {
+    case Outcome::succeeded: return PaymentState::succeeded;
+    case Outcome::failed: return PaymentState::failed;
+    case Outcome::unknown: return PaymentState::unknown;
+    default: return PaymentState::in_flight;
+  }
+}
+}  // namespace
+
 void World::check_result(const Order& o, const PaymentResult& r, int sends_in_call) {
   outcomes[o.id].push_back(r.outcome);
   tally.unknown += r.outcome == Outcome::unknown;
@@ -827,6 +1101,7 @@ void World::check_result(const Order& o, const PaymentResult& r, int sends_in_ca
       (r.ledger_error.empty() ? "" : " [not recorded: " + r.ledger_error + "]"));
   if (r.from_ledger && sends_in_call > 0)
     fail("stored_outcome_sends_nothing", "a result from the ledger came with " + std::to_string(sends_in_call) + " sends");
+  check_provider_id(o.id, state_of(r.outcome), r.provider_payment_id, "a result");
   if (r.outcome == Outcome::succeeded) {
     // A success read from a create answer carries the provider's id of the
     // one charge (Adyen's lives in pspReference, Square's in payment.id).
@@ -858,6 +1133,7 @@ PaymentResult World::submit(Process& p, const Order& o, std::string_view body) {
   req.order_id = o.id;
   req.body = body;
   ++active_calls[o.id];
+  ++calls_started[o.id];
   struct Leave {
     World& w;
     const std::string& id;
@@ -921,17 +1197,77 @@ void World::reconcile(Process& p) {
     if (const auto it = order_by_id.find(r.order_id); it != order_by_id.end()) {
       outcomes[r.order_id].push_back(r.outcome);
       if (!r.ledger_error.empty()) flagged[r.order_id] = true;
+      check_provider_id(r.order_id, state_of(r.outcome), r.provider_payment_id, "a reconcile result");
     }
   }
+}
+
+void World::query(Process& p, const Order& o) {
+  ++tally.queries;
+  p.in_settler = true;
+  p.order = nullptr;
+  say("p" + std::to_string(p.id) + " queries " + o.id);
+  try {
+    const PaymentResult r = p.settler->query(o.id);
+    p.in_settler = false;
+    if (r.error.find("proves nothing") != std::string::npos) ++tally.not_found_unproven;
+    check_result(o, r, 0);
+    if ((r.outcome == Outcome::succeeded || r.outcome == Outcome::failed) && r.ledger_error.empty())
+      answered.insert(o.id);
+  } catch (const Error& e) {
+    p.in_settler = false;
+    // An order whose create never committed is not in the ledger.
+    if (e.code() != Errc::PAY_ENOTFOUND) fail("unexpected_call_error", std::string("query: ") + e.what());
+  } catch (const LedgerError&) {
+    p.in_settler = false;  // the store failed: nothing was settled
+  }
+}
+
+void World::maybe_prune() {
+  if (prune_percent == 0 || !ext.chance(prune_percent)) return;
+  ++tally.prunes;
+  std::unique_ptr<Ledger> holder;
+  Ledger& ledger = ledger_for_checks(holder);
+  // Aggressive: everything settled up to a moment ago, or up to now.
+  const int64_t cutoff = clock.unix_ms() + 1 - (ext.chance(50) ? 0 : ext.range(0, 5000));
+  std::map<std::string, PaymentRow> before;
+  for (const Order& o : orders)
+    if (auto row = ledger.get(o.id)) before.emplace(o.id, *row);
+  const int64_t n = ledger.prune_settled(cutoff);
+  int64_t gone = 0;
+  for (const auto& [id, row] : before) {
+    const auto now = ledger.get(id);
+    const bool settled = row.state == PaymentState::succeeded || row.state == PaymentState::failed;
+    if (!now) {
+      if (!settled)
+        fail("prune_keeps_open_rows", id + " was " + state_name(row.state) + " and prune_settled deleted it");
+      if (row.updated_at >= cutoff)
+        fail("prune_keeps_open_rows", id + " was settled after the cutoff and prune_settled deleted it");
+      ++gone;
+      pruned.insert(id);
+      say("prune: " + id + " (" + state_name(row.state) + ") is gone: it is never submitted again");
+    } else if (settled && row.updated_at < cutoff) {
+      fail("prune_removes_what_it_says", id + " is settled before the cutoff and prune_settled kept it");
+    } else if (now->state != row.state) {
+      fail("prune_keeps_open_rows", id + " changed from " + state_name(row.state) + " to " + state_name(now->state));
+    }
+  }
+  if (n != gone)
+    fail("prune_removes_what_it_says", "prune_settled said " + std::to_string(n) + " rows, " + std::to_string(gone) +
+                                           " are gone");
+  tally.rows_pruned += static_cast<uint64_t>(gone);
 }
 
 void World::run_blocking() {
   std::unique_ptr<Process> proc;
   for (const Order& o : orders) {
     bool done = false;
-    for (int round = 0; round < 12 && !done; ++round) {
+    bool queried = false;  // the last UNKNOWN was queried: the next submit is the resubmit after a query
+    for (int round = 0; round < 12 && !done && !pruned.count(o.id); ++round) {
       if (!proc) proc = std::make_unique<Process>(*this, next_process++, 0, false);
       PaymentResult r;
+      tally.resubmits_after_query += queried;
+      queried = false;
       try {
         r = submit(*proc, o, o.body);
       } catch (const Crash&) {
@@ -986,38 +1322,56 @@ void World::run_blocking() {
             clock.advance(rng.range(0, 3000));
             reconcile(*proc);  // settle between runs
           }
-          if (rng.chance(30)) done = true;  // the caller leaves it for reconciliation
-          else clock.advance(rng.range(0, 2000));
+          if (rng.chance(30)) {
+            done = true;  // the caller leaves it for reconciliation
+          } else {
+            clock.advance(rng.range(0, 2000));
+            // As the docs tell callers: query an UNKNOWN payment, then
+            // submit it again (the same order: its stored key and bytes).
+            if (query_percent > 0 && ext.chance(query_percent)) {
+              query(*proc, o);
+              queried = true;
+              clock.advance(ext.range(0, 2000));
+            }
+          }
           break;
         case Outcome::in_progress:
           clock.advance(lease_ms() + 1);
           break;
       }
+      maybe_prune();
     }
   }
 }
 
 void World::run_concurrent() {
-  // One client's concurrent engine takes every order at once; between turns
-  // the world may stall it past its leases, let another worker race it, hand
-  // the same client a second run of an order, or kill the process.
+  // One client's concurrent engines take every order at once; between turns
+  // the world may stall them past their leases, let another worker race
+  // them, hand the same client a second run of an order, or kill the
+  // process.
   std::unique_ptr<Process> proc;
-  for (int round = 0; round < 8 && answered.size() < orders.size(); ++round) {
+  auto left = [&] {
+    for (const Order& o : orders)
+      if (open_order(o)) return true;
+    return false;
+  };
+  for (int round = 0; round < 8 && left(); ++round) {
     if (!proc) proc = std::make_unique<Process>(*this, next_process++, 0, true);
     Process& p = *proc;
     struct Call {
       const Order* order;
       int sends_before;
-      bool alone;
+      bool alone_at_start;  // no other call on the order was in progress
+      int started;          // calls_started once this one was
       bool done = false;
     };
     auto calls = std::make_shared<std::vector<Call>>();
-    auto enqueue = [&](const Order& o) {
+    auto enqueue = [&](const Order& o, size_t engine) {
       auto job = std::make_unique<MultiEngine::Job>();
       job->order_id = o.id;
       job->body = o.body;
       const size_t idx = calls->size();
-      calls->push_back(Call{&o, sends_written[o.id], active_calls[o.id] == 0});
+      calls->push_back(Call{&o, sends_written[o.id], active_calls[o.id] == 0, ++calls_started[o.id]});
       ++active_calls[o.id];
       job->done = [this, calls, idx](std::exception_ptr e, PaymentResult r) {
         if (draining) return;
@@ -1025,16 +1379,20 @@ void World::run_concurrent() {
         c.done = true;
         --active_calls[c.order->id];
         const int sends = sends_written[c.order->id] - c.sends_before;
+        // The sends on the order while this call lived were its own only if
+        // no other call on the order overlapped it (a racer, a second run).
+        const bool alone =
+            c.alone_at_start && calls_started[c.order->id] == c.started && active_calls[c.order->id] == 0;
         if (e) {
           try {
             std::rethrow_exception(e);
           } catch (const Error& err) {
-            check_error(*c.order, err.what(), sends, c.alone && active_calls[c.order->id] == 0);
+            check_error(*c.order, err.what(), sends, alone);
             // Every call here gives valid input: an error code (a resumed run
             // "below min_attempt_ms", say) tells the caller something false.
             fail("unexpected_call_error", std::string(err.what()));
           } catch (const LedgerError& err) {
-            check_error(*c.order, err.what(), sends, c.alone && active_calls[c.order->id] == 0);
+            check_error(*c.order, err.what(), sends, alone);
           } catch (const std::exception& other) {
             fail("unexpected_exception", other.what());
           }
@@ -1046,31 +1404,37 @@ void World::run_concurrent() {
       };
       std::vector<std::unique_ptr<MultiEngine::Job>> one;
       one.push_back(std::move(job));
-      p.multi->enqueue(std::move(one));
+      p.multis[engine]->enqueue(std::move(one));
     };
     for (const Order& o : orders)
-      if (!answered.count(o.id)) enqueue(o);
+      if (open_order(o)) enqueue(o, p.engine_of(o.id));
     bool crashed = false;
-    for (int turns = 0; turns < 100000 && p.multi->unanswered() > 0; ++turns) {
-      p.multi->turn();
+    for (int turns = 0; turns < 100000 && p.unanswered() > 0; ++turns) {
+      const bool turned = p.turn();
       rethrow_broken();
-      if (p.async->dead) {
+      if (p.dead()) {
         crashed = true;
         break;
       }
+      if (!turned) continue;  // time moved to the next engine that is due
       if (rng.chance(10)) {
         // A stall (GC pause, frozen VM): every lease may run out meanwhile.
         ++tally.stalls;
         clock.advance(rng.chance(50) ? lease_ms() + 1 : rng.range(1, 3000));
         if (rng.chance(40)) {
           // A second run of one order in the same client: only its own
-          // fencing token tells the two runs apart.
+          // fencing token tells the two runs apart. With several engines it
+          // may land on another one (started from a done callback, a
+          // payment stays on the callback's engine).
           ++tally.same_client_runs;
-          enqueue(orders[static_cast<size_t>(rng.range(0, static_cast<int64_t>(orders.size()) - 1))]);
+          const Order& o = orders[static_cast<size_t>(rng.range(0, static_cast<int64_t>(orders.size()) - 1))];
+          if (!pruned.count(o.id))
+            enqueue(o, p.multis.size() == 1 ? 0 : static_cast<size_t>(ext.range(0, static_cast<int64_t>(p.multis.size()) - 1)));
         } else if (race_percent > 0 && rng.chance(race_percent)) {
           ++tally.races;
           Process b(*this, next_process++, 1, false);
           const Order& o = orders[static_cast<size_t>(rng.range(0, static_cast<int64_t>(orders.size()) - 1))];
+          if (pruned.count(o.id)) continue;
           say("race: p" + std::to_string(b.id) + " submits " + o.id + " between turns");
           try {
             const PaymentResult r = submit(b, o, o.body);
@@ -1095,17 +1459,26 @@ void World::run_concurrent() {
       }
     }
     if (crashed) {
-      p.async->dead = true;
+      p.kill();
       graveyard.push_back(std::move(proc));
       clock.advance(rng.chance(70) ? lease_ms() + 1 : rng.range(0, 1000));
       continue;
     }
-    if (p.multi->unanswered() > 0) fail("liveness", "the concurrent engine did not answer every payment");
+    if (p.unanswered() > 0) fail("liveness", "the concurrent engine did not answer every payment");
     if (rng.chance(30)) {
       clock.advance(rng.range(0, 3000));
       reconcile(p);
     }
     clock.advance(rng.range(0, 2000));
+    // Callers query what is still UNKNOWN before they submit it again.
+    if (query_percent > 0)
+      for (const Order& o : orders)
+        if (open_order(o) && !outcomes[o.id].empty() && outcomes[o.id].back() == Outcome::unknown &&
+            ext.chance(query_percent)) {
+          query(p, o);
+          tally.resubmits_after_query += open_order(o);
+        }
+    maybe_prune();
     if (rng.chance(20)) break;  // the rest is left for reconciliation
   }
   proc.reset();
@@ -1113,10 +1486,12 @@ void World::run_concurrent() {
 
 void World::check_final() {
   provider->finish_all();
-  // The request hook signs every request; a signing provider that refused
-  // one saw a request (a lookup, say) sent around the hook.
+  // Every request is signed (by the built-in signer, or the request hook);
+  // a signing provider that refused one saw a request (a lookup, say) sent
+  // unsigned, or signed wrongly.
   if (provider->rejected_unsigned > 0)
-    fail("every_request_signed", std::to_string(provider->rejected_unsigned) + " requests reached the provider unsigned");
+    fail("every_request_signed", std::to_string(provider->rejected_unsigned) + " requests reached the provider unsigned (" +
+                                     provider->rejections.front() + ")");
   if (provider->wrong_encodings > 0)
     fail("every_body_in_the_providers_encoding",
          std::to_string(provider->wrong_encodings) + " creates reached the provider in an encoding it refuses");
@@ -1128,8 +1503,11 @@ void World::check_final() {
     if (charged > 1) fail("at_most_one_charge", o.id + " charged " + std::to_string(charged) + " times");
     for (Outcome out : outcomes[o.id])
       if (out == Outcome::failed && charged > 0) fail("no_failed_when_processed", o.id + " reported FAILED but was charged");
+    for (Outcome out : outcomes[o.id])
+      if (out == Outcome::succeeded && charged != 1) fail("ledger_agrees_with_provider", o.id + " SUCCEEDED but not charged");
     auto row = ledger.get(o.id);
-    if (!row) continue;
+    if (!row) continue;  // never created, or pruned
+    check_provider_id(o.id, row->state, row->provider_payment_id, "the ledger row");
     if (row->state == PaymentState::succeeded && charged != 1)
       fail("ledger_agrees_with_provider", o.id + " SUCCEEDED in the ledger, charged " + std::to_string(charged));
     if (row->state == PaymentState::failed && charged != 0)
@@ -1137,8 +1515,6 @@ void World::check_final() {
     if (auto s = first_seen.find(o.id); s != first_seen.end() && !s->second.key.empty() &&
                                         s->second.key != row->idempotency_key)
       fail("same_key_and_bytes", o.id + " ledger key " + row->idempotency_key + " but sent with " + s->second.key);
-    for (Outcome out : outcomes[o.id])
-      if (out == Outcome::succeeded && charged != 1) fail("ledger_agrees_with_provider", o.id + " SUCCEEDED but not charged");
     // Every request that may have reached the provider is in the history
     // (a dead run's last one as an "unrecorded" entry once taken over), or
     // its call's result said it was not durably recorded.
@@ -1156,15 +1532,19 @@ void World::check_final() {
 
 void World::run() {
   const RetryPolicy& rp = config.retry;
-  say("schedule " + std::to_string(seed) + ": profile " + profile.name + " (replay " +
-      replay_kind_name(provider->wire().replay) + "), driver " + (concurrent ? "concurrent" : "blocking") +
-      ", ledger " + ledger_url + ", max_attempts " + std::to_string(rp.max_attempts) + ", deadline " +
-      std::to_string(rp.deadline_ms) + ", attempt_timeout " + std::to_string(rp.attempt_timeout_ms) +
-      ", min_attempt " + std::to_string(rp.min_attempt_ms) + ", provider retention " +
-      std::to_string(provider->retention_ms) + ", read lag " + std::to_string(provider->read_lag_ms) + " (grace " +
-      std::to_string(config.not_found_grace_ms) + "), lease margin " + std::to_string(config.lease_margin_ms) +
-      ", crash% " + std::to_string(crash_percent) + ", race% " + std::to_string(race_percent) + ", ledger fault% " +
-      std::to_string(ledger_fault_percent));
+  say("schedule " + std::to_string(seed) + ": profile " + profile.name + " (provider " + provider->wire().name +
+      ", replay " + replay_kind_name(provider->wire().replay) + "), driver " +
+      (concurrent ? "concurrent x" + std::to_string(engine_count) : std::string("blocking")) + ", ledger " +
+      ledger_url + (real_signer ? ", built-in signer (answer faults " + std::to_string(answer_fault_percent) + "%)" : "") +
+      ", max_attempts " + std::to_string(rp.max_attempts) + ", deadline " + std::to_string(rp.deadline_ms) +
+      ", attempt_timeout " + std::to_string(rp.attempt_timeout_ms) + ", min_attempt " +
+      std::to_string(rp.min_attempt_ms) + ", provider retention " + std::to_string(provider->retention_ms) +
+      ", read lag " + std::to_string(provider->read_lag_ms) + " (grace " + std::to_string(config.not_found_grace_ms) +
+      "), lease margin " + std::to_string(config.lease_margin_ms) + ", crash% " + std::to_string(crash_percent) +
+      ", race% " + std::to_string(race_percent) + ", ledger fault% " + std::to_string(ledger_fault_percent) +
+      ", prune% " + std::to_string(prune_percent) + ", query% " + std::to_string(query_percent));
+  if (!random_summary.empty()) say(random_summary);
+  for (const Order& o : orders) say("order " + o.id + (provider->declines[o.id] ? " (declined)" : "") + ": " + o.body);
   if (concurrent) run_concurrent();
   else run_blocking();
   rethrow_broken();
@@ -1175,6 +1555,7 @@ void World::run() {
     clock.advance(lease_ms() + config.not_found_grace_ms + 1);
     Process p(*this, next_process++, 1, false);
     reconcile(p);
+    if (pass == 0) maybe_prune();
   }
   rethrow_broken();
   check_final();

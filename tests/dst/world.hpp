@@ -1,8 +1,11 @@
-// One simulated schedule: the real PaymentFlow, Engine, concurrent engine,
-// Settler and Ledger driven by a seeded fault schedule against the modelled
-// provider of one built-in profile, with process crashes, racing workers and
-// runs of one client, a ledger that fails, reconcile and query between and
-// after runs, and the payment invariants checked throughout.
+// One simulated schedule: the real PaymentFlow, Engine, concurrent engines,
+// Settler, Ledger and (for a share of seeds) the built-in WeChat Pay and
+// Alipay authenticators, driven by a seeded fault schedule against a
+// modelled provider (a built-in profile's, or one drawn at random from the
+// profile schema), with process crashes, racing workers and runs of one
+// client, a ledger that fails and is pruned, queries, resubmits and
+// reconcile between and after runs, and the payment invariants checked
+// throughout.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -15,12 +18,31 @@ struct Options {
   bool verbose = false;
   std::string sqlite_dir;     // where SQLite ledgers live; empty: memory only
   uint64_t sqlite_every = 50; // every Nth seed runs on SQLite
-  // The built-in profile every schedule uses; empty: one per seed.
+  // The provider every schedule uses: a built-in profile's name, "random"
+  // (a wire drawn from the profile schema and a truthful profile written
+  // from it); empty: one per seed.
   std::string profile;
   // "blocking" (pay_submit's threaded path), "concurrent" (the concurrent
-  // engine, driven turn by turn through its transport seam); empty: one
+  // engines, driven turn by turn through their transport seam); empty: one
   // per seed.
   std::string driver;
+  // Concurrent schedules run this many engines over one flow and ledger
+  // (0: one to three, drawn per seed).
+  int engines = 0;
+  // Every Nth seed of a provider that signs (wechatpay_v3, alipay) runs the
+  // library's own authenticator, with real RSA signatures checked and made
+  // by the provider model (0: never; the others sign through the request
+  // hook's stand-in). RSA costs about a millisecond a signature, two a
+  // request: a signer schedule costs 40 times another.
+  uint64_t signer_every = 50;
+  // With the real signers: answers the provider never signed as they
+  // arrive (a broken signature, one older than five minutes), drawn now
+  // and then; and, with cross_order, a genuinely signed answer of another
+  // order of the schedule replayed for this one.
+  bool answer_faults = true;
+  bool cross_order = true;
+  // Where the test keys are (tests/keys).
+  std::string keys_dir;
   // Breaks the client on purpose, to prove the invariants can fail:
   // "rekey" sends a run's retries with another key; "forget" restarts a
   // crashed process on an empty ledger.
@@ -35,6 +57,9 @@ struct Tally {
   uint64_t schedules = 0, sqlite = 0, sends = 0, sleeps = 0, retry_after_floors = 0, crashes = 0, races = 0,
            takeovers = 0, same_client_runs = 0, charged = 0, unknown = 0, failed = 0, lookups = 0, reconciles = 0,
            refused_at_the_gate = 0, ledger_faults = 0, flagged_results = 0, stalls = 0, hook_pauses = 0;
+  uint64_t random_profiles = 0, signer_schedules = 0, multi_engine_schedules = 0, forged_answers = 0,
+           stale_answers = 0, cross_order_answers = 0, prunes = 0, rows_pruned = 0, queries = 0,
+           resubmits_after_query = 0, not_found_unproven = 0;
   std::map<std::string, uint64_t> by_profile_driver;  // "stripe/concurrent" -> schedules
 };
 extern Tally tally;

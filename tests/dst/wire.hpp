@@ -1,0 +1,122 @@
+// How one provider speaks: the single description of a modelled provider.
+// The provider model (provider_model.cpp) reads nothing else, so that a
+// schedule can run against a built-in provider (the table in wire.cpp, from
+// the documents the built-in profiles cite) or against a random one drawn
+// from the profile schema (random_wire.cpp), whose profile is then written
+// from the wire and loaded with the library's own parse_profile().
+#pragma once
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profile.hpp"
+
+namespace payretry::dst {
+
+// One answer as the provider renders it. The body is a template: {id} the
+// provider's payment id, {ref} the merchant reference the request carried,
+// {status} a lookup's status word.
+struct AnswerShape {
+  int status = 0;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+struct Wire {
+  // For logs and replay lines: the built-in's name, or "random".
+  std::string name;
+  ReplayKind replay = ReplayKind::all_answers;
+
+  // Where the key travels: a header, a member of the body (written by the
+  // client when absent), or the merchant reference itself, which the
+  // provider never forgets.
+  enum class Identity { header, body_key, reference } identity = Identity::header;
+  std::string key_header = "Idempotency-Key";
+  std::string key_path;  // body_key / reference: the dotted path in the body
+
+  // Where every body carries the order id (the simulation's ground truth
+  // for "which order was charged"; the provider's own metadata).
+  std::string order_path = "order_id";
+
+  // Members every caller's body also holds (dotted path, JSON text; {amount}
+  // is the order's amount): Alipay's biz_content.total_amount.
+  std::vector<std::pair<std::string, std::string>> body_extras;
+
+  // Creates must be form-encoded (Stripe v1): any other body is refused
+  // with a 400 before the idempotency layer, as Stripe does.
+  bool form_bodies = false;
+  // Alipay's gateway form: top-level members are form fields, biz_content
+  // a JSON string; creates and lookups alike. Anything else is refused.
+  bool gateway_form = false;
+
+  // Requests must be signed: by the scheme of a built-in signer (checked
+  // for real when the schedule builds the library's authenticator, else
+  // the request hook's stand-in signature), or not at all.
+  enum class Signs { none, wechatpay, alipay } signs = Signs::none;
+
+  // How long a key is remembered after its first request (0: forever);
+  // the simulation may shorten it (a config's key_retention_ms).
+  int64_t retention_ms = 0;
+
+  // success_only: may an error answer the provider did not store be lost on
+  // the way back (so that the client sees only a timeout)? Documented for
+  // Checkout.com and Square; providers whose replay is undocumented
+  // ("replay": "none") are assumed to store what processing produced, an
+  // error that is not stored being one the client sees.
+  bool hidden_uncached_errors = true;
+  // A refused payment leaves a record a lookup finds (false: WeChat Pay
+  // creates no order for a refused one).
+  bool decline_leaves_record = true;
+  // An error answer after processing names the payment (at its id path).
+  bool error_carries_id = false;
+  // The header a replayed answer carries ("" none).
+  std::string replay_marker;
+  // Stripe marks 409 and 429 with Stripe-Should-Retry (St4).
+  bool should_retry_header = false;
+
+  // The provider's payment ids: this prefix and a counter.
+  std::string id_prefix = "pi_";
+
+  // Answers to a create.
+  AnswerShape success, decline, decline_alt, error, in_progress, mismatch, already_paid, unsigned_request;
+
+  // The lookup. by_reference searches the payments whose request carried
+  // `search_path` (the merchant reference) with the value asked for; a
+  // payment whose request did not carry it is never found that way.
+  enum class Lookup { none, replay, by_reference, by_id } lookup = Lookup::none;
+  std::string lookup_method = "GET";
+  // Where lookups go: the path prefix before the id or reference, or
+  // (gateway_form) the gateway method of the query.
+  std::string lookup_path;
+  std::string lookup_gateway_method;
+  // A POST lookup carries what it searches for in its body, here (dotted);
+  // empty: at the end of the path, up to its query.
+  std::string lookup_body_path;
+  std::string search_path;
+  // How callers fill search_path in the bodies they hand over: always (it
+  // is the identity, or the profile requires it), half of them (the client
+  // writes it when the profile names it as reference_path), or sometimes
+  // absent and sometimes another value of theirs (a reference the profile
+  // does not know the lookup searches by).
+  enum class CallerReference { none, always, half, unreliable } caller_reference = CallerReference::none;
+  AnswerShape found, not_found;
+  std::string word_charged, word_declined;
+  // While a payment is still processing, lookups show it under this word
+  // ("" the payment is not visible yet).
+  std::string word_processing;
+
+  // Which requests are lookups.
+  bool is_lookup(const std::string& method, const std::string& path_and_query) const;
+};
+
+// The built-in profile `profile`'s provider. `undocumented` is the behaviour
+// chosen for a provider whose replay the profile marks "none" (generic,
+// adyen): any documented behaviour.
+Wire wire_for(const std::string& profile, ReplayKind undocumented);
+
+// Fills an answer template.
+std::string fill_answer(const std::string& tmpl, const std::string& id, const std::string& ref,
+                        const std::string& status);
+
+}  // namespace payretry::dst
