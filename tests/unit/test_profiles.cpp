@@ -251,7 +251,7 @@ TEST(Profiles, each_provider_matches_the_research) {
        "/v2/payments/{provider_id}"},
       {"checkout_com", IdentityMode::header, "Cko-Idempotency-Key", 1, 255, "", 24 * kHour, ReplayKind::success_only, "order_id",
        "/payments?reference={order_id}"},
-      {"mollie", IdentityMode::header, "Idempotency-Key", 1, 255, "", 24 * kHour, ReplayKind::all_answers, "provider_id",
+      {"mollie", IdentityMode::header, "Idempotency-Key", 1, 255, "", 1 * kHour, ReplayKind::all_answers, "provider_id",
        "/v2/payments/{provider_id}"},
       {"wechatpay_v3", IdentityMode::reference, "$.out_trade_no", 6, 32, "_-|*", std::nullopt, ReplayKind::reference, "order_id",
        "/v3/pay/transactions/out-trade-no/{order_id}?mchid={merchant_id}"},
