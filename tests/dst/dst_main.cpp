@@ -131,6 +131,20 @@ int main(int argc, char** argv) {
               (unsigned long long)t.cross_order_answers, (unsigned long long)t.multi_engine_schedules,
               (unsigned long long)t.prunes, (unsigned long long)t.rows_pruned, (unsigned long long)t.queries,
               (unsigned long long)t.resubmits_after_query, (unsigned long long)t.not_found_unproven);
+  std::printf("DST exercised: %llu schedules with several merchant accounts on one ledger (%llu calls and %llu "
+              "reconciles by another account's client), %llu orders with their own store header, %llu with their "
+              "own path; %llu OAuth2 schedules, %llu token requests (%llu hung, %llu failed; %llu handed to the "
+              "runner, %llu run by a blocking caller), %llu tokens revoked, %llu 401 answers; %llu payments reconcile "
+              "left to a lookup after the provider's final answer; latest concurrent answer %lld ms after its "
+              "deadline\n",
+              (unsigned long long)t.tenant_schedules, (unsigned long long)t.other_scope_calls,
+              (unsigned long long)t.other_scope_reconciles, (unsigned long long)t.orders_with_headers,
+              (unsigned long long)t.orders_with_paths, (unsigned long long)t.oauth2_schedules,
+              (unsigned long long)t.token_requests, (unsigned long long)t.token_hangs,
+              (unsigned long long)t.token_errors, (unsigned long long)t.queued_fetches,
+              (unsigned long long)t.fetches_run_by_a_caller, (unsigned long long)t.tokens_revoked,
+              (unsigned long long)t.unauthorized_answers, (unsigned long long)t.reconcile_left_final_answer,
+              t.latest_answer_ms == INT64_MIN ? 0LL : (long long)t.latest_answer_ms);
   for (const auto& [which, n] : t.by_profile_driver)
     std::printf("DST schedules %s: %llu\n", which.c_str(), (unsigned long long)n);
   if (!dir.empty()) {

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "base64.hpp"
 #include "provider_auth.hpp"
 
 namespace payretry::dst {
@@ -224,9 +225,9 @@ void ProviderModel::finish_all() {
   for (auto& [key, k] : keys_) complete(k);
 }
 
-ProviderModel::KeyState& ProviderModel::process_new(const std::string& key, const std::string& order,
-                                                    const std::string& reference, std::string_view body, int64_t now,
-                                                    int64_t slow_ms) {
+ProviderModel::KeyState& ProviderModel::process_new(const std::string& store, const std::string& key,
+                                                    const std::string& order, const std::string& reference,
+                                                    std::string_view body, int64_t now, int64_t slow_ms) {
   KeyState k;
   k.order_id = order;
   k.body.assign(body.data(), body.size());
@@ -245,7 +246,7 @@ ProviderModel::KeyState& ProviderModel::process_new(const std::string& key, cons
   k.stored_body = t.response.body;
   k.stored_headers = t.response.headers;
   if (!decline && !charged_id.count(order)) charged_id[order] = k.id;
-  if (!decline || wire_.decline_leaves_record) payments_.push_back(Payment{order, reference, k.id, false, true, now});
+  if (!decline || wire_.decline_leaves_record) payments_.push_back(Payment{store, order, reference, k.id, false, true, now});
   auto& slot = keys_[key] = std::move(k);
   if (slow_ms == 0) complete(slot);
   return slot;
@@ -291,7 +292,10 @@ ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, in
   for (auto& [key, k] : keys_)
     if (k.processing && now_mono >= k.done_at) complete(k);
   const std::string path = path_of(req.url);
+  const std::string store = store_of(req);
   auto visible = [&](const Payment& p) {
+    // Another store's payments are not there at all.
+    if (p.store != store) return false;
     // Replicas lag: a payment processed a moment ago is not found yet; one
     // still processing is not there, or shown as still processing.
     if (now_mono - p.at < read_lag_ms) return false;
@@ -332,8 +336,8 @@ ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, in
 }
 
 ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now_mono, int64_t now_unix,
-                                    int64_t latency_ms, int ra_kind, int64_t slow_ms) {
-  ProviderReply out = respond(req, f, now_mono, now_unix, latency_ms, ra_kind, slow_ms);
+                                    int64_t latency_ms, int ra_kind, int64_t slow_ms, AfterProcessing after) {
+  ProviderReply out = respond(req, f, now_mono, now_unix, latency_ms, ra_kind, slow_ms, after);
   // A provider that signs its answers signs every answer it writes, but
   // for the refusal of a request it could not authenticate.
   if (keys && out.result.failure == TransportFailure::none && out.result.response.status != 0 &&
@@ -343,7 +347,7 @@ ProviderReply ProviderModel::handle(const HttpRequest& req, Fault f, int64_t now
 }
 
 ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t now_mono, int64_t now_unix,
-                                     int64_t latency_ms, int ra_kind, int64_t slow_ms) {
+                                     int64_t latency_ms, int ra_kind, int64_t slow_ms, AfterProcessing after) {
   ProviderReply out;
   const int64_t limit = req.timeout_ms;
   // A provider that shows every error it does not store never lets one
@@ -387,6 +391,15 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
     out.refused_unsigned = true;
     return out;
   }
+  // Then the token, for creates and lookups alike: nothing is processed
+  // under a credential that is not live.
+  if (const std::string why = token_refusal(req, now_mono); !why.empty()) {
+    ++unauthorized;
+    out.unauthorized = true;
+    out.result = times_out ? lost(TransportFailure::timeout, true, limit, "Operation timed out")
+                           : answer(401, R"({"name":"AUTHENTICATION_FAILURE","message":")" + why + "\"}", elapsed);
+    return out;
+  }
   if (is_lookup) {
     if (times_out) {
       out.result = lost(TransportFailure::timeout, true, limit, "Operation timed out");
@@ -412,7 +425,10 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
   // The idempotency layer: the request reached the provider's application.
   const std::string order = body_member(wire_, req.body, wire_.order_path);
   std::string reference;
-  const std::string key = identity_of(req, reference);
+  const std::string store = store_of(req);
+  const std::string identity = identity_of(req, reference);
+  // A key exists in its store only: the same key sent to another account is new there.
+  const std::string key = identity.empty() ? "" : store + "\n" + identity;
   TransportResult result;
   bool replayed = false;
   const KeyState* about = nullptr;  // the payment the answer states
@@ -423,7 +439,8 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
                            now_mono - it->second.first_seen <= retention_ms);
   if (key.empty()) {
     // No key: every request is a new payment. The client must never do this.
-    KeyState& k = process_new("<none>#" + std::to_string(keys_.size()), order, reference, req.body, now_mono, 0);
+    KeyState& k = process_new(store, store + "\n<none>#" + std::to_string(keys_.size()), order, reference, req.body,
+                              now_mono, 0);
     result = render_outcome(k, elapsed);
     about = &k;
   } else if (remembered) {
@@ -438,7 +455,8 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
     } else if (resend_runs_again) {
       // Nothing (successful) was stored: the provider runs the payment again,
       // as Checkout.com documents for any 4xx or 5xx (Ck1).
-      KeyState& again = process_new(key, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
+      KeyState& again =
+          process_new(store, key, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
       result = again.processing ? say(Say::in_progress, "", reference, elapsed) : render_outcome(again, elapsed);
       if (!again.processing) about = &again;
       out.processed = true;
@@ -456,7 +474,8 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
     }
   } else {
     // A new key, or one the provider has forgotten: a new payment either way.
-    KeyState& k = process_new(key, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
+    KeyState& k =
+        process_new(store, key, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
     out.processed = true;
     // The client may also die before it reads such an answer: a success-only
     // provider then keeps nothing of a payment it charged.
@@ -509,6 +528,24 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
     replayed = false;
     about = nullptr;
   }
+  if (after != AfterProcessing::answer) {
+    // A gateway in front refuses the credential after the application
+    // answered: the payment stands as processed. Forgetting the key, it
+    // runs a same-key re-send as a new payment (a key still processing is
+    // not forgotten: its payment is not over).
+    ++unauthorized_after;
+    out.unauthorized = true;
+    if (after == AfterProcessing::unauthorized_forgetting_key && !key.empty()) {
+      const auto k = keys_.find(key);
+      if (k != keys_.end() && !k->second.processing) {
+        keys_.erase(k);
+        ++keys_forgotten;
+      }
+    }
+    result = answer(401, R"({"name":"AUTHENTICATION_FAILURE","message":"the access token expired"})", elapsed);
+    replayed = false;
+    about = nullptr;
+  }
   out.result = std::move(result);
   out.result.elapsed_ms = elapsed;
   out.result.request_written = true;
@@ -519,6 +556,68 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
     out.about_id = about->id;
   }
   return out;
+}
+
+std::string ProviderModel::account_of(const HttpRequest& req) const {
+  const std::string* a = header_of(req, "Authorization");
+  if (!a || strncasecmp(a->c_str(), "Bearer ", 7) != 0) return "";
+  const std::string credential = a->substr(7);
+  if (wire_.token_path.empty()) return credential;
+  const auto t = tokens_.find(credential);
+  return t == tokens_.end() ? "" : t->second.account;
+}
+
+std::string ProviderModel::store_of(const HttpRequest& req) const {
+  std::string store = account_of(req);
+  for (size_t i = 0; i < wire_.store_headers.size(); ++i)
+    if (const std::string* v = header_of(req, wire_.store_headers[i])) store.append("|").append(std::to_string(i)).append("=").append(*v);
+  const std::string& prefix = wire_.account_path_prefix;
+  if (!prefix.empty() && req.url.find(prefix) != std::string::npos) {
+    const std::string path = path_of(req.url);
+    if (path.rfind(prefix, 0) == 0)
+      store.append("|path=").append(path, prefix.size(), path.find('/', prefix.size()) - prefix.size());
+  }
+  return store;
+}
+
+std::string ProviderModel::token_refusal(const HttpRequest& req, int64_t now_mono) const {
+  if (wire_.token_path.empty()) return "";
+  const std::string* a = header_of(req, "Authorization");
+  if (!a || strncasecmp(a->c_str(), "Bearer ", 7) != 0) return "no bearer token";
+  const auto t = tokens_.find(a->substr(7));
+  if (t == tokens_.end()) return "a token this provider never issued";
+  if (t->second.revoked) return "the token was revoked";
+  if (now_mono >= t->second.expires_at) return "the token expired";
+  return "";
+}
+
+bool ProviderModel::revoke(const HttpRequest& req) {
+  const std::string* a = header_of(req, "Authorization");
+  if (!a || strncasecmp(a->c_str(), "Bearer ", 7) != 0) return false;
+  const auto t = tokens_.find(a->substr(7));
+  if (t == tokens_.end() || t->second.revoked) return false;
+  t->second.revoked = true;
+  return true;
+}
+
+TransportResult ProviderModel::token_request(const HttpRequest& req, const TokenAnswer& what, int64_t now_mono,
+                                             int64_t elapsed) {
+  if (what.kind == TokenAnswer::hang) return lost(TransportFailure::timeout, true, req.timeout_ms, "Operation timed out");
+  if (what.kind == TokenAnswer::server_error) return answer(500, R"({"error":"server_error"})", elapsed);
+  // The client the Basic credential names; its account owns the token.
+  std::string client;
+  if (const std::string* a = header_of(req, "Authorization"); a && strncasecmp(a->c_str(), "Basic ", 6) == 0) {
+    std::string decoded;
+    if (base64_decode(a->substr(6), decoded)) client = decoded.substr(0, decoded.find(':'));
+  }
+  if (client.empty()) return answer(401, R"({"error":"invalid_client"})", elapsed);
+  const std::string token = "at_" + std::to_string(++next_token_);
+  tokens_[token] = Token{"oauth2:" + client, now_mono + what.life_ms, false};
+  ++tokens_issued;
+  return answer(200,
+                R"({"access_token":")" + token + R"(","token_type":"Bearer","expires_in":)" +
+                    std::to_string(what.life_ms / 1000) + "}",
+                elapsed);
 }
 
 }  // namespace payretry::dst

@@ -17,6 +17,12 @@
 //    a fresh payment, and a payment whose request did not carry the
 //    reference is not found at all), by provider id, a same-key replay or
 //    none;
+//  - stores: one per account (credential) and per value of the headers and
+//    path segment that name an account; keys, references and payments live
+//    in their store, charges are counted per order across them all;
+//  - OAuth2: a token endpoint (tokens that expire, are revoked, or never
+//    come), a 401 for a request without a live token, and a 401 after the
+//    payment was processed, the key kept or forgotten;
 //  - signatures: requests that carry no valid signature are refused (the
 //    request hook's stand-in, or for real: WECHATPAY2-SHA256-RSA2048 and
 //    Alipay RSA2, checked with OpenSSL in provider_auth.cpp); answers are
@@ -71,6 +77,7 @@ struct ProviderReply {
   bool processed = false;        // the provider's application handled this request
   bool lookup = false;           // the request was a lookup
   bool refused_unsigned = false; // refused: it carried no valid signature
+  bool unauthorized = false;     // answered 401: no live token, or refused after processing
   // The answer states a payment of this order under this provider id (a
   // create's success or refusal, a lookup that found it): what a
   // cross-order answer replays for another order.
@@ -96,11 +103,30 @@ class ProviderModel {
   const ProviderKeys* keys = nullptr;
   std::string merchant_id;
 
+  // What becomes of a create the provider processed: its answer, or a 401
+  // from a gateway in front that refused the credential after the charge
+  // (a token that expired or was revoked on the way), the key kept as any
+  // processed key is, or forgotten (a re-send under it is a new payment).
+  enum class AfterProcessing { answer, unauthorized_keeping_key, unauthorized_forgetting_key };
+
   // One request at monotonic `now_mono` (Unix `now_unix`) with the fault
   // `f`; `latency_ms` is how long the answer takes (a timeout if longer than
   // the request's own). `ra_kind` picks the Retry-After variant for 429/503.
   ProviderReply handle(const HttpRequest& req, Fault f, int64_t now_mono, int64_t now_unix, int64_t latency_ms,
-                       int ra_kind, int64_t slow_ms);
+                       int ra_kind, int64_t slow_ms, AfterProcessing after = AfterProcessing::answer);
+
+  // The OAuth2 token endpoint (Wire::token_path): a token for the account
+  // of the client its Basic credential names, live for `life_ms` (whole
+  // seconds: expires_in), or a 500, or no answer within the request's time.
+  struct TokenAnswer {
+    enum Kind { token, server_error, hang } kind = token;
+    int64_t life_ms = 3600000;
+  };
+  TransportResult token_request(const HttpRequest& req, const TokenAnswer& what, int64_t now_mono, int64_t elapsed);
+  // Revokes the token `req` carries: every later request under it gets 401.
+  bool revoke(const HttpRequest& req);
+  // The store `req` reaches (Wire::store_headers), for the world's checks.
+  std::string store_of(const HttpRequest& req) const;
 
   // Lets every processing still running finish, as it would after the run.
   void finish_all();
@@ -117,6 +143,7 @@ class ProviderModel {
   std::map<std::string, std::string> charged_id;  // order -> provider id of its (first) charge
   std::map<std::string, std::string> order_of_id;  // every provider id the model gave out -> its order
   long lookups = 0, rejected_unsigned = 0, wrong_encodings = 0;
+  long tokens_issued = 0, unauthorized = 0, unauthorized_after = 0, keys_forgotten = 0;
   std::vector<std::string> rejections;  // why requests were refused as unsigned (for --verbose)
 
   // The stand-in signature the request hook adds when the schedule signs
@@ -141,6 +168,7 @@ class ProviderModel {
   };
   // A payment as the lookup sees it: by order (reference) and by id.
   struct Payment {
+    std::string store;           // where it was made: only that store's lookups find it
     std::string order_id;
     std::string reference;       // what the request carried where the lookup searches
     std::string id;
@@ -150,22 +178,35 @@ class ProviderModel {
   };
   enum class Say { success, decline, error, in_progress, mismatch, already_paid, unsigned_request };
 
+  struct Token {
+    std::string account;
+    int64_t expires_at = 0;  // monotonic ms
+    bool revoked = false;
+  };
+
   ProviderReply respond(const HttpRequest& req, Fault f, int64_t now_mono, int64_t now_unix, int64_t latency_ms,
-                        int ra_kind, int64_t slow_ms);
+                        int ra_kind, int64_t slow_ms, AfterProcessing after);
   ProviderReply lookup(const HttpRequest& req, int64_t now_mono, int64_t elapsed);
   void complete(KeyState& k);
-  KeyState& process_new(const std::string& key, const std::string& order, const std::string& reference,
-                         std::string_view body, int64_t now, int64_t slow_ms);
+  KeyState& process_new(const std::string& store, const std::string& key, const std::string& order,
+                         const std::string& reference, std::string_view body, int64_t now, int64_t slow_ms);
   std::string identity_of(const HttpRequest& req, std::string& reference) const;
   TransportResult say(Say what, const std::string& id, const std::string& reference, int64_t elapsed) const;
   TransportResult render_outcome(const KeyState& k, int64_t elapsed) const;
   // "" when the request carries the signature the provider checks, else why not.
   std::string unsigned_why(const HttpRequest& req, int64_t now_unix) const;
+  // The account a request's credential names: a fixed bearer's value, or
+  // the account its OAuth2 token was issued to ("" none).
+  std::string account_of(const HttpRequest& req) const;
+  // "" when the request carries a live token (or the wire takes none), else why not.
+  std::string token_refusal(const HttpRequest& req, int64_t now_mono) const;
 
   Wire wire_;
-  std::map<std::string, KeyState> keys_;
+  std::map<std::string, KeyState> keys_;  // by store, then the identity ("<store>\n<key>")
+  std::map<std::string, Token> tokens_;
   std::vector<Payment> payments_;
   int next_id_ = 0;
+  int next_token_ = 0;
   uint64_t answers_signed_ = 0;
 };
 

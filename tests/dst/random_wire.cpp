@@ -24,7 +24,7 @@ const char* claim(Rng& r, const char* truth, int truth_percent, int pending_perc
 
 }  // namespace
 
-RandomProvider draw_random_provider(Rng& r) {
+RandomProvider draw_random_provider(Rng& r, Rng* auth) {
   RandomProvider out;
   Wire& w = out.wire;
   w.name = "random";
@@ -80,7 +80,18 @@ RandomProvider draw_random_provider(Rng& r) {
   const std::string create_path = pick(r, {"/v1/charges", "/api/pay", "/payments/create"});
   profile.emplace_back("create_path", q(create_path));
   profile.emplace_back("encoding", q(w.form_bodies ? "form" : "json"));
-  profile.emplace_back("auth", R"({"scheme":"bearer"})");
+  // OAuth2 client credentials, or a fixed bearer. A provider whose 401
+  // never follows processing may say so (auth.unauthorized_not_processed);
+  // one whose gateway may refuse the token after the charge may not.
+  std::string auth_json = R"({"scheme":"bearer"})";
+  if (auth && auth->chance(35)) {
+    w.token_path = "/oauth/token";
+    w.unauthorized_after_processing = auth->chance(70);
+    auth_json = R"({"scheme":"oauth2_client_credentials","token_path":"/oauth/token")";
+    if (!w.unauthorized_after_processing && auth->chance(50)) auth_json += R"(,"unauthorized_not_processed":true)";
+    auth_json += "}";
+  }
+  profile.emplace_back("auth", auth_json);
   if (w.retention_ms == 0) profile.emplace_back("retention_ms", "null");
   else profile.emplace_back("retention_ms", std::to_string(r.chance(70) ? w.retention_ms
                                                                       : r.range(w.retention_ms / 4, w.retention_ms)));
@@ -251,6 +262,7 @@ RandomProvider draw_random_provider(Rng& r) {
   out.summary = std::string("random wire: identity ") + identities[static_cast<int>(w.identity)] + ", replay " +
                 replay_kind_name(w.replay) + (w.hidden_uncached_errors ? " (hides unstored errors)" : "") +
                 ", profile claims " + replay_kind_name(claimed) + ", " + (w.form_bodies ? "form" : "json") +
+                (w.token_path.empty() ? "" : w.unauthorized_after_processing ? ", OAuth2 (401 after processing)" : ", OAuth2") +
                 ", lookup " + lookups[static_cast<int>(w.lookup)] +
                 (w.lookup == Wire::Lookup::by_reference ? callers[static_cast<int>(w.caller_reference)] : "");
   return out;

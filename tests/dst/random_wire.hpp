@@ -21,6 +21,9 @@ struct RandomProvider {
   std::string summary;       // one line, for --verbose
 };
 
-RandomProvider draw_random_provider(Rng& r);
+// `auth`, when given, draws whether the provider takes OAuth2 tokens (and
+// whether a 401 may come after processing) from a stream of its own, so
+// that the rest of the wire is the same with or without it.
+RandomProvider draw_random_provider(Rng& r, Rng* auth = nullptr);
 
 }  // namespace payretry::dst

@@ -78,6 +78,27 @@ struct Wire {
   // The provider's payment ids: this prefix and a counter.
   std::string id_prefix = "pi_";
 
+  // Which store a request reaches: one per account (the credential it
+  // carries: a fixed key, or the account an OAuth2 token was issued to), per
+  // value of each of these headers (a tenant header of the client's config,
+  // a payment's own X-Account), and per account a create path names
+  // (account_path_prefix + name + "/..."). A key, a reference and a payment
+  // exist in their store only: another store's lookup does not find them,
+  // and the same key sent there is a new payment. Charges are counted per
+  // order across all stores.
+  std::vector<std::string> store_headers = {"X-Tenant", "X-Account"};
+  std::string account_path_prefix = "/acct/";
+
+  // OAuth2 client credentials: tokens come from this path (under the base
+  // URL), with an expiry; every other request must carry a live one, or is
+  // refused with a 401 before anything is processed ("": a fixed credential).
+  std::string token_path;
+  // A gateway in front may refuse the credential after the payment was
+  // processed (a token that expired or was revoked on the way): 401 after
+  // the charge. False: the provider documents that a 401 processed nothing
+  // (the profile may then say auth.unauthorized_not_processed).
+  bool unauthorized_after_processing = true;
+
   // Answers to a create.
   AnswerShape success, decline, decline_alt, error, in_progress, mismatch, already_paid, unsigned_request;
 

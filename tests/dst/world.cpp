@@ -27,6 +27,7 @@
 #include "random.hpp"
 #include "random_wire.hpp"
 #include "rng.hpp"
+#include "scope.hpp"
 #include "settle.hpp"
 #include "stats.hpp"
 
@@ -35,6 +36,10 @@ namespace payretry::dst {
 Tally tally;
 
 namespace {
+
+// A concurrent payment is answered by its start and its deadline, and this:
+// the engine's own bookkeeping, never another payment's wait.
+constexpr int64_t kAnswerBoundMs = 250;
 
 // A process dies: thrown through the blocking engine so that nothing after
 // the crash point runs, as with SIGKILL. Deliberately not an Error, which
@@ -71,12 +76,51 @@ class Keys final : public KeySource {
 struct Order {
   std::string id;
   std::string body;
+  int tenant = 0;       // the merchant account whose client submits it (ids are unique across them)
+  Headers headers;      // its own submission headers: an X-Account that picks the provider's store
+  std::string path;     // its own create path naming an account ("" the client's)
+};
+
+// A merchant account of the platform: one client per account over the
+// shared ledger, each with its own scope (another credential, another
+// scoping header, or its account_id).
+struct Tenant {
+  std::string name;
+  Config config;
+  std::string scope;  // client_scope() of its config, once the ledger's secret is known
+};
+
+// What the OAuth2 token endpoint does with one token request, and how long
+// its answer takes (a hang: longer than any request waits).
+struct TokenPlan {
+  ProviderModel::TokenAnswer answer;
+  int64_t latency_ms = 0;
 };
 
 struct Seen {
   std::string key;
   std::string body;
 };
+
+// client_scope(), remembered: an HMAC costs as much as a whole schedule's
+// bookkeeping, and schedules share configurations and (memory) secrets. The
+// key holds every part of the config a scope covers (scope.cpp).
+const std::string& scope_of(const Config& c, const Profile& profile, const std::string& secret) {
+  static std::map<std::string, std::string> cache;
+  std::string key;
+  auto add = [&](const std::string& part) { key.append(std::to_string(part.size())).append(":").append(part); };
+  for (const std::string* part : {&secret, &profile.name, &c.base_url, &c.merchant_id, &c.account_id, &c.auth.client_id,
+                                  &c.auth.app_id, &c.auth.api_key})
+    add(*part);
+  add(std::to_string(static_cast<int>(c.auth.kind)));
+  for (const Headers* h : {&c.auth_headers, &c.extra_headers}) {
+    add(std::to_string(h->size()));
+    for (const auto& [name, value] : *h) add(name), add(value);
+  }
+  auto& slot = cache[key];
+  if (slot.empty()) slot = client_scope(c, profile, secret);
+  return slot;
+}
 
 // FNV-1a: the engine an order id picks, the same on every standard library.
 uint64_t fnv(std::string_view s) {
@@ -161,6 +205,48 @@ class ProcSleeper final : public Sleeper {
   Process& p_;
 };
 
+// Where the OAuth2 authenticator's token requests go (as Client hands it the
+// blocking transport): the provider's token endpoint, outside any payment's run.
+class TokenTransport final : public Transport {
+ public:
+  explicit TokenTransport(Process& p) : p_(p) {}
+  TransportResult post(const HttpRequest& req) override;
+
+ private:
+  Process& p_;
+};
+
+// The BackgroundRunner the authenticator hands a concurrent engine's fetches
+// to: no thread, a queue. Each fetch's token answer is drawn when it is
+// posted; the world runs it between turns, at a seeded moment once that
+// answer is due, and it advances nothing itself (its latency passed while
+// the engines turned). A blocking caller that would wait for a queued fetch
+// runs it on its own thread instead (run_pending), waiting out what is left
+// of its latency.
+class SimRunner final : public BackgroundRunner {
+ public:
+  explicit SimRunner(Process& p) : p_(p) {}
+  void post(std::function<void()> task) override;
+  bool run_pending() override;
+  // Between turns: each fetch whose answer is due, now or at a later turn.
+  void run_due();
+  // A dead process: what is queued fails now, and so does every later fetch
+  // (its payments then end without waiting out their deadlines).
+  void fail_all();
+  size_t queued() const { return tasks_.size(); }
+
+ private:
+  struct Task {
+    std::function<void()> run;
+    TokenPlan plan;
+    int64_t due_at = 0;  // monotonic ms the token endpoint's answer arrives
+  };
+  void run_one(Task t);
+  Process& p_;
+  std::deque<Task> tasks_;
+  bool dead_ = false;
+};
+
 // A concurrent engine's transport under the simulated clock: a request is
 // handed over at start(), leaves when its connection is ready (after a queue
 // delay, as behind a busy pool), where its may_start gate is asked, and its
@@ -200,11 +286,13 @@ class SimAsyncTransport final : public AsyncTransport {
 // as Client::start_engines builds them).
 class Process {
  public:
-  Process(World& w, int id, int depth, bool concurrent);
+  Process(World& w, int id, int depth, bool concurrent, int tenant);
   ~Process();
   World& w;
   const int id;
   const int depth;  // 0: a top-level worker; 1: a racer started inside another's sleep
+  const int tenant;      // the merchant account it is the client of
+  const Config& config;  // that account's
   const std::string owner;
   std::unique_ptr<Ledger> own_ledger;
   std::unique_ptr<FaultyLedger> ledger;
@@ -215,7 +303,12 @@ class Process {
   JitterRandom jitter;
   ProcTransport transport{*this};
   ProcSleeper sleeper{*this};
-  std::unique_ptr<Authenticator> auth;  // the built-in signer, for a real-signer schedule
+  TokenTransport token_transport{*this};
+  SimRunner runner{*this};  // before auth: outlives it
+  // The queued fetch running now (SimRunner::run_one), for TokenTransport.
+  const TokenPlan* token_plan = nullptr;
+  int64_t token_due_at = 0;
+  std::unique_ptr<Authenticator> auth;  // the built-in signer or OAuth2, for a schedule that runs one
   std::unique_ptr<Engine> engine;
   std::unique_ptr<PaymentFlow> flow;
   std::unique_ptr<Settler> settler;
@@ -237,9 +330,6 @@ class Process {
   void kill() {
     for (auto& a : asyncs) a->dead = true;
   }
-  // One turn of one engine (true), or, when none is due, the clock moves
-  // to the next one that is (false).
-  bool turn();
 
   // The blocking run in progress.
   const Order* order = nullptr;
@@ -248,6 +338,8 @@ class Process {
   int run_attempts = 0;
   int run_sends = 0;
   bool run_told_not_to_retry = false;  // an answer of this run said Stripe-Should-Retry: false
+  bool last_unauthorized = false;      // the last answer was a 401 under an OAuth2 token
+  std::string final_checked_claim;     // the settler's run whose first re-send had its history read
   bool in_settler = false;  // lookups and reconcile re-sends: not one run
   // Over the process's life (the retry budget is per client).
   long retries = 0;
@@ -272,6 +364,11 @@ class World {
   // So do the draws added with random profiles, signers, several engines,
   // pruning and queries before a resubmit.
   Rng ext;
+  // And those of several merchant accounts on one ledger (their clients,
+  // the orders' submission headers and paths, what other accounts' clients
+  // try), and of OAuth2 (the token endpoint, revocations, 401s).
+  Rng tenant_rng;
+  Rng auth_rng;
   int hook_pause_percent = 0;
   bool lag_edge = false;  // read lag at the grace, a short lease margin and deadline
   SimClock clock;
@@ -284,6 +381,21 @@ class World {
   Profile profile;
   std::string ledger_url;
   std::unique_ptr<Ledger> shared_ledger;  // memory: one per "machine", surviving its processes
+  // One client per merchant account; one account unless the schedule draws
+  // two or three. tenants[0]'s config is `config` itself.
+  std::vector<std::unique_ptr<Tenant>> tenants;
+  int tenant_kind = 0;        // 0 another credential, 1 another scoping header, 2 another account_id (and credential)
+  int other_scope_percent = 0;  // how often another account's client acts on an order
+  // OAuth2 client credentials (Wire::token_path): how the token endpoint and
+  // the gateway in front behave in this schedule.
+  bool oauth2 = false;
+  int token_hang_percent = 0, token_error_percent = 0, short_token_percent = 0;
+  int revoke_percent = 0;              // a request's token is revoked as it arrives: 401, nothing processed
+  int unauthorized_after_percent = 0;  // a create is refused with a 401 after it was processed
+  // Time the world took from the concurrent engines (stalls, other
+  // processes between turns, pauses in the request hook): a payment is
+  // answered by its start, its deadline and this.
+  int64_t excused_ms = 0;
   std::vector<Order> orders;
   std::map<std::string, const Order*> order_by_id;
   std::map<std::string, Seen> first_seen;
@@ -340,6 +452,21 @@ class World {
   void say(const std::string& s) {
     if (opt.verbose) std::fprintf(stderr, "[t=%lld] %s\n", static_cast<long long>(clock.mono), s.c_str());
   }
+  const Order* order_of(const std::string& id) const {
+    const auto it = order_by_id.find(id);
+    return it == order_by_id.end() ? nullptr : it->second;
+  }
+  // The token endpoint: a queued fetch's answer as drawn when it was posted,
+  // a caller's own fetch's drawn now and waited for.
+  TransportResult token_request(Process& p, const HttpRequest& req);
+  TokenPlan draw_token_plan();
+  // Another merchant account's client submits, queries or reconciles:
+  // refused (PAY_EMISMATCH), nothing sent, the order never examined.
+  void other_scope_acts(const Order& o);
+  // One turn of one engine of the client processes that hold payments
+  // (true), or, when none is due, the clock moves to the next one that is
+  // (false).
+  bool turn_engines(const std::vector<Process*>& live);
   // One request reaching the provider (through either transport): the
   // invariants that hold at the moment a byte leaves, then the model.
   ProviderReply send(Process& p, const HttpRequest& req, bool crashes_allowed);
@@ -394,8 +521,9 @@ void FaultyLedger::apply(LedgerBatch& b) {
 
 // ---- processes ----------------------------------------------------------------
 
-Process::Process(World& world, int ident, int dep, bool concurrent)
-    : w(world), id(ident), depth(dep), owner("worker-" + std::to_string(ident)),
+Process::Process(World& world, int ident, int dep, bool concurrent, int tenant_of)
+    : w(world), id(ident), depth(dep), tenant(tenant_of), config(world.tenants.at(static_cast<size_t>(tenant_of))->config),
+      owner("worker-" + std::to_string(ident)),
       keys("key-" + std::to_string(world.seed) + "-p" + std::to_string(ident) + "-"), jitter(world.seed * 31 + ident) {
   Ledger* base = nullptr;
   if (w.shared_ledger) {
@@ -407,8 +535,8 @@ Process::Process(World& world, int ident, int dep, bool concurrent)
   ledger = std::make_unique<FaultyLedger>(*base, w);
   AttemptLog::Sink sink;
   if (w.opt.verbose) sink = [this](int, const std::string& line) { w.say("  log p" + std::to_string(id) + " " + line); };
-  log = std::make_unique<AttemptLog>(sink, std::string(), kLogDebug, w.config.secrets(), w.clock);
-  budget = std::make_unique<RetryBudget>(w.config.budget);
+  log = std::make_unique<AttemptLog>(sink, std::string(), kLogDebug, config.secrets(), w.clock);
+  budget = std::make_unique<RetryBudget>(config.budget);
   // The request hook runs before every request, lookups included. Without
   // the built-in signer it signs them, as a WeChat Pay or Alipay merchant's
   // own signer would (the stand-in signature the model checks).
@@ -423,6 +551,7 @@ Process::Process(World& world, int ident, int dep, bool concurrent)
       const int64_t ms = w.pause_rng.chance(50) ? w.lease_ms() + 1 : w.pause_rng.range(1, 3000);
       w.say("p" + std::to_string(id) + " request hook pauses " + std::to_string(ms) + " ms");
       w.clock.advance(ms);
+      w.excused_ms += ms;
     }
     if (stand_in) {
       HttpRequest signed_req;
@@ -433,21 +562,28 @@ Process::Process(World& world, int ident, int dep, bool concurrent)
     }
     return {};
   };
-  // As Client builds it: the profile's scheme and the config's keys. (The
-  // token transport is the blocking one; the built-in signers need none.)
-  if (w.real_signer) auth = make_authenticator(w.config, w.profile, transport, w.clock);
-  engine = std::make_unique<Engine>(w.config, w.profile,
+  // As Client builds it: the profile's scheme and the config's keys, the
+  // token requests on a transport of their own (Client's blocking one), and
+  // the concurrent engines' fetches on the simulation's runner.
+  if (w.real_signer || w.oauth2) auth = make_authenticator(config, w.profile, token_transport, w.clock, &runner);
+  engine = std::make_unique<Engine>(config, w.profile,
                                     EngineDeps{transport, w.clock, sleeper, jitter, keys, *log, *budget, stats}, hook,
                                     auth.get());
-  flow = std::make_unique<PaymentFlow>(*engine, *ledger, w.config, w.clock, sleeper, keys, stats, *log, owner,
-                                        "dst-scope");
-  settler = std::make_unique<Settler>(*ledger, transport, w.profile, w.config, w.clock, sleeper, jitter, *budget, *log,
+  // The scope as Client computes it: this account's rows are its own.
+  // (One ledger, one secret: computed once per account.)
+  std::string& scope = w.tenants[static_cast<size_t>(tenant)]->scope;
+  if (scope.empty()) scope = scope_of(config, w.profile, ledger->secret());
+  flow = std::make_unique<PaymentFlow>(*engine, *ledger, config, w.clock, sleeper, keys, stats, *log, owner, scope);
+  settler = std::make_unique<Settler>(*ledger, transport, w.profile, config, w.clock, sleeper, jitter, *budget, *log,
                                       stats, *flow, hook, auth.get());
   if (concurrent) {
+    // With several engines, or several accounts' clients, the world moves
+    // the clock for all of them.
+    const bool world_clocked = w.engine_count > 1 || w.tenants.size() > 1;
     for (int i = 0; i < w.engine_count; ++i) {
       asyncs.push_back(std::make_unique<SimAsyncTransport>(*this));
-      asyncs.back()->world_clocked = w.engine_count > 1;
-      multis.push_back(std::make_unique<MultiEngine>(*engine, *flow, w.config, w.clock, *log, stats, *asyncs.back(),
+      asyncs.back()->world_clocked = world_clocked;
+      multis.push_back(std::make_unique<MultiEngine>(*engine, *flow, config, w.clock, *log, stats, *asyncs.back(),
                                                      false, w.engine_count));
     }
   }
@@ -471,6 +607,7 @@ Process::~Process() {
     a->dead = true;
     a->world_clocked = false;  // each drains under its own waits
   }
+  runner.fail_all();
   const bool was = w.draining;
   w.draining = true;
   for (auto& m : multis) m->stop();
@@ -479,30 +616,55 @@ Process::~Process() {
   w.draining = was;
 }
 
-bool Process::turn() {
-  if (multis.size() == 1) {
-    multis[0]->turn();
+bool World::turn_engines(const std::vector<Process*>& live) {
+  if (live.size() == 1 && live[0]->multis.size() == 1 && !live[0]->asyncs[0]->world_clocked) {
+    live[0]->multis[0]->turn();
     return true;
   }
   // The engines' threads, in a seeded interleaving: any engine that is due
   // may run next; when none is, time moves to the first that will be.
-  const int64_t now = w.clock.now_ms();
-  std::vector<size_t> due;
+  const int64_t now = clock.now_ms();
+  std::vector<MultiEngine*> due;
   int64_t next = INT64_MAX;
-  for (size_t i = 0; i < multis.size(); ++i) {
-    if (multis[i]->unanswered() == 0) continue;
-    if (asyncs[i]->due_at <= now) due.push_back(i);
-    else next = std::min(next, asyncs[i]->due_at);
-  }
+  for (Process* p : live)
+    for (size_t i = 0; i < p->multis.size(); ++i) {
+      if (p->multis[i]->unanswered() == 0) continue;
+      if (p->asyncs[i]->due_at <= now) due.push_back(p->multis[i].get());
+      else next = std::min(next, p->asyncs[i]->due_at);
+    }
   if (due.empty()) {
-    if (next != INT64_MAX) w.clock.advance(next - now);
+    if (next != INT64_MAX) clock.advance(next - now);
     return false;
   }
-  multis[due[static_cast<size_t>(w.ext.range(0, static_cast<int64_t>(due.size()) - 1))]]->turn();
+  due[static_cast<size_t>(ext.range(0, static_cast<int64_t>(due.size()) - 1))]->turn();
   return true;
 }
 
 namespace {
+// The provider's final answer in a recorded history, read as the design
+// states it (docs/design.md "Re-send rule"), independently of HistoryFold: a
+// send refused with an HTTP status other than 401 (verdict fail) after an
+// earlier send may have been processed, unless a lookup proved afterwards
+// that no payment exists. "" when there is none.
+std::string final_answer_in(const std::vector<AttemptEntry>& history) {
+  bool may_have_processed = false;
+  std::string final;
+  for (const AttemptEntry& e : history) {
+    if (e.kind == "lookup") {
+      if (e.verdict == kLookupAbsent) {
+        may_have_processed = false;
+        final.clear();
+      }
+      continue;
+    }
+    if (may_have_processed && e.verdict == "fail" && e.http_status != 0 && e.http_status != 401)
+      final = "attempt " + std::to_string(e.number) + " got HTTP " + std::to_string(e.http_status) +
+              " after an earlier send may have been processed";
+    if (e.processed.value_or(true)) may_have_processed = true;
+  }
+  return final;
+}
+
 // Whether a body names the order: a JSON string "id", or a form value =id.
 bool carries(std::string_view body, const std::string& id) {
   if (body.find("\"" + id + "\"") != std::string_view::npos) return true;
@@ -519,15 +681,55 @@ bool carries(std::string_view body, const std::string& id) {
 ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allowed) {
   const int64_t now = clock.now_ms();
   ++tally.sends;
+  const bool lookup = provider->wire().is_lookup(req.method, path_of(req.url));
   const std::string order = [&] {
     for (const Order& o : orders)
       if (carries(req.body, o.id) || req.url.find(o.id) != std::string::npos) return o.id;
+    // A lookup by the provider's id names the payment, not the order.
+    if (lookup) {
+      std::string id = path_of(req.url);
+      id = id.substr(0, id.find('?'));
+      id = id.substr(id.rfind('/') + 1);
+      if (const auto it = provider->order_of_id.find(id); it != provider->order_of_id.end()) return it->second;
+    }
     return std::string();
   }();
+  std::unique_ptr<Ledger> holder;
+  if (const Order* o = order.empty() ? nullptr : order_of(order)) {
+    // Another merchant account's client never sends anything of this
+    // order: its key is new in that account (a second charge), and its
+    // lookups search another store.
+    if (o->tenant != p.tenant)
+      fail("no_send_for_another_scopes_order", std::string(lookup ? "a lookup" : "a create") + " of " + order +
+                                                   " (account " + tenants[static_cast<size_t>(o->tenant)]->name +
+                                                   ") left from the client of account " +
+                                                   tenants[static_cast<size_t>(p.tenant)]->name);
+    // Every lookup of a payment carries its own submission headers: the
+    // provider's store is picked by them, and "not found" in another store
+    // proves nothing.
+    if (lookup)
+      for (const auto& [name, value] : o->headers) {
+        const std::string* sent = nullptr;
+        for (const auto& [n, v] : req.headers)
+          if (n == name) sent = &v;
+        if (!sent || *sent != value)
+          fail("lookup_carries_submission_headers", "a lookup of " + order + " left without its header " + name +
+                                                        ": " + value);
+      }
+    // Reconcile never re-sends what can only get the provider's final answer
+    // again: a refusal recorded after a send that may have been processed
+    // (read here from the recorded history, not by the library's fold).
+    // (The first send of each re-send run: a final answer ends a run, so no
+    // later send of the same run can follow one.)
+    if (!lookup && p.in_settler && req.claim != p.final_checked_claim) {
+      p.final_checked_claim = req.claim;
+      if (const std::string why = final_answer_in(ledger_for_checks(holder).attempts(order)); !why.empty())
+        fail("reconcile_never_resends_a_final_answer", "a reconcile pass re-sent " + order + " although " + why);
+    }
+  }
   // No byte leaves under a claim that is over: the ledger's row must still
   // be held by this request's claim, with its lease running.
   {
-    std::unique_ptr<Ledger> holder;
     Ledger& l = ledger_for_checks(holder);
     if (!order.empty()) {
       const auto row = l.get(order);
@@ -542,7 +744,6 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
                                                    " ms after its lease ended");
     }
   }
-  const bool lookup = provider->wire().is_lookup(req.method, path_of(req.url));
   if (!lookup && !order.empty()) {
     if (pruned.count(order)) fail("pruned_order_never_sent", "order " + order + " was sent after its row was pruned");
     std::string key;
@@ -575,7 +776,22 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
   const int64_t latency = rng.chance(85) ? rng.range(1, 300) : rng.range(0, 2 * std::max<int64_t>(1, req.timeout_ms) + 1);
   const int ra_kind = static_cast<int>(rng.range(0, kRetryAfterKinds - 1));
   const int64_t slow = rng.range(50, 20000);
-  ProviderReply reply = provider->handle(sent, f, now, clock.unix_ms(), latency, ra_kind, slow);
+  // OAuth2: the request's token is revoked as it arrives (401, nothing
+  // processed), or the gateway refuses the credential after the create was
+  // processed: keeping its key as the provider keeps any processed key, or,
+  // where the profile states no replay ("none"), forgetting it.
+  auto after = ProviderModel::AfterProcessing::answer;
+  if (oauth2) {
+    if (revoke_percent > 0 && auth_rng.chance(revoke_percent) && provider->revoke(sent)) {
+      ++tally.tokens_revoked;
+      say("  the request's token is revoked");
+    }
+    if (!lookup && unauthorized_after_percent > 0 && auth_rng.chance(unauthorized_after_percent))
+      after = profile.replay == ReplayKind::none ? ProviderModel::AfterProcessing::unauthorized_forgetting_key
+                                                  : ProviderModel::AfterProcessing::unauthorized_keeping_key;
+  }
+  ProviderReply reply = provider->handle(sent, f, now, clock.unix_ms(), latency, ra_kind, slow, after);
+  if (reply.unauthorized) ++tally.unauthorized_answers;
   if (!order.empty() && !lookup && (reply.crash || reply.result.request_written)) ++sends_written[order];
   // Stripe marks its 409 and 429 answers with Stripe-Should-Retry, now and
   // then "false" (drawn from the pause stream: other schedules stay as they were).
@@ -681,6 +897,7 @@ TransportResult ProcTransport::post(const HttpRequest& req) {
     w.fail("model", "transport elapsed outside the timeout");
   w.clock.advance(t.elapsed_ms);
   p.last_had_retry_after = t.failure == TransportFailure::none && !reply.retry_after.header.empty();
+  p.last_unauthorized = w.oauth2 && t.failure == TransportFailure::none && t.response.status == 401;
   p.last_retry_after = p.last_had_retry_after ? reply.retry_after.ms : std::nullopt;
   if (t.failure == TransportFailure::none && t.response.status / 100 == 2) ++p.successes;
   return t;
@@ -695,6 +912,12 @@ void ProcSleeper::sleep_ms(int64_t ms) {
   if (p.in_settler || !p.order) {
     // A lookup's backoff, or a wait on another worker's lease.
     w.clock.advance(ms);
+    return;
+  }
+  if (p.last_unauthorized && ms == 0) {
+    // A 401 under a cached token: the request goes again at once with a
+    // fresh one (docs/design.md "Authentication"), no retry of the budget's.
+    p.last_unauthorized = false;
     return;
   }
   ++p.retries;
@@ -732,6 +955,120 @@ void ProcSleeper::sleep_ms(int64_t ms) {
   w.clock.advance(ms);
   if (w.oversleep_percent > 0 && w.rng.chance(w.oversleep_percent)) w.clock.advance(w.rng.range(1, 3000));
   if (w.wall_jump_percent > 0 && w.rng.chance(w.wall_jump_percent)) w.clock.unix += w.rng.range(-w.wall_jump_ms, w.wall_jump_ms);
+}
+
+// ---- OAuth2: the token endpoint and the runner of the engines' fetches ----------
+
+TransportResult TokenTransport::post(const HttpRequest& req) { return p_.w.token_request(p_, req); }
+
+TokenPlan World::draw_token_plan() {
+  TokenPlan t;
+  const int64_t x = auth_rng.range(0, 99);
+  if (x < token_hang_percent) {
+    t.answer.kind = ProviderModel::TokenAnswer::hang;  // longer than any request waits
+    t.latency_ms = INT64_MAX / 4;
+  } else if (x < token_hang_percent + token_error_percent) {
+    t.answer.kind = ProviderModel::TokenAnswer::server_error;
+    t.latency_ms = auth_rng.range(1, 300);
+  } else {
+    // Some tokens live a minute or two: renewed (or expired on the way) within a schedule.
+    t.answer.life_ms = (auth_rng.chance(short_token_percent) ? auth_rng.range(1, 120) : auth_rng.range(600, 7200)) * 1000;
+    t.latency_ms = auth_rng.chance(85) ? auth_rng.range(1, 300) : auth_rng.range(300, 10000);
+  }
+  return t;
+}
+
+TransportResult World::token_request(Process& p, const HttpRequest& req) {
+  ++tally.token_requests;
+  // The attempt that asked for it has seen no Retry-After of its own (a
+  // fetch that fails leaves it unsent, retried after a backoff).
+  p.last_had_retry_after = false;
+  p.last_retry_after.reset();
+  const bool queued = p.token_plan != nullptr;
+  const TokenPlan plan = queued ? *p.token_plan : draw_token_plan();
+  const int64_t timeout = std::max<int64_t>(1, req.timeout_ms);
+  ProviderModel::TokenAnswer answer = plan.answer;
+  if (plan.latency_ms > timeout) answer.kind = ProviderModel::TokenAnswer::hang;
+  const int64_t elapsed = std::min(plan.latency_ms, timeout);
+  // A fetch on a caller's thread waits for its answer (the blocking
+  // engine's, a lookup's, or one that runs a queued fetch: what is left of
+  // it); a queued one runs when its answer is due, taking no time.
+  const int64_t answer_at = queued ? p.token_due_at : clock.now_ms() + elapsed;
+  if (answer_at > clock.now_ms()) clock.advance(answer_at - clock.now_ms());
+  tally.token_hangs += answer.kind == ProviderModel::TokenAnswer::hang;
+  tally.token_errors += answer.kind == ProviderModel::TokenAnswer::server_error;
+  const TransportResult t = provider->token_request(req, answer, clock.now_ms(), elapsed);
+  say("p" + std::to_string(p.id) + " token request" + (queued ? " (queued)" : "") + " -> " +
+      (t.failure == TransportFailure::none ? std::to_string(t.response.status) + " " + t.response.body
+                                           : transport_failure_name(t.failure)));
+  return t;
+}
+
+void SimRunner::post(std::function<void()> task) {
+  World& w = p_.w;
+  ++tally.queued_fetches;
+  Task t;
+  t.run = std::move(task);
+  if (dead_) {
+    // A dead process's fetch gets no answer: it fails at the engine's next
+    // wait (posted with the authenticator's lock held, it cannot run here),
+    // so that its payments end without polling out their deadlines.
+    t.plan.answer.kind = ProviderModel::TokenAnswer::server_error;
+    t.due_at = w.clock.now_ms();
+    tasks_.push_back(std::move(t));
+    return;
+  }
+  // The authenticator's own fetches are timed like an attempt.
+  t.plan = w.draw_token_plan();
+  t.due_at = w.clock.now_ms() + std::min(t.plan.latency_ms, std::max<int64_t>(1, p_.config.retry.attempt_timeout_ms));
+  tasks_.push_back(std::move(t));
+}
+
+bool SimRunner::run_pending() {
+  if (tasks_.empty()) return false;
+  ++tally.fetches_run_by_a_caller;
+  while (!tasks_.empty()) {
+    Task t = std::move(tasks_.front());
+    tasks_.pop_front();
+    run_one(std::move(t));
+  }
+  return true;
+}
+
+void SimRunner::run_due() {
+  World& w = p_.w;
+  const int64_t now = w.clock.now_ms();
+  for (size_t i = 0; i < tasks_.size();) {
+    if (tasks_[i].due_at <= now && w.auth_rng.chance(75)) {
+      Task t = std::move(tasks_[i]);
+      tasks_.erase(tasks_.begin() + static_cast<std::ptrdiff_t>(i));
+      run_one(std::move(t));
+    } else {
+      ++i;
+    }
+  }
+}
+
+void SimRunner::fail_all() {
+  dead_ = true;
+  while (!tasks_.empty()) {
+    Task t = std::move(tasks_.front());
+    tasks_.pop_front();
+    t.plan.answer.kind = ProviderModel::TokenAnswer::server_error;
+    t.plan.latency_ms = 0;
+    t.due_at = p_.w.clock.now_ms();
+    run_one(std::move(t));
+  }
+}
+
+void SimRunner::run_one(Task t) {
+  struct Current {
+    Process& p;
+    ~Current() { p.token_plan = nullptr; }
+  } current{p_};
+  p_.token_plan = &t.plan;
+  p_.token_due_at = t.due_at;
+  t.run();
 }
 
 // ---- the concurrent engine's transport ------------------------------------------
@@ -834,6 +1171,8 @@ int64_t SimAsyncTransport::next_timeout_ms() {
 }
 
 void SimAsyncTransport::wait(int64_t max_ms) {
+  // A dead process drains: the fetches its payments handed over fail now.
+  if (dead) p_.runner.fail_all();
   const int64_t own = next_timeout_ms();
   const int64_t step = own >= 0 ? std::min(own, max_ms) : max_ms;
   if (world_clocked) {
@@ -863,7 +1202,8 @@ const std::string& test_pem(const std::string& dir, const std::string& file) {
 }
 
 World::World(uint64_t s, const Options& o)
-    : seed(s), opt(o), rng(s), pause_rng(s ^ 0xD1B54A32D192ED03ull), ext(s ^ 0x5851F42D4C957F2Dull) {
+    : seed(s), opt(o), rng(s), pause_rng(s ^ 0xD1B54A32D192ED03ull), ext(s ^ 0x5851F42D4C957F2Dull),
+      tenant_rng(s ^ 0x9FB21C651E98DF25ull), auth_rng(s ^ 0xC2B2AE3D27D4EB4Full) {
   hook_pause_percent = pause_rng.chance(20) ? static_cast<int>(pause_rng.range(2, 15)) : 0;
   profile_name = !opt.profile.empty() ? opt.profile : kProfiles[rng.range(0, 8)];
   // Unpinned, a tenth of the schedules draw a random provider instead.
@@ -876,7 +1216,8 @@ World::World(uint64_t s, const Options& o)
     // The wire first, then the profile written from it, loaded as a user's
     // profile is: through the library's own parser and its checks.
     Rng provider_rng(s ^ 0x2545F4914F6CDD1Dull);
-    RandomProvider rp = draw_random_provider(provider_rng);
+    RandomProvider rp = draw_random_provider(provider_rng, &auth_rng);
+    oauth2 = !rp.wire.token_path.empty();
     random_summary = rp.summary + "; profile " + rp.profile_json;
     try {
       profile = parse_profile(rp.profile_json);
@@ -888,7 +1229,14 @@ World::World(uint64_t s, const Options& o)
     ++tally.random_profiles;
   } else {
     profile = *builtin_profile(profile_name);
-    provider = std::make_unique<ProviderModel>(wire_for(profile_name, undocumented));
+    Wire w = wire_for(profile_name, undocumented);
+    // OAuth2 client credentials: PayPal's own scheme, and now and then a
+    // provider of unknown replay (generic, adyen) behind a token endpoint
+    // the config names (its 401 after processing forgets the key).
+    oauth2 = (profile_name == "paypal" && auth_rng.chance(60)) ||
+             ((profile_name == "generic" || profile_name == "adyen") && auth_rng.chance(25));
+    if (oauth2) w.token_path = profile.auth.token_path.empty() ? "/oauth2/token" : profile.auth.token_path;
+    provider = std::make_unique<ProviderModel>(std::move(w));
     // A built-in's provider remembers a key for the profile's stated retention.
     wire_retention = profile.retention_ms.value_or(0);
   }
@@ -922,9 +1270,21 @@ World::World(uint64_t s, const Options& o)
     }
     provider->keys = &ProviderKeys::load(opt.keys_dir);
     answer_fault_percent = ext.chance(40) ? 0 : static_cast<int>(ext.range(2, 15));
+  } else if (oauth2) {
+    config.auth.kind = AuthConfig::Kind::oauth2;
+    config.auth.client_id = "client_dst";
+    config.auth.client_secret = "secret_dst_oauth2";
+    if (profile.auth.token_path.empty()) config.auth.token_path = wire.token_path;
+    token_hang_percent = auth_rng.chance(40) ? static_cast<int>(auth_rng.range(5, 40)) : 0;
+    token_error_percent = auth_rng.chance(40) ? static_cast<int>(auth_rng.range(5, 30)) : 0;
+    short_token_percent = auth_rng.chance(40) ? 60 : 0;
+    revoke_percent = auth_rng.chance(50) ? static_cast<int>(auth_rng.range(1, 10)) : 0;
+    unauthorized_after_percent =
+        wire.unauthorized_after_processing && auth_rng.chance(60) ? static_cast<int>(auth_rng.range(2, 20)) : 0;
   } else {
     config.auth_headers.emplace_back("Authorization", "Bearer sk_test_dst");
   }
+  tally.oauth2_schedules += oauth2;
   RetryPolicy& rp = config.retry;
   rp.max_attempts = static_cast<int>(rng.range(1, 6));
   rp.min_attempt_ms = rng.range(20, 300);
@@ -1030,6 +1390,52 @@ World::World(uint64_t s, const Options& o)
     provider->declines[ord.id] = rng.chance(20);
     orders.push_back(ord);
   }
+  // Several merchant accounts, one client each over the one ledger (not in
+  // the schedules of the built-in signers, whose merchant is the test keys').
+  const int n_tenants = !real_signer && tenant_rng.chance(25) ? static_cast<int>(tenant_rng.range(2, 3)) : 1;
+  tenant_kind = static_cast<int>(tenant_rng.range(0, 2));
+  for (int t = 0; t < n_tenants; ++t) {
+    auto tenant = std::make_unique<Tenant>();
+    tenant->name = "t" + std::to_string(t);
+    tenant->config = config;
+    Config& c = tenant->config;
+    if (t > 0) {
+      // Another credential (an API key, an OAuth2 client), another header
+      // the provider picks the store by, or the account named (with its own
+      // credential): another scope each way.
+      if (tenant_kind == 1) {
+        c.extra_headers.emplace_back("X-Tenant", tenant->name);
+      } else {
+        for (auto& [name, value] : c.auth_headers)
+          if (name == "Authorization") value += "_" + tenant->name;
+        if (c.auth.kind == AuthConfig::Kind::oauth2) c.auth.client_id += "_" + tenant->name;
+        if (tenant_kind == 2) c.account_id = "acct_" + tenant->name;
+      }
+    } else if (tenant_kind == 2 && n_tenants > 1) {
+      c.account_id = "acct_" + tenant->name;
+    }
+    tenants.push_back(std::move(tenant));
+  }
+  tally.tenant_schedules += n_tenants > 1;
+  other_scope_percent = n_tenants > 1 ? static_cast<int>(tenant_rng.range(10, 60)) : 0;
+  // Payments made in a store their own header names (a Stripe-Account, an
+  // X-Account), and (where the provider takes any create path) POSTed to a
+  // path of their own that names an account.
+  const int header_percent = tenant_rng.chance(30) ? 60 : 0;
+  const std::string& create_path = config.create_path.empty() ? profile.create_path : config.create_path;
+  const bool paths = wire.signs == Wire::Signs::none && !wire.gateway_form && create_path.find('{') == std::string::npos;
+  const int path_percent = paths && tenant_rng.chance(10) ? 50 : 0;
+  for (Order& ord : orders) {
+    ord.tenant = static_cast<int>(tenant_rng.range(0, n_tenants - 1));
+    if (tenant_rng.chance(header_percent)) {
+      ord.headers.emplace_back("X-Account", "acct_" + std::to_string(tenant_rng.range(1, 3)));
+      ++tally.orders_with_headers;
+    }
+    if (tenant_rng.chance(path_percent)) {
+      ord.path = provider->wire().account_path_prefix + "acct_" + std::to_string(tenant_rng.range(1, 3)) + create_path;
+      ++tally.orders_with_paths;
+    }
+  }
   for (const Order& ord : orders) order_by_id[ord.id] = &ord;
 
   if (!opt.sqlite_dir.empty() && opt.sqlite_every > 0 && seed % opt.sqlite_every == 0) {
@@ -1037,7 +1443,9 @@ World::World(uint64_t s, const Options& o)
     ledger_url = "sqlite://" + opt.sqlite_dir + "/dst-" + std::to_string(seed) + ".db";
   } else {
     ledger_url = "memory:";
-    shared_ledger = open_ledger(ledger_url, "");
+    // A fixed secret (a memory ledger otherwise draws one from the system's
+    // random source): the schedule does not depend on it, and it is cheaper.
+    shared_ledger = open_ledger(ledger_url, "dst-memory-ledger-secret");
   }
 }
 
@@ -1132,6 +1540,8 @@ PaymentResult World::submit(Process& p, const Order& o, std::string_view body) {
   SubmitRequest req;
   req.order_id = o.id;
   req.body = body;
+  req.headers = o.headers;
+  req.path = o.path;
   ++active_calls[o.id];
   ++calls_started[o.id];
   struct Leave {
@@ -1151,7 +1561,7 @@ void World::race(Process& a) {
   if (stalled) clock.advance(lease_ms() + 1);
   ++tally.races;
   if (stalled) ++tally.takeovers;
-  Process b(*this, next_process++, 1, false);
+  Process b(*this, next_process++, 1, false, a.tenant);
   const Order& o = *a.order;
   const std::string altered = o.body.substr(0, o.body.size() - 1) + R"(,"note":"x"})";
   say("race: p" + std::to_string(b.id) + " submits " + o.id + (stalled ? " after the lease" : "") +
@@ -1184,6 +1594,10 @@ void World::reconcile(Process& p) {
   };
   p.in_settler = true;
   p.order = nullptr;
+  // Its re-sends overlap any call in progress on its orders (a reconcile
+  // between the engines' turns): those calls no longer own every send.
+  for (const Order& o : orders)
+    if (o.tenant == p.tenant) ++calls_started[o.id];
   ReconcileReport rep;
   try {
     rep = p.settler->reconcile(ro);
@@ -1192,7 +1606,23 @@ void World::reconcile(Process& p) {
     return;  // the listing failed: nothing was looked at
   }
   p.in_settler = false;
+  // A reconcile lists its own account's payments only: another account's
+  // payment is neither looked up, re-sent nor settled by it.
+  auto own = [&](const std::string& order, const char* how) {
+    const Order* o = order_of(order);
+    if (o && o->tenant != p.tenant)
+      fail("another_scopes_reconcile_never_examines", "the reconcile of account " +
+                                                          tenants[static_cast<size_t>(p.tenant)]->name + " " + how +
+                                                          " " + order + " of account " +
+                                                          tenants[static_cast<size_t>(o->tenant)]->name);
+  };
+  for (const auto& [order, why] : rep.errors) {
+    say("reconcile " + order + " failed: " + why);
+    own(order, "failed on");
+  }
   for (const PaymentResult& r : rep.results) {
+    own(r.order_id, "settled");
+    if (r.error.find("would get that answer again") != std::string::npos) ++tally.reconcile_left_final_answer;
     say("reconcile " + r.order_id + " -> " + outcome_name(r.outcome) + " " + r.error);
     if (const auto it = order_by_id.find(r.order_id); it != order_by_id.end()) {
       outcomes[r.order_id].push_back(r.outcome);
@@ -1258,13 +1688,61 @@ void World::maybe_prune() {
   tally.rows_pruned += static_cast<uint64_t>(gone);
 }
 
+void World::other_scope_acts(const Order& o) {
+  if (tenants.size() < 2 || pruned.count(o.id)) return;
+  const int64_t t0 = clock.now_ms();
+  const int other = static_cast<int>((static_cast<size_t>(o.tenant) + 1 +
+                                      static_cast<size_t>(tenant_rng.range(0, static_cast<int64_t>(tenants.size()) - 2))) %
+                                     tenants.size());
+  Process q(*this, next_process++, 1, false, other);
+  const int64_t what = tenant_rng.range(0, 2);
+  const std::string who = "the client of account " + tenants[static_cast<size_t>(other)]->name;
+  if (what == 2) {
+    ++tally.other_scope_reconciles;
+    say(who + " reconciles");
+    reconcile(q);
+  } else {
+    std::unique_ptr<Ledger> holder;
+    const bool exists = ledger_for_checks(holder).get(o.id).has_value();
+    // Order ids are unique across the accounts: another account's client
+    // never makes an order that its own account has not.
+    if (what == 0 && !exists) return;
+    ++tally.other_scope_calls;
+    say(who + (what == 0 ? " submits " : " queries ") + o.id + " of account " +
+        tenants[static_cast<size_t>(o.tenant)]->name);
+    std::string answered;
+    try {
+      if (what == 0) {
+        answered = outcome_name(submit(q, o, o.body).outcome);
+      } else {
+        q.in_settler = true;
+        q.order = nullptr;
+        answered = outcome_name(q.settler->query(o.id).outcome);
+      }
+    } catch (const Error& e) {
+      if (e.code() != Errc::PAY_EMISMATCH && !(e.code() == Errc::PAY_ENOTFOUND && what == 1 && !exists))
+        fail("another_scope_refused", who + ": " + e.what());
+    } catch (const LedgerError&) {
+      // The store failed first: nothing was read or sent.
+    }
+    q.in_settler = false;
+    if (!answered.empty())
+      fail("another_scope_refused", who + (what == 0 ? " submitted " : " queried ") + o.id + " of account " +
+                                        tenants[static_cast<size_t>(o.tenant)]->name + " and got " + answered +
+                                        " instead of PAY_EMISMATCH");
+  }
+  excused_ms += clock.now_ms() - t0;
+}
+
 void World::run_blocking() {
-  std::unique_ptr<Process> proc;
+  // One client per account; each order is submitted by its account's.
+  std::vector<std::unique_ptr<Process>> procs(tenants.size());
   for (const Order& o : orders) {
+    std::unique_ptr<Process>& proc = procs[static_cast<size_t>(o.tenant)];
     bool done = false;
     bool queried = false;  // the last UNKNOWN was queried: the next submit is the resubmit after a query
     for (int round = 0; round < 12 && !done && !pruned.count(o.id); ++round) {
-      if (!proc) proc = std::make_unique<Process>(*this, next_process++, 0, false);
+      if (!proc) proc = std::make_unique<Process>(*this, next_process++, 0, false, o.tenant);
       PaymentResult r;
       tally.resubmits_after_query += queried;
       queried = false;
@@ -1283,7 +1761,7 @@ void World::run_blocking() {
           const auto row = ledger_for_checks(holder).get(o.id);
           const int64_t until = row && row->state == PaymentState::in_flight ? row->lease_until : 0;
           if (until > clock.unix_ms()) clock.advance(until - clock.unix_ms() + pause_rng.range(1, 300));
-          Process q(*this, next_process++, 1, false);
+          Process q(*this, next_process++, 1, false, o.tenant);
           reconcile(q);
         } else {
           clock.advance(rng.chance(70) ? lease_ms() + 1 : rng.range(0, 1000));
@@ -1300,6 +1778,8 @@ void World::run_blocking() {
         continue;
       }
       check_result(o, r, proc->run_sends);
+      // Now and then another account's client acts on the order.
+      if (other_scope_percent > 0 && tenant_rng.chance(other_scope_percent)) other_scope_acts(o);
       switch (r.outcome) {
         case Outcome::succeeded:
         case Outcome::failed:
@@ -1345,39 +1825,63 @@ void World::run_blocking() {
 }
 
 void World::run_concurrent() {
-  // One client's concurrent engines take every order at once; between turns
-  // the world may stall them past their leases, let another worker race
-  // them, hand the same client a second run of an order, or kill the
-  // process.
-  std::unique_ptr<Process> proc;
+  // Each account's client runs its concurrent engines and takes every open
+  // order of its account at once; between turns the world may stall them
+  // past their leases, let another worker race them, hand a client a second
+  // run of an order, let another account's client act on an order, run the
+  // token fetches the engines handed over, or kill a process.
+  std::vector<std::unique_ptr<Process>> procs(tenants.size());
   auto left = [&] {
     for (const Order& o : orders)
       if (open_order(o)) return true;
     return false;
   };
+  auto live = [&] {
+    std::vector<Process*> v;
+    for (auto& p : procs)
+      if (p && !p->dead()) v.push_back(p.get());
+    return v;
+  };
   for (int round = 0; round < 8 && left(); ++round) {
-    if (!proc) proc = std::make_unique<Process>(*this, next_process++, 0, true);
-    Process& p = *proc;
+    for (size_t t = 0; t < procs.size(); ++t) {
+      bool any = false;
+      for (const Order& o : orders) any = any || (o.tenant == static_cast<int>(t) && open_order(o));
+      if (!procs[t] && any) procs[t] = std::make_unique<Process>(*this, next_process++, 0, true, static_cast<int>(t));
+    }
     struct Call {
       const Order* order;
       int sends_before;
       bool alone_at_start;  // no other call on the order was in progress
       int started;          // calls_started once this one was
+      int64_t enqueued_at;  // monotonic
+      int64_t excused_at;   // excused_ms then
       bool done = false;
     };
     auto calls = std::make_shared<std::vector<Call>>();
-    auto enqueue = [&](const Order& o, size_t engine) {
+    auto enqueue = [&](Process& p, const Order& o, size_t engine) {
       auto job = std::make_unique<MultiEngine::Job>();
       job->order_id = o.id;
       job->body = o.body;
+      job->headers = o.headers;
+      job->path = o.path;
       const size_t idx = calls->size();
-      calls->push_back(Call{&o, sends_written[o.id], active_calls[o.id] == 0, ++calls_started[o.id]});
+      calls->push_back(Call{&o, sends_written[o.id], active_calls[o.id] == 0, ++calls_started[o.id], clock.now_ms(),
+                            excused_ms});
       ++active_calls[o.id];
       job->done = [this, calls, idx](std::exception_ptr e, PaymentResult r) {
         if (draining) return;
         Call& c = (*calls)[idx];
         c.done = true;
         --active_calls[c.order->id];
+        // No payment waits on another's business: each is answered by its
+        // deadline, whatever the token endpoint does (its fetches run
+        // elsewhere), but for the time the world took from the engines.
+        const int64_t late =
+            clock.now_ms() - c.enqueued_at - (excused_ms - c.excused_at) - config.retry.deadline_ms;
+        tally.latest_answer_ms = std::max<int64_t>(tally.latest_answer_ms, late);
+        if (late > kAnswerBoundMs)
+          fail("answered_by_its_deadline", c.order->id + " was answered " + std::to_string(late) +
+                                               " ms after its deadline (the engine's own time)");
         const int sends = sends_written[c.order->id] - c.sends_before;
         // The sends on the order while this call lived were its own only if
         // no other call on the order overlapped it (a racer, a second run).
@@ -1407,20 +1911,40 @@ void World::run_concurrent() {
       p.multis[engine]->enqueue(std::move(one));
     };
     for (const Order& o : orders)
-      if (open_order(o)) enqueue(o, p.engine_of(o.id));
-    bool crashed = false;
-    for (int turns = 0; turns < 100000 && p.unanswered() > 0; ++turns) {
-      const bool turned = p.turn();
-      rethrow_broken();
-      if (p.dead()) {
-        crashed = true;
-        break;
+      if (open_order(o)) {
+        Process& p = *procs[static_cast<size_t>(o.tenant)];
+        enqueue(p, o, p.engine_of(o.id));
       }
+    auto unanswered = [&] {
+      size_t n = 0;
+      for (Process* p : live()) n += p->unanswered();
+      return n;
+    };
+    // A dead process's payments are never answered: it goes to the
+    // graveyard, drained after the checks.
+    auto bury = [&](std::unique_ptr<Process>& p) {
+      p->kill();
+      graveyard.push_back(std::move(p));
+    };
+    bool crashed = false;
+    for (int turns = 0; turns < 100000 && unanswered() > 0; ++turns) {
+      const bool turned = turn_engines(live());
+      rethrow_broken();
+      for (auto& p : procs)
+        if (p && p->dead()) {
+          crashed = true;
+          bury(p);
+        }
+      if (crashed && live().empty()) break;
       if (!turned) continue;  // time moved to the next engine that is due
+      // The token fetches the engines handed over, each once its answer is due.
+      for (Process* p : live()) p->runner.run_due();
       if (rng.chance(10)) {
         // A stall (GC pause, frozen VM): every lease may run out meanwhile.
         ++tally.stalls;
+        const int64_t t0 = clock.now_ms();
         clock.advance(rng.chance(50) ? lease_ms() + 1 : rng.range(1, 3000));
+        excused_ms += clock.now_ms() - t0;
         if (rng.chance(40)) {
           // A second run of one order in the same client: only its own
           // fencing token tells the two runs apart. With several engines it
@@ -1428,14 +1952,15 @@ void World::run_concurrent() {
           // payment stays on the callback's engine).
           ++tally.same_client_runs;
           const Order& o = orders[static_cast<size_t>(rng.range(0, static_cast<int64_t>(orders.size()) - 1))];
-          if (!pruned.count(o.id))
-            enqueue(o, p.multis.size() == 1 ? 0 : static_cast<size_t>(ext.range(0, static_cast<int64_t>(p.multis.size()) - 1)));
+          if (Process* p = procs[static_cast<size_t>(o.tenant)].get(); p && !pruned.count(o.id))
+            enqueue(*p, o, engine_count == 1 ? 0 : static_cast<size_t>(ext.range(0, engine_count - 1)));
         } else if (race_percent > 0 && rng.chance(race_percent)) {
           ++tally.races;
-          Process b(*this, next_process++, 1, false);
           const Order& o = orders[static_cast<size_t>(rng.range(0, static_cast<int64_t>(orders.size()) - 1))];
+          Process b(*this, next_process++, 1, false, o.tenant);
           if (pruned.count(o.id)) continue;
           say("race: p" + std::to_string(b.id) + " submits " + o.id + " between turns");
+          const int64_t t1 = clock.now_ms();
           try {
             const PaymentResult r = submit(b, o, o.body);
             check_result(o, r, b.run_sends);
@@ -1448,26 +1973,36 @@ void World::run_concurrent() {
           } catch (const LedgerError& e) {
             check_error(o, e.what(), b.run_sends, false);
           }
+          excused_ms += clock.now_ms() - t1;
         }
       }
+      if (other_scope_percent > 0 && tenant_rng.chance(other_scope_percent / 10)) {
+        const Order& o = orders[static_cast<size_t>(tenant_rng.range(0, static_cast<int64_t>(orders.size()) - 1))];
+        other_scope_acts(o);
+      }
       if (crash_percent > 0 && crashes < 3 && rng.chance(crash_percent / 4)) {
+        std::vector<Process*> alive = live();
+        if (alive.empty()) continue;
+        Process* victim = alive.size() == 1 ? alive[0]
+                                            : alive[static_cast<size_t>(tenant_rng.range(
+                                                  0, static_cast<int64_t>(alive.size()) - 1))];
         ++crashes;
         ++tally.crashes;
-        say("p" + std::to_string(p.id) + " CRASH between turns");
+        say("p" + std::to_string(victim->id) + " CRASH between turns");
         crashed = true;
-        break;
+        for (auto& p : procs)
+          if (p.get() == victim) bury(p);
+        if (live().empty()) break;
       }
     }
     if (crashed) {
-      p.kill();
-      graveyard.push_back(std::move(proc));
       clock.advance(rng.chance(70) ? lease_ms() + 1 : rng.range(0, 1000));
       continue;
     }
-    if (p.unanswered() > 0) fail("liveness", "the concurrent engine did not answer every payment");
+    if (unanswered() > 0) fail("liveness", "the concurrent engine did not answer every payment");
     if (rng.chance(30)) {
       clock.advance(rng.range(0, 3000));
-      reconcile(p);
+      for (Process* p : live()) reconcile(*p);
     }
     clock.advance(rng.range(0, 2000));
     // Callers query what is still UNKNOWN before they submit it again.
@@ -1475,13 +2010,13 @@ void World::run_concurrent() {
       for (const Order& o : orders)
         if (open_order(o) && !outcomes[o.id].empty() && outcomes[o.id].back() == Outcome::unknown &&
             ext.chance(query_percent)) {
-          query(p, o);
+          if (Process* p = procs[static_cast<size_t>(o.tenant)].get()) query(*p, o);
           tally.resubmits_after_query += open_order(o);
         }
     maybe_prune();
     if (rng.chance(20)) break;  // the rest is left for reconciliation
   }
-  proc.reset();
+  procs.clear();
 }
 
 void World::check_final() {
@@ -1544,7 +2079,23 @@ void World::run() {
       ", race% " + std::to_string(race_percent) + ", ledger fault% " + std::to_string(ledger_fault_percent) +
       ", prune% " + std::to_string(prune_percent) + ", query% " + std::to_string(query_percent));
   if (!random_summary.empty()) say(random_summary);
-  for (const Order& o : orders) say("order " + o.id + (provider->declines[o.id] ? " (declined)" : "") + ": " + o.body);
+  if (tenants.size() > 1) {
+    static const char* const kinds[] = {"credential", "scoping header", "account_id"};
+    say(std::to_string(tenants.size()) + " merchant accounts on the ledger, one client each, differing by " +
+        kinds[tenant_kind] + "; another account's client acts " + std::to_string(other_scope_percent) + "%");
+  }
+  if (oauth2)
+    say("OAuth2 at " + provider->wire().token_path + ": token hangs " + std::to_string(token_hang_percent) +
+        "%, token errors " + std::to_string(token_error_percent) + "%, short-lived tokens " +
+        std::to_string(short_token_percent) + "%, revocations " + std::to_string(revoke_percent) +
+        "%, 401 after processing " + std::to_string(unauthorized_after_percent) + "% (the key " +
+        (profile.replay == ReplayKind::none ? "forgotten" : "kept") + ")");
+  for (const Order& o : orders) {
+    std::string extra = " (account " + tenants[static_cast<size_t>(o.tenant)]->name;
+    for (const auto& [n, v] : o.headers) extra += ", " + n + ": " + v;
+    if (!o.path.empty()) extra += ", path " + o.path;
+    say("order " + o.id + extra + ")" + (provider->declines[o.id] ? " (declined)" : "") + ": " + o.body);
+  }
   if (concurrent) run_concurrent();
   else run_blocking();
   rethrow_broken();
@@ -1553,8 +2104,10 @@ void World::run() {
   ledger_fault_percent = 0;
   for (int pass = 0; pass < 3; ++pass) {
     clock.advance(lease_ms() + config.not_found_grace_ms + 1);
-    Process p(*this, next_process++, 1, false);
-    reconcile(p);
+    for (size_t t = 0; t < tenants.size(); ++t) {
+      Process p(*this, next_process++, 1, false, static_cast<int>(t));
+      reconcile(p);
+    }
     if (pass == 0) maybe_prune();
   }
   rethrow_broken();

@@ -60,6 +60,14 @@ struct Tally {
   uint64_t random_profiles = 0, signer_schedules = 0, multi_engine_schedules = 0, forged_answers = 0,
            stale_answers = 0, cross_order_answers = 0, prunes = 0, rows_pruned = 0, queries = 0,
            resubmits_after_query = 0, not_found_unproven = 0;
+  // Several merchant accounts on one ledger, and OAuth2.
+  uint64_t tenant_schedules = 0, other_scope_calls = 0, other_scope_reconciles = 0, orders_with_headers = 0,
+           orders_with_paths = 0, oauth2_schedules = 0, token_requests = 0, token_hangs = 0, token_errors = 0,
+           queued_fetches = 0, fetches_run_by_a_caller = 0, tokens_revoked = 0, unauthorized_answers = 0,
+           reconcile_left_final_answer = 0;
+  // The latest a concurrent payment was answered after its deadline, in
+  // the engine's own time (ms; the invariant's bound is 250).
+  int64_t latest_answer_ms = INT64_MIN;
   std::map<std::string, uint64_t> by_profile_driver;  // "stripe/concurrent" -> schedules
 };
 extern Tally tally;
