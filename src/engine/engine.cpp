@@ -15,6 +15,7 @@
 #include "path_template.hpp"
 #include "redact.hpp"
 #include "retry_decision.hpp"
+#include "unauthorized_rule.hpp"
 #include "validate.hpp"
 
 namespace payretry {
@@ -636,33 +637,30 @@ AttemptRun::Step AttemptRun::unauthorized(const TransportResult& t) {
   a_.elapsed_ms = std::max<int64_t>(t.elapsed_ms, clock.now_ms() - attempt_mono_);
   a_.http_status = 401;
   a_.reason = "unauthorized_credential_renewed";
-  // Nothing was processed only where the provider says a 401 proves it.
-  a_.may_have_processed = !profile.auth.unauthorized_not_processed;
-  may_have_processed_ = may_have_processed_ || a_.may_have_processed;
-  // A re-send cannot run the payment twice when nothing was processed, or
-  // when the provider answers a known key with what it did (replay kind).
-  const bool resend_safe = !a_.may_have_processed || resend_always_safe(profile.replay);
   const bool attempts_left = n_ - first_ + 1 < static_cast<unsigned>(policy_.max_attempts);
-  const bool resend = resend_safe && attempts_left;
-  a_.verdict = verdict_name(resend_safe ? Verdict::retry : Verdict::query);
+  const UnauthorizedReading rule = read_unauthorized(profile, may_have_processed_, attempts_left);
+  a_.may_have_processed = rule.may_have_processed;
+  may_have_processed_ = may_have_processed_ || a_.may_have_processed;
+  a_.verdict = verdict_name(rule.resend_safe ? Verdict::retry : Verdict::query);
   a_.provider_request_id = redact(first_header(t.response, profile.request_id_headers), e_.secrets_);
   e_.d_.stats.on_attempt_answer(a_.verdict, a_.reason, a_.elapsed_ms);
   e_.d_.log.note(kLogInfo, "credential_renewed", "payment " + r_.order_id + ": 401 answered; credential renewed");
   r_.http_status = 401;
   r_.body.clear();
-  if (resend_safe && !attempts_left) {
-    record_attempt();
-    // The credential was refused and no attempt is left to try a fresh one:
-    // a final answer only if nothing of this payment may have been processed.
-    if (!may_have_processed_) return finish(Outcome::failed, "http_401: the credential was refused");
-    return finish(Outcome::unknown, "HTTP 401 on the last attempt, after a send that may have been processed");
-  }
-  if (!resend) {
-    record_attempt();
-    return finish(Outcome::unknown, "HTTP 401 after the request was sent: provider " + profile.name +
-                                        " may have processed it before refusing the credential, and a same-key "
-                                        "re-send may run it again (replay " + replay_kind_name(profile.replay) +
-                                        "): settle it by query");
+  switch (rule.then) {
+    case UnauthorizedReading::Then::failed:
+      record_attempt();
+      return finish(Outcome::failed, "http_401: the credential was refused");
+    case UnauthorizedReading::Then::unknown:
+      record_attempt();
+      if (!attempts_left && rule.resend_safe)
+        return finish(Outcome::unknown, "HTTP 401 on the last attempt, after a send that may have been processed");
+      return finish(Outcome::unknown, "HTTP 401 after the request was sent: provider " + profile.name +
+                                          " may have processed it before refusing the credential, and a same-key "
+                                          "re-send may run it again (replay " + replay_kind_name(profile.replay) +
+                                          "): settle it by query");
+    case UnauthorizedReading::Then::resend:
+      break;
   }
   // Sent again at once with the fresh credential, once recorded.
   a_.delay_ms = 0;
