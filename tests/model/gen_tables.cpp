@@ -41,6 +41,7 @@
 #include "payment_flow.hpp"
 #include "profile.hpp"
 #include "transport.hpp"
+#include "unauthorized_rule.hpp"
 
 // A generator built from a source file with one of the code's rules reverted
 // (tests/model/reverts/, CMakeLists.txt): apply_revert.cmake defines this in
@@ -135,6 +136,13 @@ const Variant kVariants[] = {
     // only read_not_found() keeps its "not found" from counting as proof.
     {"checkout_com_without_reference_path",
      R"({"name":"checkout_com_without_reference_path","extends":"checkout_com","lookup":{"reference_path":""}})"},
+    // A provider of unknown replay behind OAuth2 client credentials (the
+    // config may name a token endpoint for any profile): a token may expire
+    // or be revoked on the way, and a gateway may then refuse the request
+    // after the provider acted. Only read_unauthorized() keeps that 401 from
+    // reading as "nothing processed".
+    {"generic_oauth2",
+     R"({"name":"generic_oauth2","extends":"generic","auth":{"scheme":"oauth2_client_credentials","token_path":"/oauth/token"}})"},
 };
 
 std::optional<Profile> load(const std::string& name) {
@@ -328,6 +336,33 @@ int main(int argc, char** argv) {
     std::printf("#define V_OF_%s %s\n#define P_OF_%s %d\n", o.obs, cls, o.obs, o.c.may_have_processed ? 1 : 0);
   }
 
+  // ------------------------------------------------ a 401 under a renewable credential
+  // AttemptRun::unauthorized: the first 401 of a run under OAuth2 renews the
+  // token and reads the answer with read_unauthorized() (a later 401 of the
+  // same run is classified as any answer: the 4XX row above). The world's
+  // fact beside it: a gateway may answer that 401 after the provider acted,
+  // unless the profile states that a 401 processed nothing.
+  const bool renews = p.auth.scheme == AuthScheme::oauth2_client_credentials;
+  const UnauthorizedReading u_left = read_unauthorized(p, false, true), u_last = read_unauthorized(p, false, false);
+  if (read_unauthorized(p, true, false).then == UnauthorizedReading::Then::failed)
+    die("read_unauthorized() answers FAILED after a send that may have been processed: the model has no rule for it");
+  auto then_class = [&](const UnauthorizedReading& u) {
+    switch (u.then) {
+      case UnauthorizedReading::Then::resend: return "V_RETRY";
+      case UnauthorizedReading::Then::failed: return "V_FAIL";  // the model's V_FAIL: FAILED unless an earlier send may have been processed
+      case UnauthorizedReading::Then::unknown: break;
+    }
+    return "V_QUERY";
+  };
+  std::printf("#define RENEWS_CREDENTIAL %d  /* auth.scheme: %s */\n", renews ? 1 : 0, auth_scheme_name(p.auth.scheme));
+  std::printf("#define UNAUTH_AFTER_PROCESSING %d  /* the world: a 401 may follow processing (auth.unauthorized_not_processed: %s) */\n",
+              renews && !p.auth.unauthorized_not_processed ? 1 : 0, p.auth.unauthorized_not_processed ? "true" : "false");
+  for (const auto& [u, last] : {std::pair{u_left, ""}, std::pair{u_last, "_LAST"}})
+    std::printf("/* read_unauthorized() (src/engine/unauthorized_rule.cpp)%s: may have processed %d, re-send safe %d */\n"
+                "#define V_OF_401R%s %s\n#define P_OF_401R%s %d\n",
+                *last ? " on the last attempt" : " with attempts left", u.may_have_processed ? 1 : 0,
+                u.resend_safe ? 1 : 0, last, then_class(u), last, u.may_have_processed ? 1 : 0);
+
   // ------------------------------------------------ the history fold
   // Every entry the model records: a send per observation, written as the
   // engine (AttemptRun) fills its attempt record and PaymentFlow writes it;
@@ -346,6 +381,21 @@ int main(int argc, char** argv) {
     classes.push_back({std::string("E_") + o.obs,
                        std::string("a send observed as ") + o.obs + " (verdict " + a.verdict + ", " +
                            (a.http_status ? "HTTP " + std::to_string(a.http_status) : a.transport_error) + ", " +
+                           (a.may_have_processed ? "may have processed" : "not processed") + ")",
+                       PaymentFlow::entry_of_attempt(a)});
+  }
+  for (const auto& [u, last] : {std::pair{u_left, ""}, std::pair{u_last, "_LAST"}}) {
+    // The 401's own entry, as AttemptRun::unauthorized records it.
+    AttemptRecord a;
+    a.number = 1;
+    a.started_unix_ms = kAt;
+    a.http_status = 401;
+    a.verdict = verdict_name(u.resend_safe ? Verdict::retry : Verdict::query);
+    a.reason = "unauthorized_credential_renewed";
+    a.may_have_processed = u.may_have_processed;
+    classes.push_back({std::string("E_401R") + last,
+                       std::string("the first 401 of a run under a renewable credential") +
+                           (*last ? ", on the last attempt" : "") + " (verdict " + a.verdict + ", " +
                            (a.may_have_processed ? "may have processed" : "not processed") + ")",
                        PaymentFlow::entry_of_attempt(a)});
   }
@@ -474,6 +524,7 @@ int main(int argc, char** argv) {
     std::printf("/* %s: %s; %s */\n", classes[c].name.c_str(), classes[c].what.c_str(), t);
   }
   for (const Observation& o : observations) std::printf("#define E_OF_%s E_%s\n", o.obs, o.obs);
+  std::printf("#define E_OF_401R E_401R\n#define E_OF_401R_LAST E_401R_LAST\n");
   for (int i = 0; i < ns; ++i) {
     const Bits b = bits_of(states[i].fold);
     const HistoryReading h = states[i].fold.reading();

@@ -10,9 +10,10 @@
 #       With fix N reverted (-DREVERT_FIXN) and only the money invariant HARM
 #       checked (double_charge | failed_but_charged), pan must find an error,
 #       and its trail must violate that invariant. Prints the trail as a story.
-#   run_spin.sh GEN MODEL WORKDIR reverted PROFILE RULE HARM
+#   run_spin.sh GEN MODEL WORKDIR reverted PROFILE RULE HARM [-Dswitch...]
 #       GEN was built from the code with RULE reverted (tests/model/reverts/):
-#       as revert, with the tables that generator prints and no switch.
+#       as revert, with the tables that generator prints and only the
+#       switches given (the world the harm needs, e.g. -DMAXATT=1).
 #   run_spin.sh GEN - - covers PROFILE...
 #       The profiles given are exactly the library's built-in ones.
 #   run_spin.sh GEN MODEL WORKDIR check PROFILE [-Dswitch...]
@@ -138,9 +139,15 @@ case $mode in
     # once), and three workers at once (the client's submit, another worker's
     # submit, the client's reconcile).
     status=0
-    for config in sequential concurrent; do
-      if [ $config = sequential ]; then switches=(-DW1RUNS=2 -DW2RUNS=1 -DW3RUNS=0)
-      else switches=(-DW1RUNS=1 -DW2RUNS=1 -DW3RUNS=1); fi
+    # And the sequential world once more with one attempt per run, so that
+    # every run's first attempt is its last (the rules for a last attempt,
+    # read_unauthorized()'s among them, meet a history with nothing in it).
+    for config in sequential concurrent last_attempt; do
+      case $config in
+        sequential) switches=(-DW1RUNS=2 -DW2RUNS=1 -DW3RUNS=0) ;;
+        concurrent) switches=(-DW1RUNS=1 -DW2RUNS=1 -DW3RUNS=1) ;;
+        last_attempt) switches=(-DW1RUNS=2 -DW2RUNS=1 -DW3RUNS=0 -DMAXATT=1) ;;
+      esac
       verify "$config" "${switches[@]}"
       if [ "$(errors_of $config)" != 0 ]; then
         echo "FAIL: the model does not hold for profile $profile ($config):" >&2
@@ -148,6 +155,8 @@ case $mode in
         status=1
       fi
       exhausted "$config" || status=1
+      # (One attempt per run never backs off: the markers are the two full worlds'.)
+      [ $config = last_attempt ] && continue
       missed=$(unreached_markers "$config")
       if [ -n "$missed" ]; then
         echo "FAIL: the $config search never reached:" >&2
@@ -159,6 +168,7 @@ case $mode in
     ;;
   revert|reverted)
     fix=$1 harm=$2
+    shift 2   # what is left: switches the harm needs (-DMAXATT=1)
     case $harm in
       double_charge) only=-DONLY_DOUBLE_CHARGE; text='charges<=1' ;;
       failed_but_charged) only=-DONLY_FAILED_BUT_CHARGED; text='failed_reported' ;;
@@ -166,9 +176,9 @@ case $mode in
     esac
     search=bfs   # the shortest story
     if [ "$mode" = revert ]; then
-      switches=(-DREVERT_FIX$fix -DDAMAGE_ONLY $only -DBFS_SEARCH) name=revert$fix what="fix $fix"
+      switches=(-DREVERT_FIX$fix -DDAMAGE_ONLY $only -DBFS_SEARCH "$@") name=revert$fix what="fix $fix"
     else
-      switches=(-DDAMAGE_ONLY $only -DBFS_SEARCH) name=reverted what="the $fix (in the code)"
+      switches=(-DDAMAGE_ONLY $only -DBFS_SEARCH "$@") name=reverted what="the $fix (in the code)"
     fi
     verify "$name" "${switches[@]}"
     n=$(errors_of "$name")

@@ -58,7 +58,9 @@
 #define DEADLINE 2      /* a run may send while now < claim + DEADLINE */
 #define MARGIN 1        /* its lease ends at claim + DEADLINE + MARGIN */
 #define GRACE 2         /* the provider's lookups may miss a payment this young */
-#define MAXATT 2        /* attempts per run */
+#ifndef MAXATT
+#define MAXATT 2        /* attempts per run (-DMAXATT=1: every first attempt is the last) */
+#endif
 #ifndef MAXSENDS
 #define MAXSENDS 3      /* requests under the order's key, over all runs */
 #endif
@@ -85,7 +87,7 @@
 
 mtype = { ABSENT, IN_FLIGHT, SUCCEEDED, FAILED, UNKNOWN };          /* the ledger row */
 mtype = { NOTHING, CHARGED, DECLINED };                             /* the provider, for the key */
-mtype = { A_NONE, A_2XX, A_DECLINE, A_500, A_REFUSE, A_DUP };       /* what the provider answers */
+mtype = { A_NONE, A_2XX, A_DECLINE, A_500, A_REFUSE, A_DUP, A_401P }; /* what the provider answers (A_401P: a gateway refuses the token after processing) */
 mtype = { O_TIMEOUT, O_LOST, O_500, O_2XX, O_DECLINE, O_4XX, O_DUP }; /* what the client observes */
 mtype = { V_RETRY, V_QUERY, V_SUCCESS, V_FAIL };                    /* the profile's verdict class */
 mtype = { L_NOT_FOUND, L_CHARGED, L_DECLINED };                     /* what a lookup answers */
@@ -313,6 +315,21 @@ inline send_request() {
      :: (REPLAY == RK_SUCCESS_ONLY || REPLAY == RK_NONE) && ans == A_2XX -> p_stored = A_2XX
      :: else
      fi;
+#if UNAUTH_AFTER_PROCESSING
+     /* A gateway in front refuses the token (expired or revoked on the
+        way) after the provider acted: the client sees a 401. A provider of
+        unstated replay ("none") may also have forgotten the key, so that a
+        same-key re-send runs the payment again. */
+     if
+     :: printf("t=%d     gateway: refuses the token after processing, answers 401\n", now);
+        if
+        :: REPLAY == RK_NONE -> p_stored = A_NONE; printf("t=%d     provider: forgets the key\n", now)
+        :: else
+        fi;
+        ans = A_401P
+     :: skip
+     fi;
+#endif
      fresh = true
   fi;
   if
@@ -325,23 +342,25 @@ inline send_request() {
 }
 
 /* The answer comes back, or is lost on the way. One fault per request: a 500
-   or a refusal is the fault itself and arrives (unless -DLOST_500). */
+   or a refusal (a gateway's 401 too) is the fault itself and arrives (a 500
+   may be lost with -DLOST_500). */
 inline deliver() {
   if
   :: ans == A_2XX -> obs = O_2XX
   :: ans == A_DECLINE -> obs = O_DECLINE
   :: ans == A_500 -> obs = O_500
   :: ans == A_REFUSE -> obs = O_4XX
+  :: ans == A_401P -> obs = O_4XX     /* the same 401 the client cannot tell apart */
   :: ans == A_DUP -> obs = O_DUP
 #ifdef LOST_500
-  :: ans != A_REFUSE -> obs = O_TIMEOUT
+  :: ans != A_REFUSE && ans != A_401P -> obs = O_TIMEOUT
 #if !SAME_TIMEOUT_LOST
-  :: ans != A_REFUSE -> obs = O_LOST
+  :: ans != A_REFUSE && ans != A_401P -> obs = O_LOST
 #endif
 #else
-  :: ans != A_500 && ans != A_REFUSE -> obs = O_TIMEOUT   /* timeout after the request was written */
+  :: ans != A_500 && ans != A_REFUSE && ans != A_401P -> obs = O_TIMEOUT   /* timeout after the request was written */
 #if !SAME_TIMEOUT_LOST
-  :: ans != A_500 && ans != A_REFUSE -> obs = O_LOST      /* connection lost after it was written */
+  :: ans != A_500 && ans != A_REFUSE && ans != A_401P -> obs = O_LOST      /* connection lost after it was written */
 #endif
 #endif
   fi
@@ -356,7 +375,16 @@ inline classify() {
   :: obs == O_500 -> v = V_OF_500; p = P_OF_500; e = E_OF_500
   :: obs == O_2XX -> v = V_OF_2XX; p = P_OF_2XX; e = E_OF_2XX
   :: obs == O_DECLINE -> v = V_OF_DECLINE; p = P_OF_DECLINE; e = E_OF_DECLINE
-  :: obs == O_4XX -> v = V_OF_4XX; p = P_OF_4XX; e = E_OF_4XX
+  /* The first 401 of a run under a renewable credential renews it and is
+     read by read_unauthorized() (on the last attempt or not); any other 401
+     is classified as any answer. */
+  :: obs == O_4XX && RENEWS_CREDENTIAL && !renewed ->
+     renewed = true;
+     if
+     :: n + 1 >= MAXATT -> v = V_OF_401R_LAST; p = P_OF_401R_LAST; e = E_OF_401R_LAST
+     :: else -> v = V_OF_401R; p = P_OF_401R; e = E_OF_401R
+     fi
+  :: obs == O_4XX && !(RENEWS_CREDENTIAL && !renewed) -> v = V_OF_4XX; p = P_OF_4XX; e = E_OF_4XX
   :: obs == O_DUP -> v = V_OF_DUP; p = P_OF_DUP; e = E_OF_DUP
   fi
 }
@@ -446,6 +474,7 @@ proctype Worker(byte me; byte maxruns; bool must; mtype kinds) {
   mtype kind;
   byte my_tok, my_deadline, my_lease;
   bool go, mhp, earlier, sent, replayed, flagged, resume, absent;
+  bool renewed;         /* this run renewed its credential after a 401 */
   bool pend, pend_p;    /* an attempt's entry is still to be written; that attempt may have been processed */
   byte pend_t, t_send, n;
   mtype ans, obs, v, outcome, la, view, e, pend_e;
@@ -643,7 +672,7 @@ attempt:
 died: skip;
      /* The run ended, or the process died: its lease stays until it expires. */
      d_step {
-       go = false; mhp = false; earlier = false; sent = false; replayed = false;
+       go = false; mhp = false; earlier = false; sent = false; replayed = false; renewed = false;
        flagged = false; resume = false; absent = false; pend = false; pend_p = false; pend_e = 0;
        pend_t = 0; t_send = 0; n = 0; my_tok = 0; my_deadline = 0; my_lease = 0;
        ans = A_NONE; obs = O_TIMEOUT; v = V_RETRY; p = false; e = 0; outcome = R_NONE; la = L_NOT_FOUND;
