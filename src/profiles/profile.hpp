@@ -168,6 +168,37 @@ struct Lookup {
   AnswerNames names_request;
 };
 
+// Where a notification names something: alternatives tried in order, the
+// first that yields a value wins. Each is a JSON path ("$.data.object.id")
+// or a template of paths ("{$.pspReference}:{$.eventCode}") for what the
+// provider names by several fields.
+using WebhookField = std::vector<std::string>;
+
+// How the provider's notifications (webhooks) are read (docs/profiles.md
+// "webhook"). Verification is the scheme's (src/auth/webhook_scheme.hpp),
+// with the config's secrets; the fields below are read from what verified:
+// the body, each item of a batch (Adyen), WeChat Pay's decrypted resource,
+// or Alipay's and Mollie's form fields as an object.
+struct ProfileWebhook {
+  std::string scheme;         // a scheme of webhook_schemes(); "" none: every notification is refused
+  int64_t tolerance_ms = 0;   // a timestamped scheme's window; 0 the scheme's default
+  WebhookField event_id;      // what makes an event itself: the same id twice is one event
+  WebhookField event_type;
+  WebhookField order_id;      // the merchant's reference, as the payment was submitted ({} none)
+  WebhookField provider_id;   // the provider's payment id
+  WebhookField status;        // the payment's status word, read through lookup.status_map
+  // Event type -> what it settles, before `status`; a type in neither
+  // settles nothing (the event is recorded, the payment stays as it is).
+  std::map<std::string, StatusTarget> events;
+  // The notification is a hint only (Mollie's classic webhook carries an id
+  // and nothing else): the payment is looked up, and the lookup decides.
+  bool confirm_by_lookup = false;
+  // What the provider expects back once the event is stored.
+  int ack_status = 200;
+  std::string ack_content_type;
+  std::string ack_body;
+};
+
 struct Profile {
   std::string name;
   std::vector<std::string> sources;      // research tags the values come from
@@ -202,6 +233,7 @@ struct Profile {
   // every profile's own rules.
   std::vector<Rule> classify;
   Lookup lookup;
+  ProfileWebhook webhook;
   std::string extends;                   // the built-in this profile derives from ("" for generic)
   std::vector<std::string> notes;        // what is undocumented, what was chosen and why
 };
