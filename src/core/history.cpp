@@ -20,6 +20,11 @@ std::string describe(const AttemptEntry& e) {
 
 void HistoryFold::add(const AttemptEntry& e) {
   HistoryReading& h = h_;
+  // A webhook event is evidence the caller verified, not yet a rule here:
+  // like a lookup it acts on nothing (no send, nothing processed), and it
+  // neither forbids nor permits a re-send. (What an event settles goes
+  // through claim and settle, not through this reading.)
+  if (e.kind == "webhook") return;
   if (e.kind == "lookup") {
     // A lookup that proved no payment exists clears every send before it:
     // none of them was processed.

@@ -93,6 +93,18 @@ void Ledger::apply(LedgerBatch& b) {
   }
 }
 
+void check_ledger_event(const LedgerEvent& e) {
+  // An empty id would make every id-less event of the scheme one event (the
+  // second a "duplicate"), and an event naming no payment could never land.
+  if (e.scheme.empty() || e.event_id.empty())
+    throw LedgerError("ledger: a webhook event needs its scheme and its event id");
+  if (e.order_id.empty() && e.provider_payment_id.empty())
+    throw LedgerError("ledger: a webhook event must name its order or the provider's payment id");
+  if (e.entry.kind != "webhook")
+    throw LedgerError("ledger: a webhook event's history entry must be of kind \"webhook\", not \"" + e.entry.kind +
+                      "\"");
+}
+
 std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret, int64_t timeout_ms) {
   (void)timeout_ms;  // only the SQL backends wait; the memory ledger never does
   if (is_memory_ledger_url(url)) return open_memory_ledger(secret, parse_memory_ledger_url(url));

@@ -82,6 +82,29 @@ struct AttemptEntry {
   std::optional<bool> processed;
 };
 
+// A provider's notification about one payment, verified by the caller and
+// reduced to what the ledger keeps: an id and a history entry. Never a
+// body, a header, a signature or a secret: the ledger sees none of them.
+struct LedgerEvent {
+  std::string scope;                // the receiving client's scope (PaymentRow::scope)
+  std::string scheme;               // "stripe", "adyen", ...
+  std::string event_id;             // the provider's event id, or the fields that identify it
+  std::string order_id;             // the payment it names ("" when it names only a provider id)
+  std::string provider_payment_id;  // "" when it names only the order
+  int64_t received_at = 0;          // Unix ms
+  // The history entry it adds: kind "webhook" (any other kind is refused:
+  // an event must never read as a send), verdict a finding such as
+  // "event_charged", the provider's status in `reason`. Its number is the
+  // ledger's to give (the row's next) and is 0 while the event is kept.
+  AttemptEntry entry;
+};
+
+enum class EventRecording {
+  recorded,        // stored, and its entry appended to the row's history
+  duplicate,       // (scope, scheme, event_id) was recorded before: nothing changed
+  kept_for_later,  // stored unapplied: no row of it in its scope yet, or its row is IN_FLIGHT
+};
+
 // The end of one run of attempts.
 struct Settlement {
   PaymentState state = PaymentState::unknown;  // succeeded | failed | unknown
@@ -220,8 +243,44 @@ class Ledger {
   // final row never changes again, so no run can be holding one. (A pruned
   // order submitted again is a new payment: prune only what is past any
   // chance of a re-submission.)
+  //
+  // The events go with them: those applied to a pruned row, and those kept
+  // for later (never applied) received before `updated_before` (see
+  // record_event: by then their row has had every chance to appear).
   virtual int64_t prune_settled(int64_t updated_before) = 0;
+
+  // ---- webhook events (docs/design.md "Ledger"), "apply once" -------------
+  //
+  // In one transaction: if (scope, scheme, event_id) was recorded before,
+  // `duplicate` and nothing changes. Otherwise the event is stored; if a row
+  // of its order (else of its provider payment id) exists in its scope and
+  // is not IN_FLIGHT, its entry is appended to the row's history, numbered
+  // as the row's next entry, and the answer is `recorded`. Otherwise (no
+  // such row yet, or a row IN_FLIGHT) the event is kept unapplied:
+  // `kept_for_later`. A row under a claim is never written beneath it: the
+  // claim's holder numbers its own entries after the count it claimed at,
+  // and an entry slipped in would take its next number. The row's state is
+  // never moved here: a settlement goes through claim and settle.
+  // Throws LedgerError for an event check_ledger_event() refuses.
+  virtual EventRecording record_event(const LedgerEvent& e) = 0;
+  // The events kept for later that name `order_id` or, when not empty,
+  // `provider_payment_id`, in `scope`: oldest received first (then by
+  // scheme and event id). For a payment that appears (or takes its provider
+  // id, or is settled) after its webhook came.
+  virtual std::vector<LedgerEvent> kept_events(const std::string& scope, const std::string& order_id,
+                                               const std::string& provider_payment_id) = 0;
+  // Marks the kept event (scope, scheme, event_id of `e`) applied and
+  // appends its stored entry to its row's history in the same transaction,
+  // as record_event would have. False when it was applied already, is not
+  // stored, or its row is missing or IN_FLIGHT (then it stays kept).
+  virtual bool apply_kept_event(const LedgerEvent& e) = 0;
 };
+
+// Refuses (LedgerError) an event without a scheme or an event id, one that
+// names neither an order nor a provider payment id, and one whose entry is
+// not of kind "webhook" (read as a send, it would say the payment may have
+// been processed).
+void check_ledger_event(const LedgerEvent& e);
 
 // Opens the ledger named by `url`: "memory:" (or "memory:?max_settled=N",
 // ledger_memory.hpp), "sqlite:///abs/path.db",

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <set>
 #include <string_view>
+#include <tuple>
 
 #include "fingerprint.hpp"
 
@@ -46,7 +47,7 @@ class MemoryLedger final : public Ledger {
     // a row whose key is not in keys_ would let another order take the key.
     // The key set views the stored row's key, so the row goes in first.
     const auto stored = rows_.emplace_hint(it, proposed.order_id,
-                                           Payment{created_row(proposed, owner, now, lease_until), {}});
+                                           Payment{created_row(proposed, owner, now, lease_until), {}, {}});
     try {
       keys_.emplace_hint(key_at, stored->second.row.idempotency_key);
     } catch (...) {
@@ -86,6 +87,10 @@ class MemoryLedger final : public Ledger {
     Payment* p = &it->second;
     if (last) store_attempt(*p, *last);
     PaymentRow* r = &p->row;
+    if (r->provider_payment_id != s.provider_payment_id) {
+      unindex_provider(*r);
+      if (!s.provider_payment_id.empty()) by_provider_[{r->scope, s.provider_payment_id}].insert(it->first);
+    }
     r->state = s.state;
     r->delivery = s.delivery;
     r->detail = s.detail;
@@ -129,15 +134,85 @@ class MemoryLedger final : public Ledger {
     for (const std::string* id : settled_) {
       const auto it = rows_.find(*id);
       if (it->second.row.updated_at < updated_before) {
-        keys_.erase(it->second.row.idempotency_key);
-        rows_.erase(it);
+        forget(it);
         ++pruned;
       } else {
         kept.push_back(id);
       }
     }
     settled_ = std::move(kept);
+    // Kept events that never found a row go once they are older than the
+    // cut: a provider notifies about every payment of the account, those
+    // made outside payretry too, and these would otherwise pile up for
+    // ever; an event's own row has long had its provider id by then.
+    for (auto k = kept_.begin(); k != kept_.end();) {
+      const auto ev = events_.find(*k);
+      if (ev->second.event.received_at < updated_before) {
+        events_.erase(ev);
+        k = kept_.erase(k);
+      } else {
+        ++k;
+      }
+    }
     return pruned;
+  }
+
+  EventRecording record_event(const LedgerEvent& e) override {
+    check_ledger_event(e);
+    std::lock_guard<std::mutex> lock(mu_);
+    EventKey key{e.scope, e.scheme, e.event_id};
+    const auto at = events_.lower_bound(key);
+    if (at != events_.end() && at->first == key) return EventRecording::duplicate;
+    Stored stored{e, {}};
+    stored.event.entry.number = 0;
+    const auto ev = events_.emplace_hint(at, key, std::move(stored));
+    const auto row = target(e.scope, e.order_id, e.provider_payment_id);
+    if (row == rows_.end() || row->second.row.state == PaymentState::in_flight) {
+      try {
+        kept_.insert(key);
+      } catch (...) {
+        events_.erase(ev);
+        throw;
+      }
+      return EventRecording::kept_for_later;
+    }
+    try {
+      append(row, ev);
+    } catch (...) {
+      events_.erase(ev);  // all or nothing, as in one transaction
+      throw;
+    }
+    return EventRecording::recorded;
+  }
+
+  std::vector<LedgerEvent> kept_events(const std::string& scope, const std::string& order_id,
+                                       const std::string& provider_payment_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<LedgerEvent> out;
+    for (const EventKey& k : kept_) {
+      const LedgerEvent& e = events_.at(k).event;
+      if (e.scope == scope && ((!order_id.empty() && e.order_id == order_id) ||
+                               (!provider_payment_id.empty() && e.provider_payment_id == provider_payment_id)))
+        out.push_back(e);
+    }
+    std::sort(out.begin(), out.end(), [](const LedgerEvent& a, const LedgerEvent& b) {
+      return std::tie(a.received_at, a.scheme, a.event_id) < std::tie(b.received_at, b.scheme, b.event_id);
+    });
+    return out;
+  }
+
+  bool apply_kept_event(const LedgerEvent& e) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const EventKey key{e.scope, e.scheme, e.event_id};
+    const auto k = kept_.find(key);
+    if (k == kept_.end()) return false;  // applied already, or never stored (or pruned)
+    const auto ev = events_.find(key);
+    const LedgerEvent& stored = ev->second.event;
+    const auto row = target(stored.scope, stored.order_id, stored.provider_payment_id);
+    if (row == rows_.end() || row->second.row.state == PaymentState::in_flight) return false;
+    append(row, ev);
+    kept_.erase(k);
+    return true;
   }
 
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit,
@@ -158,12 +233,68 @@ class MemoryLedger final : public Ledger {
   }
 
  private:
-  // A payment: its row and its history, forgotten together.
+  using EventKey = std::tuple<std::string, std::string, std::string>;  // scope, scheme, event id
+  // A payment: its row, its history and the events applied to it,
+  // forgotten together.
   struct Payment {
     PaymentRow row;
     std::map<int, AttemptEntry> attempts;
+    std::vector<EventKey> events;
   };
   using Rows = std::map<std::string, Payment>;
+  // An event as stored: the entry unnumbered until applied.
+  struct Stored {
+    LedgerEvent event;
+    std::string applied_to;  // the order whose history holds its entry; "" while kept
+  };
+  using Events = std::map<EventKey, Stored>;
+
+  // The row an event lands on: its order's, when that row is of the
+  // event's scope, else the first (by order id) of the scope with its
+  // provider payment id; rows_.end() when none.
+  Rows::iterator target(const std::string& scope, const std::string& order_id, const std::string& provider_id) {
+    if (!order_id.empty()) {
+      const auto it = rows_.find(order_id);
+      if (it != rows_.end() && it->second.row.scope == scope) return it;
+    }
+    if (!provider_id.empty()) {
+      const auto p = by_provider_.find({scope, provider_id});
+      if (p != by_provider_.end() && !p->second.empty()) return rows_.find(*p->second.begin());
+    }
+    return rows_.end();
+  }
+
+  // The event's entry as the row's next one.
+  void append(Rows::iterator row, Events::iterator ev) {
+    Payment& p = row->second;
+    AttemptEntry a = ev->second.event.entry;
+    a.number = p.row.attempts + 1;
+    p.events.push_back(ev->first);
+    try {
+      store_attempt(p, a);
+    } catch (...) {
+      p.events.pop_back();
+      throw;
+    }
+    ev->second.applied_to = row->first;
+  }
+
+  void unindex_provider(const PaymentRow& r) {
+    if (r.provider_payment_id.empty()) return;
+    const auto p = by_provider_.find({r.scope, r.provider_payment_id});
+    if (p == by_provider_.end()) return;
+    p->second.erase(r.order_id);
+    if (p->second.empty()) by_provider_.erase(p);
+  }
+
+  // A row leaves with its key, its provider id's index entry and the
+  // events applied to it.
+  void forget(Rows::iterator it) {
+    for (const EventKey& k : it->second.events) events_.erase(k);
+    unindex_provider(it->second.row);
+    keys_.erase(it->second.row.idempotency_key);
+    rows_.erase(it);
+  }
 
   // The row, when `owner` holds its claim; rows_.end() otherwise.
   Rows::iterator fenced(const std::string& order_id, const std::string& owner) {
@@ -190,8 +321,7 @@ class MemoryLedger final : public Ledger {
     while (max_settled_ > 0 && settled_.size() > max_settled_) {
       auto it = rows_.find(*settled_.front());
       settled_.pop_front();
-      keys_.erase(it->second.row.idempotency_key);
-      rows_.erase(it);
+      forget(it);
     }
   }
 
@@ -208,6 +338,12 @@ class MemoryLedger final : public Ledger {
   // from the front, so this FIFO is the whole index: a settle costs O(log n)
   // for the row's erase and never scans every row.
   std::deque<const std::string*> settled_;
+  // Every event recorded and not yet pruned: "apply once" is this map's key.
+  Events events_;
+  // The events kept for later (a subset of events_' keys).
+  std::set<EventKey> kept_;
+  // Rows by (scope, provider payment id), for events that name only that.
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> by_provider_;
 };
 
 }  // namespace

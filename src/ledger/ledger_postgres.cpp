@@ -40,6 +40,113 @@ const char* const kListScope = PAYRETRY_PG_LIST("scope = $3::text AND ");
 const char* const kListStateScope = PAYRETRY_PG_LIST("state = $3::text AND scope = $4::text AND ");
 #undef PAYRETRY_PG_LIST
 
+// ---- webhook events -----------------------------------------------------------
+
+const char* const kInsertEvent =
+    "INSERT INTO webhook_events (" PAYRETRY_EVENT_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::bigint, "
+    "$8::bigint, $9::integer, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::boolean, $16::text, "
+    "$17::boolean) ON CONFLICT (scope, scheme, event_id) DO NOTHING";
+
+// The stored event's entry appended to its row's history as the next entry,
+// and the event marked applied, in one statement. The row is its order's,
+// when of the event's scope, else the first of the scope with its provider
+// payment id; never an IN_FLIGHT one (the claim's holder numbers its own
+// entries). Under READ COMMITTED an UPDATE that waited for a concurrent
+// claim or settle re-checks the state against the row that committed.
+// Answers (rows bumped, entries inserted, events marked).
+const char* const kLandEvent =
+    "WITH target AS (UPDATE payments SET attempts = attempts + 1, updated_at = GREATEST(updated_at, $4::bigint) "
+    "WHERE order_id = COALESCE("
+    "(SELECT order_id FROM payments WHERE $2::text <> '' AND order_id = $2::text AND scope = $1::text), "
+    "(SELECT order_id FROM payments WHERE $3::text <> '' AND scope = $1::text AND provider_payment_id = $3::text "
+    "ORDER BY order_id COLLATE \"C\" LIMIT 1)) "
+    "AND state COLLATE \"C\" <> 'IN_FLIGHT' RETURNING order_id, attempts), "
+    "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
+    "SELECT order_id, attempts, $7::bigint, $8::bigint, $9::integer, $10::text, $11::text, $12::text, $13::bigint, "
+    "$14::text, $15::boolean, $16::text, $17::boolean FROM target RETURNING number), "
+    "mark AS (UPDATE webhook_events SET applied_to = target.order_id FROM target "
+    "WHERE scope = $1::text AND scheme = $5::text AND event_id = $6::text RETURNING 1) "
+    "SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM ins), (SELECT count(*) FROM mark)";
+
+// Each part of the UNION a search of its own partial index; byte order, as
+// in the other backends.
+const char* const kKeptEvents =
+    "SELECT " PAYRETRY_EVENT_COLUMNS " FROM ("
+    "SELECT " PAYRETRY_EVENT_COLUMNS " FROM webhook_events WHERE applied_to = '' AND scope = $1::text "
+    "AND $2::text <> '' AND order_id = $2::text UNION "
+    "SELECT " PAYRETRY_EVENT_COLUMNS " FROM webhook_events WHERE applied_to = '' AND scope = $1::text "
+    "AND $3::text <> '' AND provider_payment_id = $3::text) kept "
+    "ORDER BY received_at, scheme COLLATE \"C\", event_id COLLATE \"C\"";
+
+// One row of a result for the row codec (booleans in text form).
+class EventRow final : public SqlRowReader {
+ public:
+  EventRow(const PGresult* r, int i) : r_(r), i_(i) {}
+  std::string text(int col) const override { return as_text(r_, i_, col); }
+  int64_t integer(int col) const override { return as_int(r_, i_, col); }
+  bool boolean(int col) const override { return as_text(r_, i_, col) == "t"; }
+  bool is_null(int col) const override { return PQgetisnull(r_, i_, col) != 0; }
+
+ private:
+  const PGresult* r_;
+  int i_;
+};
+
+// An event's entry as parameters: free text cleaned for the server, like
+// every entry (clean_text). Its identity is sent as it is: a changed byte
+// would make it another event.
+class EntryParams final : public SqlParamWriter {
+ public:
+  explicit EntryParams(Params& p) : p_(p) {}
+  void text(const std::string& v) override { p_.add(clean_text(v)); }
+  void integer(int64_t v) override { p_.add(v); }
+  void boolean(bool v) override { p_.add(v); }
+  void null() override { p_.add_null(); }
+
+ private:
+  Params& p_;
+};
+
+void check_event_identifiers(const LedgerEvent& e) {
+  check_identifier("scope", e.scope);
+  check_identifier("webhook scheme", e.scheme);
+  check_identifier("event id", e.event_id);
+  check_identifier("order id", e.order_id);
+  check_identifier("provider payment id", e.provider_payment_id);
+}
+
+// The transaction-scoped locks of the names an event can land by (its
+// order, its provider payment id, each within the scope), always in that
+// order. record_event, kept_events and apply_kept_event take them first, so
+// that an event kept because its row was IN_FLIGHT, or had no provider id
+// yet, is committed before a kept_events of the same names reads: without
+// them, a kept_events run right after the settle could miss an event whose
+// transaction had looked at the row before the settle and committed after
+// the read (READ COMMITTED). Keys are 64-bit hashes: a collision only makes
+// two calls wait for each other.
+void lock_names(Session& s, const std::string& scope, const std::string& order_id, const std::string& provider_id) {
+  if (!order_id.empty())
+    exec(s, "SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))",
+         Params().add("payretry-event-order\n" + scope + "\n" + order_id));
+  if (!provider_id.empty())
+    exec(s, "SELECT pg_advisory_xact_lock(hashtextextended($1::text, 0))",
+         Params().add("payretry-event-provider\n" + scope + "\n" + provider_id));
+}
+
+// kLandEvent for the stored event `e`: true when its entry joined a history.
+bool land_event(Session& s, const LedgerEvent& e) {
+  Params p;
+  p.add(e.scope).add(e.order_id).add(e.provider_payment_id).add(e.entry.ended_at).add(e.scheme).add(e.event_id);
+  EntryParams fields(p);
+  write_attempt_fields(fields, e.entry);
+  ResultPtr r = exec(s, kLandEvent, p);
+  const int64_t bumped = as_int(r.get(), 0, 0), inserted = as_int(r.get(), 0, 1), marked = as_int(r.get(), 0, 2);
+  if (bumped == 0) return false;
+  if (inserted != 1 || marked != 1)
+    throw bad_data("the webhook event " + e.event_id + " could not join the history of its row");
+  return true;
+}
+
 // ---- the ledger -------------------------------------------------------------
 //
 // Time bound. Every wait of a call (for a pooled connection, for a
@@ -254,11 +361,93 @@ class PostgresLedger final : public Ledger {
       ResultPtr r = exec(s,
                          "WITH gone AS (DELETE FROM payments WHERE state IN ('SUCCEEDED','FAILED') "
                          "AND updated_at < $1::bigint RETURNING order_id), "
-                         "history AS (DELETE FROM attempts WHERE order_id IN (SELECT order_id FROM gone)) "
+                         "history AS (DELETE FROM attempts WHERE order_id IN (SELECT order_id FROM gone)), "
+                         // The events applied to the rows that go; and the
+                         // kept ones that never found a row, once older
+                         // than the cut: a provider notifies about every
+                         // payment of the account, those made outside
+                         // payretry too, which would otherwise pile up for
+                         // ever, and an event's own row has long had its
+                         // provider id by then (a row exists before its
+                         // payment is sent).
+                         "events AS (DELETE FROM webhook_events WHERE applied_to <> '' "
+                         "AND applied_to IN (SELECT order_id FROM gone)), "
+                         "kept AS (DELETE FROM webhook_events WHERE applied_to = '' AND received_at < $1::bigint) "
                          "SELECT count(*) FROM gone",
                          p);
       return static_cast<int64_t>(std::stoll(PQgetvalue(r.get(), 0, 0)));
     });
+  }
+
+  // One transaction: the names' locks, the event's insert (ON CONFLICT on
+  // its primary key: a concurrent duplicate waits for the first insert's
+  // transaction and then does nothing), then the landing.
+  EventRecording record_event(const LedgerEvent& e) override {
+    check_ledger_event(e);
+    check_event_identifiers(e);
+    std::optional<EventRecording> staged;
+    return run(
+        "record_event",
+        [&](Session& s) {
+          staged.reset();
+          Tx tx(s);
+          lock_names(s, e.scope, e.order_id, e.provider_payment_id);
+          Params p;
+          p.add(e.scope).add(e.scheme).add(e.event_id).add(e.order_id).add(e.provider_payment_id).add(e.received_at);
+          EntryParams fields(p);
+          write_attempt_fields(fields, e.entry);
+          ResultPtr r = exec(s, kInsertEvent, p);
+          if (!changed_one(r)) return EventRecording::duplicate;  // nothing written; rolled back
+          const EventRecording out = land_event(s, e) ? EventRecording::recorded : EventRecording::kept_for_later;
+          staged = out;
+          tx.commit();
+          return out;
+        },
+        &staged);
+  }
+
+  std::vector<LedgerEvent> kept_events(const std::string& scope, const std::string& order_id,
+                                       const std::string& provider_payment_id) override {
+    check_identifier("scope", scope);
+    check_identifier("order id", order_id);
+    check_identifier("provider payment id", provider_payment_id);
+    return run("kept_events", [&](Session& s) {
+      Tx tx(s);
+      lock_names(s, scope, order_id, provider_payment_id);
+      ResultPtr r = exec(s, kKeptEvents, Params().add(scope).add(order_id).add(provider_payment_id));
+      std::vector<LedgerEvent> out;
+      for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(read_event(EventRow(r.get(), i)));
+      tx.commit();
+      return out;
+    });
+  }
+
+  bool apply_kept_event(const LedgerEvent& e) override {
+    check_identifier("scope", e.scope);
+    check_identifier("webhook scheme", e.scheme);
+    check_identifier("event id", e.event_id);
+    std::optional<bool> staged;
+    return run(
+        "apply_kept_event",
+        [&](Session& s) {
+          staged.reset();
+          Tx tx(s);
+          const char* const find = "SELECT " PAYRETRY_EVENT_COLUMNS " FROM webhook_events "
+                                   "WHERE scope = $1 AND scheme = $2 AND event_id = $3 AND applied_to = ''";
+          const Params key = Params().add(e.scope).add(e.scheme).add(e.event_id);
+          ResultPtr r = exec(s, find, key);
+          if (PQntuples(r.get()) == 0) return false;
+          const LedgerEvent named = read_event(EventRow(r.get(), 0));
+          lock_names(s, named.scope, named.order_id, named.provider_payment_id);
+          // Again, locked: another call may have applied it meanwhile.
+          r = exec(s, (std::string(find) + " FOR UPDATE").c_str(), key);
+          if (PQntuples(r.get()) == 0) return false;
+          if (!land_event(s, read_event(EventRow(r.get(), 0)))) return false;  // nothing written; rolled back
+          staged = true;
+          tx.commit();
+          return true;
+        },
+        &staged);
   }
 
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit,

@@ -11,7 +11,7 @@ namespace payretry {
 namespace pg {
 namespace {
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 // pg_advisory_xact_lock key ("payretry" in ASCII) that serialises schema
 // migrations, so that processes opening a fresh database at once do not race.
 constexpr const char* kMigrationLockKey = "8097887137224225401";
@@ -74,6 +74,41 @@ ALTER TABLE payments ADD COLUMN submission_headers TEXT NOT NULL DEFAULT '';
 ALTER TABLE payments ADD COLUMN submission_path TEXT NOT NULL DEFAULT '';
 CREATE INDEX IF NOT EXISTS payments_state_scope_updated
   ON payments (state, scope, updated_at, order_id COLLATE "C");
+)sql",
+    // 4: webhook events, "apply once": one row per (scope, scheme, event
+    // id), holding only the id, what it names and its history entry (never
+    // a body, a header or a signature). applied_to is the order whose
+    // history holds the entry, '' while the event is kept for later. An
+    // event may name only the provider's payment id: payments are found by
+    // it within a scope. Prune finds the events of the rows it deletes by
+    // applied_to, and the old kept ones by ('', received_at). Building
+    // payments_scope_provider holds off writes while it runs; IF NOT EXISTS
+    // lets an operator of a large ledger build it beforehand CONCURRENTLY.
+    R"sql(
+CREATE TABLE webhook_events (
+  scope TEXT NOT NULL,
+  scheme TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  order_id TEXT NOT NULL,
+  provider_payment_id TEXT NOT NULL,
+  received_at BIGINT NOT NULL,
+  started_at BIGINT NOT NULL,
+  ended_at BIGINT NOT NULL,
+  http_status INTEGER NOT NULL,
+  transport_error TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  delay_ms BIGINT NOT NULL,
+  provider_request_id TEXT NOT NULL,
+  replayed BOOLEAN NOT NULL,
+  kind TEXT NOT NULL,
+  processed BOOLEAN,
+  applied_to TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (scope, scheme, event_id));
+CREATE INDEX webhook_events_applied ON webhook_events (applied_to, received_at);
+CREATE INDEX webhook_events_kept_order ON webhook_events (scope, order_id) WHERE applied_to = '';
+CREATE INDEX webhook_events_kept_provider ON webhook_events (scope, provider_payment_id) WHERE applied_to = '';
+CREATE INDEX IF NOT EXISTS payments_scope_provider ON payments (scope, provider_payment_id);
 )sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");

@@ -16,7 +16,7 @@
 namespace payretry {
 namespace {
 
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 // Each step brings the schema from version i to i+1; never edit a shipped
 // step, append a new one.
@@ -72,6 +72,39 @@ ALTER TABLE payments ADD COLUMN scope TEXT NOT NULL DEFAULT '';
 ALTER TABLE payments ADD COLUMN submission_headers TEXT NOT NULL DEFAULT '';
 ALTER TABLE payments ADD COLUMN submission_path TEXT NOT NULL DEFAULT '';
 CREATE INDEX payments_state_scope_updated ON payments(state, scope, updated_at, order_id);
+)sql",
+    // 4: webhook events, "apply once": one row per (scope, scheme, event
+    // id), holding only the id, what it names and its history entry (never
+    // a body, a header or a signature). applied_to is the order whose
+    // history holds the entry, '' while the event is kept for later. An
+    // event may name only the provider's payment id: payments are found by
+    // it within a scope. Prune finds the events of the rows it deletes by
+    // applied_to, and the old kept ones by ('', received_at).
+    R"sql(
+CREATE TABLE webhook_events (
+  scope TEXT NOT NULL,
+  scheme TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  order_id TEXT NOT NULL,
+  provider_payment_id TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER NOT NULL,
+  http_status INTEGER NOT NULL,
+  transport_error TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  delay_ms INTEGER NOT NULL,
+  provider_request_id TEXT NOT NULL,
+  replayed INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  processed INTEGER,
+  applied_to TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (scope, scheme, event_id));
+CREATE INDEX webhook_events_applied ON webhook_events(applied_to, received_at);
+CREATE INDEX webhook_events_kept_order ON webhook_events(scope, order_id) WHERE applied_to = '';
+CREATE INDEX webhook_events_kept_provider ON webhook_events(scope, provider_payment_id) WHERE applied_to = '';
+CREATE INDEX payments_scope_provider ON payments(scope, provider_payment_id);
 )sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");
@@ -470,7 +503,19 @@ class SqliteLedger final : public Ledger {
   int64_t prune_settled(int64_t updated_before) override {
     std::lock_guard<std::mutex> lock(mu_);
     Tx tx(*this);
-    // The history first: attempts reference their payment.
+    // The events first (found through the rows about to go), then the
+    // history (attempts reference their payment). Kept events that never
+    // found a row go once older than the cut: a provider notifies about
+    // every payment of the account, those made outside payretry too, which
+    // would otherwise pile up for ever; and an event's own row has long had
+    // its provider id by then (a row exists before its payment is sent).
+    Stmt events(stmts_, "DELETE FROM webhook_events WHERE applied_to IN (SELECT order_id FROM payments "
+                        "WHERE state IN ('SUCCEEDED','FAILED') AND updated_at < ?1)");
+    events.bind(1, updated_before);
+    events.step();
+    Stmt kept(stmts_, "DELETE FROM webhook_events WHERE applied_to = '' AND received_at < ?1");
+    kept.bind(1, updated_before);
+    kept.step();
     Stmt history(stmts_, "DELETE FROM attempts WHERE order_id IN (SELECT order_id FROM payments "
                          "WHERE state IN ('SUCCEEDED','FAILED') AND updated_at < ?1)");
     history.bind(1, updated_before);
@@ -481,6 +526,57 @@ class SqliteLedger final : public Ledger {
     const int64_t pruned = sqlite3_changes(db());
     tx.commit();
     return pruned;
+  }
+
+  // One IMMEDIATE transaction: it holds the file's write lock from its
+  // first statement, so no other handle or process records, applies or
+  // claims in between; the event's primary key answers a duplicate.
+  EventRecording record_event(const LedgerEvent& e) override {
+    check_ledger_event(e);
+    std::lock_guard<std::mutex> lock(mu_);
+    Tx tx(*this);
+    {
+      Stmt ins(stmts_, "INSERT INTO webhook_events (" PAYRETRY_EVENT_COLUMNS ") VALUES "
+                       "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17) "
+                       "ON CONFLICT(scope, scheme, event_id) DO NOTHING");
+      StmtParams fields(ins, 1);
+      write_event(fields, e);
+      ins.step();
+      if (sqlite3_changes(db()) != 1) return EventRecording::duplicate;  // nothing written
+    }
+    const bool landed = land(e);
+    tx.commit();
+    return landed ? EventRecording::recorded : EventRecording::kept_for_later;
+  }
+
+  std::vector<LedgerEvent> kept_events(const std::string& scope, const std::string& order_id,
+                                       const std::string& provider_payment_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    // A UNION, each part a search of its own partial index, not an OR,
+    // which SQLite serves by reading every kept event of every scope.
+    Stmt s(stmts_, "SELECT " PAYRETRY_EVENT_COLUMNS " FROM webhook_events WHERE applied_to = '' AND scope = ?1 "
+                   "AND ?2 <> '' AND order_id = ?2 UNION "
+                   "SELECT " PAYRETRY_EVENT_COLUMNS " FROM webhook_events WHERE applied_to = '' AND scope = ?1 "
+                   "AND ?3 <> '' AND provider_payment_id = ?3 ORDER BY received_at, scheme, event_id");
+    s.bind(1, scope).bind(2, order_id).bind(3, provider_payment_id);
+    std::vector<LedgerEvent> out;
+    while (s.step()) out.push_back(read_event(StmtRow(s)));
+    return out;
+  }
+
+  bool apply_kept_event(const LedgerEvent& e) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Tx tx(*this);
+    std::optional<LedgerEvent> stored;
+    {
+      Stmt s(stmts_, "SELECT " PAYRETRY_EVENT_COLUMNS " FROM webhook_events "
+                     "WHERE scope = ?1 AND scheme = ?2 AND event_id = ?3 AND applied_to = ''");
+      s.bind(1, e.scope).bind(2, e.scheme).bind(3, e.event_id);
+      if (s.step()) stored = read_event(StmtRow(s));
+    }
+    if (!stored || !land(*stored)) return false;  // nothing written
+    tx.commit();
+    return true;
   }
 
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit,
@@ -679,6 +775,36 @@ class SqliteLedger final : public Ledger {
     s.step();
     if (sqlite3_changes(db()) != 1) return false;
     if (last) store_entry(order_id, *last);
+    return true;
+  }
+
+  // Under a transaction: appends the stored event `e`'s entry to its row's
+  // history as the next entry and marks the event applied. The row is its
+  // order's, when of the event's scope, else the first of the scope with
+  // its provider payment id. False (nothing written) when there is none or
+  // it is IN_FLIGHT: the claim's holder numbers its own entries.
+  bool land(const LedgerEvent& e) {
+    std::string order;
+    int64_t number = 0;
+    {
+      Stmt s(stmts_, "UPDATE payments SET attempts = attempts + 1, updated_at = MAX(updated_at, ?4) "
+                     "WHERE order_id = COALESCE("
+                     "(SELECT order_id FROM payments WHERE ?2 <> '' AND order_id = ?2 AND scope = ?1), "
+                     "(SELECT order_id FROM payments WHERE ?3 <> '' AND scope = ?1 AND provider_payment_id = ?3 "
+                     "ORDER BY order_id LIMIT 1)) AND state <> 'IN_FLIGHT' RETURNING order_id, attempts");
+      s.bind(1, e.scope).bind(2, e.order_id).bind(3, e.provider_payment_id).bind(4, e.entry.ended_at);
+      if (!s.step()) return false;
+      order = s.text(0);
+      number = s.integer(1);
+      while (s.step()) {
+      }
+    }
+    AttemptEntry a = e.entry;
+    a.number = static_cast<int>(number);
+    store_entry(order, a);
+    Stmt mark(stmts_, "UPDATE webhook_events SET applied_to = ?4 WHERE scope = ?1 AND scheme = ?2 AND event_id = ?3");
+    mark.bind(1, e.scope).bind(2, e.scheme).bind(3, e.event_id).bind(4, order);
+    mark.step();
     return true;
   }
 

@@ -61,6 +61,40 @@ AttemptEntry read_attempt(const SqlRowReader& row) {
   return a;
 }
 
+LedgerEvent read_event(const SqlRowReader& row) {
+  LedgerEvent e;
+  e.scope = row.text(0);
+  e.scheme = row.text(1);
+  e.event_id = row.text(2);
+  e.order_id = row.text(3);
+  e.provider_payment_id = row.text(4);
+  e.received_at = row.integer(5);
+  AttemptEntry& a = e.entry;
+  a.number = 0;
+  a.started_at = row.integer(6);
+  a.ended_at = row.integer(7);
+  a.http_status = static_cast<int>(row.integer(8));
+  a.transport_error = row.text(9);
+  a.verdict = row.text(10);
+  a.reason = row.text(11);
+  a.delay_ms = row.integer(12);
+  a.provider_request_id = row.text(13);
+  a.replayed = row.boolean(14);
+  a.kind = row.text(15);
+  if (!row.is_null(16)) a.processed = row.boolean(16);
+  return e;
+}
+
+void write_event(SqlParamWriter& out, const LedgerEvent& e) {
+  out.text(e.scope);
+  out.text(e.scheme);
+  out.text(e.event_id);
+  out.text(e.order_id);
+  out.text(e.provider_payment_id);
+  out.integer(e.received_at);
+  write_attempt_fields(out, e.entry);
+}
+
 void write_settlement(SqlParamWriter& out, const Settlement& s) {
   out.text(state_name(s.state));
   out.text(s.delivery);

@@ -40,6 +40,16 @@ static_assert(count_columns(PAYRETRY_PAYMENT_COLUMNS) == kPaymentColumns, "kPaym
   "number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, " \
   "provider_request_id, replayed, kind, processed"
 
+// The webhook_events columns of a LedgerEvent (schema 4), in the order
+// read_event reads them and write_event writes them: its identity, what it
+// names, when it came, then its entry's PAYRETRY_ATTEMPT_COLUMNS after the
+// number (an event's entry is numbered only when it joins a history).
+#define PAYRETRY_EVENT_COLUMNS                                                                         \
+  "scope, scheme, event_id, order_id, provider_payment_id, received_at, started_at, ended_at, "          \
+  "http_status, transport_error, verdict, reason, delay_ms, provider_request_id, replayed, kind, processed"
+constexpr int kEventColumns = 17;
+static_assert(count_columns(PAYRETRY_EVENT_COLUMNS) == kEventColumns, "kEventColumns counts the columns");
+
 // One row of a result as a backend's driver holds it; columns by position.
 class SqlRowReader {
  public:
@@ -83,6 +93,12 @@ PaymentRow read_payment(const SqlRowReader& row);
 // A row of PAYRETRY_ATTEMPT_COLUMNS. A NULL processed (an entry written
 // before schema 2) stays nullopt: "may have been processed".
 AttemptEntry read_attempt(const SqlRowReader& row);
+
+// A row of PAYRETRY_EVENT_COLUMNS; the entry's number is 0.
+LedgerEvent read_event(const SqlRowReader& row);
+
+// An event as the parameters of PAYRETRY_EVENT_COLUMNS, in that order.
+void write_event(SqlParamWriter& out, const LedgerEvent& e);
 
 // A settlement as the parameters state, delivery, detail,
 // provider_payment_id, provider_status, http_status, in that order.

@@ -175,6 +175,12 @@ class FaultyLedger final : public Ledger {
     return inner_.list(state, updated_before, limit, scope);
   }
   int64_t prune_settled(int64_t updated_before) override { return inner_.prune_settled(updated_before); }
+  EventRecording record_event(const LedgerEvent& e) override { return inner_.record_event(e); }
+  std::vector<LedgerEvent> kept_events(const std::string& scope, const std::string& order_id,
+                                       const std::string& provider_payment_id) override {
+    return inner_.kept_events(scope, order_id, provider_payment_id);
+  }
+  bool apply_kept_event(const LedgerEvent& e) override { return inner_.apply_kept_event(e); }
 
  private:
   void fail_maybe(const char* what);

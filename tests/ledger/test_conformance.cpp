@@ -1250,10 +1250,10 @@ TEST_P(DurableLedger, ASchemaVersionNewerThanTheCodeIsRefusedAndLeftAlone) {
   } catch (const LedgerError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("999"), std::string::npos) << m;
-    EXPECT_NE(m.find("(3)"), std::string::npos) << "names the version the code knows: " << m;
+    EXPECT_NE(m.find("(4)"), std::string::npos) << "names the version the code knows: " << m;
   }
   // Refusing touched nothing.
-  store_->exec_raw("UPDATE ledger_meta SET value = '3' WHERE key = 'schema_version'");
+  store_->exec_raw("UPDATE ledger_meta SET value = '4' WHERE key = 'schema_version'");
   auto l = open();
   EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
 }
@@ -1267,6 +1267,8 @@ TEST_P(DurableLedger, ASchemaOneLedgerMigratesAndItsOldSendsReadAsPossiblyProces
     ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
   }
   store_->exec_raw("DELETE FROM attempts");
+  store_->exec_raw("DROP TABLE webhook_events");          // schema 4's
+  store_->exec_raw("DROP INDEX payments_scope_provider");  // schema 4's, on a column schema 3 added
   store_->exec_raw("ALTER TABLE attempts DROP COLUMN kind");
   store_->exec_raw("ALTER TABLE attempts DROP COLUMN processed");
   store_->exec_raw("DROP INDEX payments_state_scope_updated");  // schema 3's, as the columns below
@@ -1367,7 +1369,7 @@ ALTER TABLE attempts ADD COLUMN processed BOOLEAN;
 // (scope "") without headers, every other column and the history as they
 // were, the scoped list finds them under "" only, and they are claimed and
 // settled as before. Nothing of the old store is lost or rewritten.
-TEST_P(DurableLedger, ASchemaTwoLedgerMigratesToThreeAndItsRowsReadUnscopedWithTheirHistory) {
+TEST_P(DurableLedger, ASchemaTwoLedgerMigratesToTheLatestAndItsRowsReadUnscopedWithTheirHistory) {
   const std::string secret(64, 'e');
   store_->exec_raw(GetParam() == Kind::sqlite ? kSqliteSchemaTwo : kPostgresSchemaTwo);
   store_->exec_raw("INSERT INTO ledger_meta (key, value) VALUES ('schema_version', '2'), ('secret', '" + secret + "')");
@@ -1391,7 +1393,7 @@ TEST_P(DurableLedger, ASchemaTwoLedgerMigratesToThreeAndItsRowsReadUnscopedWithT
       ", 200, '', 'success', 'HTTP 200', -1, 'req_old', true, 'send', false)");
 
   auto l = open();
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "3");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "4");
   EXPECT_EQ(l->secret(), secret) << "the ledger's secret is kept";
   const std::string index_count =
       GetParam() == Kind::sqlite
@@ -1474,10 +1476,10 @@ TEST_P(DurableLedger, ASchemaTwoLedgerMigratesToThreeAndItsRowsReadUnscopedWithT
   ASSERT_TRUE(l->settle("old-open", "worker-b", nullptr, done, kNow + 700));
   EXPECT_EQ(l->get("old-open")->scope, "");
   EXPECT_EQ(l->attempts("old-open").size(), 3u);
-  // Opened again: already at 3, nothing to do.
+  // Opened again: already at the latest, nothing to do.
   l.reset();
   expect_same_row(paid, *open()->get("old-paid"));
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "3");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "4");
 }
 
 // A state string that names no state (a hand edit, a row of a later
@@ -1923,6 +1925,402 @@ TEST_F(PostgresShared, EveryClientSeesALeaseEndOnItsOwnClockAsTheServerDoes) {
   EXPECT_NEAR(static_cast<double>(a), 20'000.0, 1'000.0);
   for (const auto& r : ahead.ledger->list(PaymentState::in_flight, 0, 10, std::nullopt))
     EXPECT_NEAR(static_cast<double>(r.lease_until - ahead.now()), 20'000.0, 1'000.0);
+}
+
+
+// ---- webhook events: "apply once" (Ledger::record_event) ----------------------
+
+}  // namespace
+namespace payretry {
+// Failure messages say "duplicate", not "4-byte object".
+void PrintTo(EventRecording r, std::ostream* os) {
+  *os << (r == EventRecording::recorded ? "recorded" : r == EventRecording::duplicate ? "duplicate" : "kept_for_later");
+}
+}  // namespace payretry
+namespace {
+
+// A verified notification of scope `scope` as the ledger keeps it: an id,
+// the names it gives, and its history entry.
+LedgerEvent event(const std::string& scope, const std::string& id, const std::string& order,
+                  const std::string& provider_id = "", int64_t at = kNow + 1000) {
+  LedgerEvent e;
+  e.scope = scope;
+  e.scheme = "stripe";
+  e.event_id = id;
+  e.order_id = order;
+  e.provider_payment_id = provider_id;
+  e.received_at = at;
+  e.entry.kind = "webhook";
+  e.entry.started_at = at;
+  e.entry.ended_at = at;
+  e.entry.verdict = "event_charged";
+  e.entry.reason = "succeeded";
+  e.entry.provider_request_id = id;
+  e.entry.processed = false;
+  return e;
+}
+
+// A row of `scope` created at `at`, with one send recorded, settled as
+// `state` with `provider_id`.
+void settled_row(Ledger& l, const std::string& order, const std::string& scope, PaymentState state,
+                 const std::string& provider_id = "", int64_t at = kNow) {
+  const std::string owner = "owner-" + order;
+  ASSERT_TRUE(l.create_and_claim(scoped(order, scope), owner, at, at + kLease).created) << order;
+  ASSERT_TRUE(l.record_attempt(order, owner, attempt(1, at + 1))) << order;
+  Settlement s;
+  s.state = state;
+  s.delivery = "maybe_processed";
+  s.provider_payment_id = provider_id;
+  ASSERT_TRUE(l.settle(order, owner, nullptr, s, at + 200)) << order;
+}
+
+// The webhook entries of `order`'s history, as "number:event id" words.
+std::string webhook_entries(Ledger& l, const std::string& order) {
+  std::string out;
+  for (const AttemptEntry& a : l.attempts(order))
+    if (a.kind == "webhook") out += std::to_string(a.number) + ":" + a.provider_request_id + " ";
+  return out;
+}
+
+std::string event_ids(const std::vector<LedgerEvent>& es) {
+  std::string out;
+  for (const LedgerEvent& e : es) out += e.event_id + " ";
+  return out;
+}
+
+TEST_P(LedgerConformance, AnEventJoinsItsRowsHistoryAsTheNextEntryOnceAndARedeliveryChangesNothing) {
+  auto l = open();
+  settled_row(*l, "o-1", "scope-a", PaymentState::unknown, "pi_1");
+  ASSERT_FALSE(HasFatalFailure());
+  const PaymentRow before = *l->get("o-1");
+  ASSERT_EQ(before.attempts, 1);
+
+  LedgerEvent e = event("scope-a", "evt_1", "o-1");
+  e.entry.http_status = 200;
+  e.entry.delay_ms = -1;
+  EXPECT_EQ(l->record_event(e), EventRecording::recorded);
+  const auto history = l->attempts("o-1");
+  ASSERT_EQ(history.size(), 2u);
+  AttemptEntry want = e.entry;
+  want.number = 2;
+  expect_same_attempt(want, history[1]);
+  // The row's state is not the event's to move; its count of entries is.
+  PaymentRow after = before;
+  after.attempts = 2;
+  after.updated_at = std::max(before.updated_at, e.entry.ended_at);
+  expect_same_row(after, *l->get("o-1"));
+
+  // The same event again, whatever it now says: a duplicate, nothing written.
+  LedgerEvent again = e;
+  again.entry.verdict = "event_declined";
+  again.received_at = again.entry.ended_at = kNow + 9000;
+  EXPECT_EQ(l->record_event(again), EventRecording::duplicate);
+  EXPECT_EQ(l->attempts("o-1").size(), 2u);
+  expect_same_row(after, *l->get("o-1"));
+  EXPECT_EQ(event_ids(l->kept_events("scope-a", "o-1", "pi_1")), "");
+
+  // Found by the provider's id alone, as the next entry again.
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_2", "", "pi_1")), EventRecording::recorded);
+  EXPECT_EQ(webhook_entries(*l, "o-1"), "2:evt_1 3:evt_2 ");
+
+  // A later claim numbers after the events.
+  ASSERT_TRUE(l->claim("o-1", "worker-b", kNow + 10'000, kNow + 10'000 + kLease));
+  EXPECT_TRUE(l->record_attempt("o-1", "worker-b", attempt(4, kNow + 10'001)));
+  EXPECT_EQ(l->attempts("o-1").size(), 4u);
+}
+
+TEST_P(LedgerConformance, AnEventWithoutItsIdOrANameOrWhoseEntryIsNotOfKindWebhookIsRefusedAndNothingIsStored) {
+  auto l = open();
+  settled_row(*l, "o-1", "scope-a", PaymentState::unknown);
+  ASSERT_FALSE(HasFatalFailure());
+  LedgerEvent e = event("scope-a", "evt_1", "o-1");
+  e.entry.kind = "send";  // would read as a possibly processed send
+  EXPECT_THROW(l->record_event(e), LedgerError);
+  EXPECT_EQ(l->attempts("o-1").size(), 1u);
+  e.entry.kind = "webhook";
+  for (auto spoil : std::vector<std::function<void(LedgerEvent&)>>{
+           [](LedgerEvent& x) { x.event_id.clear(); },  // every id-less event would be one
+           [](LedgerEvent& x) { x.scheme.clear(); },
+           [](LedgerEvent& x) { x.order_id.clear(); },  // and no provider id: names no payment
+       }) {
+    LedgerEvent bad = e;
+    spoil(bad);
+    EXPECT_THROW(l->record_event(bad), LedgerError);
+  }
+  EXPECT_EQ(l->attempts("o-1").size(), 1u);
+  EXPECT_EQ(l->record_event(e), EventRecording::recorded) << "the refused ones left nothing behind";
+}
+
+TEST_P(LedgerConformance, AnEventForARowInFlightIsKeptAndAppliedOnceAfterTheRunSettles) {
+  auto l = open();
+  ASSERT_TRUE(l->create_and_claim(scoped("o-1", "scope-a"), "runner", kNow, kNow + kLease).created);
+  ASSERT_TRUE(l->record_attempt("o-1", "runner", attempt(1, kNow + 1)));
+  // The run holds the row: nothing is written beneath it.
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_1", "o-1")), EventRecording::kept_for_later);
+  EXPECT_EQ(l->attempts("o-1").size(), 1u);
+  EXPECT_EQ(l->get("o-1")->attempts, 1);
+  EXPECT_FALSE(l->apply_kept_event(event("scope-a", "evt_1", "o-1"))) << "not while the run holds the row";
+  // The run goes on numbering its own entries, and settles.
+  ASSERT_TRUE(l->record_attempt("o-1", "runner", attempt(2, kNow + 300)));
+  Settlement s;
+  s.state = PaymentState::unknown;
+  ASSERT_TRUE(l->settle("o-1", "runner", nullptr, s, kNow + 500));
+  const auto kept = l->kept_events("scope-a", "o-1", "");
+  ASSERT_EQ(event_ids(kept), "evt_1 ");
+  EXPECT_EQ(kept[0].entry.number, 0);
+  EXPECT_EQ(kept[0].entry.verdict, "event_charged");
+  EXPECT_TRUE(l->apply_kept_event(kept[0]));
+  EXPECT_FALSE(l->apply_kept_event(kept[0])) << "a second apply must be refused";
+  EXPECT_EQ(webhook_entries(*l, "o-1"), "3:evt_1 ");
+  EXPECT_EQ(l->get("o-1")->state, PaymentState::unknown);
+  EXPECT_EQ(event_ids(l->kept_events("scope-a", "o-1", "")), "");
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_1", "o-1")), EventRecording::duplicate);
+}
+
+TEST_P(LedgerConformance, AnEventThatComesBeforeItsRowIsKeptThenAppliedOnceWhenTheRowAppears) {
+  auto l = open();
+  // One names the provider's id only, one the order; oldest first.
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_b", "", "pi_1", kNow + 20)), EventRecording::kept_for_later);
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_a", "o-1", "", kNow + 10)), EventRecording::kept_for_later);
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_other", "o-2", "pi_2", kNow + 5)), EventRecording::kept_for_later);
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_b", "", "pi_1")), EventRecording::duplicate);
+  EXPECT_EQ(event_ids(l->kept_events("scope-a", "o-1", "pi_1")), "evt_a evt_b ");
+  EXPECT_EQ(event_ids(l->kept_events("scope-a", "o-1", "")), "evt_a ");
+  EXPECT_EQ(event_ids(l->kept_events("scope-a", "", "pi_1")), "evt_b ");
+  EXPECT_EQ(event_ids(l->kept_events("scope-a", "", "")), "") << "empty names name nothing";
+  EXPECT_FALSE(l->apply_kept_event(event("scope-a", "evt_a", "o-1"))) << "no row yet";
+
+  settled_row(*l, "o-1", "scope-a", PaymentState::succeeded, "pi_1", kNow + 100);
+  ASSERT_FALSE(HasFatalFailure());
+  for (const LedgerEvent& e : l->kept_events("scope-a", "o-1", "pi_1")) {
+    EXPECT_TRUE(l->apply_kept_event(e)) << e.event_id;
+    EXPECT_FALSE(l->apply_kept_event(e)) << e.event_id << ": a second apply must be refused";
+  }
+  EXPECT_EQ(webhook_entries(*l, "o-1"), "2:evt_a 3:evt_b ");
+  EXPECT_EQ(l->get("o-1")->state, PaymentState::succeeded) << "a final row never moves";
+  EXPECT_EQ(event_ids(l->kept_events("scope-a", "o-1", "pi_1")), "");
+  EXPECT_EQ(event_ids(l->kept_events("scope-a", "o-2", "pi_2")), "evt_other ");
+  EXPECT_FALSE(l->apply_kept_event(event("scope-a", "evt_never", "o-1"))) << "an event never recorded";
+}
+
+TEST_P(LedgerConformance, AnEventBelongsToItsScopeAndNeverLandsOnARowOfAnother) {
+  auto l = open();
+  settled_row(*l, "o-1", "scope-a", PaymentState::unknown, "pi_1");
+  ASSERT_FALSE(HasFatalFailure());
+  // Scope B names A's order and A's provider id: neither is B's payment.
+  EXPECT_EQ(l->record_event(event("scope-b", "evt_1", "o-1")), EventRecording::kept_for_later);
+  EXPECT_EQ(l->record_event(event("scope-b", "evt_2", "", "pi_1")), EventRecording::kept_for_later);
+  EXPECT_EQ(webhook_entries(*l, "o-1"), "");
+  // The same ids in A are other events, and A's own.
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_1", "o-1")), EventRecording::recorded);
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_2", "", "pi_1")), EventRecording::recorded);
+  EXPECT_EQ(webhook_entries(*l, "o-1"), "2:evt_1 3:evt_2 ");
+  // Another scheme's event of the same id is another event too.
+  LedgerEvent adyen = event("scope-a", "evt_1", "o-1");
+  adyen.scheme = "adyen";
+  EXPECT_EQ(l->record_event(adyen), EventRecording::recorded);
+  EXPECT_EQ(event_ids(l->kept_events("scope-a", "o-1", "pi_1")), "");
+  EXPECT_EQ(event_ids(l->kept_events("scope-b", "o-1", "pi_1")), "evt_1 evt_2 ");
+  // B's kept events stay B's, even applied by hand.
+  for (const LedgerEvent& e : l->kept_events("scope-b", "o-1", "pi_1")) EXPECT_FALSE(l->apply_kept_event(e));
+  EXPECT_EQ(webhook_entries(*l, "o-1"), "2:evt_1 3:evt_2 4:evt_1 ");
+}
+
+TEST_P(LedgerConformance, PruneTakesThePrunedRowsEventsAndOldKeptOnesAndNothingElse) {
+  auto l = open();
+  const int64_t cut = kNow + 3'600'000, late = cut + 60'000;
+  settled_row(*l, "old", "scope-a", PaymentState::succeeded, "pi_old", kNow);
+  settled_row(*l, "new", "scope-a", PaymentState::succeeded, "pi_new", late);
+  settled_row(*l, "open", "scope-a", PaymentState::unknown, "", kNow);
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_EQ(l->record_event(event("scope-a", "evt_old", "old", "", kNow + 300)), EventRecording::recorded);
+  ASSERT_EQ(l->record_event(event("scope-a", "evt_new", "new", "", late + 300)), EventRecording::recorded);
+  ASSERT_EQ(l->record_event(event("scope-a", "evt_open", "open", "", kNow + 300)), EventRecording::recorded);
+  ASSERT_EQ(l->record_event(event("scope-a", "evt_kept_old", "nobody", "", kNow + 400)), EventRecording::kept_for_later);
+  ASSERT_EQ(l->record_event(event("scope-a", "evt_kept_new", "nobody", "", late)), EventRecording::kept_for_later);
+
+  EXPECT_EQ(l->prune_settled(cut), 1);
+  EXPECT_FALSE(l->get("old"));
+  EXPECT_EQ(event_ids(l->kept_events("scope-a", "nobody", "")), "evt_kept_new ");
+  // The events that stay are still known: their redeliveries are duplicates.
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_new", "new")), EventRecording::duplicate);
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_open", "open")), EventRecording::duplicate);
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_kept_new", "nobody")), EventRecording::duplicate);
+  if (durable()) {
+    EXPECT_EQ(store_->query_raw("SELECT count(*) FROM webhook_events WHERE event_id IN ('evt_old', 'evt_kept_old')"),
+              "0");
+    EXPECT_EQ(store_->query_raw("SELECT count(*) FROM webhook_events"), "3");
+  }
+  // The pruned row's event went with it: redelivered, it finds no row.
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_old", "old")), EventRecording::kept_for_later);
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_kept_old", "nobody", "", kNow + 400)),
+            EventRecording::kept_for_later);
+}
+
+// Several handles (each its own connection, for the durable stores) and
+// threads record the same events at once: each is stored exactly once, its
+// entry joins the history once, and the entries of one row never clash.
+TEST_P(LedgerConformance, TheSameEventsRecordedFromManyThreadsAndHandlesAtOnceAreRecordedExactlyOnce) {
+  auto l = open();
+  constexpr int kRows = 4, kEvents = 24, kThreads = 6;
+  for (int r = 0; r < kRows; ++r) settled_row(*l, "c-" + std::to_string(r), "scope-a", PaymentState::unknown);
+  ASSERT_FALSE(HasFatalFailure());
+  // Events 0..19 name a row (five each); 20..23 name no row.
+  auto ev = [](int i) {
+    return event("scope-a", "evt_" + std::to_string(i), i < 20 ? "c-" + std::to_string(i % kRows) : "nobody",
+                 "", kNow + 1000 + i);
+  };
+  std::vector<std::unique_ptr<Ledger>> handles;
+  for (int t = 0; t < kThreads; ++t) handles.push_back(durable() ? open() : nullptr);
+  std::mutex mu;
+  std::map<std::string, std::vector<EventRecording>> answers;
+  std::vector<std::string> errors;
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t)
+    pool.emplace_back([&, t] {
+      Ledger& mine = handles[t] ? *handles[t] : *l;
+      while (!go.load()) std::this_thread::yield();
+      for (int k = 0; k < kEvents; ++k) {
+        const int i = (k + 5 * t) % kEvents;
+        try {
+          const EventRecording a = mine.record_event(ev(i));
+          std::lock_guard<std::mutex> lock(mu);
+          answers[ev(i).event_id].push_back(a);
+        } catch (const std::exception& e) {
+          std::lock_guard<std::mutex> lock(mu);
+          errors.push_back(e.what());
+        }
+      }
+    });
+  go = true;
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors) ADD_FAILURE() << e;
+  for (int i = 0; i < kEvents; ++i) {
+    const auto& got = answers[ev(i).event_id];
+    ASSERT_EQ(got.size(), static_cast<size_t>(kThreads));
+    const auto firsts = std::count_if(got.begin(), got.end(), [](EventRecording a) { return a != EventRecording::duplicate; });
+    EXPECT_EQ(firsts, 1) << ev(i).event_id << " was stored " << firsts << " times";
+    const EventRecording want = i < 20 ? EventRecording::recorded : EventRecording::kept_for_later;
+    EXPECT_EQ(std::count(got.begin(), got.end(), want), 1) << ev(i).event_id;
+  }
+  for (int r = 0; r < kRows; ++r) {
+    const std::string order = "c-" + std::to_string(r);
+    const auto history = l->attempts(order);
+    ASSERT_EQ(history.size(), 6u) << order << ": one send and five events";
+    std::set<std::string> ids;
+    for (size_t n = 0; n < history.size(); ++n) {
+      EXPECT_EQ(history[n].number, static_cast<int>(n) + 1) << order;
+      if (history[n].kind == "webhook") ids.insert(history[n].provider_request_id);
+    }
+    EXPECT_EQ(ids.size(), 5u) << order;
+    EXPECT_EQ(l->get(order)->attempts, 6) << order;
+  }
+  EXPECT_EQ(l->kept_events("scope-a", "nobody", "").size(), 4u);
+}
+
+// Two handles of one store (two SQLite connections to one file, two
+// connection pools to one PostgreSQL database) are one event store.
+TEST_P(DurableLedger, AnEventRecordedThroughOneHandleIsADuplicateThroughAnother) {
+  auto one = open();
+  auto two = open();
+  settled_row(*one, "o-1", "scope-a", PaymentState::unknown);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_EQ(one->record_event(event("scope-a", "evt_1", "o-1")), EventRecording::recorded);
+  EXPECT_EQ(two->record_event(event("scope-a", "evt_1", "o-1")), EventRecording::duplicate);
+  EXPECT_EQ(two->record_event(event("scope-a", "evt_2", "o-2")), EventRecording::kept_for_later);
+  EXPECT_EQ(one->record_event(event("scope-a", "evt_2", "o-2")), EventRecording::duplicate);
+  EXPECT_EQ(webhook_entries(*two, "o-1"), "2:evt_1 ");
+  settled_row(*two, "o-2", "scope-a", PaymentState::failed);
+  ASSERT_FALSE(HasFatalFailure());
+  const auto kept = one->kept_events("scope-a", "o-2", "");
+  ASSERT_EQ(event_ids(kept), "evt_2 ");
+  EXPECT_TRUE(two->apply_kept_event(kept[0]));
+  EXPECT_FALSE(one->apply_kept_event(kept[0])) << "applied through the other handle";
+  EXPECT_EQ(webhook_entries(*one, "o-2"), "2:evt_2 ");
+  // Nothing of a request is stored: the table has no column for one.
+  const std::string columns =
+      GetParam() == Kind::sqlite
+          ? "SELECT group_concat(name, ',') FROM pragma_table_info('webhook_events')"
+          : "SELECT string_agg(column_name, ',' ORDER BY ordinal_position) FROM information_schema.columns "
+            "WHERE table_schema = current_schema() AND table_name = 'webhook_events'";
+  EXPECT_EQ(store_->query_raw(columns),
+            "scope,scheme,event_id,order_id,provider_payment_id,received_at,started_at,ended_at,http_status,"
+            "transport_error,verdict,reason,delay_ms,provider_request_id,replayed,kind,processed,applied_to");
+}
+
+// What payretry's schema 3 step made, verbatim (before webhook events).
+const char* const kSqliteSchemaThreeStep = R"sql(
+ALTER TABLE payments ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN submission_headers TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN submission_path TEXT NOT NULL DEFAULT '';
+CREATE INDEX payments_state_scope_updated ON payments(state, scope, updated_at, order_id);
+)sql";
+const char* const kPostgresSchemaThreeStep = R"sql(
+ALTER TABLE payments ADD COLUMN scope TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN submission_headers TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN submission_path TEXT NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS payments_state_scope_updated
+  ON payments (state, scope, updated_at, order_id COLLATE "C");
+)sql";
+
+// A ledger left by a payretry of schema 3 opens under schema 4: its rows and
+// their history are as they were, and events land on them numbered after
+// their history.
+TEST_P(DurableLedger, ASchemaThreeLedgerMigratesToFourKeepingRowsAndHistoryAndTakesEvents) {
+  const std::string secret(64, 'e');
+  const bool sqlite = GetParam() == Kind::sqlite;
+  store_->exec_raw(sqlite ? kSqliteSchemaTwo : kPostgresSchemaTwo);
+  store_->exec_raw(sqlite ? kSqliteSchemaThreeStep : kPostgresSchemaThreeStep);
+  store_->exec_raw("INSERT INTO ledger_meta (key, value) VALUES ('schema_version', '3'), ('secret', '" + secret + "')");
+  store_->exec_raw(
+      "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, "
+      "provider_status, http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at, "
+      "scope, submission_headers, submission_path) VALUES "
+      "('old-open', 'key-old-open', '" + std::string(64, 'a') + "', 'UNKNOWN', 'maybe_processed', 'timeout', "
+      "'pi_open', '', 0, 2, " + std::to_string(kNow) + ", " + std::to_string(kNow + kDay) + ", '', 0, " +
+      std::to_string(kNow + 300) + ", 'scope-a', '" + kHeadersA + "', '/v1/x')");
+  store_->exec_raw(
+      "INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, reason, "
+      "delay_ms, provider_request_id, replayed, kind, processed) VALUES "
+      "('old-open', 1, " + std::to_string(kNow + 1) + ", " + std::to_string(kNow + 121) +
+      ", 0, 'timeout', 'retry', 'timeout', 250, '', false, 'send', true), "
+      "('old-open', 2, " + std::to_string(kNow + 200) + ", " + std::to_string(kNow + 300) +
+      ", 0, 'timeout', 'unknown', 'deadline', -1, '', false, 'lookup', false)");
+
+  auto l = open();
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "4");
+  EXPECT_EQ(l->secret(), secret);
+  PaymentRow want;
+  want.order_id = "old-open";
+  want.idempotency_key = "key-old-open";
+  want.fingerprint = std::string(64, 'a');
+  want.state = PaymentState::unknown;
+  want.delivery = "maybe_processed";
+  want.detail = "timeout";
+  want.provider_payment_id = "pi_open";
+  want.attempts = 2;
+  want.created_at = kNow;
+  want.key_expires_at = kNow + kDay;
+  want.updated_at = kNow + 300;
+  want.scope = "scope-a";
+  want.submission_headers = kHeadersA;
+  want.submission_path = "/v1/x";
+  expect_same_row(want, *l->get("old-open"));
+  const auto history = l->attempts("old-open");
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(history[0].kind, "send");
+  EXPECT_EQ(history[0].processed, std::optional<bool>(true));
+  EXPECT_EQ(history[1].kind, "lookup");
+
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_1", "", "pi_open")), EventRecording::recorded);
+  EXPECT_EQ(l->record_event(event("scope-a", "evt_1", "", "pi_open")), EventRecording::duplicate);
+  EXPECT_EQ(webhook_entries(*l, "old-open"), "3:evt_1 ");
+  l.reset();
+  auto again = open();
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "4");
+  EXPECT_EQ(again->record_event(event("scope-a", "evt_1", "", "pi_open")), EventRecording::duplicate);
+  EXPECT_EQ(again->attempts("old-open").size(), 3u);
 }
 
 }  // namespace

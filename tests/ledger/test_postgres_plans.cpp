@@ -162,5 +162,85 @@ TEST_F(PostgresLedgerPlans, AScopedListReadsOnlyItsOwnScopesRowsThroughTheStateS
             "0");
 }
 
+// A webhook event that names only the provider's payment id finds its row
+// through (scope, provider_payment_id), and a payment's kept events are
+// found through the partial indexes of kept events, however many rows and
+// kept events other scopes hold: the server's counters say which indexes
+// were read, how many entries, and that nothing was read by a sequential
+// scan.
+TEST_F(PostgresLedgerPlans, AnEventFindsItsRowByProviderIdAndKeptEventsByTheirNamesThroughTheirIndexes) {
+  constexpr int kOthers = 20'000;
+  const std::string now = std::to_string(kNow), day = std::to_string(kNow + 86'400'000);
+  store_->exec_raw(
+      "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, delivery, created_at, key_expires_at, "
+      "updated_at, provider_payment_id, scope) SELECT 'b-' || g, 'key-b-' || g, repeat('d', 64), 'SUCCEEDED', "
+      "'delivered', " + now + ", " + day + ", " + now + ", 'pi_b_' || g, 'scope-b' FROM generate_series(1, " +
+      std::to_string(kOthers) + ") g");
+  store_->exec_raw(
+      "INSERT INTO webhook_events (scope, scheme, event_id, order_id, provider_payment_id, received_at, started_at, "
+      "ended_at, http_status, transport_error, verdict, reason, delay_ms, provider_request_id, replayed, kind, "
+      "processed) SELECT 'scope-b', 'stripe', 'evt_b_' || g, 'x-' || g, 'pi_x_' || g, " + now + ", " + now + ", " +
+      now + ", 0, '', 'event_charged', '', -1, '', false, 'webhook', false FROM generate_series(1, " +
+      std::to_string(kOthers) + ") g");
+  // And scope-a's own events of the past, applied long ago.
+  store_->exec_raw(
+      "INSERT INTO webhook_events (scope, scheme, event_id, order_id, provider_payment_id, received_at, started_at, "
+      "ended_at, http_status, transport_error, verdict, reason, delay_ms, provider_request_id, replayed, kind, "
+      "processed, applied_to) SELECT 'scope-a', 'stripe', 'evt_a_old_' || g, 'a-old-' || g, 'pi_a_old_' || g, " +
+      now + ", " + now + ", " + now + ", 0, '', 'event_charged', '', -1, '', false, 'webhook', false, 'a-old-' || g "
+      "FROM generate_series(1, " + std::to_string(kOthers) + ") g");
+  store_->exec_raw(
+      "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, delivery, created_at, key_expires_at, "
+      "updated_at, provider_payment_id, scope) VALUES ('a-1', 'key-a-1', repeat('d', 64), 'SUCCEEDED', 'delivered', " +
+      now + ", " + day + ", " + now + ", 'pi_a', 'scope-a')");
+  store_->exec_raw("ANALYZE payments");
+  store_->exec_raw("ANALYZE webhook_events");
+  ledger_test::PgSession admin(store_->url());
+  const char* const relations[] = {"payments", "webhook_events", "payments_scope_provider",
+                                   "webhook_events_kept_order", "webhook_events_kept_provider"};
+  for (const char* r : relations)
+    admin.exec(std::string("SELECT pg_stat_reset_single_table_counters('") + r + "'::regclass)");
+
+  auto event = [](const std::string& id, const std::string& order, const std::string& provider_id) {
+    LedgerEvent e;
+    e.scope = "scope-a";
+    e.scheme = "stripe";
+    e.event_id = id;
+    e.order_id = order;
+    e.provider_payment_id = provider_id;
+    e.received_at = e.entry.started_at = e.entry.ended_at = kNow + 1000;
+    e.entry.kind = "webhook";
+    e.entry.verdict = "event_charged";
+    return e;
+  };
+  ASSERT_EQ(ledger_->record_event(event("evt_1", "", "pi_a")), EventRecording::recorded);
+  ASSERT_EQ(ledger_->record_event(event("evt_2", "a-2", "pi_a2")), EventRecording::kept_for_later);
+  ASSERT_EQ(ledger_->kept_events("scope-a", "a-2", "pi_a2").size(), 1u);
+  ledger_.reset();  // its sessions end and flush their counters
+
+  const std::string where = " FROM pg_stat_user_indexes WHERE schemaname = '" + store_->schema() + "' AND indexrelname = ";
+  long long scans = 0;
+  for (int i = 0; i < 250 && scans < 1; ++i) {
+    admin.exec("SELECT pg_stat_clear_snapshot()");
+    scans = std::stoll(admin.exec("SELECT idx_scan" + where + "'payments_scope_provider'"));
+    if (scans < 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_GE(scans, 1) << "the row named by a provider id alone is found through payments_scope_provider";
+  EXPECT_LE(std::stoll(admin.exec("SELECT idx_tup_read" + where + "'payments_scope_provider'")), 5)
+      << "entries read to find scope-a's row by its provider id beside " << kOthers << " rows of scope-b";
+  // Which index of webhook_events the planner takes for scope-a's one
+  // event is its choice; that it reads scope-a's entries only is the rule.
+  EXPECT_LE(std::stoll(admin.exec("SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE "
+                                  "schemaname = '" + store_->schema() + "' AND relname = 'webhook_events'")),
+            10)
+      << "entries of webhook_events' indexes read for two events and one kept_events of scope-a, beside " << kOthers
+      << " kept events of scope-b and " << kOthers << " applied ones of scope-a";
+  for (const char* table : {"payments", "webhook_events"})
+    EXPECT_EQ(admin.exec("SELECT coalesce(seq_tup_read, 0) FROM pg_stat_user_tables WHERE schemaname = '" +
+                         store_->schema() + "' AND relname = '" + table + "'"),
+              "0")
+        << table;
+}
+
 }  // namespace
 }  // namespace payretry

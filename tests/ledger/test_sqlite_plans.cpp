@@ -126,5 +126,34 @@ TEST_F(SqliteLedgerPlans, TheScopedListStaysASearchOfTheScopeIndexAfterAnalyzeSa
   EXPECT_EQ(rows[4].order_id, "a-400");
 }
 
+// The statements of SqliteLedger's webhook events (ledger_sqlite.cpp: land,
+// kept_events): keep these texts the same as those. An event that names
+// only the provider's payment id finds its row by (scope, provider id), and
+// the kept events of a payment are found by their names, never by reading
+// every payment or every event.
+const char* const kLandEvent =
+    "UPDATE payments SET attempts = attempts + 1, updated_at = MAX(updated_at, ?4) "
+    "WHERE order_id = COALESCE("
+    "(SELECT order_id FROM payments WHERE ?2 <> '' AND order_id = ?2 AND scope = ?1), "
+    "(SELECT order_id FROM payments WHERE ?3 <> '' AND scope = ?1 AND provider_payment_id = ?3 "
+    "ORDER BY order_id LIMIT 1)) AND state <> 'IN_FLIGHT' RETURNING order_id, attempts";
+const char* const kKeptEvents =
+    "SELECT " PAYRETRY_EVENT_COLUMNS " FROM webhook_events WHERE applied_to = '' AND scope = ?1 "
+    "AND ?2 <> '' AND order_id = ?2 UNION "
+    "SELECT " PAYRETRY_EVENT_COLUMNS " FROM webhook_events WHERE applied_to = '' AND scope = ?1 "
+    "AND ?3 <> '' AND provider_payment_id = ?3 ORDER BY received_at, scheme, event_id";
+
+TEST_F(SqliteLedgerPlans, AnEventFindsItsRowByOrderOrProviderIdAndKeptEventsByTheirNamesWithoutAScan) {
+  const std::string land = joined(plan(kLandEvent));
+  EXPECT_EQ(land.find("SCAN"), std::string::npos) << land;
+  EXPECT_NE(land.find("USING INDEX payments_scope_provider (scope=? AND provider_payment_id=?)"), std::string::npos)
+      << land;
+  const std::string kept = joined(plan(kKeptEvents));
+  EXPECT_EQ(kept.find("SCAN webhook_events"), std::string::npos) << kept;
+  EXPECT_EQ(kept.find("webhook_events_applied"), std::string::npos) << "every kept event of every scope: " << kept;
+  EXPECT_NE(kept.find("webhook_events_kept_order"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("webhook_events_kept_provider"), std::string::npos) << kept;
+}
+
 }  // namespace
 }  // namespace payretry

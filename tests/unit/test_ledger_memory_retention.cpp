@@ -97,6 +97,43 @@ TEST(MemoryLedgerRetention, SettledRowsBeyondTheCapAreForgottenOldestSettledFirs
   EXPECT_EQ(l->list(std::nullopt, 0, 100, std::nullopt).size(), 3u) << "c, d and the IN_FLIGHT probe of key-b";
 }
 
+// A forgotten row takes the webhook events applied to it and its provider
+// id with it: nothing of it is left to grow the ledger, and a redelivered
+// event finds no row (it is kept, as for any payment the ledger does not
+// hold). The events of the rows still held stay known.
+TEST(MemoryLedgerRetention, AForgottenRowTakesItsWebhookEventsAndItsProviderIdWithIt) {
+  auto l = open_ledger("memory:?max_settled=1", "");
+  auto settled_with_id = [&](const std::string& order, int64_t at) {
+    const std::string owner = "owner#" + order;
+    ASSERT_TRUE(l->create_and_claim(proposal(order), owner, at, at + 60000).created) << order;
+    Settlement s = outcome(PaymentState::succeeded);
+    s.provider_payment_id = "pi_" + order;
+    ASSERT_TRUE(l->settle(order, owner, nullptr, s, at)) << order;
+  };
+  auto event = [](const std::string& id, const std::string& order, const std::string& provider_id) {
+    LedgerEvent e;
+    e.scheme = "stripe";
+    e.event_id = id;
+    e.order_id = order;
+    e.provider_payment_id = provider_id;
+    e.received_at = kT0 + 100;
+    e.entry.kind = "webhook";
+    e.entry.verdict = "event_charged";
+    return e;
+  };
+  settled_with_id("a", kT0);
+  ASSERT_EQ(l->record_event(event("evt_a", "a", "")), EventRecording::recorded);
+  ASSERT_EQ(l->record_event(event("evt_pi_a", "", "pi_a")), EventRecording::recorded);
+  settled_with_id("b", kT0 + 10);  // a goes: the cap is one
+  ASSERT_FALSE(held(*l, "a"));
+  EXPECT_EQ(l->record_event(event("evt_a", "a", "")), EventRecording::kept_for_later);
+  EXPECT_EQ(l->record_event(event("evt_pi_a_2", "", "pi_a")), EventRecording::kept_for_later)
+      << "the forgotten row's provider id names no row any more";
+  ASSERT_EQ(l->record_event(event("evt_b", "", "pi_b")), EventRecording::recorded);
+  EXPECT_EQ(l->record_event(event("evt_b", "", "pi_b")), EventRecording::duplicate);
+  EXPECT_EQ(l->attempts("b").size(), 1u);
+}
+
 TEST(MemoryLedgerRetention, OpenRowsAreNeverForgottenHoweverFarBeyondTheCapOrTheirKeysExpiry) {
   auto l = open_ledger("memory:?max_settled=1", "");
   const int64_t expired = kT0 + 5;  // every open row's key is past expiry below

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "fakes.hpp"
+#include "history.hpp"
 #include "ledger_memory.hpp"
 #include "payment_flow.hpp"
 #include "settle.hpp"
@@ -121,6 +122,49 @@ TEST(Lookup, AFoundAnswerAboutAnotherOrderSettlesNothing) {
   EXPECT_EQ(r.outcome, Outcome::unknown) << r.error;
   EXPECT_NE(r.error.find("another request"), std::string::npos) << r.error;
   EXPECT_TRUE(r.provider_payment_id.empty()) << "the other payment's id is not this order's";
+}
+
+// A webhook entry (Ledger::record_event) is evidence the re-send rule does
+// not read yet: it acts on nothing, like a lookup that found nothing, so a
+// history with one reads exactly as the same history without it, whatever
+// the entry says (even "processed", even a final-looking verdict).
+TEST(Lookup, AWebhookEntryInTheHistoryChangesNothingTheReSendRuleReads) {
+  Profile p = *builtin_profile("checkout_com");
+  p.replay = ReplayKind::none;  // a possibly processed send forbids a re-send
+  AttemptEntry sent;
+  sent.number = 1;
+  sent.kind = "send";
+  sent.started_at = 1000;
+  sent.ended_at = 1100;
+  sent.verdict = "unknown";
+  sent.transport_error = "timeout";
+  sent.processed = true;
+  AttemptEntry hook;
+  hook.number = 2;
+  hook.kind = "webhook";
+  hook.started_at = hook.ended_at = 5000;
+  hook.http_status = 402;
+  hook.verdict = "fail";  // what would make a send a final answer
+  hook.reason = "declined";
+  hook.processed = true;   // what would make a send possibly processed
+  for (const std::vector<AttemptEntry>& history :
+       {std::vector<AttemptEntry>{hook}, std::vector<AttemptEntry>{sent, hook}, std::vector<AttemptEntry>{hook, sent}}) {
+    std::vector<AttemptEntry> without;
+    for (const AttemptEntry& e : history)
+      if (e.kind != "webhook") without.push_back(e);
+    const HistoryReading with_it = read_history(p, history), plain = read_history(p, without);
+    EXPECT_EQ(with_it.may_have_processed, plain.may_have_processed);
+    EXPECT_EQ(with_it.resend_safe, plain.resend_safe);
+    EXPECT_EQ(with_it.why, plain.why);
+    EXPECT_EQ(with_it.last_possible_send, plain.last_possible_send);
+    EXPECT_EQ(with_it.final_answer, plain.final_answer);
+    EXPECT_EQ(with_it.final_why, plain.final_why);
+  }
+  HistoryFold fold(p);
+  fold.add(hook);
+  EXPECT_FALSE(fold.may_have_processed());
+  EXPECT_FALSE(fold.forbidding());
+  EXPECT_FALSE(fold.final_answer());
 }
 
 }  // namespace
