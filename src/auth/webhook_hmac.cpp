@@ -31,6 +31,14 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
+// A key list with an empty key (an unset variable, a trailing comma in a
+// rotation list) would let anyone sign: an HMAC under "" is computable by all.
+std::string unusable_key(const std::vector<std::string>& keys) {
+  for (const std::string& key : keys)
+    if (key.empty()) return "a configured signature key is empty";
+  return "";
+}
+
 // Whether any key's HMAC of `message` is one of `signatures` (raw bytes).
 bool any_key_matches(const std::vector<std::string>& keys, std::string_view message,
                      const std::vector<std::string>& signatures) {
@@ -49,6 +57,7 @@ WebhookVerdict verify_signatures(const WebhookRequest& request, const WebhookSec
                                  const std::vector<std::string_view>& values, std::string_view header,
                                  std::string_view message, Decode decode) {
   if (secrets.keys.empty()) return refuse("no signature key configured");
+  if (const std::string why = unusable_key(secrets.keys); !why.empty()) return refuse(why);
   if (values.empty()) return refuse("not signed: no " + std::string(header) + " header");
   std::vector<std::string> signatures;
   for (std::string_view value : values) {
@@ -114,6 +123,7 @@ bool repeats_a_name(const cJSON* object) {
 WebhookVerdict verify_stripe(const WebhookRequest& request, const WebhookSecrets& secrets, int64_t now_unix_ms,
                              int64_t tolerance_ms) {
   if (secrets.keys.empty()) return refuse("no endpoint secret configured");
+  if (const std::string why = unusable_key(secrets.keys); !why.empty()) return refuse(why);
   bool repeated = false;
   const std::string* header = single_header(request.headers, "Stripe-Signature", repeated);
   if (!header || trim(*header).empty()) return refuse("not signed: no Stripe-Signature header");
@@ -187,6 +197,11 @@ WebhookVerdict verify_adyen(const WebhookRequest& request, const WebhookSecrets&
     std::string message, text;
     for (const char* name : kFields) {
       if (!field_text(item, name, text)) return refuse("malformed Adyen notification: " + at + "'s " + name);
+      // The fields are joined with ':', so a ':' moved from one into its
+      // neighbour keeps the signature: only merchantReference (the
+      // merchant's own text) may hold one, which leaves every boundary fixed.
+      if (std::string_view(name) != "merchantReference" && text.find(':') != std::string::npos)
+        return refuse("malformed Adyen notification: " + at + "'s " + name + " holds a ':'");
       message += text;
       message.push_back(':');
     }
@@ -194,11 +209,14 @@ WebhookVerdict verify_adyen(const WebhookRequest& request, const WebhookSecrets&
     if (amount && !cJSON_IsObject(amount)) return refuse("malformed Adyen notification: " + at + "'s amount");
     if (!field_text(amount, "value", text)) return refuse("malformed Adyen notification: " + at + "'s amount.value");
     message += text + ":";
-    if (!field_text(amount, "currency", text)) return refuse("malformed Adyen notification: " + at + "'s currency");
+    if (!field_text(amount, "currency", text) || text.find(':') != std::string::npos)
+      return refuse("malformed Adyen notification: " + at + "'s currency");
     message += text + ":";
-    if (!field_text(item, "eventCode", text)) return refuse("malformed Adyen notification: " + at + "'s eventCode");
+    if (!field_text(item, "eventCode", text) || text.find(':') != std::string::npos)
+      return refuse("malformed Adyen notification: " + at + "'s eventCode");
     message += text + ":";
-    if (!field_text(item, "success", text)) return refuse("malformed Adyen notification: " + at + "'s success");
+    if (!field_text(item, "success", text) || text.find(':') != std::string::npos)
+      return refuse("malformed Adyen notification: " + at + "'s success");
     message += text;
     // One bad item refuses the batch: what arrives together is accepted together or not at all.
     if (!any_key_matches(keys, message, {raw})) return refuse("no valid signature: " + at + "'s hmacSignature does not match");

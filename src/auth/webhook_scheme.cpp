@@ -14,6 +14,11 @@ namespace payretry {
 namespace webhook {
 
 WebhookVerdict refuse(std::string why) {
+  // A reason may quote a header or a field the sender chose: it reaches
+  // logs, so no control byte (a CR/LF forging a log line) and no byte
+  // outside printable ASCII passes.
+  for (char& c : why)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
   WebhookVerdict v;
   v.kind = WebhookVerdict::refused;
   v.why = std::move(why);

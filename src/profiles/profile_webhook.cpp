@@ -18,12 +18,17 @@ const std::vector<std::string>& webhook_scheme_names() {
 namespace {
 
 // One alternative: a JSON path, or a template whose every {...} is one.
+// A field names one place: a wildcard would take whichever member comes
+// first (an order id from any metadata key). Two paths of a template are
+// kept apart by text of their own, so that their values cannot run together.
 void check_field_text(const std::string& s, const std::string& path) {
   if (s.empty()) fail(path, "must not be empty");
+  if (s.find('*') != std::string::npos) fail(path, quoted(s) + ": a webhook field names one place, without a wildcard");
   if (s[0] == '$') {
     if (!valid_json_path(s)) fail(path, quoted(s) + " is not a JSON path ($, .name, [n]; e.g. $.data.object.id)");
     return;
   }
+  if (s.find("}{") != std::string::npos) fail(path, quoted(s) + ": two paths of a template need text between them");
   bool any = false;
   for (size_t at = s.find('{'); at != std::string::npos; at = s.find('{', at + 1)) {
     const size_t end = s.find('}', at);
@@ -112,6 +117,10 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
 
 void check_webhook(const ProfileWebhook& w, const Lookup& lookup, const std::string& path) {
   if (w.scheme.empty()) return;
+  // An unsigned notification that names an id is a hint, never an event:
+  // recorded, it would swallow the provider's later calls for the same id.
+  if (w.scheme == "mollie_id_only" && !w.confirm_by_lookup)
+    fail(member(path, "confirm_by_lookup"), "scheme mollie_id_only carries no signature: it must be true");
   if (w.event_id.empty() && !w.confirm_by_lookup)
     fail(member(path, "event_id"), "a scheme that settles needs the event's id (a path or a template of paths)");
   if (w.order_id.empty() && w.provider_id.empty())

@@ -72,6 +72,10 @@ TEST(ProfileWebhook, fields_are_paths_templates_of_paths_or_alternatives) {
             std::string::npos);
   EXPECT_NE(error_of(with_webhook(R"({"event_id": "{$.id"})")).find("without its }"), std::string::npos);
   EXPECT_NE(error_of(with_webhook(R"({"order_id": 5})")).find("profile.webhook.order_id"), std::string::npos);
+  // One place each: no wildcard, and text between a template's paths.
+  EXPECT_NE(error_of(with_webhook(R"({"order_id": "$.data.metadata.*"})")).find("without a wildcard"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_webhook(R"({"event_id": "{$.id}{$.type}"})")).find("text between them"), std::string::npos);
 }
 
 TEST(ProfileWebhook, mistakes_are_named_with_their_field) {
@@ -92,6 +96,10 @@ TEST(ProfileWebhook, mistakes_are_named_with_their_field) {
   EXPECT_NE(error_of(with_webhook(R"({"confirm_by_lookup": true, "order_id": []})")).find("lookup's key"),
             std::string::npos);
   EXPECT_EQ(error_of(with_webhook(R"({"confirm_by_lookup": true})")), "");
+  // An id-only notification is never an event of its own.
+  EXPECT_NE(error_of(R"({"name":"m","extends":"mollie","webhook":{"confirm_by_lookup": false, "event_id": "$.id"}})")
+                .find("mollie_id_only carries no signature"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -716,3 +716,58 @@ TEST(WebhookHostile, a_flipped_byte_anywhere_in_a_valid_notification_is_never_ve
 
 }  // namespace
 }  // namespace payretry
+
+// ---- what an outside review found (issue 46) ----------------------------------------------------
+namespace payretry {
+namespace {
+
+TEST(WebhookKeys, an_empty_key_in_the_list_refuses_every_notification_rather_than_verify_what_anyone_can_sign) {
+  // An HMAC under "" is computable by anyone: an unset variable, or a
+  // trailing comma in a rotation list, must not turn into a forgery.
+  const std::string forged_stripe = stripe_header("", kNowS, kStripeBody);
+  EXPECT_TRUE(says(verify_webhook("stripe", post(kStripeBody, {{"Stripe-Signature", forged_stripe}}),
+                                  with_keys({"whsec_a", ""}), kNow),
+                   "empty"));
+  const std::string forged = hex(hmac256("", kSquareBody));
+  EXPECT_TRUE(says(verify_webhook("checkout_com", post(kSquareBody, {{"Cko-Signature", forged}}), with_keys({""}), kNow),
+                   "empty"));
+  EXPECT_TRUE(refused(verify_webhook("adyen", post(adyen_batch({adyen_item_json(kAuth, kAdyenKey)}), {}),
+                                     with_keys({kAdyenKey, ""}), kNow)));
+}
+
+TEST(WebhookAdyen, a_colon_moved_between_signed_fields_does_not_keep_the_signature) {
+  // "MA" + "shop:1001" and "MA:shop" + "1001" join to the same signed text:
+  // only the merchant's own reference may hold a ':'.
+  AdyenItem genuine = kAuth;
+  genuine.merchant_account = "MA";
+  genuine.merchant_ref = "shop:1001";
+  ASSERT_TRUE(verified(verify_webhook("adyen", post(adyen_batch({adyen_item_json(genuine, kAdyenKey)}), {}),
+                                      with_keys({kAdyenKey}), kNow)));
+  AdyenItem shifted = genuine;
+  shifted.merchant_account = "MA:shop";
+  shifted.merchant_ref = "1001";
+  // Signed over the very same text as the genuine item.
+  const WebhookVerdict v =
+      verify_webhook("adyen", post(adyen_batch({adyen_item_json(shifted, kAdyenKey)}), {}), with_keys({kAdyenKey}), kNow);
+  EXPECT_TRUE(says(v, "holds a ':'")) << v.why;
+}
+
+}  // namespace
+}  // namespace payretry
+
+namespace payretry {
+namespace {
+
+TEST(WebhookRefusals, a_reason_never_carries_the_senders_control_bytes) {
+  const WebhookVerdict v = verify_webhook(
+      "wechatpay_v3",
+      post("{}", {{"Wechatpay-Signature", "c2ln"}, {"Wechatpay-Timestamp", "1"}, {"Wechatpay-Nonce", "n"},
+                  {"Wechatpay-Serial", "S"}, {"Wechatpay-Signature-Type", "X\r\nforged log line"}}),
+      with_keys({}), kNow);
+  ASSERT_TRUE(says(v, "unsupported Wechatpay-Signature-Type X??forged log line")) << v.why;
+  EXPECT_EQ(v.why.find('\r'), std::string::npos) << v.why;
+  EXPECT_EQ(v.why.find('\n'), std::string::npos) << v.why;
+}
+
+}  // namespace
+}  // namespace payretry
