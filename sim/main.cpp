@@ -118,6 +118,20 @@ int main(int argc, char** argv) {
       std::fputs("\n", stdout);
       return 0;
     }
+    // An option the simulator does not have is named as such, before its
+    // value is looked for ("missing value for --bogus" sent people looking
+    // for a value). Each of these takes one; the chain below reads it.
+    static const char* const kValueOptions[] = {
+        "--api-key",  "--fault",           "--hmac-secret", "--host",       "--key-header", "--keys",
+        "--latency-ms", "--mix",           "--oauth2-client", "--oauth2-delay-ms", "--oauth2-ttl-s", "--port",
+        "--profile",  "--refuse-ms",       "--retry-after-s", "--scope-header", "--seed",   "--slow-ms",
+        "--threads"};
+    {
+      const std::string name = arg.substr(0, arg.find('='));
+      bool known = false;
+      for (const char* o : kValueOptions) known = known || name == o;
+      if (!known) usage_error("unknown option " + name);
+    }
     std::string value;
     const auto eq = arg.find('=');
     if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {

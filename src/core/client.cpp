@@ -6,6 +6,7 @@
 
 #include "profile.hpp"
 #include "scope.hpp"
+#include "spelling.hpp"
 #include "validate.hpp"
 
 namespace payretry {
@@ -38,7 +39,8 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
     } else {
       std::string names;
       for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
-      throw ConfigError("provider: unknown provider; built-in: " + names);
+      throw ConfigError("provider: unknown provider \"" + config_.provider + "\"" +
+                        did_you_mean(config_.provider, builtin_profile_names()) + " (built-in: " + names + ")");
     }
   } catch (const ProfileError& e) {
     throw ConfigError(std::string("provider: ") + e.what());

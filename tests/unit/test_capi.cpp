@@ -396,3 +396,14 @@ TEST_F(CApiClient, LogLinesNeverHoldTheBearerToken) {
 }
 
 }  // namespace
+
+// A misspelt provider is named, with the built-in it most likely meant.
+TEST(CApi, AnUnknownProviderIsNamedWithTheBuiltInItMostLikelyMeant) {
+  pay_client* c = nullptr;
+  const char* config = R"({"provider": "stripee", "base_url": "http://127.0.0.1:9", "ledger": "memory:"})";
+  ASSERT_NE(pay_client_new(&c, config, nullptr), PAY_OK);
+  EXPECT_EQ(c, nullptr);
+  const std::string message = pay_error_last()->message;
+  EXPECT_NE(message.find("unknown provider \"stripee\"; did you mean \"stripe\"?"), std::string::npos) << message;
+  EXPECT_NE(message.find("built-in: "), std::string::npos) << message;
+}
