@@ -78,19 +78,6 @@ const char* const kKeptEvents =
     "AND $3::text <> '' AND provider_payment_id = $3::text) kept "
     "ORDER BY received_at, scheme COLLATE \"C\", event_id COLLATE \"C\"";
 
-// One row of a result for the row codec (booleans in text form).
-class EventRow final : public SqlRowReader {
- public:
-  EventRow(const PGresult* r, int i) : r_(r), i_(i) {}
-  std::string text(int col) const override { return as_text(r_, i_, col); }
-  int64_t integer(int col) const override { return as_int(r_, i_, col); }
-  bool boolean(int col) const override { return as_text(r_, i_, col) == "t"; }
-  bool is_null(int col) const override { return PQgetisnull(r_, i_, col) != 0; }
-
- private:
-  const PGresult* r_;
-  int i_;
-};
 
 // An event's entry as parameters: free text cleaned for the server, like
 // every entry (clean_text). Its identity is sent as it is: a changed byte
@@ -416,7 +403,7 @@ class PostgresLedger final : public Ledger {
       lock_names(s, scope, order_id, provider_payment_id);
       ResultPtr r = exec(s, kKeptEvents, Params().add(scope).add(order_id).add(provider_payment_id));
       std::vector<LedgerEvent> out;
-      for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(read_event(EventRow(r.get(), i)));
+      for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(read_event(pg::PgRow(r.get(), i)));
       tx.commit();
       return out;
     });
@@ -437,12 +424,12 @@ class PostgresLedger final : public Ledger {
           const Params key = Params().add(e.scope).add(e.scheme).add(e.event_id);
           ResultPtr r = exec(s, find, key);
           if (PQntuples(r.get()) == 0) return false;
-          const LedgerEvent named = read_event(EventRow(r.get(), 0));
+          const LedgerEvent named = read_event(pg::PgRow(r.get(), 0));
           lock_names(s, named.scope, named.order_id, named.provider_payment_id);
           // Again, locked: another call may have applied it meanwhile.
           r = exec(s, (std::string(find) + " FOR UPDATE").c_str(), key);
           if (PQntuples(r.get()) == 0) return false;
-          if (!land_event(s, read_event(EventRow(r.get(), 0)))) return false;  // nothing written; rolled back
+          if (!land_event(s, read_event(pg::PgRow(r.get(), 0)))) return false;  // nothing written; rolled back
           staged = true;
           tx.commit();
           return true;

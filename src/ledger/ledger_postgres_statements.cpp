@@ -8,21 +8,6 @@ namespace payretry {
 namespace pg {
 namespace {
 
-// One row of a result for the row codec: integers checked (as_int),
-// booleans in PostgreSQL's text form.
-class PgRow final : public SqlRowReader {
- public:
-  PgRow(const PGresult* r, int i) : r_(r), i_(i) {}
-  std::string text(int col) const override { return as_text(r_, i_, col); }
-  int64_t integer(int col) const override { return as_int(r_, i_, col); }
-  bool boolean(int col) const override { return as_text(r_, i_, col) == "t"; }
-  bool is_null(int col) const override { return PQgetisnull(r_, i_, col) != 0; }
-
- private:
-  const PGresult* r_;
-  int i_;
-};
-
 const char* const kGetRow = "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE order_id = $1";
 
 bool same_attempt(const AttemptEntry& a, const AttemptEntry& b) {

@@ -15,6 +15,21 @@
 namespace payretry {
 namespace pg {
 
+// One row of a result for the row codec: integers checked (as_int),
+// booleans in PostgreSQL's text form.
+class PgRow final : public SqlRowReader {
+ public:
+  PgRow(const PGresult* r, int i) : r_(r), i_(i) {}
+  std::string text(int col) const override { return as_text(r_, i_, col); }
+  int64_t integer(int col) const override { return as_int(r_, i_, col); }
+  bool boolean(int col) const override { return as_text(r_, i_, col) == "t"; }
+  bool is_null(int col) const override { return PQgetisnull(r_, i_, col) != 0; }
+
+ private:
+  const PGresult* r_;
+  int i_;
+};
+
 // A row of PAYRETRY_PAYMENT_COLUMNS as stored: lease_until on the
 // SERVER's clock.
 PaymentRow read_row(const PGresult* r, int i);

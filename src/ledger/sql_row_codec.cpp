@@ -44,20 +44,28 @@ PaymentRow read_payment(const SqlRowReader& row) {
   return p;
 }
 
+namespace {
+// A history entry's columns but its number, from column `at` on, in the
+// order write_attempt_fields writes them: an attempt's row and an event's.
+void read_entry_fields(const SqlRowReader& row, int at, AttemptEntry& a) {
+  a.started_at = row.integer(at);
+  a.ended_at = row.integer(at + 1);
+  a.http_status = static_cast<int>(row.integer(at + 2));
+  a.transport_error = row.text(at + 3);
+  a.verdict = row.text(at + 4);
+  a.reason = row.text(at + 5);
+  a.delay_ms = row.integer(at + 6);
+  a.provider_request_id = row.text(at + 7);
+  a.replayed = row.boolean(at + 8);
+  a.kind = row.text(at + 9);
+  if (!row.is_null(at + 10)) a.processed = row.boolean(at + 10);
+}
+}  // namespace
+
 AttemptEntry read_attempt(const SqlRowReader& row) {
   AttemptEntry a;
   a.number = static_cast<int>(row.integer(0));
-  a.started_at = row.integer(1);
-  a.ended_at = row.integer(2);
-  a.http_status = static_cast<int>(row.integer(3));
-  a.transport_error = row.text(4);
-  a.verdict = row.text(5);
-  a.reason = row.text(6);
-  a.delay_ms = row.integer(7);
-  a.provider_request_id = row.text(8);
-  a.replayed = row.boolean(9);
-  a.kind = row.text(10);
-  if (!row.is_null(11)) a.processed = row.boolean(11);
+  read_entry_fields(row, 1, a);
   return a;
 }
 
@@ -69,19 +77,8 @@ LedgerEvent read_event(const SqlRowReader& row) {
   e.order_id = row.text(3);
   e.provider_payment_id = row.text(4);
   e.received_at = row.integer(5);
-  AttemptEntry& a = e.entry;
-  a.number = 0;
-  a.started_at = row.integer(6);
-  a.ended_at = row.integer(7);
-  a.http_status = static_cast<int>(row.integer(8));
-  a.transport_error = row.text(9);
-  a.verdict = row.text(10);
-  a.reason = row.text(11);
-  a.delay_ms = row.integer(12);
-  a.provider_request_id = row.text(13);
-  a.replayed = row.boolean(14);
-  a.kind = row.text(15);
-  if (!row.is_null(16)) a.processed = row.boolean(16);
+  e.entry.number = 0;  // the ledger's to give when it is applied
+  read_entry_fields(row, 6, e.entry);
   return e;
 }
 
