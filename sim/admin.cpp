@@ -7,10 +7,12 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "http_conn.hpp"
+#include "webhook_sender.hpp"
 
 namespace payretry_sim {
 
@@ -275,14 +277,38 @@ void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std:
     out.body = stats_json(state);
   } else if (what == "config" && get) {
     out.body = config_json(state.config());
+  } else if (what == "webhooks" && get) {
+    out.body = state.webhooks() ? state.webhooks()->log_json() : R"({"url":"","notifications":[]})";
   } else if (what == "config" && post) {
+    // "webhook_faults" (the --webhook-faults text) is the sender's, not the Config's: taken out
+    // here, applied only when the rest of the patch is.
+    std::string rest(body);
+    std::optional<WebhookFaults> webhook_faults;
+    CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
+    if (cJSON* wf = root && cJSON_IsObject(root.get()) ? cJSON_DetachItemFromObjectCaseSensitive(root.get(), "webhook_faults")
+                                                       : nullptr) {
+      CJsonPtr owned(wf);
+      std::string error;
+      WebhookFaults f = state.webhooks() ? state.webhooks()->faults() : WebhookFaults{};
+      if (!state.webhooks()) error = "webhook_faults needs --webhook-url";
+      else if (!cJSON_IsString(wf) || !parse_webhook_faults(wf->valuestring, &f, &error)) {
+        if (error.empty()) error = "invalid value for: webhook_faults";
+      }
+      if (!error.empty()) {
+        error_reply(out, 400, "parameter_invalid", error);
+        return;
+      }
+      webhook_faults = f;
+      rest = print(root.get());
+    }
     Config cfg;
     std::string error;
-    if (!apply_config_patch(state.config(), body, &cfg, &error)) {
+    if (!apply_config_patch(state.config(), rest, &cfg, &error)) {
       error_reply(out, 400, "parameter_invalid", error);
       return;
     }
     state.set_config(cfg);
+    if (webhook_faults) state.webhooks()->set_faults(*webhook_faults);
     out.body = config_json(cfg);
   } else if (what == "reset" && post) {
     state.reset();
@@ -327,7 +353,7 @@ void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std:
     // must fetch a new token.
     state.tokens().revoke_all();
     out.body = ok_json();
-  } else if (what == "truth" || what == "stats" || what == "config" || what == "reset" ||
+  } else if (what == "truth" || what == "stats" || what == "config" || what == "reset" || what == "webhooks" ||
              what == "script" || what == "outage" || what == "oauth2/revoke") {
     error_reply(out, 405, "method_not_allowed", "method not allowed");
   } else {

@@ -1,4 +1,5 @@
-// The /__admin/* endpoints: truth, stats, config, scripts, reset, outage, health, oauth2/revoke.
+// The /__admin/* endpoints: truth, stats, config, scripts, reset, outage, health, oauth2/revoke,
+// webhooks (the log of the notifications sent).
 // Admin requests are never faulted.
 #pragma once
 

@@ -123,19 +123,51 @@ bool base64_decode(std::string_view text, std::string* bytes) {
   return true;
 }
 
-std::string hmac_sha256_hex(std::string_view secret, std::string_view message) {
-  static const char kHex[] = "0123456789abcdef";
+std::string hmac_sha256(std::string_view secret, std::string_view message) {
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int len = 0;
   if (!HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
             reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &len)) {
     throw std::runtime_error("HMAC-SHA256 failed");
   }
+  return std::string(reinterpret_cast<const char*>(mac), len);
+}
+
+std::string hmac_sha256_hex(std::string_view secret, std::string_view message) {
+  static const char kHex[] = "0123456789abcdef";
+  const std::string mac = hmac_sha256(secret, message);
   std::string out;
-  out.reserve(len * 2);
-  for (unsigned i = 0; i < len; ++i) {
-    out.push_back(kHex[mac[i] >> 4]);
-    out.push_back(kHex[mac[i] & 15]);
+  out.reserve(mac.size() * 2);
+  for (unsigned char c : mac) {
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+  }
+  return out;
+}
+
+std::string aes_256_gcm_seal(std::string_view key, std::string_view nonce, std::string_view associated,
+                             std::string_view plaintext) {
+  if (key.size() != 32) throw std::invalid_argument("an AES-256-GCM key is 32 bytes");
+  std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)> ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
+  const auto* k = reinterpret_cast<const unsigned char*>(key.data());
+  const auto* iv = reinterpret_cast<const unsigned char*>(nonce.data());
+  int len = 0;
+  std::string out(plaintext.size() + 16, '\0');
+  auto* o = reinterpret_cast<unsigned char*>(out.data());
+  if (!ctx || EVP_EncryptInit_ex(ctx.get(), EVP_aes_256_gcm(), nullptr, nullptr, nullptr) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_SET_IVLEN, static_cast<int>(nonce.size()), nullptr) != 1 ||
+      EVP_EncryptInit_ex(ctx.get(), nullptr, nullptr, k, iv) != 1 ||
+      (!associated.empty() &&
+       EVP_EncryptUpdate(ctx.get(), nullptr, &len, reinterpret_cast<const unsigned char*>(associated.data()),
+                         static_cast<int>(associated.size())) != 1) ||
+      EVP_EncryptUpdate(ctx.get(), o, &len, reinterpret_cast<const unsigned char*>(plaintext.data()),
+                        static_cast<int>(plaintext.size())) != 1) {
+    throw std::runtime_error("AES-256-GCM failed");
+  }
+  int tail = 0;
+  if (EVP_EncryptFinal_ex(ctx.get(), o + len, &tail) != 1 ||
+      EVP_CIPHER_CTX_ctrl(ctx.get(), EVP_CTRL_GCM_GET_TAG, 16, o + plaintext.size()) != 1) {
+    throw std::runtime_error("AES-256-GCM failed");
   }
   return out;
 }

@@ -38,6 +38,14 @@ bool base64_decode(std::string_view text, std::string* bytes);
 // Lower-case hex of HMAC-SHA256(secret, message).
 std::string hmac_sha256_hex(std::string_view secret, std::string_view message);
 
+// HMAC-SHA256(secret, message), the 32 raw bytes (Square and Adyen write them in base64).
+std::string hmac_sha256(std::string_view secret, std::string_view message);
+
+// AEAD_AES_256_GCM as WeChat Pay seals a notification's resource: ciphertext followed by the
+// 16-byte tag. `key` must be 32 bytes. Throws std::invalid_argument / std::runtime_error.
+std::string aes_256_gcm_seal(std::string_view key, std::string_view nonce, std::string_view associated,
+                             std::string_view plaintext);
+
 // `bytes` random bytes from OpenSSL's CSPRNG, as lower-case hex (2 * bytes characters).
 std::string random_hex(std::size_t bytes);
 

@@ -58,6 +58,21 @@ const char kUsage[] =
     "  --key-header H      idempotency key header (default: the profile's, e.g.\n"
     "                      Idempotency-Key for stripe)\n"
     "  --host ADDR         listen address; loopback only (default 127.0.0.1)\n"
+    "  --webhook-url URL   send a notification (webhook) for every payment whose final state\n"
+    "                      the provider decides, in its format, signed its way, to this\n"
+    "                      http:// URL (absent: none sent); GET /__admin/webhooks lists them\n"
+    "  --webhook-secret S  the HMAC key of stripe, square and checkout_com notifications;\n"
+    "                      adyen: the HMAC key in hex (wechatpay_v3 and alipay sign with\n"
+    "                      --keys; paypal with --keys DIR/paypal_webhook_key.pem)\n"
+    "  --webhook-api-v3-key K\n"
+    "                      wechatpay_v3: the 32-byte APIv3 key that seals `resource`\n"
+    "  --webhook-id ID     paypal: the webhook id in the signed message\n"
+    "  --webhook-faults dup=P,reorder=P,delay_ms=N,forge=P,replay=P,stale=P,early=P\n"
+    "                      per notification, seeded from --seed: sent twice; held back\n"
+    "                      behind later ones; every one N ms late; a badly signed copy\n"
+    "                      beside it; an earlier one sent again; a copy signed outside the\n"
+    "                      time window (stripe, wechatpay_v3); sent before the create is\n"
+    "                      answered. Also POST /__admin/config {\"webhook_faults\":\"...\"}\n"
     "  --list              print the profiles and fault names, then exit\n"
     "  --help              this text\n"
     "\n"
@@ -73,7 +88,8 @@ const char kUsage[] =
     "                else 401 invalid_token\n"
     "\n"
     "Prints 'listening on 127.0.0.1:<port>' once ready. Admin endpoints under /__admin/:\n"
-    "truth, stats, config, script, outage, reset, oauth2/revoke, health (docs/simulator.md).\n"
+    "truth, stats, config, script, outage, reset, oauth2/revoke, health, webhooks\n"
+    "(docs/simulator.md).\n"
     "\n"
     "Examples:\n"
     "  payretry-sim --port 8080 --seed 7 --mix realistic\n"
@@ -125,7 +141,8 @@ int main(int argc, char** argv) {
         "--api-key",  "--fault",           "--hmac-secret", "--host",       "--key-header", "--keys",
         "--latency-ms", "--mix",           "--oauth2-client", "--oauth2-delay-ms", "--oauth2-ttl-s", "--port",
         "--profile",  "--refuse-ms",       "--retry-after-s", "--scope-header", "--seed",   "--slow-ms",
-        "--threads"};
+        "--threads",  "--webhook-api-v3-key", "--webhook-faults", "--webhook-id", "--webhook-secret",
+        "--webhook-url"};
     {
       const std::string name = arg.substr(0, arg.find('='));
       bool known = false;
@@ -200,6 +217,17 @@ int main(int argc, char** argv) {
       opt.oauth2_ttl_s = static_cast<int>(parse_int(arg, value, 1, 10LL * 365 * 86400));
     } else if (arg == "--host") {
       opt.host = value;
+    } else if (arg == "--webhook-url") {
+      opt.webhook_url = value;
+    } else if (arg == "--webhook-secret") {
+      if (value.empty()) usage_error("--webhook-secret wants a non-empty key");
+      opt.webhook_secret = value;
+    } else if (arg == "--webhook-api-v3-key") {
+      opt.webhook_api_v3_key = value;
+    } else if (arg == "--webhook-id") {
+      opt.webhook_id = value;
+    } else if (arg == "--webhook-faults") {
+      opt.webhook_faults = value;
     } else {
       usage_error("unknown option " + arg);
     }

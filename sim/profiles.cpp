@@ -184,6 +184,11 @@ void mollie_created(std::string& out, const Profile& self, const PaymentView& p)
   append_major(out, p.amount);
   out.append(R"(","currency":)");
   append_json_string(out, p.currency);
+  // Mollie echoes the create's metadata in every answer about the payment; the creates this
+  // sim takes carry the order there (metadata.order_id), which is how a receiver that looked an
+  // id-only notification up finds the order (https://docs.mollie.com/reference/get-payment).
+  out.append(R"(},"metadata":{"order_id":)");
+  append_json_string(out, p.order_id);
   out.append("}}");
 }
 void mollie_declined(std::string& out, const Profile&, const PaymentView&) {

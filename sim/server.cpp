@@ -83,9 +83,35 @@ Config config_from(const Options& o) {
   return cfg;
 }
 
+// The sender of --webhook-url's notifications, or null without one.
+std::unique_ptr<WebhookSender> webhooks_from(const Options& o, const Config& cfg) {
+  if (o.webhook_url.empty()) {
+    if (!o.webhook_faults.empty()) throw std::invalid_argument("--webhook-faults needs --webhook-url");
+    return nullptr;
+  }
+  WebhookSettings s;
+  s.url = o.webhook_url;
+  s.secret = o.webhook_secret;
+  s.api_v3_key = o.webhook_api_v3_key;
+  s.webhook_id = o.webhook_id;
+  s.keys = cfg.keys;
+  if (!o.keys_dir.empty() && cfg.profile->id == ProfileId::paypal) {
+    const std::string base = o.keys_dir.back() == '/' ? o.keys_dir : o.keys_dir + "/";
+    s.paypal_key = std::make_shared<const RsaKey>(RsaKey::private_pem_file(base + "paypal_webhook_key.pem"));
+  }
+  const std::string missing = check_webhook_settings(*cfg.profile, s);
+  if (!missing.empty()) throw std::invalid_argument(missing);
+  WebhookFaults faults;
+  std::string error;
+  if (!parse_webhook_faults(o.webhook_faults, &faults, &error)) throw std::invalid_argument(error);
+  return std::make_unique<WebhookSender>(std::move(s), faults, o.seed);
+}
+
 }  // namespace
 
-ServerCore::ServerCore(Options o) : options(std::move(o)), state(config_from(options)) {
+ServerCore::ServerCore(Options o)
+    : options(std::move(o)), state(config_from(options)), webhooks(webhooks_from(options, state.config())) {
+  state.set_webhooks(webhooks.get());
   if (options.threads < 1 || options.threads > 256) {
     throw std::invalid_argument("threads must be between 1 and 256");
   }
@@ -122,6 +148,7 @@ void ServerCore::stop() {
   for (auto& t : threads) t.join();
   threads.clear();
   workers.clear();  // closes connections and listeners
+  if (webhooks) webhooks->stop();
 }
 
 void ServerCore::wake_all() {

@@ -53,6 +53,14 @@ struct Options {
   // holding anything else up; -1: until the client closes the connection. Also settable with
   // POST /__admin/config {"oauth2_delay_ms": N}.
   int oauth2_delay_ms = 0;
+  // Notifications (webhooks, docs/simulator.md "Webhooks"): every payment whose final state the
+  // provider decides is notified to this http:// URL, in the profile's format, signed with
+  // these. Empty URL: none sent.
+  std::string webhook_url;
+  std::string webhook_secret;      // Stripe, Square, Checkout.com; Adyen: the HMAC key in hex
+  std::string webhook_api_v3_key;  // WeChat Pay: 32 bytes
+  std::string webhook_id;          // PayPal
+  std::string webhook_faults;      // "dup=P,reorder=P,delay_ms=N,forge=P,replay=P,stale=P,early=P"
 };
 
 // The names accepted in Options::profile.

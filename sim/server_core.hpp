@@ -13,6 +13,7 @@
 
 #include "server.hpp"
 #include "state.hpp"
+#include "webhook_sender.hpp"
 
 namespace payretry_sim {
 
@@ -34,6 +35,8 @@ class ServerCore final {
 
   Options options;
   State state;
+  // Stopped after the workers (stop()), so no worker meets a stopped sender.
+  std::unique_ptr<WebhookSender> webhooks;
   in_addr_t addr = 0;
   uint16_t port = 0;
   std::vector<std::unique_ptr<Worker>> workers;

@@ -4,6 +4,7 @@
 #include "form_body.hpp"
 #include "http_conn.hpp"
 #include "profiles.hpp"
+#include "webhook_sender.hpp"
 
 namespace payretry_sim {
 
@@ -379,10 +380,13 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
     PaymentView v{0, order_id, amount, currency};
     // Providers that give a declined payment an id take it from the same counter; it is not
     // a charge, so lookups do not find it.
-    if (prof.id != ProfileId::stripe) v.number = next_charge_.fetch_add(1, std::memory_order_relaxed);
+    // Stripe's answer names no PaymentIntent, but its notification does: the number is taken
+    // only then, so the ids of a run without notifications stay as they were.
+    if (prof.id != ProfileId::stripe || webhooks_) v.number = next_charge_.fetch_add(1, std::memory_order_relaxed);
     out.status = prof.decline_status;
     out.body.clear();
     format_declined(prof, out.body, v);
+    notify(prof, v, false, out);
     return 0;
   }
   const uint64_t number =
@@ -394,7 +398,19 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
   } else {
     format_created(prof, out.body, PaymentView{number, order_id, amount, currency});
   }
+  notify(prof, PaymentView{number, order_id, amount, currency}, true, out);
   return number;
+}
+
+void State::notify(const Profile& prof, const PaymentView& v, bool charged, Reply& out) {
+  if (!webhooks_) return;
+  PaymentEvent e;
+  e.number = v.number;
+  e.order_id.assign(v.order_id);
+  e.amount = v.amount;
+  e.currency.assign(v.currency);
+  e.charged = charged;
+  if (webhooks_->payment_final(prof, e)) out.hold_ms = WebhookSender::kEarlyLeadMs;
 }
 
 void State::settle(const Profile& prof, Fault f, std::string_view key, const Reply& r,
@@ -662,6 +678,7 @@ void State::script_key(const std::string& key, std::vector<Fault> faults) {
 
 void State::reset() {
   epoch_.fetch_add(1, std::memory_order_acq_rel);
+  if (webhooks_) webhooks_->reset();
   for (std::size_t i = 0; i < kShards; ++i) {
     {
       std::lock_guard<std::mutex> lk(key_shards_[i].mu);

@@ -67,6 +67,8 @@ void scope_of(const Config& cfg, std::string_view authorization, std::string_vie
 // One response as the provider decided it, before it is framed.
 struct Reply {
   int status = 200;
+  // > 0: the answer waits this long (a notification sent `early` goes out before it).
+  int hold_ms = 0;
   std::string body;
   int retry_after_s = -1;         // >= 0: send Retry-After
   bool retry_after_date = false;  // as an IMF-fixdate instead of delta-seconds
@@ -78,6 +80,7 @@ struct Reply {
   std::string headers;            // more header lines ("Name: value\r\n"), per profile
   void clear() {
     status = 200;
+    hold_ms = 0;
     body.clear();
     retry_after_s = -1;
     retry_after_date = false;
@@ -183,6 +186,8 @@ class ChargeLog {
   std::unique_ptr<Stripe[]> stripes_;
 };
 
+class WebhookSender;
+
 class State {
  public:
   explicit State(Config cfg);
@@ -256,6 +261,11 @@ class State {
 
   // Forget keys, charges, scripts and counters; keep the config.
   void reset();
+
+  // Where the final states of payments are notified (--webhook-url); set once before the
+  // workers start, null when no notifications are sent.
+  void set_webhooks(WebhookSender* sender) { webhooks_ = sender; }
+  WebhookSender* webhooks() const { return webhooks_; }
 
  private:
   enum class KeyState : uint8_t { fresh, in_progress, done };
@@ -340,6 +350,8 @@ class State {
   void pre_fault_reply(const Config& cfg, Fault f, Reply& out);
   Disposition post_fault(const Profile& prof, Fault f, Reply& out);
   std::vector<uint64_t> charge_numbers(std::string_view order_id) const;
+  // The payment's final state to the webhook sender; an `early` notification holds `out`.
+  void notify(const Profile& prof, const PaymentView& v, bool charged, Reply& out);
 
   mutable std::mutex config_mu_;
   Config config_;
@@ -371,6 +383,7 @@ class State {
   std::atomic<long> bad_signatures_{0};
   std::atomic<long> tokens_held_{0};
   OAuth2Tokens tokens_;
+  WebhookSender* webhooks_ = nullptr;
 };
 
 }  // namespace payretry_sim

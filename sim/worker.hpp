@@ -98,7 +98,8 @@ class Worker final : public AdminHooks {
   void append_reply(Conn* c, const Reply& r, bool close, bool provider = true);
   void frame_reply(std::string& out, const Reply& r, bool close, bool provider);
   // With a latency configured: holds the connection and sends reply_ (or an RST) later.
-  Next answer_later(Conn* c, bool close, bool rst);
+  // `delay_ms` < 0: latency_ms.
+  Next answer_later(Conn* c, bool close, bool rst, int delay_ms = -1);
   // With oauth2_delay_ms set: holds a token request, to be answered by its timer (or never).
   Next hold_token_request(Conn* c, const Request& req, bool close);
   // The account and scope of a create or lookup, into scope_ (state.hpp scope_of).

@@ -52,10 +52,10 @@ void Worker::append_reply(Conn* c, const Reply& r, bool close, bool provider) {
   if (close) c->close_after = true;
 }
 
-Worker::Next Worker::answer_later(Conn* c, bool close, bool rst) {
+Worker::Next Worker::answer_later(Conn* c, bool close, bool rst, int delay_ms) {
   c->held = true;  // no pipelined request overtakes this one
   Timer t;
-  t.when = now_ns() + static_cast<int64_t>(cfg_.latency_ms) * 1000000;
+  t.when = now_ns() + static_cast<int64_t>(delay_ms < 0 ? cfg_.latency_ms : delay_ms) * 1000000;
   t.conn_key = key_of(*c);
   t.close = close;
   t.delayed = true;
@@ -233,7 +233,10 @@ Worker::Next Worker::answer_payment(Conn* c, const Request& req, std::string_vie
   switch (srv_.state.post_payment(cfg_, auth, has_key, key, body, reply_, &held, format,
                                   request_scope(req))) {
     case Disposition::respond:
-      if (cfg_.latency_ms > 0) return answer_later(c, close, false);
+      // An `early` notification is on its way: the client has its answer only after it.
+      if (cfg_.latency_ms > 0 || reply_.hold_ms > 0) {
+        return answer_later(c, close, false, std::max(cfg_.latency_ms, reply_.hold_ms));
+      }
       append_reply(c, reply_, close);
       return Next::more;
     case Disposition::reset:

@@ -1,0 +1,74 @@
+// The providers' notifications (webhooks): one payment's final state written in the provider's
+// own format and signed the provider's way. Pure: no socket, no thread (webhook_sender.hpp
+// delivers them). The receiver they are made for is payretry's (src/auth/webhook_scheme.hpp and
+// the "webhook" blocks of src/profiles/builtin/*.json); each format cites its source.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "crypto.hpp"
+#include "keys.hpp"
+#include "profiles.hpp"
+
+namespace payretry_sim {
+
+// What --webhook-* configure; shared read-only by the sender.
+struct WebhookSettings {
+  std::string url;         // http://host:port/path; empty: no notifications
+  std::string secret;      // HMAC schemes (Stripe, Square, Checkout.com); Adyen: a hex key
+  std::string api_v3_key;  // WeChat Pay: the 32-byte APIv3 key that seals `resource`
+  std::string webhook_id;  // PayPal: the endpoint's webhook id (signed)
+  // WeChat Pay's platform key and Alipay's key sign notifications as they sign answers.
+  std::shared_ptr<const KeySet> keys;
+  // PayPal: the key behind the certificate the receiver pins (paypal_webhook_key.pem).
+  std::shared_ptr<const RsaKey> paypal_key;
+};
+
+// A payment whose final state the provider just decided.
+struct PaymentEvent {
+  uint64_t number = 0;   // the id the sim gave it, in the profile's payment_id shape (0: none)
+  std::string order_id;  // the merchant reference the create carried
+  int64_t amount = 0;    // minor units
+  std::string currency;
+  bool charged = false;  // false: declined
+};
+
+// The copies a notification can go out as.
+enum class NoticeVariant {
+  real,
+  forged,  // a bad signature: what an attacker without the key sends
+  stale,   // signed with a time outside the scheme's window (Stripe, WeChat Pay only)
+};
+
+struct Notice {
+  std::string event_id;  // what the profile's webhook block reads as the event id
+  std::string type;      // ... and as its type
+  std::string content_type;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides Content-Type/-Length
+  std::string body;
+};
+
+// Whether `p` sends a notification for `e` at all: not for `generic`, and not where the provider
+// notifies nothing (a PayPal or Mollie create that was declined made no object; WeChat Pay
+// notifies successes only).
+bool sends_notice(const Profile& p, const PaymentEvent& e);
+
+// Whether `variant` exists for `p`: `stale` only where a signed time has a window.
+bool has_variant(const Profile& p, NoticeVariant variant);
+
+// Writes the notification. `seed` makes ids and nonces repeatable; `now_s` is the wall clock
+// (signed times must be current to verify). Throws std::invalid_argument when a setting the
+// profile needs is missing (checked up front by check_webhook_settings).
+Notice build_notice(const Profile& p, const WebhookSettings& s, const PaymentEvent& e, uint64_t seed,
+                    NoticeVariant variant, int64_t now_s);
+
+// "" when `s` has what profile `p`'s notifications need (and the URL is http://host:port/path
+// on an IPv4 address or localhost), otherwise what is missing.
+std::string check_webhook_settings(const Profile& p, const WebhookSettings& s);
+
+}  // namespace payretry_sim
