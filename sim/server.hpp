@@ -53,7 +53,7 @@ struct Options {
   // holding anything else up; -1: until the client closes the connection. Also settable with
   // POST /__admin/config {"oauth2_delay_ms": N}.
   int oauth2_delay_ms = 0;
-  // Notifications (webhooks, docs/simulator.md "Webhooks"): every payment whose final state the
+  // Notifications (webhooks, webhook_notice.hpp): every payment whose final state the
   // provider decides is notified to this http:// URL, in the profile's format, signed with
   // these. Empty URL: none sent.
   std::string webhook_url;
