@@ -152,7 +152,13 @@ std::optional<PaymentRow> PaymentFlow::claim(const PaymentRow& row, int64_t leas
   const bool dead_run_sent = row.state == PaymentState::in_flight && claim_may_send(row.lease_owner);
   const std::string fence = new_fence(sends || dead_run_sent);
   if (!ledger_.claim(row.order_id, fence, now, now + lease_ms)) return std::nullopt;
+  // The row as claimed, read again: a webhook event may have landed between
+  // the caller's read and the claim (Ledger::record_event), adding an entry
+  // (the run numbers its own after it) or a provider id. None lands on it
+  // while it is claimed.
   PaymentRow claimed = row;
+  if (std::optional<PaymentRow> now_row = ledger_.get(row.order_id); now_row && now_row->lease_owner == fence)
+    claimed = std::move(*now_row);
   claimed.state = PaymentState::in_flight;
   claimed.lease_owner = fence;
   claimed.lease_until = now + lease_ms;
@@ -161,7 +167,7 @@ std::optional<PaymentRow> PaymentFlow::claim(const PaymentRow& row, int64_t leas
   // an unknown answer before anything else, so that the history (and every
   // later decision) knows it.
   if (dead_run_sent) {
-    const AttemptEntry lost = unrecorded_send(row.attempts + 1, row.lease_until);
+    const AttemptEntry lost = unrecorded_send(claimed.attempts + 1, row.lease_until);
     if (!ledger_.record_attempt(row.order_id, fence, lost)) return std::nullopt;  // taken again meanwhile
     claimed.attempts = lost.number;
     log_.note(kLogWarn, "run_abandoned",

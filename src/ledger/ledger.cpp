@@ -100,10 +100,22 @@ void check_ledger_event(const LedgerEvent& e) {
     throw LedgerError("ledger: a webhook event needs its scheme and its event id");
   if (e.order_id.empty() && e.provider_payment_id.empty())
     throw LedgerError("ledger: a webhook event must name its order or the provider's payment id");
+  if (e.entry.verdict != kEventSucceeded && e.entry.verdict != kEventFailed && e.entry.verdict != kEventNoted)
+    throw LedgerError("ledger: a webhook event's verdict must be " + std::string(kEventSucceeded) + ", " +
+                      kEventFailed + " or " + kEventNoted + ", not \"" + e.entry.verdict + "\"");
   if (e.entry.kind != "webhook")
     throw LedgerError("ledger: a webhook event's history entry must be of kind \"webhook\", not \"" + e.entry.kind +
                       "\"");
 }
+
+std::optional<PaymentState> event_moves(PaymentState from, const AttemptEntry& entry) {
+  if (from != PaymentState::unknown && from != PaymentState::pending) return std::nullopt;
+  if (entry.verdict == kEventSucceeded) return PaymentState::succeeded;
+  if (entry.verdict == kEventFailed) return PaymentState::failed;
+  return std::nullopt;
+}
+
+std::string event_settled_detail(const AttemptEntry& entry) { return "settled by webhook: " + entry.reason; }
 
 std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret, int64_t timeout_ms) {
   (void)timeout_ms;  // only the SQL backends wait; the memory ledger never does

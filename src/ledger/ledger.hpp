@@ -93,11 +93,29 @@ struct LedgerEvent {
   std::string provider_payment_id;  // "" when it names only the order
   int64_t received_at = 0;          // Unix ms
   // The history entry it adds: kind "webhook" (any other kind is refused:
-  // an event must never read as a send), verdict a finding such as
-  // "event_charged", the provider's status in `reason`. Its number is the
-  // ledger's to give (the row's next) and is 0 while the event is kept.
+  // an event must never read as a send), verdict one of the kEvent* below,
+  // the provider's status word (or event type) in `reason`. Its number is
+  // the ledger's to give (the row's next) and is 0 while the event is kept.
   AttemptEntry entry;
 };
+
+// What an event found, as its entry's verdict: the provider says the
+// payment succeeded, or failed, or something that settles nothing (a
+// pending status, a type the profile does not map).
+inline constexpr const char* kEventSucceeded = "event_succeeded";
+inline constexpr const char* kEventFailed = "event_failed";
+inline constexpr const char* kEventNoted = "event_noted";
+
+// The state an event's entry moves a row in `from` to, when it lands: one
+// rule for every backend (the SQL ones say it again in their statements,
+// held equal by the conformance tests) and for the SPIN model. Forward
+// only: an UNKNOWN or PENDING row takes the event's final state; a final
+// row never moves (a contrary event is recorded in its history, and the
+// receiver reports the conflict); an IN_FLIGHT row never gets the event
+// (it is kept until the run settles). nullopt: the state stays.
+std::optional<PaymentState> event_moves(PaymentState from, const AttemptEntry& entry);
+// The row's detail once an event moved it.
+std::string event_settled_detail(const AttemptEntry& entry);
 
 enum class EventRecording {
   recorded,        // stored, and its entry appended to the row's history
@@ -252,15 +270,21 @@ class Ledger {
   // ---- webhook events (docs/design.md "Ledger"), "apply once" -------------
   //
   // In one transaction: if (scope, scheme, event_id) was recorded before,
-  // `duplicate` and nothing changes. Otherwise the event is stored; if a row
-  // of its order (else of its provider payment id) exists in its scope and
-  // is not IN_FLIGHT, its entry is appended to the row's history, numbered
-  // as the row's next entry, and the answer is `recorded`. Otherwise (no
-  // such row yet, or a row IN_FLIGHT) the event is kept unapplied:
-  // `kept_for_later`. A row under a claim is never written beneath it: the
-  // claim's holder numbers its own entries after the count it claimed at,
-  // and an entry slipped in would take its next number. The row's state is
-  // never moved here: a settlement goes through claim and settle.
+  // `duplicate` and nothing changes. Otherwise the event is stored, and it
+  // lands on its row when the row exists and is not IN_FLIGHT: its entry is
+  // appended to the row's history, numbered as the row's next entry; the
+  // row takes the event's provider payment id when it has none yet; and the
+  // row's state moves as event_moves() says (in the same commit: an event
+  // is never recorded without the state change it causes). The answer is
+  // then `recorded`. Otherwise (no such row yet, or a row IN_FLIGHT) the
+  // event is kept unapplied: `kept_for_later`. A row under a claim is never
+  // written beneath it: its run settles it, and its entries are numbered
+  // after the count it claimed at.
+  //
+  // Its row: the order's, in the event's scope, unless that row already has
+  // a provider payment id and the event names another (then it is another
+  // payment's event, whatever order it names); else the first row (by
+  // order id) of the scope with the event's provider payment id.
   // Throws LedgerError for an event check_ledger_event() refuses.
   virtual EventRecording record_event(const LedgerEvent& e) = 0;
   // The events kept for later that name `order_id` or, when not empty,
@@ -269,9 +293,8 @@ class Ledger {
   // id, or is settled) after its webhook came.
   virtual std::vector<LedgerEvent> kept_events(const std::string& scope, const std::string& order_id,
                                                const std::string& provider_payment_id) = 0;
-  // Marks the kept event (scope, scheme, event_id of `e`) applied and
-  // appends its stored entry to its row's history in the same transaction,
-  // as record_event would have. False when it was applied already, is not
+  // Marks the kept event (scope, scheme, event_id of `e`) applied and lands
+  // it on its row in the same transaction, as record_event would have. False when it was applied already, is not
   // stored, or its row is missing or IN_FLIGHT (then it stays kept).
   virtual bool apply_kept_event(const LedgerEvent& e) = 0;
 };

@@ -249,13 +249,17 @@ class MemoryLedger final : public Ledger {
   };
   using Events = std::map<EventKey, Stored>;
 
-  // The row an event lands on: its order's, when that row is of the
-  // event's scope, else the first (by order id) of the scope with its
-  // provider payment id; rows_.end() when none.
+  // The row an event lands on (Ledger::record_event): its order's, when
+  // that row is of the event's scope and names no other provider payment;
+  // else the first (by order id) of the scope with its provider payment id;
+  // rows_.end() when none.
   Rows::iterator target(const std::string& scope, const std::string& order_id, const std::string& provider_id) {
     if (!order_id.empty()) {
       const auto it = rows_.find(order_id);
-      if (it != rows_.end() && it->second.row.scope == scope) return it;
+      if (it != rows_.end() && it->second.row.scope == scope &&
+          (provider_id.empty() || it->second.row.provider_payment_id.empty() ||
+           it->second.row.provider_payment_id == provider_id))
+        return it;
     }
     if (!provider_id.empty()) {
       const auto p = by_provider_.find({scope, provider_id});
@@ -264,27 +268,47 @@ class MemoryLedger final : public Ledger {
     return rows_.end();
   }
 
-  // The event's entry as the row's next one.
+  // The event's entry as the row's next one; the provider's id when the
+  // row has none; the state the event moves it to (event_moves).
   void append(Rows::iterator row, Events::iterator ev) {
     Payment& p = row->second;
-    AttemptEntry a = ev->second.event.entry;
+    const LedgerEvent& e = ev->second.event;
+    AttemptEntry a = e.entry;
     a.number = p.row.attempts + 1;
+    const bool learns_id = p.row.provider_payment_id.empty() && !e.provider_payment_id.empty();
+    if (learns_id) by_provider_[{p.row.scope, e.provider_payment_id}].insert(row->first);  // may throw: nothing changed yet
     p.events.push_back(ev->first);
     try {
       store_attempt(p, a);
     } catch (...) {
       p.events.pop_back();
+      if (learns_id) unindex(p.row.scope, e.provider_payment_id, row->first);
       throw;
     }
     ev->second.applied_to = row->first;
+    PaymentRow& r = p.row;
+    if (learns_id) r.provider_payment_id = e.provider_payment_id;
+    if (const std::optional<PaymentState> to = event_moves(r.state, a)) {
+      r.state = *to;
+      r.delivery = "delivered";
+      r.detail = event_settled_detail(a);
+      r.provider_status = a.reason;
+      if (final_state(r.state)) {
+        settled_.push_back(&row->first);
+        forget_beyond_cap();
+      }
+    }
+  }
+
+  void unindex(const std::string& scope, const std::string& provider_id, const std::string& order_id) {
+    const auto p = by_provider_.find({scope, provider_id});
+    if (p == by_provider_.end()) return;
+    p->second.erase(order_id);
+    if (p->second.empty()) by_provider_.erase(p);
   }
 
   void unindex_provider(const PaymentRow& r) {
-    if (r.provider_payment_id.empty()) return;
-    const auto p = by_provider_.find({r.scope, r.provider_payment_id});
-    if (p == by_provider_.end()) return;
-    p->second.erase(r.order_id);
-    if (p->second.empty()) by_provider_.erase(p);
+    if (!r.provider_payment_id.empty()) unindex(r.scope, r.provider_payment_id, r.order_id);
   }
 
   // A row leaves with its key, its provider id's index entry and the

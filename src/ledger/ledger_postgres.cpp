@@ -54,10 +54,21 @@ const char* const kInsertEvent =
 // entries). Under READ COMMITTED an UPDATE that waited for a concurrent
 // claim or settle re-checks the state against the row that committed.
 // Answers (rows bumped, entries inserted, events marked).
+// The state's move is event_moves() in SQL (held equal to it by the
+// conformance tests); $18 the event's settled detail.
+#define PAYRETRY_EVENT_MOVES \
+  "(state COLLATE \"C\" IN ('UNKNOWN', 'PENDING') AND $11::text IN ('event_succeeded', 'event_failed'))"
 const char* const kLandEvent =
-    "WITH target AS (UPDATE payments SET attempts = attempts + 1, updated_at = GREATEST(updated_at, $4::bigint) "
+    "WITH target AS (UPDATE payments SET attempts = attempts + 1, updated_at = GREATEST(updated_at, $4::bigint), "
+    "provider_payment_id = CASE WHEN provider_payment_id = '' THEN $3::text ELSE provider_payment_id END, "
+    "state = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN "
+    "(CASE $11::text WHEN 'event_succeeded' THEN 'SUCCEEDED' ELSE 'FAILED' END) ELSE state END, "
+    "delivery = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN 'delivered' ELSE delivery END, "
+    "detail = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN $18::text ELSE detail END, "
+    "provider_status = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN $12::text ELSE provider_status END "
     "WHERE order_id = COALESCE("
-    "(SELECT order_id FROM payments WHERE $2::text <> '' AND order_id = $2::text AND scope = $1::text), "
+    "(SELECT order_id FROM payments WHERE $2::text <> '' AND order_id = $2::text AND scope = $1::text "
+    "AND ($3::text = '' OR provider_payment_id IN ('', $3::text))), "
     "(SELECT order_id FROM payments WHERE $3::text <> '' AND scope = $1::text AND provider_payment_id = $3::text "
     "ORDER BY order_id COLLATE \"C\" LIMIT 1)) "
     "AND state COLLATE \"C\" <> 'IN_FLIGHT' RETURNING order_id, attempts), "
@@ -67,6 +78,7 @@ const char* const kLandEvent =
     "mark AS (UPDATE webhook_events SET applied_to = target.order_id FROM target "
     "WHERE scope = $1::text AND scheme = $5::text AND event_id = $6::text RETURNING 1) "
     "SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM ins), (SELECT count(*) FROM mark)";
+#undef PAYRETRY_EVENT_MOVES
 
 // Each part of the UNION a search of its own partial index; byte order, as
 // in the other backends.
@@ -126,6 +138,7 @@ bool land_event(Session& s, const LedgerEvent& e) {
   p.add(e.scope).add(e.order_id).add(e.provider_payment_id).add(e.entry.ended_at).add(e.scheme).add(e.event_id);
   EntryParams fields(p);
   write_attempt_fields(fields, e.entry);
+  p.add(clean_text(event_settled_detail(e.entry)));
   ResultPtr r = exec(s, kLandEvent, p);
   const int64_t bumped = as_int(r.get(), 0, 0), inserted = as_int(r.get(), 0, 1), marked = as_int(r.get(), 0, 2);
   if (bumped == 0) return false;

@@ -778,21 +778,32 @@ class SqliteLedger final : public Ledger {
     return true;
   }
 
-  // Under a transaction: appends the stored event `e`'s entry to its row's
-  // history as the next entry and marks the event applied. The row is its
-  // order's, when of the event's scope, else the first of the scope with
-  // its provider payment id. False (nothing written) when there is none or
-  // it is IN_FLIGHT: the claim's holder numbers its own entries.
+  // Under a transaction: lands the stored event `e` on its row (the row
+  // and the changes as Ledger::record_event says; the state's move is
+  // event_moves() in SQL, held equal to it by the conformance tests),
+  // appends its entry as the row's next and marks the event applied. False
+  // (nothing written) when there is no row or it is IN_FLIGHT: the claim's
+  // holder numbers its own entries.
   bool land(const LedgerEvent& e) {
     std::string order;
     int64_t number = 0;
     {
-      Stmt s(stmts_, "UPDATE payments SET attempts = attempts + 1, updated_at = MAX(updated_at, ?4) "
+#define PAYRETRY_EVENT_MOVES "(state IN ('UNKNOWN', 'PENDING') AND ?5 IN ('event_succeeded', 'event_failed'))"
+      Stmt s(stmts_, "UPDATE payments SET attempts = attempts + 1, updated_at = MAX(updated_at, ?4), "
+                     "provider_payment_id = CASE WHEN provider_payment_id = '' THEN ?3 ELSE provider_payment_id END, "
+                     "state = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN "
+                     "(CASE ?5 WHEN 'event_succeeded' THEN 'SUCCEEDED' ELSE 'FAILED' END) ELSE state END, "
+                     "delivery = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN 'delivered' ELSE delivery END, "
+                     "detail = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN ?6 ELSE detail END, "
+                     "provider_status = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN ?7 ELSE provider_status END "
                      "WHERE order_id = COALESCE("
-                     "(SELECT order_id FROM payments WHERE ?2 <> '' AND order_id = ?2 AND scope = ?1), "
+                     "(SELECT order_id FROM payments WHERE ?2 <> '' AND order_id = ?2 AND scope = ?1 "
+                     "AND (?3 = '' OR provider_payment_id IN ('', ?3))), "
                      "(SELECT order_id FROM payments WHERE ?3 <> '' AND scope = ?1 AND provider_payment_id = ?3 "
                      "ORDER BY order_id LIMIT 1)) AND state <> 'IN_FLIGHT' RETURNING order_id, attempts");
+#undef PAYRETRY_EVENT_MOVES
       s.bind(1, e.scope).bind(2, e.order_id).bind(3, e.provider_payment_id).bind(4, e.entry.ended_at);
+      s.bind(5, e.entry.verdict).bind(6, event_settled_detail(e.entry)).bind(7, e.entry.reason);
       if (!s.step()) return false;
       order = s.text(0);
       number = s.integer(1);

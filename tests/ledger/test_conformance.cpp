@@ -1953,7 +1953,7 @@ LedgerEvent event(const std::string& scope, const std::string& id, const std::st
   e.entry.kind = "webhook";
   e.entry.started_at = at;
   e.entry.ended_at = at;
-  e.entry.verdict = "event_charged";
+  e.entry.verdict = kEventNoted;
   e.entry.reason = "succeeded";
   e.entry.provider_request_id = id;
   e.entry.processed = false;
@@ -2012,7 +2012,7 @@ TEST_P(LedgerConformance, AnEventJoinsItsRowsHistoryAsTheNextEntryOnceAndARedeli
 
   // The same event again, whatever it now says: a duplicate, nothing written.
   LedgerEvent again = e;
-  again.entry.verdict = "event_declined";
+  again.entry.verdict = kEventFailed;
   again.received_at = again.entry.ended_at = kNow + 9000;
   EXPECT_EQ(l->record_event(again), EventRecording::duplicate);
   EXPECT_EQ(l->attempts("o-1").size(), 2u);
@@ -2068,13 +2068,104 @@ TEST_P(LedgerConformance, AnEventForARowInFlightIsKeptAndAppliedOnceAfterTheRunS
   const auto kept = l->kept_events("scope-a", "o-1", "");
   ASSERT_EQ(event_ids(kept), "evt_1 ");
   EXPECT_EQ(kept[0].entry.number, 0);
-  EXPECT_EQ(kept[0].entry.verdict, "event_charged");
+  EXPECT_EQ(kept[0].entry.verdict, kEventNoted);
   EXPECT_TRUE(l->apply_kept_event(kept[0]));
   EXPECT_FALSE(l->apply_kept_event(kept[0])) << "a second apply must be refused";
   EXPECT_EQ(webhook_entries(*l, "o-1"), "3:evt_1 ");
   EXPECT_EQ(l->get("o-1")->state, PaymentState::unknown);
   EXPECT_EQ(event_ids(l->kept_events("scope-a", "o-1", "")), "");
   EXPECT_EQ(l->record_event(event("scope-a", "evt_1", "o-1")), EventRecording::duplicate);
+}
+
+// The state a landed event leaves, for every state a row can be found in
+// and every finding: what event_moves() says (the SQL backends say it again
+// in their statements), and the row's other columns with it.
+TEST_P(LedgerConformance, ALandedEventMovesItsRowAsEventMovesSaysForEveryStateAndFindingAndNeverBack) {
+  auto l = open();
+  int n = 0;
+  // (PENDING is no state a settle leaves; event_moves() treats it as UNKNOWN.)
+  for (PaymentState from : {PaymentState::unknown, PaymentState::succeeded, PaymentState::failed}) {
+    for (const char* finding : {kEventSucceeded, kEventFailed, kEventNoted}) {
+      const std::string order = "o-" + std::to_string(++n);
+      settled_row(*l, order, "scope-a", from, "pi_" + order);
+      ASSERT_FALSE(HasFatalFailure());
+      const PaymentRow before = *l->get(order);
+      LedgerEvent e = event("scope-a", "evt_" + order, order, "pi_" + order);
+      e.entry.verdict = finding;
+      e.entry.reason = "provider-word";
+      ASSERT_EQ(l->record_event(e), EventRecording::recorded) << order;
+      const PaymentRow after = *l->get(order);
+      const std::optional<PaymentState> to = event_moves(from, e.entry);
+      SCOPED_TRACE(std::string(state_name(from)) + " + " + finding);
+      EXPECT_EQ(after.state, to.value_or(from));
+      if (to) {
+        EXPECT_EQ(after.delivery, "delivered");
+        EXPECT_EQ(after.detail, event_settled_detail(e.entry));
+        EXPECT_EQ(after.provider_status, "provider-word");
+      } else {
+        EXPECT_EQ(after.delivery, before.delivery);
+        EXPECT_EQ(after.detail, before.detail);
+        EXPECT_EQ(after.provider_status, before.provider_status);
+      }
+      EXPECT_EQ(after.attempts, before.attempts + 1);
+      EXPECT_EQ(after.lease_owner, "");
+    }
+  }
+  // The rule itself: forward only.
+  AttemptEntry ok;
+  ok.verdict = kEventSucceeded;
+  EXPECT_EQ(event_moves(PaymentState::unknown, ok), PaymentState::succeeded);
+  EXPECT_EQ(event_moves(PaymentState::failed, ok), std::nullopt);
+  EXPECT_EQ(event_moves(PaymentState::in_flight, ok), std::nullopt);
+}
+
+TEST_P(LedgerConformance, AnEventNamingAnOrderWhoseRowHasAnotherProviderIdLandsOnlyWhereItsOwnIdIs) {
+  auto l = open();
+  settled_row(*l, "o-1", "scope-a", PaymentState::unknown, "pi_1");
+  settled_row(*l, "o-2", "scope-a", PaymentState::unknown, "pi_2");
+  settled_row(*l, "o-3", "scope-a", PaymentState::unknown, "");
+  ASSERT_FALSE(HasFatalFailure());
+  // Names order o-1, but payment pi_2: it is o-2's payment's event.
+  LedgerEvent e = event("scope-a", "evt_x", "o-1", "pi_2");
+  e.entry.verdict = kEventFailed;
+  EXPECT_EQ(l->record_event(e), EventRecording::recorded);
+  EXPECT_EQ(l->get("o-1")->state, PaymentState::unknown) << "another payment's event must not settle o-1";
+  EXPECT_EQ(webhook_entries(*l, "o-1"), "");
+  EXPECT_EQ(l->get("o-2")->state, PaymentState::failed);
+  EXPECT_EQ(webhook_entries(*l, "o-2"), "2:evt_x ");
+  // Names order o-1 and a payment no row has: kept, o-1 untouched.
+  LedgerEvent other = event("scope-a", "evt_y", "o-1", "pi_9");
+  other.entry.verdict = kEventSucceeded;
+  EXPECT_EQ(l->record_event(other), EventRecording::kept_for_later);
+  EXPECT_EQ(l->get("o-1")->state, PaymentState::unknown);
+  // A row without a provider id takes the event's, and is found by it after.
+  LedgerEvent learn = event("scope-a", "evt_z", "o-3", "pi_3");
+  EXPECT_EQ(l->record_event(learn), EventRecording::recorded);
+  EXPECT_EQ(l->get("o-3")->provider_payment_id, "pi_3");
+  LedgerEvent by_id = event("scope-a", "evt_w", "", "pi_3");
+  by_id.entry.verdict = kEventSucceeded;
+  EXPECT_EQ(l->record_event(by_id), EventRecording::recorded);
+  EXPECT_EQ(l->get("o-3")->state, PaymentState::succeeded);
+  EXPECT_EQ(webhook_entries(*l, "o-3"), "2:evt_z 3:evt_w ");
+}
+
+TEST_P(LedgerConformance, ASettledEventIsOneCommitAndARedeliveryAfterItChangesNothing) {
+  auto l = open();
+  settled_row(*l, "o-1", "scope-a", PaymentState::unknown, "pi_1");
+  ASSERT_FALSE(HasFatalFailure());
+  LedgerEvent e = event("scope-a", "evt_1", "o-1", "pi_1");
+  e.entry.verdict = kEventSucceeded;
+  EXPECT_EQ(l->record_event(e), EventRecording::recorded);
+  const PaymentRow settled = *l->get("o-1");
+  EXPECT_EQ(settled.state, PaymentState::succeeded);
+  LedgerEvent contrary = e;
+  contrary.entry.verdict = kEventFailed;
+  EXPECT_EQ(l->record_event(contrary), EventRecording::duplicate);
+  contrary.event_id = "evt_2";
+  EXPECT_EQ(l->record_event(contrary), EventRecording::recorded);
+  EXPECT_EQ(l->get("o-1")->state, PaymentState::succeeded) << "a settled row never moves back";
+  // A run that claims it afterwards is refused: it is final.
+  EXPECT_FALSE(l->claim("o-1", "late", kNow + 10'000, kNow + 10'000 + kLease));
 }
 
 TEST_P(LedgerConformance, AnEventThatComesBeforeItsRowIsKeptThenAppliedOnceWhenTheRowAppears) {

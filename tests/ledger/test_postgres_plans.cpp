@@ -180,14 +180,14 @@ TEST_F(PostgresLedgerPlans, AnEventFindsItsRowByProviderIdAndKeptEventsByTheirNa
       "INSERT INTO webhook_events (scope, scheme, event_id, order_id, provider_payment_id, received_at, started_at, "
       "ended_at, http_status, transport_error, verdict, reason, delay_ms, provider_request_id, replayed, kind, "
       "processed) SELECT 'scope-b', 'stripe', 'evt_b_' || g, 'x-' || g, 'pi_x_' || g, " + now + ", " + now + ", " +
-      now + ", 0, '', 'event_charged', '', -1, '', false, 'webhook', false FROM generate_series(1, " +
+      now + ", 0, '', 'event_noted', '', -1, '', false, 'webhook', false FROM generate_series(1, " +
       std::to_string(kOthers) + ") g");
   // And scope-a's own events of the past, applied long ago.
   store_->exec_raw(
       "INSERT INTO webhook_events (scope, scheme, event_id, order_id, provider_payment_id, received_at, started_at, "
       "ended_at, http_status, transport_error, verdict, reason, delay_ms, provider_request_id, replayed, kind, "
       "processed, applied_to) SELECT 'scope-a', 'stripe', 'evt_a_old_' || g, 'a-old-' || g, 'pi_a_old_' || g, " +
-      now + ", " + now + ", " + now + ", 0, '', 'event_charged', '', -1, '', false, 'webhook', false, 'a-old-' || g "
+      now + ", " + now + ", " + now + ", 0, '', 'event_noted', '', -1, '', false, 'webhook', false, 'a-old-' || g "
       "FROM generate_series(1, " + std::to_string(kOthers) + ") g");
   store_->exec_raw(
       "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, delivery, created_at, key_expires_at, "
@@ -210,7 +210,7 @@ TEST_F(PostgresLedgerPlans, AnEventFindsItsRowByProviderIdAndKeptEventsByTheirNa
     e.provider_payment_id = provider_id;
     e.received_at = e.entry.started_at = e.entry.ended_at = kNow + 1000;
     e.entry.kind = "webhook";
-    e.entry.verdict = "event_charged";
+    e.entry.verdict = kEventNoted;
     return e;
   };
   ASSERT_EQ(ledger_->record_event(event("evt_1", "", "pi_a")), EventRecording::recorded);

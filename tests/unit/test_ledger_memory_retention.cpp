@@ -118,7 +118,7 @@ TEST(MemoryLedgerRetention, AForgottenRowTakesItsWebhookEventsAndItsProviderIdWi
     e.provider_payment_id = provider_id;
     e.received_at = kT0 + 100;
     e.entry.kind = "webhook";
-    e.entry.verdict = "event_charged";
+    e.entry.verdict = kEventNoted;
     return e;
   };
   settled_with_id("a", kT0);
