@@ -23,5 +23,6 @@
 #include "payretry/async.h"    /* pay_submit_batch, pay_submit_async, pay_submit_start, pay_pending */
 #include "payretry/settle.h"   /* pay_query, pay_reconcile and its options */
 #include "payretry/ledger.h"   /* pay_ledger_get, pay_ledger_list */
+#include "payretry/webhook.h"  /* pay_webhook_apply: provider notifications */
 
 #endif /* PAYRETRY_H */

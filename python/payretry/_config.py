@@ -11,6 +11,28 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, TypedDict, Union
 
+WebhookConfig = TypedDict(
+    "WebhookConfig",
+    {
+        "secret": str,
+        "secret_env": str,
+        "secret_file": str,
+        "previous_secret": str,
+        "previous_secret_env": str,
+        "previous_secret_file": str,
+        "api_v3_key": str,
+        "api_v3_key_env": str,
+        "api_v3_key_file": str,
+        "public_key_env": str,
+        "public_key_file": str,
+        "public_key_id": str,
+        "webhook_id": str,
+        "notification_url": str,
+        "tolerance_ms": int,
+    },
+    total=False,
+)
+
 LedgerConfig = TypedDict(
     "LedgerConfig",
     {
@@ -158,6 +180,7 @@ ClientConfig = TypedDict(
         "log": LogConfig,
         "max_body_bytes": int,
         "ledger": Union[str, LedgerConfig],
+        "webhook": WebhookConfig,
         "in_progress_wait_ms": int,
         "key_retention_ms": int,
         "not_found_grace_ms": int,
@@ -171,4 +194,4 @@ ClientConfig = TypedDict(
     total=False,
 )
 
-__all__ = ["AuthAlipayConfig", "AuthBasicConfig", "AuthConfig", "AuthOauth2Config", "AuthWechatpayConfig", "BudgetConfig", "ClientConfig", "LedgerConfig", "LogConfig", "RetryConfig", "TlsConfig"]
+__all__ = ["AuthAlipayConfig", "AuthBasicConfig", "AuthConfig", "AuthOauth2Config", "AuthWechatpayConfig", "BudgetConfig", "ClientConfig", "LedgerConfig", "LogConfig", "RetryConfig", "TlsConfig", "WebhookConfig"]

@@ -103,6 +103,20 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
                                         *log_, owner, client_scope(config_, profile_, ledger_->secret()));
   settler_ = std::make_unique<Settler>(*ledger_, *transport_, profile_, config_, system_clock(), system_sleeper(),
                                        *jitter_, *budget_, *log_, stats_, *flow_, std::move(hook), auth_.get());
+  // Notifications: a config that gives webhook secrets the profile's scheme
+  // cannot use is wrong now, not at the first notification.
+  try {
+    webhooks_ = std::make_unique<WebhookReceiver>(*ledger_, profile_, config_, system_clock(), stats_, *log_, *flow_,
+                                                  *settler_);
+  } catch (const Error& e) {
+    if (config_.webhook.configured) throw ConfigError(e.what());
+    webhooks_unavailable_ = std::string(e.what()) + " (config: no webhook block)";
+  }
+}
+
+WebhookOutcome Client::apply_webhook(const WebhookRequest& request) {
+  if (!webhooks_) throw Error(Errc::PAY_ECONFIG, "webhook: " + webhooks_unavailable_);
+  return webhooks_->apply(request);
 }
 
 Client::~Client() {

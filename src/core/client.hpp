@@ -21,6 +21,7 @@
 #include "stats.hpp"
 #include "transport_curl.hpp"
 #include "transport_curl_multi.hpp"
+#include "webhook_receiver.hpp"
 
 namespace payretry {
 
@@ -46,6 +47,9 @@ class Client {
   std::shared_ptr<const std::vector<std::thread::id>> engine_threads();
   PaymentResult query(const std::string& order_id) { return settler_->query(order_id); }
   ReconcileReport reconcile(const ReconcileOptions& o) { return settler_->reconcile(o); }
+  // A provider's notification (webhook_receiver.hpp). Throws
+  // Error(PAY_ECONFIG) when the profile or the config reads none.
+  WebhookOutcome apply_webhook(const WebhookRequest& request);
   Ledger& ledger() { return *ledger_; }
   std::string stats_json() const { return stats_.to_json(budget_->tokens()); }
   std::string metrics_text() const { return stats_.to_prometheus(budget_->tokens(), budget_->capacity()); }
@@ -83,6 +87,8 @@ class Client {
   std::unique_ptr<Ledger> ledger_;
   std::unique_ptr<PaymentFlow> flow_;
   std::unique_ptr<Settler> settler_;
+  std::unique_ptr<WebhookReceiver> webhooks_;  // null: notifications are not read (webhooks_unavailable_ says why)
+  std::string webhooks_unavailable_;
   std::once_flag multi_once_;
   CurlOptions curl_;
   std::vector<std::unique_ptr<CurlMultiTransport>> multi_transports_;

@@ -13,6 +13,7 @@
 #include "json_path.hpp"
 #include "json_util.hpp"
 #include "lookup_rules.hpp"
+#include "webhook_rules.hpp"
 #include "path_template.hpp"
 #include "redact.hpp"
 #include "retry_decision.hpp"
@@ -58,6 +59,7 @@ struct Settler::Answer {
   // earlier than this, so a "not found" speaks for this moment, not for
   // when the answer arrived.
   int64_t asked_at = 0;
+  std::string body;  // a found answer's
 };
 
 Settler::Settler(Ledger& ledger, Transport& transport, const Profile& profile, const Config& config, Clock& clock,
@@ -206,6 +208,7 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
     return true;
   }
   a.kind = Answer::found;
+  a.body = t.response.body;
   a.provider_status = std::move(*status);  // valid UTF-8 as read (json_path.hpp)
   if (id) a.provider_id = std::move(*id);
   verdict = kLookupFound;
@@ -407,11 +410,44 @@ PaymentResult Settler::settle_from(const PaymentRow& claimed, const Answer& a) {
   return r;
 }
 
+Settler::Finding Settler::look_up_provider_payment(const std::string& provider_id) {
+  Finding f;
+  if (profile_.lookup.by != LookupBy::provider_id || provider_id.empty()) {
+    f.why = "provider " + profile_.name + " does not look payments up by their id";
+    return f;
+  }
+  // A row of nothing but the id: no order, key or headers of its own (the
+  // notification names none), no claim (nothing is written).
+  PaymentRow row;
+  row.provider_payment_id = provider_id;
+  row.scope = flow_.scope();
+  const Answer a = look_up(row);
+  f.kind = a.kind == Answer::found ? Finding::found : a.kind == Answer::not_found ? Finding::not_found : Finding::failed;
+  f.provider_status = a.provider_status;
+  f.provider_id = a.provider_id.empty() ? provider_id : a.provider_id;
+  f.body = a.body;
+  f.http_status = a.http_status;
+  f.why = a.why;
+  return f;
+}
+
+PaymentRow Settler::apply_kept_events(const PaymentRow& row) {
+  if (row.state == PaymentState::in_flight) return row;  // its run settles first
+  bool landed = false;
+  for (const LedgerEvent& e : ledger_.kept_events(row.scope, row.order_id, row.provider_payment_id))
+    if (kept_event_applies(row, e)) landed = ledger_.apply_kept_event(e) || landed;
+  if (!landed) return row;
+  std::optional<PaymentRow> now = ledger_.get(row.order_id);
+  return now ? *now : row;
+}
+
 PaymentResult Settler::query(const std::string& order_id) {
   const auto found = ledger_.get(order_id);
   if (!found) throw Error(Errc::PAY_ENOTFOUND, "no payment for order " + order_id + " in the ledger");
-  const PaymentRow& row = *found;
-  flow_.check_scope(row);  // another client's payment: nothing is asked, nothing said
+  flow_.check_scope(*found);  // another client's payment: nothing is asked, nothing said
+  // A notification that came while the payment was being sent settles it
+  // first: it is the provider's own word, and costs no request.
+  const PaymentRow row = apply_kept_events(*found);
   const int64_t now = clock_.unix_ms();
   if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) return flow_.stored_result(row, {});
   if (row.state == PaymentState::in_flight && row.lease_until >= now)
@@ -441,7 +477,13 @@ PaymentResult Settler::query(const std::string& order_id) {
 }
 
 PaymentResult Settler::reconcile_one(const PaymentRow& first, const ReconcileOptions& o) {
-  PaymentRow row = first;
+  // The provider's notifications first: one kept while the payment was in
+  // flight may settle it, and a settled payment is never re-sent.
+  PaymentRow row = apply_kept_events(first);
+  if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) {
+    stats_.on_settlement(row.state == PaymentState::succeeded ? Outcome::succeeded : Outcome::failed);
+    return flow_.stored_result(row, {});
+  }
   if (can_look_up(row)) {
     PaymentResult res = query(row.order_id);
     if (res.outcome != Outcome::unknown) return res;

@@ -56,6 +56,23 @@ class Settler {
   // proved that no payment exists.
   ReconcileReport reconcile(const ReconcileOptions& options);
 
+  // What the provider's lookup says of the payment `provider_id`, asked
+  // without a row (a webhook that only names an id: Mollie's). Only for a
+  // profile that looks up by provider id; nothing is written.
+  struct Finding {
+    enum Kind { found, not_found, failed } kind = failed;
+    std::string provider_status;
+    std::string provider_id;
+    std::string body;  // the found answer, for the caller to read names from
+    int http_status = 0;
+    std::string why;
+  };
+  Finding look_up_provider_payment(const std::string& provider_id);
+  // Lands the webhook events kept for `row` (its order's, and its provider
+  // id's) that came after the row was made (kept_event_applies), oldest
+  // first; the row as it then stands. Throws LedgerError.
+  PaymentRow apply_kept_events(const PaymentRow& row);
+
  private:
   struct Answer;        // what the lookup found
   struct LookupTarget;  // what every attempt of one lookup sends

@@ -154,6 +154,17 @@ void Engine::validate(const SubmitRequest& r, JsonPtr* parsed) const {
       throw Error(Errc::PAY_EINVALID, "body must carry the order id at " + ref + ": profile " + profile_.name +
                                      " looks payments up by it");
   }
+  if (const std::string& ref = profile_.webhook.reference_path; !ref.empty()) {
+    // The provider's notifications name the payment's order by what the body
+    // carries here: another order's id would have this payment's events
+    // settle that order. (Absent is allowed: the events then name the
+    // payment by the provider's id only.)
+    const cJSON* j = body_json();
+    if (const std::optional<std::string> found = j ? json_path_first_string(j, ref) : std::nullopt;
+        found && *found != r.order_id)
+      throw Error(Errc::PAY_EINVALID, "body " + ref + " must equal the order id: profile " + profile_.name +
+                                          "'s notifications name the order by it");
+  }
   if (!r.path.empty())
     if (std::string e = check_path(r.path); !e.empty()) throw Error(Errc::PAY_EINVALID, e);
   // A profile without a create path (generic) takes one from the config or

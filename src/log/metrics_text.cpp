@@ -129,6 +129,13 @@ std::string Stats::to_prometheus(int budget_tokens, int budget_capacity) const {
              "application gave no body (no_body).");
     for (const auto& [reason, n] : reconcile_left_by_reason_)
       e.sample("payretry_reconcile_left_unknown_total", {{"reason", reason}}, n);
+    e.family("payretry_webhook_events_total", "counter",
+             "Provider notifications (pay_webhook_apply), one per event, by the profile, what the event says (finding: "
+             "succeeded, failed, noted; refused when it did not verify) and what it did (effect: settled, recorded, "
+             "duplicate, kept, ignored, conflict, refused, error).");
+    for (const auto& [k, n] : webhook_events_)
+      e.sample("payretry_webhook_events_total",
+               {{"provider", std::get<0>(k)}, {"finding", std::get<1>(k)}, {"effect", std::get<2>(k)}}, n);
   }
   e.family("payretry_lookup_attempts_total", "counter", "Status lookups sent by query and reconcile.");
   e.sample("payretry_lookup_attempts_total", {}, lookup_attempts_.load(std::memory_order_relaxed));

@@ -55,6 +55,11 @@ void Stats::on_reconcile_left(const std::string& reason) {
   ++reconcile_left_by_reason_[reason];
 }
 
+void Stats::on_webhook_event(const std::string& provider, const std::string& finding, const std::string& effect) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++webhook_events_[{provider, finding, effect}];
+}
+
 void Stats::on_payment(Outcome o, Delivery d, int64_t elapsed_ms) {
   payments_[static_cast<int>(o)][static_cast<int>(d)].fetch_add(1, std::memory_order_relaxed);
   payment_latency_.observe_us(elapsed_ms * 1000);
@@ -92,6 +97,13 @@ std::string Stats::to_json(int budget_tokens) const {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [reason, n] : reconcile_left_by_reason_) json_add(left, reason.c_str(), static_cast<int64_t>(n));
+  }
+  cJSON* hooks = cJSON_AddObjectToObject(r, "webhook_events");
+  if (!hooks) throw std::bad_alloc();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [k, n] : webhook_events_)
+      json_add(hooks, (std::get<0>(k) + "/" + std::get<1>(k) + "/" + std::get<2>(k)).c_str(), static_cast<int64_t>(n));
   }
   // Payment runs only: a submission answered from the ledger and a lookup
   // are counted apart, so that these add up to the payments the engine ran.

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "result.hpp"
@@ -54,6 +55,11 @@ class Stats {
   // expired key, no body), by that reason: the payments a person or a
   // webhook has to settle.
   void on_reconcile_left(const std::string& reason);
+  // A webhook notification or one event of it, by the profile, what it was found to say
+  // (succeeded, failed, noted; refused for one that did not verify) and
+  // what it did (settled, recorded, duplicate, kept, ignored, conflict,
+  // refused, error).
+  void on_webhook_event(const std::string& provider, const std::string& finding, const std::string& effect);
   void on_lookup_attempt() { lookup_attempts_.fetch_add(1, std::memory_order_relaxed); }
   void on_budget_exhausted() { budget_exhausted_.fetch_add(1, std::memory_order_relaxed); }
   void on_replay_blocked() { replays_blocked_.fetch_add(1, std::memory_order_relaxed); }
@@ -84,6 +90,7 @@ class Stats {
   mutable std::mutex mu_;
   std::map<std::string, long> retries_by_reason_;
   std::map<std::string, long> reconcile_left_by_reason_;
+  std::map<std::tuple<std::string, std::string, std::string>, long> webhook_events_;  // (provider, finding, effect)
   // "verdict\x1freason" -> count; looked up without an allocation (std::less<>),
   // since every attempt of every payment counts here.
   std::map<std::string, long, std::less<>> answers_by_verdict_reason_;

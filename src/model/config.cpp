@@ -248,6 +248,31 @@ void parse_alipay(const cJSON* al, AuthConfig& a) {
   a.peer_public_key_pem = *indirect(al, P + "alipay_public_key");
 }
 
+void parse_webhook(const cJSON* w, Config& c) {
+  const std::string P = "webhook.";
+  if (!cJSON_IsObject(w)) fail("webhook", "must be an object");
+  only_keys(w, "webhook");
+  WebhookConfig& out = c.webhook;
+  out.configured = true;
+  for (const char* name : {"secret", "previous_secret"})
+    if (std::optional<std::string> v = indirect(w, P + name)) out.secrets.push_back(std::move(*v));
+  if (out.secrets.size() == 1 && given(w, "previous_secret") && !given(w, "secret"))
+    fail(P + "previous_secret", "is for a rotation: give secret too");
+  if (std::optional<std::string> v = indirect(w, P + "api_v3_key")) {
+    if (v->size() != 32) fail(P + "api_v3_key", "must be the 32 bytes WeChat Pay gives as the APIv3 key");
+    out.api_v3_key = std::move(*v);
+  }
+  if (std::optional<std::string> v = indirect(w, P + "public_key")) out.public_key_pem = std::move(*v);
+  if (auto v = member(w, "public_key_id")) out.public_key_id = printable_secret(v, P + "public_key_id");
+  if (auto v = member(w, "webhook_id")) out.webhook_id = printable_secret(v, P + "webhook_id");
+  if (auto v = member(w, "notification_url")) {
+    out.notification_url = string(v, P + "notification_url");
+    if (out.notification_url.rfind("https://", 0) != 0 && out.notification_url.rfind("http://", 0) != 0)
+      fail(P + "notification_url", "must be an http:// or https:// URL, as the subscription names it");
+  }
+  if (auto v = member(w, "tolerance_ms")) out.tolerance_ms = integer(v, P + "tolerance_ms");
+}
+
 // One form: {"bearer": T} | {"header": H, "value": V} | {"api_key": V} |
 // {"basic": {"username", "password"}} | {"oauth2": {...}} |
 // {"wechatpay": {...}} | {"alipay": {...}}. bearer, value, api_key and
@@ -413,8 +438,9 @@ std::vector<std::string> Config::secrets() const {
     if (v.rfind("Bearer ", 0) == 0) out.push_back(v.substr(7));
     if (v.rfind("Basic ", 0) == 0) out.push_back(v.substr(6));
   }
-  for (const std::string* s : {&auth.api_key, &auth.client_secret, &auth.private_key_pem})
+  for (const std::string* s : {&auth.api_key, &auth.client_secret, &auth.private_key_pem, &webhook.api_v3_key})
     if (!s->empty()) out.push_back(*s);
+  for (const std::string& s : webhook.secrets) out.push_back(s);
   if (!ledger_secret.empty()) out.push_back(ledger_secret);
   // A database URL may carry a password (user:pass@host). A password may
   // hold a raw '@' or '/' itself: the host starts after the last '@' before
@@ -474,6 +500,7 @@ Config parse_config(std::string_view json) {
     if (std::string e = check_path(c.create_path); !e.empty()) fail("create_path", e);
   }
   if (auto v = member(r, "auth")) parse_auth(v, c);
+  if (auto v = member(r, "webhook")) parse_webhook(v, c);
   if (auto v = member(r, "headers")) parse_headers(v, c);
   if (auto v = member(r, "retry")) parse_retry(v, c.retry);
   if (auto v = member(r, "budget")) parse_budget(v, c.budget);

@@ -55,6 +55,19 @@ struct AuthConfig {
   std::string app_id;               // alipay
 };
 
+// The secrets that verify the provider's notifications (config "webhook";
+// the profile's webhook block says how they are read). Never logged.
+struct WebhookConfig {
+  std::vector<std::string> secrets;  // the current HMAC key, then the previous one during a rotation
+  std::string api_v3_key;            // WeChat Pay
+  std::string public_key_pem;        // empty: auth's provider key (WeChat Pay, Alipay)
+  std::string public_key_id;         // empty: auth's platform_serial
+  std::string webhook_id;            // PayPal
+  std::string notification_url;      // Square; empty: the request's
+  int64_t tolerance_ms = 0;          // 0: the scheme's
+  bool configured = false;           // the config has a webhook block
+};
+
 struct Config {
   std::string provider = "generic";  // a built-in profile's name
   std::string provider_json;         // or an inline / file profile (JSON text)
@@ -62,6 +75,7 @@ struct Config {
   std::string create_path;     // empty: the profile's
   Headers auth_headers;        // fixed credentials (bearer, basic, header): never logged
   AuthConfig auth;
+  WebhookConfig webhook;
   Headers extra_headers;       // e.g. a provider API version header
   RetryPolicy retry;
   BudgetPolicy budget;

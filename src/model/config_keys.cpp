@@ -153,6 +153,31 @@ const std::vector<ConfigKey>& table() {
       {"ledger.timeout_ms", T::integer, 0, 50, 600000, "", "5000", "5000",
        "Bound on every wait for the store (a lock, the pool, a statement)."},
 
+      {"webhook", T::object, 0, 0, 0, "", "none: every notification is refused",
+       "{\"secret_env\": \"STRIPE_WEBHOOK_SECRET\"}",
+       "The secrets that verify the provider's notifications (pay_webhook_apply); the profile's webhook block says "
+       "how they are read."},
+      {"webhook.secret", T::string, kKeyIndirect | kKeySecret, 1, 0, "", "none", "\"whsec_...\"",
+       "The HMAC key: Stripe's endpoint secret, Adyen's HMAC key (hex), Square's signature key, Checkout.com's "
+       "signature key, Mollie's shared secret."},
+      {"webhook.previous_secret", T::string, kKeyIndirect | kKeySecret, 1, 0, "", "none", "\"whsec_old...\"",
+       "During a rotation: a notification verified by this key is accepted too."},
+      {"webhook.api_v3_key", T::string, kKeyIndirect | kKeySecret, 32, 32, "", "none", "\"0123456789abcdef0123456789abcdef\"",
+       "WeChat Pay: the 32-byte APIv3 key that decrypts a notification's resource."},
+      {"webhook.public_key", T::string, kKeyIndirect | kKeyNoInline, 1, 0, "", "auth's provider key",
+       "\"/etc/app/wechatpay/pub_key.pem\"",
+       "The provider's key or certificate (PEM) that signs notifications: WeChat Pay's platform key, Alipay's "
+       "public key, PayPal's pinned certificate."},
+      {"webhook.public_key_id", T::string, 0, 1, 128, "", "auth's platform_serial, else any",
+       "\"PUB_KEY_ID_0114232...\"", "WeChat Pay: the Wechatpay-Serial notifications must name."},
+      {"webhook.webhook_id", T::string, 0, 1, 128, "", "none", "\"8PT597110X687430LKGECATA\"",
+       "PayPal: this endpoint's webhook id (part of what PayPal signs)."},
+      {"webhook.notification_url", T::string, 0, 1, 2048, "", "the URL of each request", "\"https://shop.example/hooks/square\"",
+       "Square: the subscription's notification URL (Square signs it with the body); set it when a proxy rewrites "
+       "the URL the server sees."},
+      {"webhook.tolerance_ms", T::integer, 0, 1000, kDay, "", "the scheme's", "300000",
+       "How old a signed timestamp may be (Stripe, WeChat Pay, PayPal)."},
+
       {"in_progress_wait_ms", T::integer, 0, 0, kDay, "", "0", "0",
        "How long a submit waits for another worker holding the same order before answering IN_PROGRESS."},
       {"key_retention_ms", T::integer, 0, 1000, 400 * kDay, "", "the profile's", "86400000",

@@ -190,6 +190,18 @@ struct ProfileWebhook {
   // Event type -> what it settles, before `status`; a type in neither
   // settles nothing (the event is recorded, the payment stays as it is).
   std::map<std::string, StatusTarget> events;
+  // What an event must name to be this client's (JSON path -> the value):
+  // "{merchant_id}" / "{account_id}" (the config's; skipped while the config
+  // has none) or a literal. Stripe: {"$.data.object.object":
+  // "payment_intent"}, Adyen: {"$.merchantAccountCode": "{merchant_id}"}.
+  // An event that names another is authentic but not this client's: it is
+  // acknowledged and changes nothing.
+  std::vector<std::pair<std::string, std::string>> requires_names;
+  // Where the create body carries the order id the event names, when the
+  // caller writes it there (Stripe's metadata.order_id): submit refuses a
+  // body whose value there is another order's, since that payment's events
+  // would settle the other order.
+  std::string reference_path;
   // The notification is a hint only (Mollie's classic webhook carries an id
   // and nothing else): the payment is looked up, and the lookup decides.
   bool confirm_by_lookup = false;

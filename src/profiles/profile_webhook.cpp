@@ -65,7 +65,7 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
   object_at(v, path);
   check_members(v, path,
                 {"scheme", "tolerance_ms", "event_id", "event_type", "order_id", "provider_id", "status", "events",
-                 "confirm_by_lookup", "ack"});
+                 "confirm_by_lookup", "ack", "requires", "reference_path"});
   if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "scheme")) {
     const std::string sp = member(path, "scheme");
     const std::string name = string_at(s, sp);
@@ -100,6 +100,29 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
       if (!target) fail(tp, "must be \"SUCCEEDED\", \"FAILED\" or \"PENDING\"");
       w.events.emplace(type, *target);
     }
+  }
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "requires")) {
+    // The child's list is the whole answer, as with events.
+    const std::string rp = member(path, "requires");
+    object_at(r, rp);
+    w.requires_names.clear();
+    for (const cJSON* c = r->child; c; c = c->next) {
+      const std::string at = c->string ? c->string : "";
+      const std::string cp = rp + "." + at;
+      if (at.empty() || at[0] != '$' || !valid_json_path(at) || at.find('*') != std::string::npos)
+        fail(cp, quoted(at) + " is not a JSON path naming one place (e.g. $.merchantAccountCode)");
+      const std::string& where = at;
+      const std::string want = string_at(c, cp);
+      if (want.empty()) fail(cp, "must name a value");
+      if (want.front() == '{' && want != "{merchant_id}" && want != "{account_id}")
+        fail(cp, "a placeholder must be {merchant_id} or {account_id}");
+      w.requires_names.emplace_back(where, want);
+    }
+  }
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "reference_path")) {
+    const std::string rp = member(path, "reference_path");
+    w.reference_path = json_path_at(r, rp, true);
+    if (w.reference_path.find('*') != std::string::npos) fail(rp, "must name one place, without a wildcard");
   }
   if (const cJSON* c = cJSON_GetObjectItemCaseSensitive(v, "confirm_by_lookup"))
     w.confirm_by_lookup = bool_at(c, member(path, "confirm_by_lookup"));

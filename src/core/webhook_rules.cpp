@@ -1,0 +1,31 @@
+#include "webhook_rules.hpp"
+
+namespace payretry {
+namespace {
+
+const char* verdict_of(StatusTarget t) {
+  switch (t) {
+    case StatusTarget::succeeded: return kEventSucceeded;
+    case StatusTarget::failed: return kEventFailed;
+    case StatusTarget::pending: break;
+  }
+  return kEventNoted;
+}
+
+}  // namespace
+
+const char* event_finding(const Profile& profile, const std::string& event_type, const std::string& status) {
+  if (!event_type.empty())
+    if (const auto t = profile.webhook.events.find(event_type); t != profile.webhook.events.end())
+      return verdict_of(t->second);
+  if (!status.empty())
+    if (const auto s = profile.lookup.status_map.find(status); s != profile.lookup.status_map.end())
+      return verdict_of(s->second);
+  return kEventNoted;
+}
+
+bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event) {
+  return event.received_at >= row.created_at;
+}
+
+}  // namespace payretry

@@ -1,0 +1,29 @@
+// What a provider's notification settles, as pure functions of the profile
+// and the ledger's rows: the decisions of WebhookReceiver (webhook_receiver.cpp)
+// and of the kept events' replay (Settler::apply_kept_events) without their
+// I/O, so that tests/model can print them as the SPIN model's tables. How a
+// landed event moves a row is the ledger's event_moves() (ledger.hpp).
+#pragma once
+#include <string>
+
+#include "ledger.hpp"
+#include "profile.hpp"
+
+namespace payretry {
+
+// What an event says of its payment, as its history entry's verdict
+// (kEventSucceeded, kEventFailed or kEventNoted): the profile's webhook
+// `events` map by the event's type first, else its status word through
+// the lookup's status_map. A type or status in neither, or one that maps
+// to PENDING, is noted and settles nothing.
+const char* event_finding(const Profile& profile, const std::string& event_type, const std::string& status);
+
+// Whether an event kept for later (Ledger::record_event) may land on `row`
+// now. Only one that came after the row was made: the key is committed
+// before the first byte is sent, so an event received earlier is about a
+// payment made elsewhere (another system, a dashboard, an account
+// this client does not serve) that happens to name the same order; landed,
+// its "failed" would end an order whose own payment may have been charged.
+bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event);
+
+}  // namespace payretry
