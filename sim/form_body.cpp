@@ -60,7 +60,7 @@ bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_orde
 }
 
 void format_payment_intent(std::string& out, uint64_t number, std::string_view order_id,
-                           int64_t amount, std::string_view currency) {
+                           int64_t amount, std::string_view currency, int64_t created) {
   const Profile& stripe = stripe_profile();
   out.append(R"({"id":")");
   append_id(out, stripe.payment_id, number);
@@ -68,6 +68,10 @@ void format_payment_intent(std::string& out, uint64_t number, std::string_view o
   append_int(out, static_cast<long long>(amount));
   out.append(R"(,"amount_received":)");
   append_int(out, static_cast<long long>(amount));
+  if (created >= 0) {
+    out.append(R"(,"created":)");
+    append_int(out, static_cast<long long>(created));
+  }
   out.append(R"(,"currency":)");
   append_json_string(out, currency);
   out.append(R"(,"latest_charge":")");

@@ -29,8 +29,9 @@ bool form_decode(std::string_view in, std::string* out);
 bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_order_id = false);
 
 // Stripe's PaymentIntent object for a charge number: id "pi_<number>", latest_charge
-// "ch_<number>" (the Stripe profile's payment_id and charge_id shapes).
+// "ch_<number>" (the Stripe profile's payment_id and charge_id shapes). With `created` >= 0 it
+// writes "created" too (Unix seconds), which Stripe's OpenAPI requires of a payment_intent.
 void format_payment_intent(std::string& out, uint64_t number, std::string_view order_id,
-                           int64_t amount, std::string_view currency);
+                           int64_t amount, std::string_view currency, int64_t created = -1);
 
 }  // namespace payretry_sim

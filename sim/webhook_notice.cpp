@@ -155,7 +155,9 @@ constexpr int64_t kStaleS = 15 * 60;
 // payment_intent.payment_failed: https://docs.stripe.com/api/events/types; signature:
 // https://docs.stripe.com/webhooks#verify-manually (Stripe-Signature: t=..,v1=hex HMAC-SHA256
 // of "t.body"). data.object is the PaymentIntent as the sim's lookup writes it; a declined one is
-// back at requires_payment_method with last_payment_error, as Stripe leaves it.
+// back at requires_payment_method with last_payment_error, as Stripe leaves it. Both carry
+// "created", which Stripe's OpenAPI requires of a payment_intent (the sim decides a payment at
+// once: the intent was made in the second the event is); sim_webhooks_schema.py checks them.
 Notice stripe_notice(const Profile&, const WebhookSettings& s, const PaymentEvent& e, uint64_t seed,
                      NoticeVariant v, int64_t now_s) {
   IdStream ids(seed, e, "stripe");
@@ -164,11 +166,12 @@ Notice stripe_notice(const Profile&, const WebhookSettings& s, const PaymentEven
   n.type = e.charged ? "payment_intent.succeeded" : "payment_intent.payment_failed";
   std::string object;
   if (e.charged) {
-    format_payment_intent(object, e.number, e.order_id, e.amount, e.currency);
+    format_payment_intent(object, e.number, e.order_id, e.amount, e.currency, now_s);
   } else {
     object = R"({"id":")" + format_id(stripe_profile().payment_id, e.number) +
              R"(","object":"payment_intent","amount":)" + std::to_string(e.amount) +
-             R"(,"amount_received":0,"currency":)" + json_string(e.currency) +
+             R"(,"amount_received":0,"created":)" + std::to_string(now_s) +
+             R"(,"currency":)" + json_string(e.currency) +
              R"(,"last_payment_error":{"code":"card_declined","decline_code":"insufficient_funds","type":"card_error"})"
              R"(,"latest_charge":null,"livemode":false,"metadata":{"order_id":)" +
              json_string(e.order_id) + R"(},"status":"requires_payment_method"})";
