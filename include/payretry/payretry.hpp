@@ -221,6 +221,17 @@ struct answer {
   std::optional<pay::error> failure;
 };
 
+// What a webhook's HTTP request asks the application to answer
+// (pay_webhook_reply, copied): send `status`, `content_type` (when not empty)
+// and `body` back to the provider. `outcome` is the JSON of what the
+// notification did (webhook.h: verdict, why, scheme, events).
+struct webhook_reply {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+  std::string outcome;
+};
+
 // Called once per client::submit_async, on the client's engine thread; it
 // must not throw (an exception is swallowed) and must not destroy the client.
 using done_callback = std::function<void(answer)>;
@@ -438,6 +449,45 @@ class client : public handle<pay_client, pay_client_free> {
 
   // Reopens the config's log file (log rotation).
   void reopen_log() const { check(pay_client_reopen_log(detail::need(get()))); }
+
+  // A provider's notification as the HTTP server received it (pay_webhook_apply):
+  // the method, the full URL ("https://shop.example/hooks/stripe"), every
+  // header, and the raw body bytes, before any parsing. Returns what to answer;
+  // a refused or unstorable notification is a reply (400, 503), not an
+  // exception. Throws pay::error for PAY_EINVALID (a NUL inside a header),
+  // PAY_ECONFIG (no webhook block the profile's scheme needs), PAY_EVERSION.
+  webhook_reply apply_webhook(std::string_view method, std::string_view url,
+                              const std::vector<std::pair<std::string, std::string>>& headers,
+                              std::string_view body) const {
+    const std::string m(method), u(url);
+    std::vector<pay_header> hs;
+    hs.reserve(headers.size());
+    for (const auto& h : headers) {
+      // A C string ends at its first NUL: never hand the library a shortened header.
+      if (h.first.find('\0') != std::string::npos || h.second.find('\0') != std::string::npos)
+        throw error(PAY_EINVALID, "webhook header " + std::to_string(hs.size()) + " contains a NUL character");
+      hs.push_back({h.first.c_str(), h.second.c_str()});
+    }
+    pay_webhook_request r = PAY_WEBHOOK_REQUEST_INIT;
+    r.method = m.c_str();
+    r.url = u.c_str();
+    r.headers = hs.empty() ? nullptr : hs.data();
+    r.header_count = hs.size();
+    r.body = body.data();
+    r.body_len = body.size();
+    pay_webhook_reply out{0, {nullptr, 0}, {nullptr, 0}, {nullptr, 0}};
+    struct guard {
+      pay_webhook_reply& r;
+      ~guard() { pay_webhook_reply_dispose(&r); }
+    } g{out};
+    check(pay_webhook_apply(&out, detail::need(get()), &r));
+    webhook_reply reply;
+    reply.status = out.status;
+    reply.content_type = detail::take(out.content_type);
+    reply.body = detail::take(out.body);
+    reply.outcome = detail::take(out.outcome);
+    return reply;
+  }
 
  private:
   std::unique_ptr<detail::callbacks> cb_;

@@ -4,8 +4,11 @@
 #include <payretry/payretry.hpp>
 
 #include <gtest/gtest.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -376,4 +379,87 @@ TEST_F(Wrapper, SubmitOptionsCarryHeadersAndATraceparentButNotIntoABatch) {
   EXPECT_EQ(code_of([&] { c.submit("w-reserved", body_for("w-reserved"), reserved); }), PAY_EINVALID);
   EXPECT_EQ(code_of([&] { c.submit_batch({{"w-batch", body_for("w-batch"), o}}); }), PAY_EINVALID);
   EXPECT_EQ(sim_->charges_for("w-reserved") + sim_->charges_for("w-batch"), 0);
+}
+
+// ---- Webhooks -----------------------------------------------------------------
+
+namespace {
+
+const char kWebhookSecret[] = "whsec_wrapper_test_secret";
+
+std::string hex_of(const unsigned char* p, size_t n) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  for (size_t i = 0; i < n; ++i) {
+    s += digits[p[i] >> 4];
+    s += digits[p[i] & 15];
+  }
+  return s;
+}
+
+// Stripe's Stripe-Signature over `body` at `t`, as Stripe signs it:
+// t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<body>")>.
+std::string stripe_signature(const std::string& secret, long long t, const std::string& body) {
+  const std::string signed_text = std::to_string(t) + "." + body;
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(signed_text.data()), signed_text.size(), mac, &len);
+  return "t=" + std::to_string(t) + ",v1=" + hex_of(mac, len);
+}
+
+std::string stripe_event(const std::string& id, const std::string& object, const std::string& order,
+                         const std::string& status) {
+  return R"({"id":")" + id + R"(","object":"event","type":"payment_intent.)" + status +
+         R"(","data":{"object":{"id":"pi_w_1","object":")" + object + R"(","status":")" + status +
+         R"(","metadata":{"order_id":")" + order + R"("}}}})";
+}
+
+long long now_s() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+TEST_F(Wrapper, ApplyWebhookSettlesAnUnknownPaymentOnceAndRefusesAForgery) {
+  std::string cfg = config(R"("max_attempts":2)");
+  cfg.pop_back();
+  cfg += R"(,"webhook":{"secret":")" + std::string(kWebhookSecret) + R"("}})";
+  pay::client c(cfg);
+  sim_->script("w-hook", {"lost_response", "lost_response"});
+  ASSERT_EQ(c.submit("w-hook", body_for("w-hook")).outcome(), pay::outcome::unknown);
+
+  const std::string event = stripe_event("evt_w_1", "payment_intent", "w-hook", "succeeded");
+  const std::vector<std::pair<std::string, std::string>> headers = {
+      {"Content-Type", "application/json"}, {"Stripe-Signature", stripe_signature(kWebhookSecret, now_s(), event)}};
+  const pay::webhook_reply r = c.apply_webhook("POST", "https://shop.example/hooks/stripe", headers, event);
+  EXPECT_EQ(r.status, 200) << r.outcome;
+  EXPECT_EQ(r.body, "");
+  EXPECT_NE(r.outcome.find(R"("verdict":"accepted")"), std::string::npos) << r.outcome;
+  EXPECT_NE(r.outcome.find(R"("effect":"settled")"), std::string::npos) << r.outcome;
+  EXPECT_NE(c.ledger_get("w-hook").find("SUCCEEDED"), std::string::npos);
+
+  // Delivered again: a duplicate, acknowledged, nothing changes.
+  const pay::webhook_reply again = c.apply_webhook("POST", "https://shop.example/hooks/stripe", headers, event);
+  EXPECT_EQ(again.status, 200);
+  EXPECT_NE(again.outcome.find(R"("effect":"duplicate")"), std::string::npos) << again.outcome;
+
+  // Signed with another secret: refused, 400.
+  const pay::webhook_reply forged = c.apply_webhook(
+      "POST", "https://shop.example/hooks/stripe",
+      {{"Stripe-Signature", stripe_signature("whsec_someone_else", now_s(), event)}}, event);
+  EXPECT_EQ(forged.status, 400);
+  EXPECT_EQ(forged.content_type, "text/plain");
+  EXPECT_NE(forged.outcome.find(R"("verdict":"refused")"), std::string::npos) << forged.outcome;
+
+  // A NUL inside a header would cut the C string: refused before the call.
+  EXPECT_EQ(code_of([&] {
+              (void)c.apply_webhook("POST", "https://x/", {{"Stripe-Signature", std::string("t=1\0x", 5)}}, event);
+            }),
+            PAY_EINVALID);
+}
+
+TEST_F(Wrapper, ApplyWebhookWithoutAWebhookBlockThrowsEconfig) {
+  pay::client c(config());
+  EXPECT_EQ(code_of([&] { (void)c.apply_webhook("POST", "https://x/", {}, "{}"); }), PAY_ECONFIG);
 }
