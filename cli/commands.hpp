@@ -17,6 +17,7 @@ int cmd_demo(const Argv& args);
 int cmd_demo_worker(const Argv& args);  // hidden: the child process of `demo --crash`
 int cmd_version(const Argv& args);
 int cmd_check(const Argv& args);
+int cmd_webhook(const Argv& args);
 
 // The exit-code table every --help ends with.
 extern const char kExitCodesHelp[];

@@ -19,12 +19,14 @@ const char kExitCodesHelp[] =
     "Exit codes:\n"
     "  0  succeeded (or a read, reconcile or demo that went well)\n"
     "  1  failed: the provider definitively declined or rejected the payment\n"
+    "     (webhook: the notification is refused, not verified)\n"
     "  2  usage error: bad flag, missing argument, body not JSON\n"
     "  3  config error: no config, or one the library refuses (the message names the key)\n"
     "  4  unknown: the payment may have been processed (reconcile: some left UNKNOWN)\n"
     "  5  in progress: another worker holds the order\n"
     "  6  not found: no such order in the ledger\n"
-    "  7  ledger error: the ledger cannot be opened, read or written (or another I/O error)\n"
+    "  7  ledger error: the ledger cannot be opened, read or written (or another I/O error;\n"
+    "     webhook apply: verified but not stored, the provider must deliver it again)\n"
     "  8  mismatch: the order or key was used before with other bytes; nothing sent\n"
     "  9  demo: a duplicate charge, or a charged order reported FAILED (must never happen)\n"
     " 10  internal error\n"
@@ -54,6 +56,8 @@ const char kHelp[] =
     "  ledger prune     delete SUCCEEDED/FAILED payments older than --older-than\n"
     "  demo             the whole idea against the bundled simulator, in one command\n"
     "  check [CONFIG]   validate a config, open its ledger (--probe: reach the provider)\n"
+    "  webhook verify   check a captured provider notification's signature; records nothing\n"
+    "  webhook apply    record a captured provider notification in the ledger\n"
     "  version          library and CLI version\n"
     "\n"
     "Every command prints one JSON document on stdout with --json, a readable table\n"
@@ -110,6 +114,7 @@ int run(int argc, char** argv) {
   if (cmd == "__demo-worker") return cmd_demo_worker(rest);
   if (cmd == "version") return cmd_version(rest);
   if (cmd == "check") return cmd_check(rest);
+  if (cmd == "webhook") return cmd_webhook(rest);
   throw usage_error("unknown command '" + cmd + "' (try payretry --help)");
 }
 
