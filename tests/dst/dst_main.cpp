@@ -50,11 +50,18 @@ int main(int argc, char** argv) {
     else if (a == "--cross-order") opt.cross_order = true;
     else if (a == "--no-cross-order") opt.cross_order = false;
     else if (a == "--keys-dir") opt.keys_dir = value();
+    else if (a == "--webhook-tie") opt.webhook_tie = true;
+    else if (a == "--webhook-foreign-open") opt.webhook_foreign_open = true;
+    else if (a == "--webhooks") {
+      const std::string v = value();
+      opt.webhooks = v == "always" ? 1 : v == "never" ? 0 : -1;
+    }
     else {
       std::fprintf(stderr,
                    "usage: %s [--seed N] [--count N] [--verbose] [--sqlite-every N] [--no-sqlite] [--sabotage "
                    "rekey|forget] [--short-retention] [--profile NAME|random] [--driver blocking|concurrent] "
-                   "[--engines N] [--signer-every N] [--no-answer-faults] [--no-cross-order] [--keys-dir DIR]\n",
+                   "[--engines N] [--signer-every N] [--no-answer-faults] [--no-cross-order] [--keys-dir DIR] "
+                   "[--webhooks drawn|always|never] [--webhook-tie] [--webhook-foreign-open]\n",
                    argv[0]);
       return 2;
     }
@@ -91,6 +98,9 @@ int main(int argc, char** argv) {
     pinned += " --signer-every " + std::to_string(opt.signer_every);
   if (!opt.answer_faults) pinned += " --no-answer-faults";
   if (!opt.cross_order) pinned += " --no-cross-order";
+  if (opt.webhook_tie) pinned += " --webhook-tie";
+  if (opt.webhook_foreign_open) pinned += " --webhook-foreign-open";
+  if (opt.webhooks >= 0) pinned += opt.webhooks ? " --webhooks always" : " --webhooks never";
   if (opt.sqlite_every != payretry::dst::Options{}.sqlite_every)
     pinned += " --sqlite-every " + std::to_string(opt.sqlite_every);
   const auto t0 = std::chrono::steady_clock::now();
@@ -145,6 +155,22 @@ int main(int argc, char** argv) {
               (unsigned long long)t.fetches_run_by_a_caller, (unsigned long long)t.tokens_revoked,
               (unsigned long long)t.unauthorized_answers, (unsigned long long)t.reconcile_left_final_answer,
               t.latest_answer_ms == INT64_MIN ? 0LL : (long long)t.latest_answer_ms);
+  std::printf("DST exercised: %llu schedules with webhooks, %llu notifications delivered (%llu answered 2xx, %llu 4xx, "
+              "%llu 5xx; %llu while the payment was in flight, %llu before its row existed, %llu dropped), %llu "
+              "duplicates, %llu replays, %llu forged, %llu stale, %llu of another merchant, %llu to another account, "
+              "%llu of payments made elsewhere, %llu ledger faults under them; events: %llu settled, %llu kept (%llu "
+              "landed later), %llu duplicate, %llu conflicts, %llu ignored; %llu payments settled by webhook\n",
+              (unsigned long long)t.webhook_schedules, (unsigned long long)t.notes, (unsigned long long)t.notes_2xx,
+              (unsigned long long)t.notes_4xx, (unsigned long long)t.notes_5xx,
+              (unsigned long long)t.notes_while_in_flight, (unsigned long long)t.notes_before_row,
+              (unsigned long long)t.notes_dropped, (unsigned long long)t.duplicate_notes,
+              (unsigned long long)t.replayed_notes, (unsigned long long)t.forged_notes,
+              (unsigned long long)t.stale_notes, (unsigned long long)t.not_ours_notes,
+              (unsigned long long)t.misrouted_notes, (unsigned long long)t.foreign_notes,
+              (unsigned long long)t.webhook_ledger_faults, (unsigned long long)t.events_settled,
+              (unsigned long long)t.events_kept, (unsigned long long)t.kept_applied_later,
+              (unsigned long long)t.events_duplicate, (unsigned long long)t.events_conflict,
+              (unsigned long long)t.events_ignored, (unsigned long long)t.settled_by_webhook);
   for (const auto& [which, n] : t.by_profile_driver)
     std::printf("DST schedules %s: %llu\n", which.c_str(), (unsigned long long)n);
   if (!dir.empty()) {

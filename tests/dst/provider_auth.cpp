@@ -242,6 +242,10 @@ void ProviderKeys::sign_alipay(HttpResponse& a) const {
   body += R"(,"sign":")" + sign + "\"}";
 }
 
+std::string ProviderKeys::sign_alipay_content(std::string_view content) const {
+  return rsa_sign(*alipay_key_, content);
+}
+
 void ProviderKeys::forge(HttpResponse& a) {
   auto flip = [](std::string& sig) {
     if (sig.size() < 12) return;

@@ -40,6 +40,9 @@ class ProviderKeys {
   // member; an answer of another shape (the gateway's error_response, a
   // proxy's page) is left unsigned.
   void sign_alipay(HttpResponse& a) const;
+  // Alipay's RSA2 signature (base64) over `content` with Alipay's key: what
+  // signs a notification's sorted fields.
+  std::string sign_alipay_content(std::string_view content) const;
   // Breaks the signature an answer carries (one base64 character changed):
   // what an answer altered on the way, or made without the key, looks like.
   static void forge(HttpResponse& a);

@@ -214,6 +214,7 @@ void ProviderModel::complete(KeyState& k) {
     ++charges[k.order_id];
     k.charged = true;
   }
+  decided.push_back(Decided{k.store, k.order_id, k.id, k.charge_on_done});
   for (Payment& p : payments_)
     if (p.id == k.id) {
       p.processing = false;
@@ -225,10 +226,16 @@ void ProviderModel::finish_all() {
   for (auto& [key, k] : keys_) complete(k);
 }
 
+void ProviderModel::complete_due(int64_t now_mono) {
+  for (auto& [key, k] : keys_)
+    if (k.processing && now_mono >= k.done_at) complete(k);
+}
+
 ProviderModel::KeyState& ProviderModel::process_new(const std::string& store, const std::string& key,
                                                     const std::string& order, const std::string& reference,
                                                     std::string_view body, int64_t now, int64_t slow_ms) {
   KeyState k;
+  k.store = store;
   k.order_id = order;
   k.body.assign(body.data(), body.size());
   k.reference = reference;

@@ -130,6 +130,17 @@ class ProviderModel {
 
   // Lets every processing still running finish, as it would after the run.
   void finish_all();
+  // Lets every processing whose time is over by `now_mono` finish (what a
+  // lookup or a same-key request would find finished anyway).
+  void complete_due(int64_t now_mono);
+
+  // Every payment whose state the provider decided, in the order it decided
+  // them: what its notifications (webhooks) tell, in the store it was made.
+  struct Decided {
+    std::string store, order_id, id;
+    bool charged = false;
+  };
+  std::vector<Decided> decided;
 
   // A lie in the shape of a genuine answer to `req` (a create's success, a
   // lookup's status), naming the payment `fake_id`, signed as the provider
@@ -152,6 +163,7 @@ class ProviderModel {
 
  private:
   struct KeyState {
+    std::string store;
     std::string order_id;
     std::string body;
     std::string id;              // the provider's id of the payment this key made

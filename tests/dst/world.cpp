@@ -24,12 +24,14 @@
 #include "profile.hpp"
 #include "provider_auth.hpp"
 #include "provider_model.hpp"
+#include "provider_webhooks.hpp"
 #include "random.hpp"
 #include "random_wire.hpp"
 #include "rng.hpp"
 #include "scope.hpp"
 #include "settle.hpp"
 #include "stats.hpp"
+#include "webhook_receiver.hpp"
 
 namespace payretry::dst {
 
@@ -175,15 +177,24 @@ class FaultyLedger final : public Ledger {
     return inner_.list(state, updated_before, limit, scope);
   }
   int64_t prune_settled(int64_t updated_before) override { return inner_.prune_settled(updated_before); }
-  EventRecording record_event(const LedgerEvent& e) override { return inner_.record_event(e); }
+  // The webhook writes fail too (at the schedule's own webhook rate): a
+  // notification the store did not take must be answered non-2xx.
+  EventRecording record_event(const LedgerEvent& e) override {
+    fail_event("record_event");
+    return inner_.record_event(e);
+  }
   std::vector<LedgerEvent> kept_events(const std::string& scope, const std::string& order_id,
                                        const std::string& provider_payment_id) override {
     return inner_.kept_events(scope, order_id, provider_payment_id);
   }
-  bool apply_kept_event(const LedgerEvent& e) override { return inner_.apply_kept_event(e); }
+  bool apply_kept_event(const LedgerEvent& e) override {
+    fail_event("apply_kept_event");
+    return inner_.apply_kept_event(e);
+  }
 
  private:
   void fail_maybe(const char* what);
+  void fail_event(const char* what);
   // Every claim the store granted must carry a token no claim had before:
   // otherwise a stale run holding an older claim passes its fence.
   void granted(const std::string& token);
@@ -347,6 +358,9 @@ class Process {
   bool last_unauthorized = false;      // the last answer was a 401 under an OAuth2 token
   std::string final_checked_claim;     // the settler's run whose first re-send had its history read
   bool in_settler = false;  // lookups and reconcile re-sends: not one run
+  // A webhook receiver's lookup of an id a notification named (Mollie's
+  // hint): about no order this client knows, under no claim.
+  bool in_hint = false;
   // Over the process's life (the retry budget is per client).
   long retries = 0;
   long successes = 0;
@@ -430,10 +444,85 @@ class World {
   std::set<std::string> forged_ids;  // provider ids only forged or stale answers ever named
   int next_process = 0;
   std::vector<std::unique_ptr<Process>> graveyard;  // crashed concurrent processes, drained after the checks
+  // Each account's webhook endpoint: a client process and its receiver
+  // (after everything they use, so destroyed first).
+  std::vector<std::unique_ptr<Process>> receiver_procs;
+  std::vector<std::unique_ptr<WebhookReceiver>> receivers;
   std::set<std::string> answered;  // orders the concurrent driver has a final, recorded answer for
   // Set while a crashed (or finished) concurrent process drains: what its
   // payments report then is no caller's answer.
   bool draining = false;
+
+  // ---- webhooks: the provider notifies what it decided -----------------------
+  // Their draws come from a stream of their own: a schedule without them is
+  // the one it was. A notification is built when the provider decides (or,
+  // for the kinds that are no decision of this client's payment, when drawn)
+  // and delivered by a scheduled actor to the receiving account's endpoint:
+  // a WebhookReceiver over a client process of that account.
+  Rng wh;
+  bool webhooks = false;
+  int wh_dup_percent = 0, wh_forged_percent = 0, wh_stale_percent = 0, wh_not_ours_percent = 0,
+      wh_misroute_percent = 0, wh_foreign_percent = 0, wh_replay_percent = 0, wh_fault_percent = 0,
+      wh_prompt_percent = 0;
+  int64_t wh_max_delay_ms = 0;
+  WebhookKeys wh_keys;
+  enum class NoteKind { genuine, duplicate, replay, misrouted, forged, stale, not_ours, foreign };
+  struct Note {
+    // What it says; signed when it leaves (each delivery of a timestamped
+    // scheme is signed anew), but for a replay, which is the bytes of an
+    // earlier delivery.
+    std::vector<EventTruth> truths;
+    NoteForm form = NoteForm::genuine;
+    bool prebuilt = false;
+    Notification n;
+    NoteKind kind = NoteKind::genuine;
+    int tenant = 0;      // whose endpoint receives it
+    int64_t due = 0;     // monotonic ms
+    int tries = 0;
+    std::string order;   // the order its (first) event names
+    std::string pid;     // the payment it is about
+    uint64_t serial = 0;
+  };
+  std::vector<Note> outbox;
+  size_t decided_seen = 0;
+  uint64_t wh_serial = 0;
+  bool delivering = false;
+  int wh_injected = 0;  // faults injected into deliveries (ledger, the hint's lookup)
+  std::map<std::string, std::pair<std::string, bool>> foreign;  // a payment made elsewhere: id -> (order it names, charged)
+  std::set<std::string> must_never_land;  // event ids of foreign payments that came before their order's row, or to a row of another payment
+  std::vector<std::set<std::string>> delivered_ids;  // per account: every event id its endpoint was handed
+  std::map<std::string, PaymentState> final_seen;     // orders whose row was seen SUCCEEDED or FAILED
+  std::set<std::string> webhook_settled;              // orders whose row a webhook made final
+  std::map<std::string, std::string> kept_seen;       // order -> an event it had kept (counted once landed)
+  void draw_webhooks();
+  // New decisions of the provider become notifications (and their copies).
+  void collect_notes();
+  void schedule(Note n, int64_t delay);
+  int64_t draw_delay();
+  // Delivers every notification due (all of them: the last flush).
+  // `top`: between runs or turns, where the world may move the clock.
+  void deliver_due(bool all = false, bool top = false);
+  bool delivering_top = false;
+  // false: deliver later (a foreign payment's notification waits for a moment it can tell apart).
+  bool deliver(Note& n);
+  WebhookReceiver& receiver(int tenant);
+  // The row of each order, for the checks around a delivery.
+  struct Snap {
+    bool exists = false;
+    PaymentState state = PaymentState::pending;
+    std::string pid;
+    int entries = 0;
+  };
+  std::map<std::string, Snap> snapshot();
+  // Whether (scope, event id) is in the ledger: a history's webhook entry or a kept event.
+  bool event_stored(const std::string& scope, const std::string& event_id, const std::string& order,
+                    const std::string& pid);
+  // Every step: no final row moves; a row a webhook made final says what
+  // the provider decided for its payment.
+  void check_rows();
+  // No event applied twice, none to another account's row, none of a
+  // foreign payment that could be told apart.
+  void check_event_entries();
 
   int64_t lease_ms() const { return config.retry.deadline_ms + config.lease_margin_ms; }
   Ledger& ledger_for_checks(std::unique_ptr<Ledger>& holder) {
@@ -523,6 +612,15 @@ void FaultyLedger::apply(LedgerBatch& b) {
   inner_.apply(b);
   for (const auto& c : b.creates)
     if (c.error.empty() && c.out.created) granted(c.owner);
+}
+
+void FaultyLedger::fail_event(const char* what) {
+  if (w_.wh_fault_percent > 0 && w_.wh.chance(w_.wh_fault_percent)) {
+    ++tally.webhook_ledger_faults;
+    ++w_.wh_injected;
+    w_.say(std::string("  ledger fault on ") + what);
+    throw LedgerError(std::string("ledger (dst): injected failure on ") + what);
+  }
 }
 
 // ---- processes ----------------------------------------------------------------
@@ -689,6 +787,9 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
   ++tally.sends;
   const bool lookup = provider->wire().is_lookup(req.method, path_of(req.url));
   const std::string order = [&] {
+    // A webhook receiver's lookup of the id a hint named: no order of its
+    // client's, no claim (the receiver has no row to hold).
+    if (p.in_hint) return std::string();
     for (const Order& o : orders)
       if (carries(req.body, o.id) || req.url.find(o.id) != std::string::npos) return o.id;
     // A lookup by the provider's id names the payment, not the order.
@@ -749,6 +850,12 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
                                                    std::to_string(clock.unix_ms() - row->lease_until) +
                                                    " ms after its lease ended");
     }
+  }
+  if (webhooks && !order.empty()) {
+    check_rows();
+    // A payment a notification settled is final: nothing sends it again.
+    if (!lookup && webhook_settled.count(order))
+      fail("webhook_settled_never_resent", "order " + order + " was sent again after a webhook settled it");
   }
   if (!lookup && !order.empty()) {
     if (pruned.count(order)) fail("pruned_order_never_sent", "order " + order + " was sent after its row was pruned");
@@ -811,6 +918,7 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
   if (real_signer && !reply.crash && reply.result.failure == TransportFailure::none && !reply.refused_unsigned)
     answer_faults(reply, order, lookup, clock.unix_ms());
   if (lookup) ++tally.lookups;
+  if (p.in_hint && f != Fault::none) ++wh_injected;  // the hint's confirming lookup fails: the receiver must say "again"
   say("p" + std::to_string(p.id) + (lookup ? " lookup " : " send ") + order + " fault=" + fault_name(f) + " -> " +
       (reply.crash ? std::string("CRASH")
        : reply.result.failure == TransportFailure::none ? std::to_string(reply.result.response.status)
@@ -902,6 +1010,10 @@ TransportResult ProcTransport::post(const HttpRequest& req) {
   if (t.elapsed_ms < 0 || (req.timeout_ms > 0 && t.elapsed_ms > req.timeout_ms))
     w.fail("model", "transport elapsed outside the timeout");
   w.clock.advance(t.elapsed_ms);
+  // Notifications that come while the answer is on its way (the payment is
+  // IN_FLIGHT); not Mollie's, whose confirming lookup would take time from the
+  // run (a Retry-After counts from the answer).
+  if (w.profile_name != "mollie") w.deliver_due();
   p.last_had_retry_after = t.failure == TransportFailure::none && !reply.retry_after.header.empty();
   p.last_unauthorized = w.oauth2 && t.failure == TransportFailure::none && t.response.status == 401;
   p.last_retry_after = p.last_had_retry_after ? reply.retry_after.ms : std::nullopt;
@@ -918,6 +1030,7 @@ void ProcSleeper::sleep_ms(int64_t ms) {
   if (p.in_settler || !p.order) {
     // A lookup's backoff, or a wait on another worker's lease.
     w.clock.advance(ms);
+    w.deliver_due();
     return;
   }
   if (p.last_unauthorized && ms == 0) {
@@ -961,6 +1074,8 @@ void ProcSleeper::sleep_ms(int64_t ms) {
   w.clock.advance(ms);
   if (w.oversleep_percent > 0 && w.rng.chance(w.oversleep_percent)) w.clock.advance(w.rng.range(1, 3000));
   if (w.wall_jump_percent > 0 && w.rng.chance(w.wall_jump_percent)) w.clock.unix += w.rng.range(-w.wall_jump_ms, w.wall_jump_ms);
+  // Notifications that come while the run waits in its backoff (IN_FLIGHT).
+  w.deliver_due();
 }
 
 // ---- OAuth2: the token endpoint and the runner of the engines' fetches ----------
@@ -1209,7 +1324,7 @@ const std::string& test_pem(const std::string& dir, const std::string& file) {
 
 World::World(uint64_t s, const Options& o)
     : seed(s), opt(o), rng(s), pause_rng(s ^ 0xD1B54A32D192ED03ull), ext(s ^ 0x5851F42D4C957F2Dull),
-      tenant_rng(s ^ 0x9FB21C651E98DF25ull), auth_rng(s ^ 0xC2B2AE3D27D4EB4Full) {
+      tenant_rng(s ^ 0x9FB21C651E98DF25ull), auth_rng(s ^ 0xC2B2AE3D27D4EB4Full), wh(s ^ 0x7A3B9E2C51D4F086ull) {
   hook_pause_percent = pause_rng.chance(20) ? static_cast<int>(pause_rng.range(2, 15)) : 0;
   profile_name = !opt.profile.empty() ? opt.profile : kProfiles[rng.range(0, 8)];
   // Unpinned, a tenth of the schedules draw a random provider instead.
@@ -1396,6 +1511,7 @@ World::World(uint64_t s, const Options& o)
     provider->declines[ord.id] = rng.chance(20);
     orders.push_back(ord);
   }
+  draw_webhooks();
   // Several merchant accounts, one client each over the one ledger (not in
   // the schedules of the built-in signers, whose merchant is the test keys').
   const int n_tenants = !real_signer && tenant_rng.chance(25) ? static_cast<int>(tenant_rng.range(2, 3)) : 1;
@@ -1456,6 +1572,8 @@ World::World(uint64_t s, const Options& o)
 }
 
 World::~World() {
+  receivers.clear();
+  receiver_procs.clear();
   graveyard.clear();
   if (ledger_url.rfind("sqlite://", 0) == 0) {
     const std::string path = ledger_url.substr(9);
@@ -1784,6 +1902,7 @@ void World::run_blocking() {
         continue;
       }
       check_result(o, r, proc->run_sends);
+      deliver_due(false, true);
       // Now and then another account's client acts on the order.
       if (other_scope_percent > 0 && tenant_rng.chance(other_scope_percent)) other_scope_acts(o);
       switch (r.outcome) {
@@ -1936,6 +2055,8 @@ void World::run_concurrent() {
     for (int turns = 0; turns < 100000 && unanswered() > 0; ++turns) {
       const bool turned = turn_engines(live());
       rethrow_broken();
+      // Notifications between the engines' turns.
+      deliver_due(false, true);
       for (auto& p : procs)
         if (p && p->dead()) {
           crashed = true;
@@ -2027,6 +2148,8 @@ void World::run_concurrent() {
 
 void World::check_final() {
   provider->finish_all();
+  check_rows();
+  if (webhooks) check_event_entries();
   // Every request is signed (by the built-in signer, or the request hook);
   // a signing provider that refused one saw a request (a lookup, say) sent
   // unsigned, or signed wrongly.
@@ -2071,6 +2194,394 @@ void World::check_final() {
   }
 }
 
+// ---- webhooks: the provider's notifications, delivered ------------------------------
+
+void World::draw_webhooks() {
+  // Built-in providers that notify; WeChat Pay and Alipay sign with RSA
+  // (about a millisecond a notification), so a smaller share of theirs.
+  if (opt.webhooks == 0 || !opt.sabotage.empty() || profile_name == "random" || !sends_webhooks(profile_name)) return;
+  const bool rsa = provider->wire().signs != Wire::Signs::none;
+  if (rsa && opt.keys_dir.empty()) return;
+  if (opt.webhooks < 0 && !wh.chance(rsa ? 5 : 35)) return;
+  webhooks = true;
+  ++tally.webhook_schedules;
+  WebhookConfig& c = config.webhook;
+  c.configured = true;
+  c.notification_url = "https://merchant.test/payretry/webhooks";
+  if (profile_name == "adyen") c.secrets = {"44782DEF547AAA06C910C43932B1EBC2ACF6BA0560C05A6A7550C48D9782D5F3"};
+  else c.secrets = {"whsec_dst_" + std::to_string(seed % 7)};
+  if (profile_name == "wechatpay_v3") {
+    c.api_v3_key = "dst0api0v3key0for0notifications0";
+    c.public_key_pem = test_pem(opt.keys_dir, "wechat_platform_pub.pem");
+    c.public_key_id = kWechatPlatformSerial;
+  }
+  if (profile_name == "alipay") c.public_key_pem = test_pem(opt.keys_dir, "alipay_pub.pem");
+  wh_keys.secret = profile_name == "adyen" ? std::string() : c.secrets.front();
+  wh_keys.adyen_hex = profile_name == "adyen" ? c.secrets.front() : std::string();
+  wh_keys.api_v3_key = c.api_v3_key;
+  wh_keys.notification_url = c.notification_url;
+  wh_keys.merchant_id = config.merchant_id;
+  if (rsa) wh_keys.rsa = &ProviderKeys::load(opt.keys_dir);
+  // The delivery's character: how soon, how often copied, forged, stale,
+  // misrouted, replayed, and how often the store fails under it.
+  wh_max_delay_ms = wh.chance(40) ? wh.range(100, 3000) : wh.chance(50) ? wh.range(3000, 60000) : wh.range(60000, 900000);
+  wh_prompt_percent = static_cast<int>(wh.range(0, 60));
+  wh_dup_percent = wh.chance(50) ? static_cast<int>(wh.range(10, 60)) : 0;
+  wh_forged_percent = wh.chance(50) ? static_cast<int>(wh.range(10, 50)) : 0;
+  wh_stale_percent = wh.chance(50) ? static_cast<int>(wh.range(10, 50)) : 0;
+  wh_not_ours_percent = wh.chance(50) ? static_cast<int>(wh.range(10, 50)) : 0;
+  wh_misroute_percent = wh.chance(50) ? static_cast<int>(wh.range(10, 60)) : 0;
+  wh_foreign_percent = profile_name != "mollie" && wh.chance(50) ? static_cast<int>(wh.range(20, 80)) : 0;
+  wh_replay_percent = wh.chance(40) ? static_cast<int>(wh.range(10, 50)) : 0;
+  wh_fault_percent = wh.chance(50) ? 0 : static_cast<int>(wh.range(5, 40));
+}
+
+int64_t World::draw_delay() {
+  // Some come at once (while the run that made the payment still holds it),
+  // the others any time up to the schedule's longest delay.
+  return wh.chance(wh_prompt_percent) ? wh.range(0, 50) : wh.range(0, wh_max_delay_ms);
+}
+
+void World::schedule(Note n, int64_t delay) {
+  n.due = clock.now_ms() + delay;
+  n.serial = ++wh_serial;
+  outbox.push_back(std::move(n));
+}
+
+void World::collect_notes() {
+  provider->complete_due(clock.now_ms());
+  const std::string& pname = profile_name;
+  // Adyen batches what it decided together; the others send one event each.
+  std::vector<std::pair<int, std::vector<EventTruth>>> batches;
+  while (decided_seen < provider->decided.size()) {
+    const ProviderModel::Decided d = provider->decided[decided_seen++];
+    const Order* o = order_of(d.order_id);
+    if (!o || !notifies(pname, d.charged)) continue;
+    EventTruth t{d.order_id, d.id, d.charged};
+    if (pname == "adyen" && !batches.empty() && batches.back().first == o->tenant && batches.back().second.size() < 3 &&
+        wh.chance(50))
+      batches.back().second.push_back(t);
+    else
+      batches.push_back({o->tenant, {t}});
+  }
+  for (const auto& [tenant, truths] : batches) {
+    const EventTruth& t = truths.front();
+    Note n;
+    n.tenant = tenant;
+    n.order = t.order_id;
+    n.pid = t.provider_id;
+    n.truths = truths;
+    auto copy = [&](NoteKind kind, int64_t delay) {
+      Note c = n;
+      c.kind = kind;
+      schedule(std::move(c), delay);
+    };
+    copy(NoteKind::genuine, draw_delay());
+    if (wh_dup_percent > 0 && wh.chance(wh_dup_percent)) copy(NoteKind::duplicate, draw_delay());
+    // Another account's endpoint gets it (one platform secret for all).
+    if (tenants.size() > 1 && wh_misroute_percent > 0 && wh.chance(wh_misroute_percent)) {
+      Note c = n;
+      c.kind = NoteKind::misrouted;
+      c.tenant = static_cast<int>((static_cast<size_t>(tenant) + 1 +
+                                   static_cast<size_t>(wh.range(0, static_cast<int64_t>(tenants.size()) - 2))) %
+                                  tenants.size());
+      schedule(std::move(c), draw_delay());
+    }
+    auto variant = [&](NoteForm form, NoteKind kind, int percent) {
+      if (percent == 0 || !has_form(pname, form) || !wh.chance(percent)) return;
+      Note c = n;
+      c.kind = kind;
+      c.form = form;
+      schedule(std::move(c), draw_delay());
+    };
+    variant(NoteForm::forged, NoteKind::forged, wh_forged_percent);
+    variant(NoteForm::stale, NoteKind::stale, wh_stale_percent);
+    variant(NoteForm::not_ours, NoteKind::not_ours, wh_not_ours_percent);
+  }
+}
+
+WebhookReceiver& World::receiver(int tenant) {
+  if (receivers.size() < tenants.size()) {
+    receivers.resize(tenants.size());
+    receiver_procs.resize(tenants.size());
+    delivered_ids.resize(tenants.size());
+  }
+  const size_t t = static_cast<size_t>(tenant);
+  if (!receivers[t]) {
+    // The account's endpoint: a client of the account, as pay_webhook_apply's.
+    receiver_procs[t] = std::make_unique<Process>(*this, 1000 + tenant, 1, false, tenant);
+    Process& p = *receiver_procs[t];
+    receivers[t] = std::make_unique<WebhookReceiver>(*p.ledger, profile, p.config, clock, p.stats, *p.log, *p.flow,
+                                                     *p.settler);
+  }
+  return *receivers[t];
+}
+
+std::map<std::string, World::Snap> World::snapshot() {
+  std::unique_ptr<Ledger> holder;
+  Ledger& l = ledger_for_checks(holder);
+  std::map<std::string, Snap> out;
+  for (const Order& o : orders) {
+    Snap& s = out[o.id];
+    const auto row = l.get(o.id);
+    if (!row) continue;
+    s.exists = true;
+    s.state = row->state;
+    s.pid = row->provider_payment_id;
+    s.entries = row->attempts;
+  }
+  return out;
+}
+
+bool World::event_stored(const std::string& scope, const std::string& event_id, const std::string& order,
+                         const std::string& pid) {
+  std::unique_ptr<Ledger> holder;
+  Ledger& l = ledger_for_checks(holder);
+  for (const Order& o : orders) {
+    const auto row = l.get(o.id);
+    if (!row || row->scope != scope) continue;
+    for (const AttemptEntry& e : l.attempts(o.id))
+      if (e.kind == "webhook" && e.provider_request_id == event_id) return true;
+  }
+  for (const LedgerEvent& e : l.kept_events(scope, order, pid))
+    if (e.event_id == event_id) return true;
+  return false;
+}
+
+void World::check_rows() {
+  std::unique_ptr<Ledger> holder;
+  Ledger& l = ledger_for_checks(holder);
+  for (const Order& o : orders) {
+    const auto row = l.get(o.id);
+    if (!row) continue;
+    const auto seen = final_seen.find(o.id);
+    if (seen != final_seen.end() && row->state != seen->second)
+      fail("no_outcome_moved_backwards", o.id + " was " + state_name(seen->second) + " and is now " +
+                                             state_name(row->state) + " (" + row->detail + ")");
+    if (row->state != PaymentState::succeeded && row->state != PaymentState::failed) continue;
+    if (seen == final_seen.end()) final_seen.emplace(o.id, row->state);
+    if (!webhooks || row->detail.rfind("settled by webhook", 0) != 0) continue;
+    // Made final by a notification: what the provider decided for the payment the row names.
+    if (webhook_settled.insert(o.id).second) ++tally.settled_by_webhook;
+    std::optional<bool> charged;
+    for (const ProviderModel::Decided& d : provider->decided)
+      if (d.id == row->provider_payment_id && d.order_id == o.id) charged = d.charged;
+    if (!charged)
+      fail("webhook_state_is_the_providers", o.id + " is " + state_name(row->state) + " " + row->detail +
+                                                 ", with provider id '" + row->provider_payment_id +
+                                                 "', which is no payment the provider made for it");
+    if (*charged != (row->state == PaymentState::succeeded))
+      fail("webhook_state_is_the_providers", o.id + " is " + state_name(row->state) + " " + row->detail + ", but " +
+                                                 row->provider_payment_id + " was " +
+                                                 (*charged ? "charged" : "declined"));
+  }
+}
+
+void World::check_event_entries() {
+  std::unique_ptr<Ledger> holder;
+  Ledger& l = ledger_for_checks(holder);
+  std::map<std::pair<std::string, std::string>, std::string> applied;  // (scope, event id) -> the order it landed on
+  for (const Order& o : orders) {
+    const auto row = l.get(o.id);
+    if (!row) continue;
+    for (const AttemptEntry& e : l.attempts(o.id)) {
+      if (e.kind != "webhook") continue;
+      const std::string& id = e.provider_request_id;
+      const auto [at, first] = applied.try_emplace({row->scope, id}, o.id);
+      if (!first)
+        fail("no_event_applied_twice", "event " + id + " is in the history of " + at->second + " and of " + o.id);
+      if (must_never_land.count(id))
+        fail("event_lands_only_on_its_payment", "event " + id + " of a payment made elsewhere is in the history of " +
+                                                    o.id + " (" + state_name(row->state) + ")");
+      const size_t t = static_cast<size_t>(o.tenant);
+      if (t >= delivered_ids.size() || !delivered_ids[t].count(id))
+        fail("event_applied_in_its_own_scope", "event " + id + " is in the history of " + o.id + " of account " +
+                                                   tenants[t]->name + ", whose endpoint never received it");
+      if (const auto k = kept_seen.find(o.id); k != kept_seen.end() && k->second == id) {
+        ++tally.kept_applied_later;
+        kept_seen.erase(k);
+      }
+    }
+  }
+}
+
+bool World::deliver(Note& n) {
+  std::unique_ptr<Ledger> holder;
+  Ledger& l = ledger_for_checks(holder);
+  const bool refused_kind = n.kind == NoteKind::forged || n.kind == NoteKind::stale;
+  // A payment made elsewhere that names an order of ours: sent only where
+  // the library can tell it apart (before the order's row exists, or to a
+  // row that names another payment), or to a final row that names none
+  // (recorded, never moved); not to an open row without a provider id,
+  // where no receiver could tell whose it is.
+  bool never_lands = false;
+  const auto row = n.order.empty() ? std::nullopt : l.get(n.order);
+  if (n.kind == NoteKind::foreign) {
+    if (!row) {
+      // Before the row: kept_event_applies tells it by time, which a
+      // stepped wall clock breaks; not drawn then.
+      if (wall_jump_percent > 0 || pruned.count(n.order)) return true;
+      if (!delivering_top) {
+        // Inside a run the world moves no clock: between runs it does (below).
+        n.due = clock.now_ms() + 1;
+        return false;
+      }
+      never_lands = true;
+      ++tally.notes_before_row;
+    } else if (!row->provider_payment_id.empty() && row->provider_payment_id != n.pid &&
+               (opt.webhook_foreign_open || row->state == PaymentState::succeeded ||
+                row->state == PaymentState::failed)) {
+      // (An open row's id can still be lost: a run settling it UNKNOWN
+      // without an id clears it, and the kept event then lands on it. Only
+      // with --webhook-foreign-open: see docs/reliability.md.)
+      never_lands = true;
+    } else if (row->state != PaymentState::succeeded && row->state != PaymentState::failed) {
+      if (++n.tries > 20) return true;  // never
+      n.due = clock.now_ms() + wh.range(1000, 60000);
+      return false;  // later
+    }
+  }
+  if (row && row->state == PaymentState::in_flight) ++tally.notes_while_in_flight;
+  if (!n.prebuilt) n.n = build_notification(profile_name, n.truths, n.form, clock.unix_ms(), n.serial * 64 + static_cast<uint64_t>(n.tries), wh_keys);
+  WebhookReceiver& r = receiver(n.tenant);
+  Process& p = *receiver_procs[static_cast<size_t>(n.tenant)];
+  const std::map<std::string, Snap> before = snapshot();
+  const int injected = wh_injected;
+  static const char* const kinds[] = {"genuine", "duplicate", "replay", "misrouted", "forged", "stale", "not_ours", "foreign"};
+  say("webhook " + std::string(kinds[static_cast<int>(n.kind)]) + " to account " +
+      tenants[static_cast<size_t>(n.tenant)]->name + " about " + n.order + "/" + n.pid + ": " + n.n.req.body);
+  p.in_settler = true;
+  p.in_hint = true;
+  p.order = nullptr;
+  WebhookOutcome out;
+  try {
+    out = r.apply(n.n.req);
+  } catch (...) {
+    p.in_settler = p.in_hint = false;
+    throw;
+  }
+  p.in_settler = p.in_hint = false;
+  ++tally.notes;
+  tally.notes_2xx += out.status / 100 == 2;
+  tally.notes_4xx += out.status / 100 == 4;
+  tally.notes_5xx += out.status / 100 == 5;
+  say("  -> " + std::to_string(out.status) + " " + out.to_json());
+  std::set<std::string>& handed = delivered_ids[static_cast<size_t>(n.tenant)];
+  for (const WebhookEventResult& e : out.events) {
+    handed.insert(e.event_id);
+    // (Stored now: a copy the store failed under may come again when the row is there.)
+    if (never_lands && e.effect != "error" && e.effect != "ignored") must_never_land.insert(e.event_id);
+    tally.events_settled += e.effect == "settled";
+    tally.events_kept += e.effect == "kept";
+    tally.events_duplicate += e.effect == "duplicate";
+    tally.events_conflict += e.effect == "conflict";
+    tally.events_ignored += e.effect == "ignored";
+    if (e.effect == "kept" && !e.order_id.empty()) kept_seen[e.order_id] = e.event_id;
+  }
+  const std::map<std::string, Snap> after = snapshot();
+  const bool ok = out.status / 100 == 2;
+  const bool hint = profile_name == "mollie";
+  if (refused_kind || n.kind == NoteKind::not_ours) {
+    // Forged, stale, or another account's: nothing changes.
+    if (refused_kind && ok && !hint)
+      fail("no_forged_event_applied", std::string("a ") + kinds[static_cast<int>(n.kind)] +
+                                          " notification was answered " + std::to_string(out.status));
+    for (const auto& [order, b] : before) {
+      const Snap& a = after.at(order);
+      if (a.exists != b.exists || a.state != b.state || a.pid != b.pid || a.entries != b.entries)
+        fail("no_forged_event_applied", std::string("a ") + kinds[static_cast<int>(n.kind)] + " notification changed " +
+                                            order + " (" + (b.exists ? state_name(b.state) : "no row") + " -> " +
+                                            (a.exists ? state_name(a.state) : "no row") + ", " +
+                                            std::to_string(b.entries) + " -> " + std::to_string(a.entries) +
+                                            " entries)");
+    }
+    for (const WebhookEventResult& e : out.events)
+      if (e.effect != "ignored" && !hint)
+        fail("no_forged_event_applied", "an event of another merchant account was " + e.effect);
+  } else {
+    // A genuine notification is taken (2xx) unless the store or the hint's
+    // lookup failed under it; a replay may be too old for its signed time.
+    if (!ok && wh_injected == injected && n.kind != NoteKind::replay && !hint)
+      fail("genuine_notification_accepted", "answered " + std::to_string(out.status) + ": " + out.why);
+    if (ok) {
+      // 2xx only when every event is in the ledger (or not this client's to keep).
+      const std::string& scope = tenants[static_cast<size_t>(n.tenant)]->scope;
+      for (const WebhookEventResult& e : out.events) {
+        if (e.effect == "ignored") {
+          if (!hint) fail("genuine_notification_accepted", "a genuine event was ignored: " + e.why);
+          continue;
+        }
+        if (!event_stored(scope, e.event_id, e.order_id, e.provider_payment_id))
+          fail("accepted_only_when_recorded", "answered " + std::to_string(out.status) + " but event " + e.event_id +
+                                                  " (" + e.effect + ") is in no history and not kept");
+      }
+    }
+  }
+  check_rows();
+  check_event_entries();
+  // The same bytes again much later (an attacker's replay, or a proxy's):
+  // stale by then where the scheme signs a time, a duplicate elsewhere.
+  if (ok && n.kind == NoteKind::genuine && wh_replay_percent > 0 && wh.chance(wh_replay_percent)) {
+    Note c = n;
+    c.kind = NoteKind::replay;
+    c.prebuilt = true;
+    schedule(std::move(c), wh.range(300001, 900000));
+  }
+  // A payment made elsewhere came before the order's row: the row is made
+  // a moment later at the earliest (--webhook-tie: in the same millisecond).
+  if (never_lands && !row && !opt.webhook_tie) clock.advance(1);
+  // Not taken: the provider delivers it again later (a replay or another
+  // account's copy too: the provider retries whatever got no 2xx).
+  if (!ok && !refused_kind && n.kind != NoteKind::not_ours) {
+    if (++n.tries >= 8) {
+      ++tally.notes_dropped;
+      return true;
+    }
+    n.due = clock.now_ms() + wh.range(1000, 60000);
+    return false;
+  }
+  return true;
+}
+
+void World::deliver_due(bool all, bool top) {
+  if (!webhooks || delivering) return;
+  delivering = true;
+  delivering_top = top;
+  struct Done {
+    bool& flag;
+    ~Done() { flag = false; }
+  } done{delivering};
+  const int64_t t0 = clock.now_ms();
+  collect_notes();
+  // Foreign payments' notifications: drawn once, at the start.
+  for (;;) {
+    const int64_t now = clock.now_ms();
+    size_t best = outbox.size();
+    for (size_t i = 0; i < outbox.size(); ++i)
+      if ((all || outbox[i].due <= now) && (best == outbox.size() || outbox[i].due < outbox[best].due)) best = i;
+    if (best == outbox.size()) break;
+    Note n = std::move(outbox[best]);
+    outbox.erase(outbox.begin() + static_cast<std::ptrdiff_t>(best));
+    if (all && n.due > now) clock.advance(n.due - now);
+    switch (n.kind) {
+      case NoteKind::forged: ++tally.forged_notes; break;
+      case NoteKind::stale: ++tally.stale_notes; break;
+      case NoteKind::not_ours: ++tally.not_ours_notes; break;
+      case NoteKind::misrouted: ++tally.misrouted_notes; break;
+      case NoteKind::foreign: ++tally.foreign_notes; break;
+      case NoteKind::replay: ++tally.replayed_notes; break;
+      case NoteKind::duplicate: ++tally.duplicate_notes; break;
+      case NoteKind::genuine: break;
+    }
+    if (!deliver(n)) {
+      if (all) n.due = std::max(n.due, clock.now_ms() + 1);
+      outbox.push_back(std::move(n));
+    }
+    collect_notes();
+  }
+  excused_ms += clock.now_ms() - t0;
+}
+
 void World::run() {
   const RetryPolicy& rp = config.retry;
   say("schedule " + std::to_string(seed) + ": profile " + profile.name + " (provider " + provider->wire().name +
@@ -2102,14 +2613,41 @@ void World::run() {
     if (!o.path.empty()) extra += ", path " + o.path;
     say("order " + o.id + extra + ")" + (provider->declines[o.id] ? " (declined)" : "") + ": " + o.body);
   }
+  if (webhooks) {
+    say("webhooks (" + profile.webhook.scheme + "): delays up to " + std::to_string(wh_max_delay_ms) + " ms (" +
+        std::to_string(wh_prompt_percent) + "% at once), duplicates " + std::to_string(wh_dup_percent) +
+        "%, replays " + std::to_string(wh_replay_percent) + "%, forged " + std::to_string(wh_forged_percent) +
+        "%, stale " + std::to_string(wh_stale_percent) + "%, another merchant's " + std::to_string(wh_not_ours_percent) +
+        "%, to another account " + std::to_string(wh_misroute_percent) + "%, payments made elsewhere " +
+        std::to_string(wh_foreign_percent) + "%, ledger faults " + std::to_string(wh_fault_percent) + "%");
+    // Payments made elsewhere (a dashboard, another system) under the
+    // reference of one of ours, notified like any other.
+    for (const Order& o : orders) {
+      if (wh_foreign_percent == 0 || !wh.chance(wh_foreign_percent)) continue;
+      const bool charged = profile_name == "wechatpay_v3" || profile_name == "alipay" || wh.chance(50);
+      const std::string id = provider->wire().id_prefix + "f" + std::to_string(foreign.size() + 1);
+      foreign[id] = {o.id, charged};
+      Note n;
+      n.kind = NoteKind::foreign;
+      n.tenant = o.tenant;
+      n.order = o.id;
+      n.pid = id;
+      n.truths = {EventTruth{o.id, id, charged}};
+      schedule(std::move(n), wh.chance(50) ? 0 : draw_delay());
+    }
+    deliver_due(false, true);
+  }
   if (concurrent) run_concurrent();
   else run_blocking();
   rethrow_broken();
   // Afterwards, reconcile settles what it can, a pass or three, with the
-  // store working again.
+  // store working again; every notification still on its way arrives first.
   ledger_fault_percent = 0;
+  wh_fault_percent = 0;
+  deliver_due(true, true);
   for (int pass = 0; pass < 3; ++pass) {
     clock.advance(lease_ms() + config.not_found_grace_ms + 1);
+    deliver_due(false, true);
     for (size_t t = 0; t < tenants.size(); ++t) {
       Process p(*this, next_process++, 1, false, static_cast<int>(t));
       reconcile(p);

@@ -50,6 +50,16 @@ struct Options {
   // Lets schedules give keys a retention shorter than a run can last (the
   // provider then forgets a key while a resumed run may still re-send it).
   bool short_retention = false;
+  // The provider's notifications (webhooks): -1 drawn per schedule (a
+  // share of the schedules of the built-in providers that send them), 0
+  // never, 1 in every schedule of such a provider.
+  int webhooks = -1;
+  // A payment made elsewhere may be notified in the very millisecond its
+  // order's row is made (the row then looks as old as the event).
+  bool webhook_tie = false;
+  // A payment made elsewhere may be notified while the order's row is open
+  // and names another payment (kept; the row may lose its id later).
+  bool webhook_foreign_open = false;
 };
 
 // What the schedules exercised, summed over a run of seeds.
@@ -65,6 +75,13 @@ struct Tally {
            orders_with_paths = 0, oauth2_schedules = 0, token_requests = 0, token_hangs = 0, token_errors = 0,
            queued_fetches = 0, fetches_run_by_a_caller = 0, tokens_revoked = 0, unauthorized_answers = 0,
            reconcile_left_final_answer = 0;
+  // Webhooks: schedules with notifications, notifications delivered and
+  // how they were answered, the kinds drawn, and what their events did.
+  uint64_t webhook_schedules = 0, notes = 0, notes_2xx = 0, notes_4xx = 0, notes_5xx = 0, forged_notes = 0,
+           stale_notes = 0, not_ours_notes = 0, misrouted_notes = 0, foreign_notes = 0, replayed_notes = 0,
+           duplicate_notes = 0, notes_while_in_flight = 0, notes_before_row = 0, webhook_ledger_faults = 0,
+           events_settled = 0, events_kept = 0, events_duplicate = 0, events_conflict = 0, events_ignored = 0,
+           settled_by_webhook = 0, kept_applied_later = 0, notes_dropped = 0;
   // The latest a concurrent payment was answered after its deadline, in
   // the engine's own time (ms; the invariant's bound is 250).
   int64_t latest_answer_ms = INT64_MIN;

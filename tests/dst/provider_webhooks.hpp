@@ -1,0 +1,68 @@
+// The provider's notifications (webhooks), written here from the provider
+// model's truth in each built-in provider's own format and signed with its
+// own scheme, independently of src/auth (OpenSSL's HMAC, AES-256-GCM and the
+// RSA keys of provider_auth): Stripe events with Stripe-Signature, Adyen
+// NotificationRequestItems (a batch) with hmacSignature, Square
+// payment.updated with x-square-hmacsha256-signature over URL + body,
+// Checkout.com with Cko-Signature, Mollie's id-only hint, WeChat Pay's sealed
+// resource with the Wechatpay-* headers, Alipay's signed notify form.
+// Besides the genuine ones: forged copies (a signature that does not verify),
+// stale ones (signed too long ago, where the scheme is timestamped) and
+// authentic ones about another merchant account's payment.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "webhook_scheme.hpp"
+
+namespace payretry::dst {
+
+class ProviderKeys;
+
+// The secrets the provider signs with, and the test config holds.
+struct WebhookKeys {
+  std::string secret;            // Stripe's endpoint secret, Square's and Checkout.com's signature keys
+  std::string adyen_hex;         // Adyen's HMAC key, hex
+  std::string api_v3_key;        // WeChat Pay's APIv3 key (32 bytes)
+  std::string notification_url;  // Square signs URL + body
+  std::string merchant_id;       // the merchant account notifications are for
+  const ProviderKeys* rsa = nullptr;  // WeChat Pay's platform key, Alipay's key
+};
+
+// One payment as the provider decided it.
+struct EventTruth {
+  std::string order_id;
+  std::string provider_id;
+  bool charged = false;
+};
+
+enum class NoteForm {
+  genuine,   // the provider's own
+  forged,    // claims the opposite, and its signature does not verify
+  stale,     // genuine and signed, but longer ago than the scheme's window
+  not_ours,  // authentic, about a payment of another merchant account (or another kind of object)
+};
+
+struct Notification {
+  WebhookRequest req;
+  // The event ids the receiver stores for the events (its profile's
+  // event_id read from them); empty for Mollie's hint, whose id the lookup makes.
+  std::vector<std::string> event_ids;
+};
+
+// The built-in profiles whose notifications the simulation sends.
+bool sends_webhooks(const std::string& profile);
+// Whether the provider notifies a payment so decided (WeChat Pay and Alipay
+// notify payments made, not refusals).
+bool notifies(const std::string& profile, bool charged);
+// Whether `form` exists for the profile's scheme (stale: a signed time;
+// not_ours: a name the profile requires).
+bool has_form(const std::string& profile, NoteForm form);
+// A notification of `events` (several only for Adyen, which batches) at
+// Unix time `unix_ms`; `serial` makes what the provider numbers (nonces,
+// forged ids) unique within a schedule.
+Notification build_notification(const std::string& profile, const std::vector<EventTruth>& events, NoteForm form,
+                                 int64_t unix_ms, uint64_t serial, const WebhookKeys& keys);
+
+}  // namespace payretry::dst
