@@ -33,6 +33,7 @@ from ._errors import (
 from ._headers import Headers
 from ._hook import AttemptInfo, RequestHook
 from ._result import Attempt, Delivery, Outcome, ReconcileFailure, ReconcileReport, Result
+from ._webhook import WebhookBody, WebhookHeaders, WebhookReply
 
 _payretry._set_hooks(error_from_code, _log.sink)
 
@@ -70,6 +71,9 @@ __all__ = [
     "Result",
     "TooBigError",
     "VersionError",
+    "WebhookBody",
+    "WebhookHeaders",
+    "WebhookReply",
     "__version__",
     "body_bytes",
     "error_from_code",

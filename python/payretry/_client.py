@@ -26,6 +26,7 @@ from ._errors import (
 from ._headers import Headers, header_pairs
 from ._hook import HookFailures, RequestHook, native_hook
 from ._result import ReconcileReport, Result, result_from_native
+from ._webhook import WebhookBody, WebhookHeaders, WebhookReply, webhook_body, webhook_header_pairs
 
 #: A configuration: a dict (serialised with json.dumps), a JSON text (a str
 #: starting with "{"), or the path of a JSON file.
@@ -457,6 +458,51 @@ class Client:
         return await loop.run_in_executor(
             None, lambda: self.reconcile(body_for, limit=limit, older_than=older_than)
         )
+
+    # ---- webhooks ----------------------------------------------------------
+
+    def apply_webhook(self, method: str, url: str, headers: WebhookHeaders, body: WebhookBody) -> WebhookReply:
+        """Hands payretry a provider's notification exactly as the HTTP server
+        received it, and returns what to answer (any web framework: see
+        docs/python.md, "Webhooks"). ``method`` ("POST"); ``url``, the full
+        URL the provider called, scheme and host included (Square signs it);
+        ``headers``, every header (a dict, (name, value) pairs, or any
+        mapping, multi-valued ones included; str or bytes); ``body``, the raw
+        bytes before any parsing (bytes, bytearray or memoryview: every scheme
+        signs bytes; a str is a TypeError).
+
+        The notification is verified with the config's ``"webhook"`` secrets
+        and each event it names is recorded once, settling an UNKNOWN payment
+        it reports as succeeded or failed. A forged, stale or malformed one is
+        a reply too (``verdict`` "refused", status 400), as is one that could
+        not be stored ("retry", 503: the provider delivers it again). Raises
+        :class:`ConfigError` when the profile reads no notifications or the
+        config has no webhook secret its scheme needs. The GIL is released
+        while the library works; it blocks on the ledger (and, for Mollie, on
+        the provider's lookup)."""
+        m = _text("method", method)
+        u = _text("url", url)
+        pairs = webhook_header_pairs(headers)
+        data = webhook_body(body)
+        native = self._handle()
+        return WebhookReply._from_native(_interruptible(lambda: native.apply_webhook(m, u, pairs, data)))
+
+    async def apply_webhook_async(
+        self, method: str, url: str, headers: WebhookHeaders, body: WebhookBody
+    ) -> WebhookReply:
+        """:meth:`apply_webhook` for asyncio (an ASGI app), on the event loop's
+        default executor, so that the ledger write does not hold the loop.
+        Cancelling the awaiting task abandons only the wait: the notification
+        is still recorded (and the provider, without its ack, delivers it
+        again: a duplicate then)."""
+        m = _text("method", method)
+        u = _text("url", url)
+        pairs = webhook_header_pairs(headers)
+        data = webhook_body(body)
+        native = self._handle()
+        loop = asyncio.get_running_loop()
+        reply = await loop.run_in_executor(None, lambda: native.apply_webhook(m, u, pairs, data))
+        return WebhookReply._from_native(reply)
 
     # ---- ledger and counters -----------------------------------------------
 

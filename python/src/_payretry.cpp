@@ -304,6 +304,21 @@ class NativeClient {
     return text(s);
   }
 
+  // A provider's notification as received: (status, content_type, body
+  // bytes, outcome JSON). The GIL is released while the library verifies it
+  // and writes the ledger (and, for Mollie, asks the provider).
+  py::tuple apply_webhook(const std::string& method, const std::string& url,
+                          const std::vector<std::pair<std::string, std::string>>& headers, const py::bytes& body) {
+    std::shared_ptr<pay::client> c = get();
+    const std::string bytes = body;  // copied while we hold the GIL
+    pay::webhook_reply r;
+    {
+      py::gil_scoped_release nogil;
+      r = c->apply_webhook(method, url, headers, bytes);
+    }
+    return py::make_tuple(r.status, text(r.content_type), py::bytes(r.body), text(r.outcome));
+  }
+
   py::str ledger_get(const std::string& order_id) {
     std::shared_ptr<pay::client> c = get();
     std::string s;
@@ -452,6 +467,8 @@ PYBIND11_MODULE(_payretry, m) {
       .def("submit_many", &NativeClient::submit_many, py::arg("payments"), py::arg("max_in_flight"))
       .def("query", &NativeClient::query, py::arg("order_id"))
       .def("reconcile", &NativeClient::reconcile, py::arg("body_for"), py::arg("limit"), py::arg("older_than_ms"))
+      .def("apply_webhook", &NativeClient::apply_webhook, py::arg("method"), py::arg("url"), py::arg("headers"),
+           py::arg("body"))
       .def("ledger_get", &NativeClient::ledger_get, py::arg("order_id"))
       .def("ledger_list", &NativeClient::ledger_list, py::arg("state"), py::arg("updated_before_ms"),
            py::arg("limit"))

@@ -3,7 +3,7 @@
 # in WORK_DIR, scikit-build-core/pybind11/pytest/mypy/prometheus_client from PyPI, a real
 # (non-editable) `pip install python/` that compiles the C++ core of this
 # checkout into the extension, then mypy --strict on the package, its stubs and
-# the example, stubtest of the extension's stub against the built module,
+# the examples (python/examples/, examples/webhooks/), stubtest of the extension's stub against the built module,
 # pytest against the simulator SIM (payretry-sim from the same CMake build),
 # and a consumer program copied out of the repository (consumer/) that signs
 # every request through its own request hook against `SIM --hmac-secret`.
@@ -34,6 +34,9 @@ cd "$work"
 "$py" -c 'import payretry, sys; print("payretry", payretry.__version__, "from", payretry.__file__); sys.exit(0)'
 "$py" -m mypy --strict --cache-dir "$work/mypy-cache" -p payretry
 "$py" -m mypy --strict --cache-dir "$work/mypy-cache" "$repo/python/examples/example.py"
+# The webhook examples (plain WSGI and ASGI; python/tests/test_webhooks.py runs them).
+"$py" -m mypy --strict --cache-dir "$work/mypy-cache" "$repo/examples/webhooks/wsgi_app.py"
+"$py" -m mypy --strict --cache-dir "$work/mypy-cache" "$repo/examples/webhooks/asgi_app.py"
 "$py" -m mypy.stubtest --allowlist "$repo/python/stubtest-allowlist.txt" payretry._payretry
 PAYRETRY_SIM="$sim" "$py" -m pytest -p no:cacheprovider -v -s "$repo/python/tests"
 
