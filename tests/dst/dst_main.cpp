@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   opt.keys_dir = PAYRETRY_TEST_KEYS;
 #endif
   bool sqlite = true;
+  uint64_t max_failures = 20;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> const char* {
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
     else if (a == "--cross-order") opt.cross_order = true;
     else if (a == "--no-cross-order") opt.cross_order = false;
     else if (a == "--keys-dir") opt.keys_dir = value();
+    else if (a == "--max-failures") max_failures = std::strtoull(value(), nullptr, 10);
     else if (a == "--webhook-tie") opt.webhook_tie = true;
     else if (a == "--webhook-foreign-open") opt.webhook_foreign_open = true;
     else if (a == "--webhooks") {
@@ -61,7 +63,7 @@ int main(int argc, char** argv) {
                    "usage: %s [--seed N] [--count N] [--verbose] [--sqlite-every N] [--no-sqlite] [--sabotage "
                    "rekey|forget] [--short-retention] [--profile NAME|random] [--driver blocking|concurrent] "
                    "[--engines N] [--signer-every N] [--no-answer-faults] [--no-cross-order] [--keys-dir DIR] "
-                   "[--webhooks drawn|always|never] [--webhook-tie] [--webhook-foreign-open]\n",
+                   "[--webhooks drawn|always|never] [--webhook-tie] [--webhook-foreign-open] [--max-failures N]\n",
                    argv[0]);
       return 2;
     }
@@ -112,7 +114,7 @@ int main(int argc, char** argv) {
                   static_cast<unsigned long long>(seed), v->invariant.c_str(), v->detail.c_str(), argv[0],
                   static_cast<unsigned long long>(seed), pinned.c_str());
       std::fflush(stdout);
-      if (failures >= 20) break;
+      if (failures >= max_failures) break;
     }
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

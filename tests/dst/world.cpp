@@ -2202,7 +2202,7 @@ void World::draw_webhooks() {
   if (opt.webhooks == 0 || !opt.sabotage.empty() || profile_name == "random" || !sends_webhooks(profile_name)) return;
   const bool rsa = provider->wire().signs != Wire::Signs::none;
   if (rsa && opt.keys_dir.empty()) return;
-  if (opt.webhooks < 0 && !wh.chance(rsa ? 5 : 35)) return;
+  if (opt.webhooks < 0 && !wh.chance(rsa ? 4 : 15)) return;
   webhooks = true;
   ++tally.webhook_schedules;
   WebhookConfig& c = config.webhook;
