@@ -96,8 +96,8 @@ var ErrClosed = errors.New("payretry: client is closed")
 // Query reads it). errors.Is(err, context.Canceled) and
 // errors.Is(err, context.DeadlineExceeded) see through it.
 type AbandonedError struct {
-	Op      string // "submit", "query", "reconcile"
-	OrderID string // empty for reconcile
+	Op      string // "submit", "query", "reconcile", "webhook"
+	OrderID string // empty for reconcile and webhook
 	Err     error  // ctx.Err()
 }
 

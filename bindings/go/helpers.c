@@ -120,3 +120,31 @@ int gopay_reopen_log(pay_client *client, gopay_err *err) {
 int gopay_stats(pay_buf *out, const pay_client *client, gopay_err *err) {
   return gopay_fail(pay_client_stats(out, client), err);
 }
+
+int gopay_webhook_apply(pay_webhook_reply *out, pay_client *client, const char *method, const char *url,
+                        char **header_names, char **header_values, size_t header_count, const void *body,
+                        size_t body_len, gopay_err *err) {
+  pay_header *headers = NULL;
+  if (header_count > 0) {
+    headers = calloc(header_count, sizeof *headers);
+    if (!headers) {
+      err->code = PAY_ENOMEM;
+      snprintf(err->message, sizeof err->message, "%s", pay_strerror(PAY_ENOMEM));
+      return PAY_ENOMEM;
+    }
+    for (size_t i = 0; i < header_count; ++i) {
+      headers[i].name = header_names[i];
+      headers[i].value = header_values[i];
+    }
+  }
+  pay_webhook_request r = PAY_WEBHOOK_REQUEST_INIT;
+  r.method = method;
+  r.url = url;
+  r.headers = headers;
+  r.header_count = header_count;
+  r.body = body;
+  r.body_len = body_len;
+  int rc = pay_webhook_apply(out, client, &r);
+  free(headers);
+  return gopay_fail(rc, err);
+}

@@ -36,5 +36,10 @@ int gopay_ledger_list(pay_buf *out, pay_client *client, const char *state, int64
 int gopay_metrics(pay_buf *out, const pay_client *client, gopay_err *err);
 int gopay_reopen_log(pay_client *client, gopay_err *err);
 int gopay_stats(pay_buf *out, const pay_client *client, gopay_err *err);
+/* pay_webhook_apply over two C arrays of header names and values; the body
+ * may be Go memory (read during the call only). */
+int gopay_webhook_apply(pay_webhook_reply *out, pay_client *client, const char *method, const char *url,
+                        char **header_names, char **header_values, size_t header_count, const void *body,
+                        size_t body_len, gopay_err *err);
 
 #endif

@@ -1,5 +1,7 @@
-// Package payretryhttp serves a payretry Client's metrics over HTTP, for a
-// Prometheus scraper: mux.Handle("/metrics", payretryhttp.MetricsHandler(client)).
+// Package payretryhttp serves a payretry Client over HTTP: its metrics, for a
+// Prometheus scraper (mux.Handle("/metrics", payretryhttp.MetricsHandler(client))),
+// and a payment provider's notifications (mux.Handle("POST /hooks/stripe",
+// payretryhttp.WebhookHandler(client))).
 package payretryhttp
 
 import (
