@@ -180,6 +180,34 @@ pub type pay_done_cb = Option<
     ),
 >;
 
+// ---- webhook.h --------------------------------------------------------------
+pub const PAY_WEBHOOK_REQUEST_VERSION: c_uint = 1;
+
+/// What the HTTP server received from the provider, as it received it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct pay_webhook_request {
+    pub version: c_uint,
+    pub method: *const c_char,
+    /// The full URL the provider called; NULL: "".
+    pub url: *const c_char,
+    pub headers: *const pay_header,
+    pub header_count: usize,
+    /// The raw body bytes.
+    pub body: *const c_void,
+    pub body_len: usize,
+}
+
+/// What to answer the provider, and what the notification did (JSON).
+#[repr(C)]
+#[derive(Debug)]
+pub struct pay_webhook_reply {
+    pub status: c_int,
+    pub content_type: pay_buf,
+    pub body: pay_buf,
+    pub outcome: pay_buf,
+}
+
 extern "C" {
     // errors.h
     pub fn pay_error_last() -> *const pay_error;
@@ -288,6 +316,13 @@ extern "C" {
         client: *mut pay_client,
         updated_before_unix_ms: i64,
         pruned: *mut u64,
+    ) -> c_int;
+    // webhook.h
+    pub fn pay_webhook_reply_dispose(reply: *mut pay_webhook_reply);
+    pub fn pay_webhook_apply(
+        reply: *mut pay_webhook_reply,
+        client: *mut pay_client,
+        request: *const pay_webhook_request,
     ) -> c_int;
     pub fn pay_version() -> *const c_char;
     pub fn pay_version_number() -> c_int;

@@ -35,6 +35,7 @@ fn headers() -> String {
         "async.h",
         "settle.h",
         "ledger.h",
+        "webhook.h",
     ]
     .iter()
     .map(|h| header(h))
@@ -144,6 +145,7 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         PAY_SUBMIT_OPTIONS_VERSION,
         PAY_RECONCILE_OPTIONS_VERSION,
         PAY_BATCH_OPTIONS_VERSION,
+        PAY_WEBHOOK_REQUEST_VERSION,
     ]
     .into_iter()
     .collect()

@@ -9,6 +9,7 @@ use crate::ledger::LedgerFilter;
 use crate::options::SubmitOptions;
 use crate::reconcile::{body_trampoline, BodyFor, Reconcile};
 use crate::result::PayResult;
+use crate::webhook::WebhookReply;
 use payretry_sys as sys;
 use std::ffi::c_void;
 use std::fmt;
@@ -273,6 +274,42 @@ impl Client {
             panic::resume_unwind(p);
         }
         result
+    }
+
+    /// Hands payretry a provider's notification (webhook) exactly as the HTTP
+    /// server received it and returns what to answer (`pay_webhook_apply`):
+    /// `method` ("POST"), `url` the full URL the provider called (scheme and
+    /// host included: Square signs it), every header (names in any case;
+    /// `&str`, `String`, bytes or `http::HeaderValue` alike), and the raw
+    /// body bytes before any parsing. The notification is verified with the
+    /// config's `"webhook"` secrets and each event it names is recorded once,
+    /// settling an UNKNOWN payment it reports as succeeded or failed. A
+    /// forged, stale or unstorable notification is a reply (400, 503), not
+    /// an `Err`; an `Err` is a failed call: `ErrorKind::Config` (the profile
+    /// reads no notifications, or a secret its scheme needs is missing),
+    /// `ErrorKind::InvalidArgument` (a NUL in a string). Blocks on the ledger (and,
+    /// for Mollie, on the provider's lookup).
+    ///
+    /// ```no_run
+    /// # let client = payretry::Client::new("{}")?;
+    /// # let (signature, body): (&str, &[u8]) = ("t=...,v1=...", b"{}");
+    /// let reply = client.apply_webhook(
+    ///     "POST",
+    ///     "https://shop.example/hooks/stripe",
+    ///     &[("Stripe-Signature", signature), ("Content-Type", "application/json")],
+    ///     body,
+    /// )?;
+    /// // answer reply.status, reply.content_type (when not empty) and reply.body
+    /// # Ok::<(), payretry::Error>(())
+    /// ```
+    pub fn apply_webhook<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(N, V)],
+        body: &[u8],
+    ) -> Result<WebhookReply, Error> {
+        crate::webhook::apply(self.ptr(), method, url, headers, body)
     }
 
     /// One payment as recorded in the ledger, as JSON (`{"payment": {...}, "attempts": [...]}`).

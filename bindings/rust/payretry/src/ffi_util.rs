@@ -37,6 +37,14 @@ impl Buf {
         let bytes = unsafe { std::slice::from_raw_parts(self.0.ptr.cast::<u8>(), self.0.size) };
         String::from_utf8_lossy(bytes).into_owned()
     }
+
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        if self.0.ptr.is_null() {
+            return Vec::new();
+        }
+        // SAFETY: ptr holds `size` bytes written by the library.
+        unsafe { std::slice::from_raw_parts(self.0.ptr.cast::<u8>(), self.0.size) }.to_vec()
+    }
 }
 
 impl Drop for Buf {

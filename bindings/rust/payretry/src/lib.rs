@@ -51,6 +51,7 @@ mod reconcile;
 #[cfg(feature = "serde")]
 pub mod report;
 mod result;
+mod webhook;
 
 pub use client::{Client, ClientBuilder};
 pub use error::{code, Error, ErrorKind};
@@ -60,6 +61,7 @@ pub use ledger::{LedgerFilter, LedgerState};
 pub use options::SubmitOptions;
 pub use reconcile::BodyFor;
 pub use result::{Delivery, Outcome, PayResult};
+pub use webhook::WebhookReply;
 
 use payretry_sys as sys;
 
@@ -76,5 +78,6 @@ const _: () = {
     send_sync::<Client>();
     send_sync::<PayResult>();
     send_sync::<Error>();
+    send_sync::<WebhookReply>();
     send::<SubmitFuture>();
 };
