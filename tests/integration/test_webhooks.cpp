@@ -1313,13 +1313,13 @@ TEST_F(WebhookKnownGap, MollieHintNamingNoPaymentIsAcknowledgedAndIgnored) {
 // when it holds a Luhn-valid run of 13-19 digits, and then no notification
 // naming the real id lands on its row. read_provider_fields
 // (src/engine/engine.cpp:29-44) passes the id through redact_if_needed, and
-// find_card_numbers (src/log/redact.cpp:143-147) skips a digit run that
+// find_card_numbers (src/log/redact.cpp:145) skips a digit run that
 // continues a word only at its first digit (`++i`), so the scan restarts
 // inside the run: "ORD00000000000018" (payretry-sim's PayPal ids) is stored
 // "ORD0[REDACTED-PAN]"; an all-digit id (Adyen's 16-digit pspReference) is
 // masked whole one time in ten. pay_result_provider_payment_id then hands the
 // merchant an id that names no payment, a lookup by id asks for the wrong
-// one, and WebhookReceiver::record (src/core/webhook_receiver.cpp:333-339)
+// one, and WebhookReceiver::record (src/core/webhook_receiver.cpp:334-339)
 // with Ledger::record_event treat the notification as another payment's:
 // "kept" for ever, never applied (for a row still UNKNOWN: never settled by
 // its webhook). Expected to fail until provider ids are kept as sent.
