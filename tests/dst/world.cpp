@@ -2232,7 +2232,10 @@ void World::draw_webhooks() {
   wh_stale_percent = wh.chance(50) ? static_cast<int>(wh.range(10, 50)) : 0;
   wh_not_ours_percent = wh.chance(50) ? static_cast<int>(wh.range(10, 50)) : 0;
   wh_misroute_percent = wh.chance(50) ? static_cast<int>(wh.range(10, 60)) : 0;
+  // (Not where the order id is the provider's own identity, WeChat Pay's
+  // and Alipay's out_trade_no: no second payment can carry it.)
   wh_foreign_percent = profile_name != "mollie" && wh.chance(50) ? static_cast<int>(wh.range(20, 80)) : 0;
+  if (provider->wire().identity == Wire::Identity::reference) wh_foreign_percent = 0;
   wh_replay_percent = wh.chance(40) ? static_cast<int>(wh.range(10, 50)) : 0;
   wh_fault_percent = wh.chance(50) ? 0 : static_cast<int>(wh.range(5, 40));
 }
@@ -2364,9 +2367,12 @@ void World::check_rows() {
     if (!webhooks || row->detail.rfind("settled by webhook", 0) != 0) continue;
     // Made final by a notification: what the provider decided for the payment the row names.
     if (webhook_settled.insert(o.id).second) ++tally.settled_by_webhook;
+    // (An event that names the order only, WeChat Pay's: the order's own
+    // payments, any of them charged.)
     std::optional<bool> charged;
     for (const ProviderModel::Decided& d : provider->decided)
-      if (d.id == row->provider_payment_id && d.order_id == o.id) charged = d.charged;
+      if (d.order_id == o.id && (d.id == row->provider_payment_id || row->provider_payment_id.empty()))
+        charged = charged.value_or(false) || d.charged;
     if (!charged)
       fail("webhook_state_is_the_providers", o.id + " is " + state_name(row->state) + " " + row->detail +
                                                  ", with provider id '" + row->provider_payment_id +
@@ -2560,7 +2566,9 @@ void World::deliver_due(bool all, bool top) {
   } done{delivering};
   const int64_t t0 = clock.now_ms();
   collect_notes();
-  // Foreign payments' notifications: drawn once, at the start.
+  // In due order; with `all`, each notification on its way once (one put
+  // off comes again at the next call).
+  std::vector<Note> later;
   for (;;) {
     const int64_t now = clock.now_ms();
     size_t best = outbox.size();
@@ -2580,12 +2588,10 @@ void World::deliver_due(bool all, bool top) {
       case NoteKind::duplicate: ++tally.duplicate_notes; break;
       case NoteKind::genuine: break;
     }
-    if (!deliver(n)) {
-      if (all) n.due = std::max(n.due, clock.now_ms() + 1);
-      outbox.push_back(std::move(n));
-    }
+    if (!deliver(n)) (all ? later : outbox).push_back(std::move(n));
     collect_notes();
   }
+  for (Note& n : later) outbox.push_back(std::move(n));
   excused_ms += clock.now_ms() - t0;
 }
 
@@ -2654,13 +2660,14 @@ void World::run() {
   deliver_due(true, true);
   for (int pass = 0; pass < 3; ++pass) {
     clock.advance(lease_ms() + config.not_found_grace_ms + 1);
-    deliver_due(false, true);
+    deliver_due(true, true);
     for (size_t t = 0; t < tenants.size(); ++t) {
       Process p(*this, next_process++, 1, false, static_cast<int>(t));
       reconcile(p);
     }
     if (pass == 0) maybe_prune();
   }
+  deliver_due(true, true);
   rethrow_broken();
   check_final();
 }
