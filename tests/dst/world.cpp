@@ -2646,7 +2646,9 @@ void World::run() {
       n.order = o.id;
       n.pid = id;
       n.truths = {EventTruth{o.id, id, charged}};
-      schedule(std::move(n), wh.chance(50) ? 0 : draw_delay());
+      // At once (before the row exists), any time, or late (to a final row).
+      const int64_t when = wh.range(0, 9);
+      schedule(std::move(n), when < 4 ? 0 : when < 7 ? draw_delay() : wh.range(1200000, 1800000));
     }
     deliver_due(false, true);
   }
