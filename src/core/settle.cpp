@@ -391,7 +391,8 @@ PaymentResult Settler::settle_from(const PaymentRow& claimed, const Answer& a) {
   }
   s.detail = redact(s.detail, config_.secrets());
   s.provider_status = redact(s.provider_status, config_.secrets());
-  s.provider_payment_id = redact(s.provider_payment_id, config_.secrets());
+  if (std::optional<std::string> hidden = redact_identifier_if_needed(s.provider_payment_id, config_.secrets()))
+    s.provider_payment_id = std::move(*hidden);
   std::string ledger_error;
   try {
     if (!ledger_.settle(claimed.order_id, claimed.lease_owner, &entry, s, now))

@@ -38,7 +38,10 @@ void read_provider_fields(const Profile& p, const cJSON* body, bool success, Pay
     return hidden ? std::move(*hidden) : std::move(read);
   };
   std::optional<std::string> id = json_path_first_string(body, success ? p.id_path : p.error_id_path);
-  if (id && !id->empty()) r.provider_payment_id = shown(std::move(*id));
+  if (id && !id->empty()) {
+    std::optional<std::string> hidden = redact_identifier_if_needed(*id, secrets);
+    r.provider_payment_id = hidden ? std::move(*hidden) : std::move(*id);
+  }
   if (!success) return;
   std::optional<std::string> status = json_path_first_string(body, p.status_path);
   if (status) r.provider_status = shown(std::move(*status));

@@ -128,6 +128,15 @@ struct Group {
   size_t begin, end;
 };
 
+// Every occurrence of a config credential.
+void find_secrets(std::string_view text, const std::vector<std::string>& secrets, std::vector<Range>& out) {
+  for (const std::string& s : secrets) {
+    if (s.size() < 4) continue;  // too short to be a credential; would shred the text
+    for (size_t p = text.find(s); p != std::string_view::npos; p = text.find(s, p + s.size()))
+      out.emplace_back(p, p + s.size());
+  }
+}
+
 // Card numbers are written whole (4242424242424242) or grouped by single
 // spaces or dashes (4242 4242 4242 4242), and may sit next to other numbers
 // (an expiry, an amount). So: split the text into chains of digit groups
@@ -141,9 +150,15 @@ void find_card_numbers(std::string_view text, std::vector<Range>& out) {
     return;
   size_t i = 0;
   while (i < text.size()) {
-    // A chain starts at a digit that does not continue a word ("abc123").
-    if (!digit(i) || (i > 0 && std::isalpha(static_cast<unsigned char>(text[i - 1])))) {
+    // A chain starts at a digit that does not continue a word ("abc123"):
+    // a run that does is skipped whole, not restarted at its second digit
+    // (an id such as ORD00000000000018 holds no card number).
+    if (!digit(i)) {
       ++i;
+      continue;
+    }
+    if (i > 0 && std::isalpha(static_cast<unsigned char>(text[i - 1]))) {
+      while (digit(i)) ++i;
       continue;
     }
     std::vector<Group> chain;
@@ -255,14 +270,22 @@ bool header_carries_secret(std::string_view name, std::string_view value) {
   return digits.size() >= 13 && digits.size() <= 19 && luhn_valid(digits);
 }
 
+std::optional<std::string> redact_identifier_if_needed(std::string_view id, const std::vector<std::string>& secrets) {
+  bool token = !id.empty() && id.size() <= 255;
+  for (unsigned char c : id) token = token && c > 0x20 && c < 0x7f;
+  if (token) {
+    std::vector<Range> hide;
+    find_secrets(id, secrets, hide);
+    find_tokens(id, hide);
+    if (hide.empty()) return std::nullopt;
+  }
+  return redact_if_needed(id, secrets);
+}
+
 std::optional<std::string> redact_if_needed(std::string_view text, const std::vector<std::string>& secrets) {
   if (text.empty()) return std::nullopt;  // the common case (no error, no request id): nothing to scan
   std::vector<Range> hide;
-  for (const std::string& s : secrets) {
-    if (s.size() < 4) continue;  // too short to be a credential; would shred the text
-    for (size_t p = text.find(s); p != std::string_view::npos; p = text.find(s, p + s.size()))
-      hide.emplace_back(p, p + s.size());
-  }
+  find_secrets(text, secrets, hide);
   find_field_values(text, hide);
   find_card_numbers(text, hide);
   find_tokens(text, hide);

@@ -24,6 +24,15 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
 // values need neither.
 std::optional<std::string> redact_if_needed(std::string_view text, const std::vector<std::string>& secrets = {});
 
+// A provider's identifier (a payment id, an event's id): nothing when it is
+// one visible-ASCII token of at most 255 bytes holding no configured secret
+// and no credential's prefix, whatever its digits. A payment id is the
+// provider's numbering, not card data: Adyen's pspReference is 16 digits
+// and one in ten passes Luhn, and masked it would name no payment, so the
+// payment could never be looked up nor found by its notifications.
+// Anything else is what redact_if_needed() says.
+std::optional<std::string> redact_identifier_if_needed(std::string_view id, const std::vector<std::string>& secrets = {});
+
 // `text` with every byte that is not part of a well-formed UTF-8 sequence
 // replaced by U+FFFD. Results, logs and the ledger are JSON, which must be
 // UTF-8, while a provider's (or a proxy's) bytes may be anything.

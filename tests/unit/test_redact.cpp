@@ -270,3 +270,32 @@ TEST(Redact, IfNeededAnswersNothingOnlyWhereRedactWouldChangeNothing) {
 
 }  // namespace
 }  // namespace payretry
+
+namespace payretry {
+namespace {
+
+// An id the provider numbered: "ORD" then 14 digits that pass Luhn. The run
+// continues a word, so it is no card number, whichever digit it is read from.
+TEST(Redact, ADigitRunThatContinuesAWordIsNeverACardNumberFromAnyOfItsDigits) {
+  const std::string id = "ORD00000000000018";
+  ASSERT_TRUE(luhn_valid("00000000000018"));
+  ASSERT_TRUE(luhn_valid("0000000000018"));
+  EXPECT_EQ(redact(id), id);
+  EXPECT_EQ(redact("card 4242424242424242 and ORD00000000000018"),
+            "card [REDACTED-PAN] and ORD00000000000018");
+}
+
+// A payment id is kept as the provider gave it: masked, it would name no
+// payment, and the payment could never be looked up nor found by its
+// notifications. A configured secret or a credential in it still goes.
+TEST(Redact, AProviderIdIsKeptWholeEvenWhenItsDigitsPassLuhnButNotWhenItHoldsASecret) {
+  const std::string adyen_psp = "4242424242424242";  // 16 digits, Luhn-valid, as a pspReference may be
+  EXPECT_EQ(redact_identifier_if_needed(adyen_psp), std::nullopt);
+  EXPECT_EQ(redact_identifier_if_needed("pi_3MtwBwLkdIwHu7ix28a3tqPa"), std::nullopt);
+  EXPECT_NE(redact_identifier_if_needed("id-with-sk_live_abcdefghijklmnop", {"sk_live_abcdefghijklmnop"}), std::nullopt);
+  EXPECT_NE(redact_identifier_if_needed("4242 4242 4242 4242"), std::nullopt) << "not one token: read as text";
+  EXPECT_NE(redact_identifier_if_needed("sk_live_51Habcdefghijklmnopqrstuvwxyz"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace payretry
