@@ -184,9 +184,9 @@ WebhookOutcome WebhookReceiver::apply(const WebhookRequest& request) {
     log_.note(kLogWarn, "webhook_refused", out.why);
     return out;
   };
-  const WebhookVerdict v = verify_webhook(w.scheme, request, secrets_, clock_.unix_ms(), w.tolerance_ms > 0
-                                                                                             ? w.tolerance_ms
-                                                                                             : config_.webhook.tolerance_ms);
+  // The operator's window over the profile's, over the scheme's default.
+  const int64_t tolerance = config_.webhook.tolerance_ms > 0 ? config_.webhook.tolerance_ms : w.tolerance_ms;
+  const WebhookVerdict v = verify_webhook(w.scheme, request, secrets_, clock_.unix_ms(), tolerance);
   if (v.kind == WebhookVerdict::refused) return refuse(v.why);
   out.verdict = "accepted";
   try {
@@ -240,7 +240,9 @@ void WebhookReceiver::apply_event(const cJSON* doc, WebhookOutcome& out) {
   r.finding = finding_word(finding);
   // A name no payment of this client's can carry names none of them.
   if (!check_order_id(r.order_id).empty()) r.order_id.clear();
-  if (!check_order_id(r.provider_payment_id).empty()) r.provider_payment_id.clear();
+  if (!check_order_id(r.provider_payment_id).empty() ||
+      redact_identifier_if_needed(r.provider_payment_id, config_.secrets()))
+    r.provider_payment_id.clear();
   if (std::string why = not_ours(doc); !why.empty()) {
     r.effect = "ignored";
     r.why = "not this client's: " + why;
@@ -354,7 +356,16 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
                        : "no payment of this client's has these names yet";
         break;
       case EventRecording::recorded:
-        r.effect = before && after && before->state != after->state ? "settled" : "recorded";
+        // Settled by this event when its row was open when read and now
+        // holds a webhook's settlement: a row read IN_FLIGHT may since have
+        // been settled by its own run (its detail is then the run's), or
+        // settled by the event after the run left it UNKNOWN. (Another
+        // event with the same words landing in between reads as this one.)
+        r.effect = before && after && before->state != PaymentState::succeeded &&
+                           before->state != PaymentState::failed && after->state != before->state &&
+                           after->detail == event_settled_detail(e.entry)
+                       ? "settled"
+                       : "recorded";
         if (before && (before->state == PaymentState::succeeded || before->state == PaymentState::failed) &&
             r.finding != "noted" && r.finding != (before->state == PaymentState::succeeded ? "succeeded" : "failed")) {
           // Never moved back: the caller was told the other outcome, and
