@@ -45,7 +45,11 @@ Failure failure_of(const pay::error& e) {
     case PAY_ENOTFOUND: what = "not found: "; break;
     default: what = std::string(pay_strerror(e.code())) + ": "; break;
   }
-  return Failure(exit_for_error(e.code()), what + e.what());
+  // The library's messages often name their subject already ("config:
+  // ...", "ledger: ..."): said once, not twice.
+  const std::string message = e.what();
+  if (message.rfind(what, 0) == 0) what.clear();
+  return Failure(exit_for_error(e.code()), what + message);
 }
 
 }  // namespace cli

@@ -17,6 +17,7 @@
 
 #include "base64.hpp"
 #include "config_keys.hpp"
+#include "json_error.hpp"
 #include "json_util.hpp"
 #include "spelling.hpp"
 #include "validate.hpp"
@@ -254,13 +255,13 @@ void parse_webhook(const cJSON* w, Config& c) {
   only_keys(w, "webhook");
   WebhookConfig& out = c.webhook;
   out.configured = true;
+  // Printable, as every credential here: a stray CR/LF from a file would
+  // make a key nobody can sign with.
   for (const char* name : {"secret", "previous_secret"})
-    if (std::optional<std::string> v = indirect(w, P + name)) out.secrets.push_back(std::move(*v));
-  if (out.secrets.size() == 1 && given(w, "previous_secret") && !given(w, "secret"))
-    fail(P + "previous_secret", "is for a rotation: give secret too");
-  if (std::optional<std::string> v = indirect(w, P + "api_v3_key")) {
-    if (v->size() != 32) fail(P + "api_v3_key", "must be the 32 bytes WeChat Pay gives as the APIv3 key");
-    out.api_v3_key = std::move(*v);
+    if (given(w, name)) out.secrets.push_back(header_secret(w, P + name));
+  if (given(w, "api_v3_key")) {
+    out.api_v3_key = header_secret(w, P + "api_v3_key");
+    if (out.api_v3_key.size() != 32) fail(P + "api_v3_key", "must be the 32 bytes WeChat Pay gives as the APIv3 key");
   }
   if (std::optional<std::string> v = indirect(w, P + "public_key")) out.public_key_pem = std::move(*v);
   if (auto v = member(w, "public_key_id")) out.public_key_id = printable_secret(v, P + "public_key_id");
@@ -477,7 +478,7 @@ bool printable_ascii(const std::string& s) {
 Config parse_config(std::string_view json) {
   const char* end = nullptr;
   JsonPtr root(cJSON_ParseWithLengthOpts(json.data(), json.size(), &end, false));
-  if (!root) throw ConfigError("config: not valid JSON");
+  if (!root) throw ConfigError("config: not valid JSON" + json_error_where(json, cJSON_GetErrorPtr()));
   for (const char* p = end; p && p < json.data() + json.size(); ++p)
     if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0')
       throw ConfigError("config: text after the JSON object");

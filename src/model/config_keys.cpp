@@ -154,7 +154,7 @@ const std::vector<ConfigKey>& table() {
        "Bound on every wait for the store (a lock, the pool, a statement)."},
 
       {"webhook", T::object, 0, 0, 0, "", "none: every notification is refused",
-       "{\"secret_env\": \"STRIPE_WEBHOOK_SECRET\"}",
+       "{\"secret\": \"whsec_...\"}",
        "The secrets that verify the provider's notifications (pay_webhook_apply); the profile's webhook block says "
        "how they are read."},
       {"webhook.secret", T::string, kKeyIndirect | kKeySecret, 1, 0, "", "none", "\"whsec_...\"",

@@ -14,6 +14,7 @@
 #include <map>
 #include <set>
 
+#include "json_error.hpp"
 #include "json_path.hpp"
 #include "json_util.hpp"
 #include "profile.hpp"
@@ -442,11 +443,7 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
   const std::string P = "profile";
   JsonPtr doc(cJSON_ParseWithLength(json.data(), json.size()));
   if (!doc) {
-    const char* at = cJSON_GetErrorPtr();
-    std::string where;
-    if (at && at >= json.data() && at <= json.data() + json.size())
-      where = " (near byte " + std::to_string(at - json.data()) + ")";
-    fail(P, "not valid JSON" + where);
+    fail(P, "not valid JSON" + json_error_where(json, cJSON_GetErrorPtr()));
   }
   const cJSON* v = doc.get();
   object_at(v, P);

@@ -347,6 +347,17 @@ void walk_schema(const cJSON* schema, const std::string& level, TempDir& dir, in
         value = cJSON_CreateString(dir.write("ledger_url", "memory:\n").c_str());
       }
     }
+    if (full == "webhook.api_v3_key_env" || full == "webhook.api_v3_key_file") {  // 32 bytes, as WeChat Pay's
+      cJSON_Delete(value);
+      env.reset();
+      const std::string key = "0123456789abcdef0123456789abcdef";
+      if (full == "webhook.api_v3_key_env") {
+        env = std::make_unique<ScopedEnv>("PAYRETRY_SCHEMA_TEST", key);
+        value = cJSON_CreateString("PAYRETRY_SCHEMA_TEST");
+      } else {
+        value = cJSON_CreateString(dir.write("api_v3_key", key + "\n").c_str());
+      }
+    }
     if (full == "proxy_env" || full == "proxy_file") {
       cJSON_Delete(value);
       env.reset();
@@ -437,6 +448,10 @@ const std::map<std::string, std::function<std::string(const Config&)>>& secret_r
       {"ledger.url", [](const Config& c) { return c.ledger_url; }},
       {"ledger.secret", [](const Config& c) { return c.ledger_secret; }},
       {"proxy", [](const Config& c) { return c.proxy; }},
+      {"webhook.secret", [](const Config& c) { return c.webhook.secrets.at(0); }},
+      {"webhook.previous_secret", [](const Config& c) { return c.webhook.secrets.at(0); }},
+      {"webhook.api_v3_key", [](const Config& c) { return c.webhook.api_v3_key; }},
+      {"webhook.public_key", [](const Config& c) { return c.webhook.public_key_pem; }},
   };
   return r;
 }
@@ -445,6 +460,7 @@ const std::map<std::string, std::function<std::string(const Config&)>>& secret_r
 std::string secret_value(const std::string& path) {
   if (path == "ledger.url") return "postgresql://payretry:pw-0f9d8c7b@db.internal/payments";
   if (path == "proxy") return "http://user:pw-0f9d8c7b@proxy.internal:3128";
+  if (path == "webhook.api_v3_key") return "s3cret-0f9d8c7b-value-32-bytes!!";  // WeChat Pay's: 32 bytes
   return "s3cret-0f9d8c7b-value";
 }
 
