@@ -2197,13 +2197,15 @@ void World::check_final() {
 // ---- webhooks: the provider's notifications, delivered ------------------------------
 
 void World::draw_webhooks() {
-  // Built-in providers that notify: 15 % of their schedules; WeChat Pay and
-  // Alipay sign with RSA (about a millisecond a notification, 40 times the
-  // rest of a schedule), so 1.5 % of theirs.
+  // Built-in providers that notify: 15 % of their schedules; 8 % of
+  // Mollie's (each hint costs a lookup); WeChat Pay and Alipay sign with RSA
+  // (about a millisecond a notification, 40 times the rest of a schedule),
+  // so 1.5 % of theirs.
   if (opt.webhooks == 0 || !opt.sabotage.empty() || profile_name == "random" || !sends_webhooks(profile_name)) return;
   const bool rsa = provider->wire().signs != Wire::Signs::none;
   if (rsa && opt.keys_dir.empty()) return;
-  if (opt.webhooks < 0 && !(rsa ? wh.range(0, 999) < 15 : wh.chance(15))) return;
+  const int per_mille = rsa ? 15 : profile_name == "mollie" ? 80 : 150;
+  if (opt.webhooks < 0 && wh.range(0, 999) >= per_mille) return;
   webhooks = true;
   ++tally.webhook_schedules;
   WebhookConfig& c = config.webhook;
@@ -2546,7 +2548,7 @@ bool World::deliver(Note& n) {
   // Not taken: the provider delivers it again later (a replay or another
   // account's copy too: the provider retries whatever got no 2xx).
   if (!ok && !refused_kind && n.kind != NoteKind::not_ours) {
-    if (++n.tries >= 8) {
+    if (++n.tries >= 5) {
       ++tally.notes_dropped;
       return true;
     }
