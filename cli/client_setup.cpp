@@ -48,7 +48,7 @@ Failure failure_of(const pay::error& e) {
   // The library's messages often name their subject already ("config:
   // ...", "ledger: ..."): said once, not twice.
   const std::string message = e.what();
-  if (message.rfind(what, 0) == 0) what.clear();
+  if (!what.empty() && message.rfind(what.substr(0, what.size() - 2), 0) == 0) what.clear();
   return Failure(exit_for_error(e.code()), what + message);
 }
 

@@ -450,7 +450,12 @@ PaymentResult Settler::query(const std::string& order_id) {
   // first: it is the provider's own word, and costs no request.
   const PaymentRow row = apply_kept_events(*found);
   const int64_t now = clock_.unix_ms();
-  if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) return flow_.stored_result(row, {});
+  if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) {
+    if (found->state != row.state)
+      stats_.on_settlement(row.state == PaymentState::succeeded ? Outcome::succeeded : Outcome::failed,
+                           Stats::SettledBy::webhook);
+    return flow_.stored_result(row, {});
+  }
   if (row.state == PaymentState::in_flight && row.lease_until >= now)
     return flow_.stored_result(row, "another worker holds this payment");
   const Lookup& lk = profile_.lookup;
@@ -482,7 +487,8 @@ PaymentResult Settler::reconcile_one(const PaymentRow& first, const ReconcileOpt
   // flight may settle it, and a settled payment is never re-sent.
   PaymentRow row = apply_kept_events(first);
   if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) {
-    stats_.on_settlement(row.state == PaymentState::succeeded ? Outcome::succeeded : Outcome::failed);
+    stats_.on_settlement(row.state == PaymentState::succeeded ? Outcome::succeeded : Outcome::failed,
+                         Stats::SettledBy::webhook);
     return flow_.stored_result(row, {});
   }
   if (can_look_up(row)) {
@@ -529,7 +535,9 @@ PaymentResult Settler::reconcile_one(const PaymentRow& first, const ReconcileOpt
   req.path = row.submission_path;            // likewise: "" is the client's create path
   // Checks the fingerprint, claims the row, re-reads the history under the
   // claim, and resumes with the stored key only if that is still safe.
-  return flow_.submit(req);
+  PaymentResult r = flow_.submit(req);
+  if (!r.from_ledger) stats_.on_settlement(r.outcome, Stats::SettledBy::resend);
+  return r;
 }
 
 ReconcileReport Settler::reconcile(const ReconcileOptions& o) {

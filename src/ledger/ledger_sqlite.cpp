@@ -1,5 +1,7 @@
 #include "ledger_sqlite.hpp"
 
+#include <sys/stat.h>
+
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -310,7 +312,17 @@ class SqliteLedger final : public Ledger {
     const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
                                    nullptr);
     db_.reset(raw);
-    if (rc != SQLITE_OK) fail(raw, rc, "open " + path);
+    if (rc != SQLITE_OK) {
+      // The commonest first-hour mistake, said as what it is: SQLite makes
+      // the file, never the folders above it.
+      const size_t slash = path.rfind('/');
+      const std::string folder = slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
+      struct stat st {};
+      if (::stat(folder.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw LedgerError("ledger (sqlite): the folder " + folder + " does not exist (SQLite creates the file " + path +
+                          ", not its folder): create it first");
+      fail(raw, rc, "open " + path);
+    }
     stmts_.attach(raw);
     sqlite3_extended_result_codes(db(), 1);
     sqlite3_busy_timeout(db(), busy_timeout_ms_);

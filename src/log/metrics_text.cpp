@@ -104,10 +104,12 @@ std::string Stats::to_prometheus(int budget_tokens, int budget_capacity) const {
     e.sample("payretry_ledger_answers_total", {{"outcome", outcome_name(o)}},
              ledger_answers_[static_cast<int>(o)].load(std::memory_order_relaxed));
   e.family("payretry_settlements_total", "counter",
-           "Payments a lookup (query, reconcile) examined at the provider, by the outcome it left them in.");
-  for (Outcome o : kAllOutcomes)
-    e.sample("payretry_settlements_total", {{"outcome", outcome_name(o)}},
-             settlements_[static_cast<int>(o)].load(std::memory_order_relaxed));
+           "Payments query and reconcile examined, by how (by: lookup at the provider, resend by reconcile with the "
+           "same key, webhook kept until then) and by the outcome they left them in.");
+  for (int b = 0; b < kSettledBy; ++b)
+    for (Outcome o : kAllOutcomes)
+      e.sample("payretry_settlements_total", {{"by", settled_by_name(static_cast<SettledBy>(b))}, {"outcome", outcome_name(o)}},
+               settlements_[b][static_cast<int>(o)].load(std::memory_order_relaxed));
   e.family("payretry_in_flight_payments", "gauge", "Payments accepted and not yet answered.");
   e.sample("payretry_in_flight_payments", {}, in_flight_.load(std::memory_order_relaxed));
 

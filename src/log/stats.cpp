@@ -55,6 +55,21 @@ void Stats::on_reconcile_left(const std::string& reason) {
   ++reconcile_left_by_reason_[reason];
 }
 
+const char* Stats::settled_by_name(SettledBy b) {
+  switch (b) {
+    case SettledBy::lookup: return "lookup";
+    case SettledBy::resend: return "resend";
+    case SettledBy::webhook: return "webhook";
+  }
+  return "lookup";
+}
+
+long Stats::settlements_with(Outcome o) const {
+  long n = 0;
+  for (int b = 0; b < kSettledBy; ++b) n += settlements_[b][static_cast<int>(o)].load(std::memory_order_relaxed);
+  return n;
+}
+
 void Stats::on_webhook_event(const std::string& provider, const std::string& finding, const std::string& effect) {
   std::lock_guard<std::mutex> lock(mu_);
   ++webhook_events_[{provider, finding, effect}];
@@ -115,7 +130,15 @@ std::string Stats::to_json(int budget_tokens) const {
   };
   by_outcome("outcomes", [&](Outcome o) { return payments_with(o); });
   by_outcome("ledger_answers", [&](Outcome o) { return ledger_answers_[static_cast<int>(o)].load(); });
-  by_outcome("settlements", [&](Outcome o) { return settlements_[static_cast<int>(o)].load(); });
+  by_outcome("settlements", [&](Outcome o) { return settlements_with(o); });
+  cJSON* how = cJSON_AddObjectToObject(r, "settlements_by");
+  if (!how) throw std::bad_alloc();
+  for (int b = 0; b < kSettledBy; ++b) {
+    cJSON* out = cJSON_AddObjectToObject(how, settled_by_name(static_cast<SettledBy>(b)));
+    if (!out) throw std::bad_alloc();
+    for (Outcome o : {Outcome::succeeded, Outcome::failed, Outcome::unknown, Outcome::in_progress})
+      json_add(out, outcome_name(o), static_cast<int64_t>(settlements_[b][static_cast<int>(o)].load()));
+  }
   json_add(r, "lookup_attempts", static_cast<int64_t>(lookup_attempts_.load()));
   json_add(r, "in_flight", static_cast<int64_t>(in_flight_.load()));
   json_add(r, "budget_exhausted", static_cast<int64_t>(budget_exhausted_.load()));

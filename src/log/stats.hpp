@@ -48,8 +48,15 @@ class Stats {
   // A submission answered from the ledger without a run (settled before, held
   // by another worker, or its key expired).
   void on_ledger_answer(Outcome o) { ledger_answers_[static_cast<int>(o)].fetch_add(1, std::memory_order_relaxed); }
-  // A lookup (pay_query, pay_reconcile) that examined a payment at the provider, by what it left.
-  void on_settlement(Outcome o) { settlements_[static_cast<int>(o)].fetch_add(1, std::memory_order_relaxed); }
+  // How query and reconcile settled a payment: a lookup at the provider, a
+  // same-key re-send by reconcile, or a notification kept until then.
+  enum class SettledBy { lookup = 0, resend = 1, webhook = 2 };
+  static constexpr int kSettledBy = 3;
+  static const char* settled_by_name(SettledBy b);
+  // A payment query or reconcile examined, by how and by what it left.
+  void on_settlement(Outcome o, SettledBy by = SettledBy::lookup) {
+    settlements_[static_cast<int>(by)][static_cast<int>(o)].fetch_add(1, std::memory_order_relaxed);
+  }
   // A reconcile pass that left a payment UNKNOWN without sending anything
   // (a final answer already in its history, a re-send the rule forbids, an
   // expired key, no body), by that reason: the payments a person or a
@@ -85,7 +92,8 @@ class Stats {
   std::atomic<long> in_flight_{0};
   std::atomic<long> payments_[kOutcomes][kDeliveries] = {};
   std::atomic<long> ledger_answers_[kOutcomes] = {};
-  std::atomic<long> settlements_[kOutcomes] = {};
+  std::atomic<long> settlements_[kSettledBy][kOutcomes] = {};
+  long settlements_with(Outcome o) const;
   Histogram attempt_latency_, payment_latency_, ledger_commit_;
   mutable std::mutex mu_;
   std::map<std::string, long> retries_by_reason_;

@@ -143,6 +143,28 @@ TEST_F(Metrics, PaymentsCountOncePerRunInBothDriversAndReadsAreCountedApart) {
   EXPECT_EQ(pay_client_metrics(&none, nullptr), PAY_EINVALID);
 }
 
+// Issue 48: a payment reconcile settles by a same-key re-send is a
+// settlement too, counted by how it was settled.
+TEST_F(Metrics, ASettlementByAReconcileResendIsCountedByResend) {
+  auto c = client(config("stripe", R"("max_attempts":1)", R"("ledger":"memory:")"));
+  sim_->script("m-rs", {"reset_before"});
+  auto r = submit(c.get(), "m-rs");
+  ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN);
+  pay_reconcile_options o = PAY_RECONCILE_OPTIONS_INIT;
+  o.body_for = [](pay_body* out, const char* order_id, void*) {
+    const std::string b = body_for(order_id);
+    return pay_body_set(out, b.data(), b.size());
+  };
+  pay_buf report{nullptr, 0};
+  ASSERT_EQ(pay_reconcile(&report, c.get(), &o), PAY_OK) << pay_error_last()->message;
+  const std::string rep = report.ptr ? report.ptr : "";
+  pay_buf_dispose(&report);
+  ASSERT_NE(rep.find("\"SUCCEEDED\":1"), std::string::npos) << rep;
+  const std::string text = metrics_of(c.get());
+  EXPECT_EQ(sample(text, "payretry_settlements_total", "by=\"resend\",outcome=\"SUCCEEDED\""), 1) << text;
+  EXPECT_EQ(sample(text, "payretry_settlements_total", "by=\"lookup\",outcome=\"SUCCEEDED\""), 0) << text;
+}
+
 TEST_F(Metrics, ASettlementByLookupIsCountedAsOneNotAsAPayment) {
   auto c = client(config("checkout_com", R"("max_attempts":1)", R"("ledger":"memory:")"));
   sim_->script("m-cko", {"lost_response"});
@@ -155,7 +177,9 @@ TEST_F(Metrics, ASettlementByLookupIsCountedAsOneNotAsAPayment) {
   const std::string text = metrics_of(c.get());
   EXPECT_EQ(sample(text, "payretry_payments_total"), 1);
   EXPECT_EQ(sample(text, "payretry_settlements_total"), 1) << text;
-  EXPECT_EQ(sample(text, "payretry_settlements_total", std::string("outcome=\"") + pay_outcome_name(settled) + "\""), 1);
+  EXPECT_EQ(sample(text, "payretry_settlements_total",
+                   std::string("by=\"lookup\",outcome=\"") + pay_outcome_name(settled) + "\""),
+            1);
   EXPECT_GE(sample(text, "payretry_lookup_attempts_total"), 1);
 }
 
