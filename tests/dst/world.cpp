@@ -2200,11 +2200,11 @@ void World::draw_webhooks() {
   // Built-in providers that notify: 15 % of their schedules; 8 % of
   // Mollie's (each hint costs a lookup); WeChat Pay and Alipay sign with RSA
   // (about a millisecond a notification, 40 times the rest of a schedule),
-  // so 1.5 % of theirs.
+  // so 0.5 % of theirs.
   if (opt.webhooks == 0 || !opt.sabotage.empty() || profile_name == "random" || !sends_webhooks(profile_name)) return;
   const bool rsa = provider->wire().signs != Wire::Signs::none;
   if (rsa && opt.keys_dir.empty()) return;
-  const int per_mille = rsa ? 15 : profile_name == "mollie" ? 80 : 150;
+  const int per_mille = rsa ? 5 : profile_name == "mollie" ? 80 : 150;
   if (opt.webhooks < 0 && wh.range(0, 999) >= per_mille) return;
   webhooks = true;
   ++tally.webhook_schedules;
