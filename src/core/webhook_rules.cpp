@@ -24,8 +24,14 @@ const char* event_finding(const Profile& profile, const std::string& event_type,
   return kEventNoted;
 }
 
+const char* event_finding_on(const char* finding, const PaymentRow* row, const std::string& event_provider_id) {
+  if (std::string_view(finding) != kEventFailed) return finding;
+  const bool same_payment = row && !row->provider_payment_id.empty() && row->provider_payment_id == event_provider_id;
+  return same_payment ? kEventFailed : kEventNoted;
+}
+
 bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event) {
-  return event.received_at >= row.created_at;
+  return event.received_at > row.created_at;
 }
 
 }  // namespace payretry

@@ -18,12 +18,26 @@ namespace payretry {
 // to PENDING, is noted and settles nothing.
 const char* event_finding(const Profile& profile, const std::string& event_type, const std::string& status);
 
+// The finding an event may land with on the row of the order it names
+// (`row`: null when there is none, or it is another client's or another
+// payment's). A failure settles FAILED only on a row that knows its
+// provider payment id and the event names that very id: a failure read by
+// the order alone may be another payment's of the same order (an older
+// one, one made elsewhere, a late redelivery), and a payment told FAILED
+// is charged again under a new order while its own may have been charged.
+// Otherwise it is noted, and a lookup, a later event or a person settles
+// the payment. Success and noted findings land as they are.
+const char* event_finding_on(const char* finding, const PaymentRow* row, const std::string& event_provider_id);
+
 // Whether an event kept for later (Ledger::record_event) may land on `row`
 // now. Only one that came after the row was made: the key is committed
 // before the first byte is sent, so an event received earlier is about a
 // payment made elsewhere (another system, a dashboard, an account
 // this client does not serve) that happens to name the same order; landed,
 // its "failed" would end an order whose own payment may have been charged.
+// Strictly after: an event stamped in the row's own millisecond may have
+// come first. (Two hosts' clocks: their skew widens that window; a failure
+// is held back by event_finding_on whatever the clocks say.)
 bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event);
 
 }  // namespace payretry

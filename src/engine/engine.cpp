@@ -92,6 +92,52 @@ std::string first_header(const HttpResponse& resp, const std::vector<std::string
   return {};
 }
 
+// Whether every member on the simple path `ref` ($.a.b) is named at most
+// once in its object.
+bool reference_named_once(const cJSON* doc, const std::string& ref) {
+  if (ref.rfind("$.", 0) != 0) return true;
+  const cJSON* at = doc;
+  size_t from = 2;
+  while (at && cJSON_IsObject(at) && from <= ref.size()) {
+    const size_t dot = ref.find('.', from);
+    const std::string name = ref.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    if (name.find('[') != std::string::npos) return true;  // an index: not a simple path
+    int seen = 0;
+    const cJSON* next = nullptr;
+    for (const cJSON* c = at->child; c; c = c->next)
+      if (c->string && name == c->string && ++seen == 1) next = c;
+    if (seen > 1) return false;
+    if (dot == std::string::npos) return true;
+    at = next;
+    from = dot + 1;
+  }
+  return true;
+}
+
+// "" when the form `fields` name the reference `ref` ($.a.b, as a[b]) at
+// most once and as `order_id`; else why not.
+std::string form_reference_other(const std::string& fields, const std::string& ref, std::string_view order_id) {
+  if (ref.rfind("$.", 0) != 0 || ref.find('[') != std::string::npos) return {};
+  std::string name;
+  size_t from = 2;
+  for (bool first = true;; first = false) {
+    const size_t dot = ref.find('.', from);
+    const std::string part = ref.substr(from, dot == std::string::npos ? std::string::npos : dot - from);
+    name += first ? part : "[" + part + "]";
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  std::vector<std::pair<std::string, std::string>> decoded;
+  if (!form_decode(fields, decoded)) return {};  // not form fields: nothing the provider reads as one
+  int seen = 0;
+  for (const auto& [k, v] : decoded) {
+    if (k != name) continue;
+    if (++seen > 1) return "body names " + name + " more than once";
+    if (v != order_id) return "body " + name + " must equal the order id";
+  }
+  return {};
+}
+
 }  // namespace
 
 Engine::Engine(const Config& config, const Profile& profile, EngineDeps deps, RequestHook hook, Authenticator* auth)
@@ -161,12 +207,23 @@ void Engine::validate(const SubmitRequest& r, JsonPtr* parsed) const {
     // The provider's notifications name the payment's order by what the body
     // carries here: another order's id would have this payment's events
     // settle that order. (Absent is allowed: the events then name the
-    // payment by the provider's id only.)
+    // payment by the provider's id only.) Checked in what the provider will
+    // decode: a member named twice (a parser may keep either copy), and,
+    // for a form profile, the form fields that go out (a flat
+    // "metadata[order_id]" key, or fields written by hand).
     const cJSON* j = body_json();
+    if (j && !reference_named_once(j, ref))
+      throw Error(Errc::PAY_EINVALID, "body names " + ref + " more than once: profile " + profile_.name +
+                                          "'s notifications name the order by it");
     if (const std::optional<std::string> found = j ? json_path_first_string(j, ref) : std::nullopt;
         found && *found != r.order_id)
       throw Error(Errc::PAY_EINVALID, "body " + ref + " must equal the order id: profile " + profile_.name +
                                           "'s notifications name the order by it");
+    if (profile_.encoding == Encoding::form) {
+      const std::string fields = j && cJSON_IsObject(j) ? form_encode_json(j) : std::string(r.body);
+      if (std::string why = form_reference_other(fields, ref, r.order_id); !why.empty())
+        throw Error(Errc::PAY_EINVALID, why + ": profile " + profile_.name + "'s notifications name the order by it");
+    }
   }
   if (!r.path.empty())
     if (std::string e = check_path(r.path); !e.empty()) throw Error(Errc::PAY_EINVALID, e);

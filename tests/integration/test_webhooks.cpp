@@ -715,13 +715,14 @@ TEST_P(WebhookSettle, EveryUnknownPaymentTheProviderDecidedSettlesByItsNotificat
       continue;
     }
     ++notified;
-    if (w->second == "FAILED" && findings[o] == std::set<std::string>{"noted"}) {
-      // A decline the profile reads as settling nothing: Alipay's TRADE_CLOSED
-      // (closed unpaid or fully refunded: alipay.json, by design). It stays
-      // UNKNOWN, never a charge.
+    if (w->second == "FAILED" && now == "UNKNOWN") {
+      // A decline that settles nothing: Alipay's TRADE_CLOSED (closed unpaid
+      // or fully refunded: alipay.json, by design), or a failure naming the
+      // order of a row that does not know its provider id (event_finding_on:
+      // it may be another payment's of the same order). It stays UNKNOWN,
+      // never a charge, never FAILED on the order alone.
       ++noted;
-      EXPECT_EQ(p, "alipay") << o << ": a decline notification settled nothing";
-      EXPECT_EQ(now, "UNKNOWN") << o;
+      EXPECT_EQ(charges, 0) << o;
       continue;
     }
     EXPECT_EQ(now, w->second) << o << " " << row_of(o);
@@ -822,6 +823,14 @@ TEST_P(WebhookNoId, ACreateWhoseAnswerWasLostSettlesByItsNotificationWhilePayQue
       for (const EventOut& e : o.events) {
         if (e.order_id != c.order) continue;
         seen = true;
+        if (c.want == "FAILED") {
+          // A decline of a create whose answer was lost: the row knows no
+          // provider id, and a failure read by the order alone is held
+          // (event_finding_on): recorded, the payment stays UNKNOWN.
+          EXPECT_EQ(e.effect, "recorded") << d.outcome;
+          EXPECT_EQ(e.finding, "failed") << d.outcome;
+          continue;
+        }
         EXPECT_EQ(e.effect, "settled") << d.outcome;
         EXPECT_EQ(e.finding, c.want == "SUCCEEDED" ? "succeeded" : "failed") << d.outcome;
         EXPECT_EQ(e.state_before, "UNKNOWN") << d.outcome;
@@ -831,6 +840,11 @@ TEST_P(WebhookNoId, ACreateWhoseAnswerWasLostSettlesByItsNotificationWhilePayQue
       }
     }
     EXPECT_TRUE(seen) << c.order;
+    if (c.want == "FAILED") {
+      EXPECT_EQ(state_of(c.order), "UNKNOWN") << row_of(c.order);
+      EXPECT_EQ(sim_->charges_for(c.order), 0);
+      continue;
+    }
     Json row(row_of(c.order));
     EXPECT_EQ(str(at(row.j, "payment"), "state"), c.want) << row_of(c.order);
     EXPECT_FALSE(str(at(row.j, "payment"), "provider_payment_id").empty()) << row_of(c.order);
@@ -1018,8 +1032,9 @@ TEST_P(WebhookDelivery, ReorderedDelayedAndEarlyNotificationsLoseNothingAndMoveN
     const std::string& o = orders[i];
     const std::string now = state_of(o);
     const auto w = word.find(o);
-    const bool noted = w != word.end() && w->second == "FAILED" && outcome[i] == PAY_OUTCOME_UNKNOWN &&
-                       (p == "alipay" || p == "stripe") && now == "UNKNOWN";  // see WebhookSettle
+    // See WebhookSettle: a decline read by the order alone is held (the
+    // payment stays UNKNOWN, and uncharged, as checked below).
+    const bool noted = w != word.end() && w->second == "FAILED" && now == "UNKNOWN";
     if (w != word.end() && !noted) EXPECT_EQ(now, w->second) << o << ": " << row_of(o);  // nothing lost, nothing backwards
     if (w == word.end()) EXPECT_EQ(sim_->charges_for(o), 0) << o;
     if (now == "SUCCEEDED") EXPECT_EQ(sim_->charges_for(o), 1) << o;
@@ -1081,7 +1096,7 @@ TEST_F(WebhookAdyenChaos, EveryUnknownPaymentSettlesThroughWebhooksAloneAndNoneI
   for (const Delivery& d : ds)
     for (const EventOut& e : parse_outcome(d.outcome).events) effects_of[e.order_id].insert(e.effect);
   std::map<int, int> by_outcome;
-  int unknown_decided = 0, at_once = 0, at_reconcile = 0, never_processed = 0, wrong = 0;
+  int unknown_decided = 0, at_once = 0, at_reconcile = 0, never_processed = 0, wrong = 0, failures_held = 0;
   for (size_t i = 0; i < orders.size(); ++i) {
     const std::string& o = orders[i];
     ++by_outcome[outcome[i]];
@@ -1097,6 +1112,15 @@ TEST_F(WebhookAdyenChaos, EveryUnknownPaymentSettlesThroughWebhooksAloneAndNoneI
       continue;
     }
     ++unknown_decided;
+    if (w->second == "FAILED" && now == "UNKNOWN") {
+      // A decline whose create's answer was lost: the row knows no
+      // pspReference, and a failure read by the order alone may be another
+      // payment's of that order (event_finding_on): recorded, not settled.
+      ++failures_held;
+      EXPECT_EQ(charges, 0) << o;
+      EXPECT_EQ(last_entry(o).first, "webhook") << o;
+      continue;
+    }
     EXPECT_EQ(now, w->second) << o << ": " << row_of(o);
     EXPECT_EQ(last_entry(o).first, "webhook") << o;
     const std::set<std::string>& effects = effects_of[o];
@@ -1114,7 +1138,9 @@ TEST_F(WebhookAdyenChaos, EveryUnknownPaymentSettlesThroughWebhooksAloneAndNoneI
   EXPECT_EQ(sim_->duplicate_orders(), 0);
   EXPECT_EQ(wrong, 0);
   EXPECT_GT(unknown_decided, 0);
-  EXPECT_EQ(at_once + at_reconcile, unknown_decided);
+  std::printf("webhooks adyen chaos: declines left UNKNOWN (their order's row knows no pspReference) %d\n",
+              failures_held);
+  EXPECT_EQ(at_once + at_reconcile + failures_held, unknown_decided);
   EXPECT_EQ(lookups_sent(), 0);              // Adyen has none: webhooks alone
   EXPECT_EQ(sim_->requests(), creates);      // and the reconcile re-sent nothing
   for (const SimNotice& n : log)
@@ -1269,8 +1295,13 @@ TEST_F(WebhookRegression, StripePaymentFailedNotificationSettlesAnUnknownPayment
   EXPECT_EQ(out.events[0].type, "payment_intent.payment_failed");
   EXPECT_EQ(sim_->charges_for(o), 0);
   EXPECT_EQ(out.events[0].finding, "failed") << ds[0].outcome;
-  EXPECT_EQ(out.events[0].effect, "settled") << ds[0].outcome;
-  EXPECT_EQ(state_of(o), "FAILED") << row_of(o);
+  // The create's answer was lost, so the row knows no PaymentIntent id: a
+  // failure read by the order alone may be another PaymentIntent's of the
+  // same order (an older one, redelivered for days), and FAILED would have
+  // the merchant charge again under a new order. Recorded, not settled
+  // (event_finding_on; the outside review's double charge, S3b).
+  EXPECT_EQ(out.events[0].effect, "recorded") << ds[0].outcome;
+  EXPECT_EQ(state_of(o), "UNKNOWN") << row_of(o);
 }
 
 // Was a bug (low: nothing changed, no charge): a Mollie
