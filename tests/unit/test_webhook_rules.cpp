@@ -1,0 +1,60 @@
+// What a provider's notification may settle, as pure rules (webhook_rules.hpp):
+// the receiver's and the kept events' decisions, read by the SPIN model too.
+#include <gtest/gtest.h>
+
+#include "ledger.hpp"
+#include "profile.hpp"
+#include "webhook_rules.hpp"
+
+namespace payretry {
+namespace {
+
+PaymentRow row_with(const std::string& provider_id, int64_t created_at = 1000) {
+  PaymentRow r;
+  r.order_id = "o-1";
+  r.provider_payment_id = provider_id;
+  r.created_at = created_at;
+  r.state = PaymentState::unknown;
+  return r;
+}
+
+// A failure read by the order alone may be another payment's of that order
+// (an older one, redelivered for days): told FAILED, the merchant charges
+// again while this payment may have been charged. Only the payment's own id
+// settles FAILED.
+TEST(WebhookRules, AFailureSettlesOnlyARowThatKnowsTheIdTheEventNames) {
+  const PaymentRow known = row_with("pi_1"), unknown_id = row_with("");
+  EXPECT_STREQ(event_finding_on(kEventFailed, &known, "pi_1"), kEventFailed);
+  EXPECT_STREQ(event_finding_on(kEventFailed, &known, "pi_OLD"), kEventNoted);
+  EXPECT_STREQ(event_finding_on(kEventFailed, &unknown_id, "pi_1"), kEventNoted);
+  EXPECT_STREQ(event_finding_on(kEventFailed, nullptr, "pi_1"), kEventNoted);
+  EXPECT_STREQ(event_finding_on(kEventFailed, &known, ""), kEventNoted);
+  // A success and a note land as they are.
+  EXPECT_STREQ(event_finding_on(kEventSucceeded, &unknown_id, ""), kEventSucceeded);
+  EXPECT_STREQ(event_finding_on(kEventNoted, nullptr, ""), kEventNoted);
+}
+
+// The key is committed before the first byte leaves: an event stamped no
+// later than the row's own making is about a payment made elsewhere.
+TEST(WebhookRules, AKeptEventLandsOnlyIfItCameStrictlyAfterItsRowWasMade) {
+  const PaymentRow r = row_with("", 1000);
+  LedgerEvent e;
+  e.received_at = 999;
+  EXPECT_FALSE(kept_event_applies(r, e));
+  e.received_at = 1000;
+  EXPECT_FALSE(kept_event_applies(r, e)) << "the same millisecond may have come first";
+  e.received_at = 1001;
+  EXPECT_TRUE(kept_event_applies(r, e));
+}
+
+TEST(WebhookRules, WhatAnEventSaysIsItsTypeFirstThenItsStatusThroughTheLookupsMap) {
+  const Profile stripe = *builtin_profile("stripe");
+  EXPECT_STREQ(event_finding(stripe, "payment_intent.payment_failed", "requires_payment_method"), kEventFailed);
+  EXPECT_STREQ(event_finding(stripe, "payment_intent.succeeded", "succeeded"), kEventSucceeded);
+  EXPECT_STREQ(event_finding(stripe, "payment_intent.processing", "processing"), kEventNoted);
+  EXPECT_STREQ(event_finding(stripe, "payment_intent.created", "requires_payment_method"), kEventNoted);
+  EXPECT_STREQ(event_finding(stripe, "", "succeeded"), kEventSucceeded);
+}
+
+}  // namespace
+}  // namespace payretry
