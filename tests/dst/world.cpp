@@ -1730,6 +1730,8 @@ void World::reconcile(Process& p) {
     return;  // the listing failed: nothing was looked at
   }
   p.in_settler = false;
+  // Its kept events may have landed (Settler::apply_kept_events): no final row moved.
+  if (webhooks) check_rows();
   // A reconcile lists its own account's payments only: another account's
   // payment is neither looked up, re-sent nor settled by it.
   auto own = [&](const std::string& order, const char* how) {
@@ -1764,6 +1766,7 @@ void World::query(Process& p, const Order& o) {
   try {
     const PaymentResult r = p.settler->query(o.id);
     p.in_settler = false;
+    if (webhooks) check_rows();
     if (r.error.find("proves nothing") != std::string::npos) ++tally.not_found_unproven;
     check_result(o, r, 0);
     if ((r.outcome == Outcome::succeeded || r.outcome == Outcome::failed) && r.ledger_error.empty())
@@ -1784,6 +1787,7 @@ void World::maybe_prune() {
   Ledger& ledger = ledger_for_checks(holder);
   // Aggressive: everything settled up to a moment ago, or up to now.
   const int64_t cutoff = clock.unix_ms() + 1 - (ext.chance(50) ? 0 : ext.range(0, 5000));
+  if (webhooks) check_rows();
   std::map<std::string, PaymentRow> before;
   for (const Order& o : orders)
     if (auto row = ledger.get(o.id)) before.emplace(o.id, *row);
