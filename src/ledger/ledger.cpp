@@ -44,7 +44,7 @@ PaymentRow with_settlement(PaymentRow row, const Settlement& s) {
   row.state = s.state;
   row.delivery = s.delivery;
   row.detail = s.detail;
-  row.provider_payment_id = s.provider_payment_id;
+  if (!s.provider_payment_id.empty()) row.provider_payment_id = s.provider_payment_id;
   row.provider_status = s.provider_status;
   row.http_status = s.http_status;
   return row;

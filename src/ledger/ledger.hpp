@@ -128,6 +128,9 @@ struct Settlement {
   PaymentState state = PaymentState::unknown;  // succeeded | failed | unknown
   std::string delivery;
   std::string detail;
+  // "" keeps the row's: an id once known (from an answer, a lookup or a
+  // webhook event) is never forgotten, or an event naming another payment
+  // could land on the row by its order alone.
   std::string provider_payment_id;
   std::string provider_status;
   int http_status = 0;

@@ -87,14 +87,15 @@ class MemoryLedger final : public Ledger {
     Payment* p = &it->second;
     if (last) store_attempt(*p, *last);
     PaymentRow* r = &p->row;
-    if (r->provider_payment_id != s.provider_payment_id) {
+    // A provider id once known stays (Settlement: "" keeps the row's).
+    if (!s.provider_payment_id.empty() && r->provider_payment_id != s.provider_payment_id) {
       unindex_provider(*r);
-      if (!s.provider_payment_id.empty()) by_provider_[{r->scope, s.provider_payment_id}].insert(it->first);
+      by_provider_[{r->scope, s.provider_payment_id}].insert(it->first);
+      r->provider_payment_id = s.provider_payment_id;
     }
     r->state = s.state;
     r->delivery = s.delivery;
     r->detail = s.detail;
-    r->provider_payment_id = s.provider_payment_id;
     r->provider_status = s.provider_status;
     r->http_status = s.http_status;
     r->lease_owner.clear();

@@ -159,7 +159,8 @@ const char* const kRecord =
 // The settlement, releasing the lease, and the last entry ($23: whether
 // there is one), fenced and appended like kRecord.
 const char* const kSettle =
-    "WITH f AS (UPDATE payments SET state = $3, delivery = $4, detail = $5, provider_payment_id = $6, "
+    "WITH f AS (UPDATE payments SET state = $3, delivery = $4, detail = $5, "
+    "provider_payment_id = CASE WHEN $6::text = '' THEN provider_payment_id ELSE $6::text END, "
     "provider_status = $7, http_status = $8::integer, lease_owner = '', lease_until = 0, "
     "attempts = GREATEST(attempts, $10::integer), updated_at = GREATEST(updated_at, $9::bigint, $11::bigint) "
     "WHERE order_id = $1 AND lease_owner = $2 AND state COLLATE \"C\" = 'IN_FLIGHT' RETURNING order_id), "
@@ -346,7 +347,8 @@ const char* const kSettleMany =
     "WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, "
     "c20, c21, c22, c23, n)), "
     "f AS (UPDATE payments p SET state = i.state, delivery = i.delivery, detail = i.detail, "
-    "provider_payment_id = i.provider_payment_id, provider_status = i.provider_status, http_status = i.http_status, "
+    "provider_payment_id = CASE WHEN i.provider_payment_id = '' THEN p.provider_payment_id ELSE i.provider_payment_id END, "
+    "provider_status = i.provider_status, http_status = i.http_status, "
     "lease_owner = '', lease_until = 0, attempts = GREATEST(p.attempts, i.number), "
     "updated_at = GREATEST(p.updated_at, i.now, i.ended_at) "
     "FROM input i WHERE p.order_id = i.order_id AND p.lease_owner = i.owner AND p.state COLLATE \"C\" = 'IN_FLIGHT' "

@@ -777,7 +777,8 @@ class SqliteLedger final : public Ledger {
   // `last` joins the history.
   bool settle_in_tx(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
                     const Settlement& st, int64_t now) {
-    Stmt s(stmts_, "UPDATE payments SET state=?3, delivery=?4, detail=?5, provider_payment_id=?6, provider_status=?7, "
+    Stmt s(stmts_, "UPDATE payments SET state=?3, delivery=?4, detail=?5, "
+                   "provider_payment_id=CASE WHEN ?6 = '' THEN provider_payment_id ELSE ?6 END, provider_status=?7, "
                    "http_status=?8, lease_owner='', lease_until=0, updated_at=MAX(updated_at, ?9, ?10), "
                    "attempts=MAX(attempts, ?11) WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
     s.bind(1, order_id).bind(2, owner).bind(9, now);

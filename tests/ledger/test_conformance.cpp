@@ -2149,6 +2149,38 @@ TEST_P(LedgerConformance, AnEventNamingAnOrderWhoseRowHasAnotherProviderIdLandsO
   EXPECT_EQ(webhook_entries(*l, "o-3"), "2:evt_z 3:evt_w ");
 }
 
+// Found by the DST (seed 223, stripe, --webhook-foreign-open): a reconcile
+// re-send that ended UNKNOWN without an id erased the id the row had, and an
+// event of another payment of the same order then landed on it.
+TEST_P(LedgerConformance, ASettlementWithoutAProviderIdKeepsTheIdTheRowKnows) {
+  auto l = open();
+  settled_row(*l, "o-1", "scope-a", PaymentState::unknown, "pi_1");
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(l->claim("o-1", "again", kNow + 1000, kNow + 1000 + kLease));
+  Settlement s;
+  s.state = PaymentState::unknown;
+  s.delivery = "maybe_processed";
+  ASSERT_TRUE(l->settle("o-1", "again", nullptr, s, kNow + 1100));
+  EXPECT_EQ(l->get("o-1")->provider_payment_id, "pi_1");
+  LedgerEvent other = event("scope-a", "evt_other", "o-1", "pi_OTHER");
+  other.entry.verdict = kEventSucceeded;
+  EXPECT_EQ(l->record_event(other), EventRecording::kept_for_later);
+  EXPECT_EQ(l->get("o-1")->state, PaymentState::unknown);
+  // Through a group commit too.
+  ASSERT_TRUE(l->claim("o-1", "batch", kNow + 2000, kNow + 2000 + kLease));
+  LedgerBatch b;
+  LedgerBatch::Settle st;
+  st.owner = "batch";
+  st.order_id = "o-1";
+  st.settlement = s;
+  st.now = kNow + 2100;
+  b.settles.push_back(st);
+  l->apply(b);
+  EXPECT_TRUE(b.settles[0].ok) << b.settles[0].error;
+  EXPECT_EQ(l->get("o-1")->provider_payment_id, "pi_1");
+  EXPECT_EQ(l->get("o-1")->lease_owner, "");
+}
+
 TEST_P(LedgerConformance, ASettledEventIsOneCommitAndARedeliveryAfterItChangesNothing) {
   auto l = open();
   settled_row(*l, "o-1", "scope-a", PaymentState::unknown, "pi_1");
