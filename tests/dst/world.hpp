@@ -55,11 +55,13 @@ struct Options {
   // never, 1 in every schedule of such a provider.
   int webhooks = -1;
   // A payment made elsewhere may be notified in the very millisecond its
-  // order's row is made (the row then looks as old as the event).
-  bool webhook_tie = false;
+  // order's row is made (the row then looks as old as the event). On since
+  // W1 was fixed (docs/reliability.md).
+  bool webhook_tie = true;
   // A payment made elsewhere may be notified while the order's row is open
-  // and names another payment (kept; the row may lose its id later).
-  bool webhook_foreign_open = false;
+  // and names another payment (kept; the row may lose its id later). On
+  // since W2 was fixed.
+  bool webhook_foreign_open = true;
 };
 
 // What the schedules exercised, summed over a run of seeds.
