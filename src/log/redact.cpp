@@ -272,7 +272,16 @@ bool header_carries_secret(std::string_view name, std::string_view value) {
 
 std::optional<std::string> redact_identifier_if_needed(std::string_view id, const std::vector<std::string>& secrets) {
   bool token = !id.empty() && id.size() <= 255;
-  for (unsigned char c : id) token = token && c > 0x20 && c < 0x7f;
+  bool digits_only = true;
+  for (unsigned char c : id) {
+    token = token && c > 0x20 && c < 0x7f;
+    digits_only = digits_only && c >= '0' && c <= '9';
+  }
+  // An id that is nothing but digits may be a card number a provider echoed
+  // (tests/integration/test_holes.cpp, hole 16): read as text, so a
+  // Luhn-valid one is masked. (An all-digit id such as Adyen's pspReference
+  // then loses one time in ten: open, docs/design.md "Webhooks".)
+  token = token && !digits_only;
   if (token) {
     std::vector<Range> hide;
     find_secrets(id, secrets, hide);

@@ -25,12 +25,12 @@ std::string redact(std::string_view text, const std::vector<std::string>& secret
 std::optional<std::string> redact_if_needed(std::string_view text, const std::vector<std::string>& secrets = {});
 
 // A provider's identifier (a payment id, an event's id): nothing when it is
-// one visible-ASCII token of at most 255 bytes holding no configured secret
-// and no credential's prefix, whatever its digits. A payment id is the
-// provider's numbering, not card data: Adyen's pspReference is 16 digits
-// and one in ten passes Luhn, and masked it would name no payment, so the
-// payment could never be looked up nor found by its notifications.
-// Anything else is what redact_if_needed() says.
+// one visible-ASCII token of at most 255 bytes, not only digits, holding no
+// configured secret and no credential's prefix: the digits of such an id
+// (ORD00000000000018) are the provider's numbering, and masked the id
+// would name no payment, which could then never be looked up nor found by
+// its notifications. An id of digits only is read as text (it may be a card
+// number a provider echoed), and so is anything else: redact_if_needed().
 std::optional<std::string> redact_identifier_if_needed(std::string_view id, const std::vector<std::string>& secrets = {});
 
 // `text` with every byte that is not part of a well-formed UTF-8 sequence

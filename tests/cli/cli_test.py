@@ -479,7 +479,7 @@ class BadInputTests(CliCase):
     def test_unreadable_ledger_path_exits_7(self):
         path = self.write_config("nodir.json", ledger="sqlite://" + os.path.join(self.dir, "missing", "l.db"))
         p = self.run_cli("ledger", "list", "--config", path, config=False)
-        self.assert_clear_error(p, 7, "ledger", "cannot be opened")
+        self.assert_clear_error(p, 7, "ledger", "does not exist")
 
 
 class DemoTests(unittest.TestCase):

@@ -139,7 +139,10 @@ TEST_F(StripeMock, the_readme_examples_create_payment_intents) {
   ASSERT_TRUE(c);
   const std::pair<const char*, const char*> examples[] = {
       {"order-1042-c", R"({"amount":1000,"currency":"eur"})"},
-      {"order-1042-py", R"({"amount": 1000, "currency": "eur", "metadata": {"order_id": "order-1042"}})"},
+      // (The README submits it as order-1042; its metadata names the order it
+      // is submitted as, which submit checks: profile stripe's notifications
+      // name the order by it.)
+      {"order-1042-py", R"({"amount": 1000, "currency": "eur", "metadata": {"order_id": "order-1042-py"}})"},
   };
   for (const auto& [order, body] : examples) {
     Result r = submit(c.get(), order, body);

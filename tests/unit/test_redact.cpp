@@ -289,8 +289,9 @@ TEST(Redact, ADigitRunThatContinuesAWordIsNeverACardNumberFromAnyOfItsDigits) {
 // payment, and the payment could never be looked up nor found by its
 // notifications. A configured secret or a credential in it still goes.
 TEST(Redact, AProviderIdIsKeptWholeEvenWhenItsDigitsPassLuhnButNotWhenItHoldsASecret) {
-  const std::string adyen_psp = "4242424242424242";  // 16 digits, Luhn-valid, as a pspReference may be
-  EXPECT_EQ(redact_identifier_if_needed(adyen_psp), std::nullopt);
+  EXPECT_EQ(redact_identifier_if_needed("PAY-4242424242424242"), std::nullopt);
+  // Digits only may be a card number echoed as the id (hole 16): masked.
+  EXPECT_NE(redact_identifier_if_needed("4242424242424242"), std::nullopt);
   EXPECT_EQ(redact_identifier_if_needed("pi_3MtwBwLkdIwHu7ix28a3tqPa"), std::nullopt);
   EXPECT_NE(redact_identifier_if_needed("id-with-sk_live_abcdefghijklmnop", {"sk_live_abcdefghijklmnop"}), std::nullopt);
   EXPECT_NE(redact_identifier_if_needed("4242 4242 4242 4242"), std::nullopt) << "not one token: read as text";
