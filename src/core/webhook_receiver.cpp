@@ -342,10 +342,9 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
         before.reset();
     }
     r.state_before = value_or_empty(before, tmp);
-    const char* lands_as = event_finding_on(e.entry.verdict == kEventFailed ? kEventFailed : e.entry.verdict.c_str(),
-                                            before ? &*before : nullptr, e.provider_payment_id);
-    if (e.entry.verdict == kEventFailed && std::string_view(lands_as) != kEventFailed) {
-      e.entry.verdict = kEventNoted;
+    const char* lands_as = event_finding_on(e.entry.verdict.c_str(), before ? &*before : nullptr, e.provider_payment_id);
+    if (e.entry.verdict != lands_as) {
+      e.entry.verdict = lands_as;
       r.why = "a failure that names this order but not the payment its row knows: recorded, not settled (a lookup, a "
               "later event or a person settles it)";
     }
