@@ -41,10 +41,10 @@ struct CreateRequest {
 
 // Parses `body` as `prof` reads a create in `format`. `has_header_key` and `header_key` are
 // the key header's (header profiles); a profile whose identity is in the body takes it from
-// there instead. On anything but ok the profile's invalid (or missing_key) answer is due and
-// nothing is recorded.
+// there instead. On anything but ok nothing is recorded and `why` says which parameter is
+// wrong and how, for the profile's refusal (set_refusal).
 ParseOutcome parse_create_request(const Profile& prof, BodyFormat format, bool has_header_key,
                                   std::string_view header_key, std::string_view body,
-                                  CreateRequest* out);
+                                  CreateRequest* out, Refusal* why);
 
 }  // namespace payretry_sim

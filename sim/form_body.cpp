@@ -28,7 +28,12 @@ bool form_decode(std::string_view in, std::string* out) {
   return true;
 }
 
-bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_order_id) {
+bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_order_id, Refusal* why) {
+  const std::string order_name = plain_order_id ? "order_id" : "metadata[order_id]";
+  auto refuse = [&](Problem problem, std::string param, std::string reason) {
+    if (why) *why = Refusal{problem, std::move(param), std::move(reason)};
+    return false;
+  };
   bool have_amount = false, have_order = false, have_currency = false;
   std::string name, value;
   while (!body.empty()) {
@@ -37,26 +42,40 @@ bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_orde
     body = amp == std::string_view::npos ? std::string_view{} : body.substr(amp + 1);
     if (pair.empty()) continue;
     const std::size_t eq = pair.find('=');
-    if (!form_decode(pair.substr(0, eq), &name)) return false;
-    if (!form_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), &value)) {
-      return false;
+    if (!form_decode(pair.substr(0, eq), &name) ||
+        !form_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), &value)) {
+      return refuse(Problem::unreadable, "", "the form body has a % not followed by two hex digits");
     }
     if (name == "amount" && !have_amount) {
       int64_t v = 0;
       const auto r = std::from_chars(value.data(), value.data() + value.size(), v);
-      if (r.ec != std::errc() || r.ptr != value.data() + value.size() || v <= 0) return false;
+      if (r.ec != std::errc() || r.ptr != value.data() + value.size()) {
+        return refuse(Problem::bad_number, "amount", "must be a positive whole number of minor units");
+      }
+      if (v <= 0) return refuse(Problem::bad_value, "amount", "must be a positive whole number of minor units");
       out->amount = v;
       have_amount = true;
     } else if (name == "currency" && !have_currency) {
       out->currency = value;
       have_currency = true;
     } else if ((name == "metadata[order_id]" || (plain_order_id && name == "order_id")) && !have_order) {
-      if (value.empty() || value.find('\0') != std::string::npos) return false;
+      if (value.empty()) {
+        return refuse(Problem::empty, name, "must not be empty: the simulator records the payment under it");
+      }
+      if (value.find('\0') != std::string::npos) return refuse(Problem::bad_value, name, "must not contain a NUL character");
       out->order_id = value;
       have_order = true;
     }
   }
-  return have_amount && have_order;
+  if (!have_amount) return refuse(Problem::missing, "amount", "is required: what to charge, in minor units");
+  // The simulator keys its truth on the order; Stripe itself would take a PaymentIntent
+  // without one, so the message says whose rule this is.
+  if (!have_order) {
+    return refuse(Problem::missing, order_name,
+                  "is required by payretry-sim: the order id it records the payment under (Stripe itself "
+                  "would accept the PaymentIntent without it)");
+  }
+  return true;
 }
 
 void format_payment_intent(std::string& out, uint64_t number, std::string_view order_id,

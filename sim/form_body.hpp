@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "profiles.hpp"
+
 namespace payretry_sim {
 
 struct FormPayment {
@@ -23,10 +25,11 @@ struct FormPayment {
 bool form_decode(std::string_view in, std::string* out);
 
 // Parses the fields above (first occurrence wins). False when the body is malformed, the amount
-// is not a positive integer, or metadata[order_id] is missing or empty. With `plain_order_id`
-// (the /v1/payments alias, whose JSON form names the order "order_id") a top-level order_id
-// field names the order too.
-bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_order_id = false);
+// is not a positive integer, or metadata[order_id] is missing or empty; then `why` (when given)
+// names the field and the reason. With `plain_order_id` (the /v1/payments alias, whose JSON
+// form names the order "order_id") a top-level order_id field names the order too.
+bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_order_id = false,
+                        Refusal* why = nullptr);
 
 // Stripe's PaymentIntent object for a charge number: id "pi_<number>", latest_charge
 // "ch_<number>" (the Stripe profile's payment_id and charge_id shapes). With `created` >= 0 it

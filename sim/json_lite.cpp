@@ -233,6 +233,7 @@ class Scanner {
       if (out) {
         if (name == "order_id" && !seen_order_) {
           seen_order_ = true;
+          out->order_id_present = true;
           if (*p_ == '"') {
             std::string_view raw;
             bool esc;
@@ -254,6 +255,7 @@ class Scanner {
           }
         } else if (name == "amount" && !seen_amount_) {
           seen_amount_ = true;
+          out->amount_present = true;
           if (*p_ == '-' || (*p_ >= '0' && *p_ <= '9')) {
             if (!number(&out->amount)) return false;
             out->has_amount = true;

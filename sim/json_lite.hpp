@@ -13,9 +13,11 @@ struct PaymentFields {
   std::string_view order_id;
   std::string_view currency;
   bool has_order_id = false;  // a JSON string
+  bool order_id_present = false;  // present at all (any type): a refusal says "missing" or "not a string"
   bool has_currency = false;  // present at all (any type)
   bool currency_is_string = false;
   bool has_amount = false;    // a JSON number
+  bool amount_present = false;  // present at all (any type)
   double amount = 0;
   std::string order_id_buf;
   std::string currency_buf;

@@ -220,6 +220,182 @@ void alipay_in_flight(std::string& out, std::string_view out_trade_no) {
   out.append("}}");
 }
 
+// ---- refused creates ---------------------------------------------------------------------------
+// What each provider says about a create it cannot read: the field that names the parameter
+// (Stripe's error.param, Checkout.com's error code, PayPal's details[].field, Square's
+// errors[].field, WeChat Pay's detail.field, Adyen's message, Mollie's field, Alipay's sub_msg)
+// and the reason, so that a client sees what to fix as the provider would tell it. The codes
+// are each provider's published ones (Stripe's parameter_missing, PayPal's
+// MISSING_REQUIRED_PARAMETER, Square's EXPECTED_INTEGER, ...); which one a case gets where the
+// provider's reference does not say is sim choice. docs/simulator.md shows every shape.
+
+// "purchase_units.0.amount.value" -> "/purchase_units/0/amount/value": PayPal and WeChat Pay
+// name a body field by its JSON pointer.
+std::string json_pointer(std::string_view dotted) {
+  std::string out;
+  if (dotted.empty()) return out;
+  out.push_back('/');
+  for (char c : dotted) {
+    if (c == '.') out.push_back('/');
+    else if (c == '~') out.append("~0");
+    else if (c == '/') out.append("~1");
+    else out.push_back(c);
+  }
+  return out;
+}
+
+std::string_view last_segment(std::string_view dotted) {
+  const std::size_t dot = dotted.rfind('.');
+  return dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+}
+
+bool is_missing(const Refusal& r) { return r.problem == Problem::missing || r.problem == Problem::empty; }
+
+void stripe_refusal(std::string& out, const Profile&, const Refusal& r) {
+  out.append(R"({"error":{"type":"invalid_request_error")");
+  const char* code = nullptr;
+  switch (r.problem) {
+    case Problem::unreadable: break;  // no parameter to blame, so no parameter code
+    case Problem::missing: code = "parameter_missing"; break;
+    case Problem::empty: code = "parameter_invalid_empty"; break;
+    case Problem::bad_number: code = "parameter_invalid_integer"; break;
+    case Problem::not_string:
+    case Problem::bad_value: code = "parameter_invalid"; break;
+  }
+  if (code) {
+    out.append(R"(,"code":)");
+    append_json_string(out, code);
+    out.append(R"(,"param":)");
+    append_json_string(out, r.param);
+  }
+  out.append(R"(,"message":)");
+  append_json_string(out, refusal_message(r));
+  out.append("}}");
+}
+
+// Checkout.com's error codes name the field and the rule ("amount_required",
+// "reference_invalid"); its error bodies carry no message.
+void checkout_refusal(std::string& out, const Profile&, const Refusal& r) {
+  out.append(R"({"error_type":"request_invalid","error_codes":[)");
+  if (r.problem == Problem::unreadable) {
+    out.append(R"("request_body_invalid")");
+  } else {
+    std::string code(last_segment(r.param));
+    code.append(is_missing(r) ? "_required" : "_invalid");
+    append_json_string(out, code);
+  }
+  out.append("]}");
+}
+
+void paypal_refusal(std::string& out, const Profile&, const Refusal& r) {
+  out.append(R"({"name":"INVALID_REQUEST","message":"Request is not well-formed, syntactically incorrect, or violates schema.","details":[{)");
+  const char* issue = "MALFORMED_REQUEST_JSON";
+  if (r.problem != Problem::unreadable) {
+    issue = is_missing(r) ? "MISSING_REQUIRED_PARAMETER"
+            : r.problem == Problem::bad_value ? "INVALID_PARAMETER_VALUE"
+                                              : "INVALID_PARAMETER_SYNTAX";
+    out.append(R"("field":)");
+    append_json_string(out, json_pointer(r.param));
+    out.append(R"(,"location":"body",)");
+  }
+  out.append(R"("issue":)");
+  append_json_string(out, issue);
+  out.append(R"(,"description":)");
+  append_json_string(out, refusal_message(r));
+  out.append("}]}");
+}
+
+void square_refusal(std::string& out, const Profile&, const Refusal& r) {
+  const char* code = "EXPECTED_JSON_BODY";
+  switch (r.problem) {
+    case Problem::unreadable: break;
+    case Problem::missing: code = "MISSING_REQUIRED_PARAMETER"; break;
+    case Problem::empty: code = "VALUE_EMPTY"; break;
+    case Problem::not_string: code = "EXPECTED_STRING"; break;
+    case Problem::bad_number: code = "EXPECTED_INTEGER"; break;
+    case Problem::bad_value: code = "INVALID_VALUE"; break;
+  }
+  out.append(R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":)");
+  append_json_string(out, code);
+  out.append(R"(,"detail":)");
+  append_json_string(out, refusal_message(r));
+  if (r.problem != Problem::unreadable) {
+    out.append(R"(,"field":)");
+    append_json_string(out, r.param);
+  }
+  out.append("}]}");
+}
+
+// WeChat Pay v3's errors carry the parameter in detail.field as a JSON pointer and the reason
+// in detail.issue (its "basic rules" error format); the message is in Chinese, as WeChat's.
+void wechat_refusal(std::string& out, const Profile&, const Refusal& r) {
+  const std::string field = json_pointer(r.param);
+  out.append(R"({"code":"PARAM_ERROR","message":)");
+  append_json_string(out, r.problem == Problem::unreadable ? std::string("请求体不是合法的 JSON 对象")
+                          : is_missing(r)                   ? "缺少必填参数 " + field
+                                                            : "参数格式错误 " + field);
+  out.append(R"(,"detail":{)");
+  if (r.problem != Problem::unreadable) {
+    out.append(R"("field":)");
+    append_json_string(out, field);
+    out.push_back(',');
+  }
+  out.append(R"("location":"body","issue":)");
+  append_json_string(out, refusal_message(r));
+  out.append("}}");
+}
+
+// Adyen names the field in the message; errorCode 100 is its "amount not provided" and 702 its
+// "unexpected input" (Adyen's generic error codes).
+void adyen_refusal(std::string& out, const Profile& self, const Refusal& r) {
+  std::string message;
+  const char* code = "702";
+  if (r.problem == Problem::unreadable) {
+    message = "Unexpected input: " + r.reason;
+  } else if (is_missing(r)) {
+    if (last_segment(r.param) == "value" || r.param == "amount") code = "100";
+    message = "Required field '" + r.param + "' is not provided: " + r.reason;
+  } else {
+    message = "Field '" + r.param + "' " + r.reason;
+  }
+  out.append(R"({"status":)");
+  append_int(out, self.invalid_status);
+  out.append(R"(,"errorCode":)");
+  append_json_string(out, code);
+  out.append(R"(,"message":)");
+  append_json_string(out, message);
+  out.append(R"(,"errorType":"validation"})");
+}
+
+// Mollie's problem+json error names the parameter in "field".
+void mollie_refusal(std::string& out, const Profile& self, const Refusal& r) {
+  out.append(R"({"status":)");
+  append_int(out, self.invalid_status);
+  out.append(R"(,"title":"Unprocessable Entity","detail":)");
+  append_json_string(out, refusal_message(r));
+  if (r.problem != Problem::unreadable) {
+    out.append(R"(,"field":)");
+    append_json_string(out, r.param);
+  }
+  out.push_back('}');
+}
+
+// Alipay: 40002 with isv.missing-parameter or isv.invalid-parameter, the business parameter
+// (as biz_content names it) in sub_msg.
+void alipay_refusal(std::string& out, const Profile&, const Refusal& r) {
+  std::string_view name = r.param;
+  if (starts_with(name, "biz_content.")) name.remove_prefix(std::string_view("biz_content.").size());
+  std::string sub_msg;
+  if (r.problem == Problem::unreadable) sub_msg = "参数无效: " + r.reason;
+  else if (is_missing(r)) sub_msg = "缺少必选参数 " + std::string(name) + ": " + r.reason;
+  else sub_msg = "参数无效 " + std::string(name) + ": " + r.reason;
+  out.append(R"({"alipay_trade_pay_response":{"code":"40002","msg":"Invalid Arguments","sub_code":)");
+  append_json_string(out, is_missing(r) ? "isv.missing-parameter" : "isv.invalid-parameter");
+  out.append(R"(,"sub_msg":)");
+  append_json_string(out, sub_msg);
+  out.append("}}");
+}
+
 // ---- the table ---------------------------------------------------------------------------------
 
 const Profile kProfiles[] = {
@@ -228,8 +404,7 @@ const Profile kProfiles[] = {
      Replay::stored, /*cache_only_2xx=*/false, /*replay_marker=*/true, /*echo_key=*/false,
      /*transient_503=*/false, "usd", 200, 200, 0,
      {401, R"({"error":{"type":"authentication_error","code":"invalid_api_key"}})"},
-     {400, R"({"error":{"type":"invalid_request_error","code":"parameter_invalid"}})"},
-     {400, R"({"error":{"type":"invalid_request_error","code":"parameter_invalid"}})"},
+     400,
      {422, R"({"error":{"type":"idempotency_error","code":"idempotency_key_reused","message":"Keys for idempotent requests can only be used with the same parameters they were first used with."}})"},
      {409, R"({"error":{"type":"idempotency_error","code":"idempotency_key_in_use"}})"},
      {0, ""},
@@ -239,7 +414,7 @@ const Profile kProfiles[] = {
      {500, R"({"error":{"type":"api_error","code":"internal_error"}})"},
      {404, R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})"},
      {405, R"({"error":{"type":"invalid_request_error","code":"method_not_allowed"}})"},
-     402, stripe_created, stripe_declined, nullptr},
+     402, stripe_created, stripe_declined, stripe_refusal, nullptr},
 
     // Mismatch and in-flight bodies: sim choice in Checkout.com's error style (status for
     // in-flight: 409, [Ck1][Ck2]; mismatch n.d.).
@@ -248,8 +423,7 @@ const Profile kProfiles[] = {
      "Cko-Idempotency-Key", "", Replay::stored, /*cache_only_2xx=*/true, /*replay_marker=*/false,
      false, false, "usd", 201, 201, 0,
      {401, R"({"error_type":"unauthorized","error_codes":["invalid_secret_key"]})"},
-     {422, R"({"error_type":"request_invalid","error_codes":["request_body_invalid"]})"},
-     {422, R"({"error_type":"request_invalid","error_codes":["request_body_invalid"]})"},
+     422,
      {422, R"({"error_type":"request_invalid","error_codes":["idempotency_key_reused"]})"},
      {409, R"({"error_type":"conflict","error_codes":["request_in_progress"]})"},
      {0, ""},
@@ -259,7 +433,7 @@ const Profile kProfiles[] = {
      {500, R"({"error_type":"internal_server_error"})"},
      {404, R"({"error_type":"not_found"})"},
      {405, R"({"error_type":"method_not_allowed"})"},
-     201, checkout_created, checkout_declined, nullptr},
+     201, checkout_created, checkout_declined, checkout_refusal, nullptr},
 
     // PayPal: current-state replay, 201 first and 200 after [Pp1][Pp4]; in flight 409
     // PREVIOUS_REQUEST_IN_PROGRESS [Pp2]; mismatch (n.d. for v2) uses the Vault v3 issue
@@ -269,8 +443,7 @@ const Profile kProfiles[] = {
     {ProfileId::paypal, "paypal", {"ORD", 14}, {}, Identity::header, "PayPal-Request-Id", "",
      Replay::current_state, false, false, false, false, "usd", 201, 200, 0,
      {401, R"({"error":"invalid_token","error_description":"Token signature verification failed"})"},
-     {400, R"({"name":"INVALID_REQUEST","message":"Request is not well-formed, syntactically incorrect, or violates schema.","details":[{"issue":"MALFORMED_REQUEST_JSON"}]})"},
-     {400, R"({"name":"INVALID_REQUEST","message":"Request is not well-formed, syntactically incorrect, or violates schema.","details":[{"issue":"MALFORMED_REQUEST_JSON"}]})"},
+     400,
      {422, R"({"name":"UNPROCESSABLE_ENTITY","message":"The requested action could not be performed.","details":[{"issue":"PAYPAL_REQUEST_ID_PREVIOUSLY_USED"}]})"},
      {409, R"({"name":"RESOURCE_CONFLICT","message":"The server has detected a conflict while processing this request.","details":[{"issue":"PREVIOUS_REQUEST_IN_PROGRESS"}]})"},
      {0, ""},
@@ -280,7 +453,7 @@ const Profile kProfiles[] = {
      {500, R"({"name":"INTERNAL_SERVER_ERROR","message":"An internal server error has occurred."})"},
      {404, R"({"name":"RESOURCE_NOT_FOUND","message":"The specified resource does not exist.","details":[{"issue":"INVALID_RESOURCE_ID"}]})"},
      {405, R"({"name":"METHOD_NOT_SUPPORTED","message":"The server does not implement the requested HTTP method."})"},
-     422, paypal_created, paypal_declined, nullptr, AuthScheme::oauth2_client_credentials},
+     422, paypal_created, paypal_declined, paypal_refusal, nullptr, AuthScheme::oauth2_client_credentials},
 
     // Square: key in the body, required [Sq1][Sq2]; IDEMPOTENCY_KEY_REUSED [Sq2]; in flight
     // n.d.: 409 CONFLICT is a sim choice. Error codes and categories from [Sq2].
@@ -288,8 +461,7 @@ const Profile kProfiles[] = {
     {ProfileId::square, "square", {"pay_"}, {}, Identity::body_key, "", "idempotency_key",
      Replay::stored, false, false, false, false, "usd", 200, 200, 0,
      {401, R"({"errors":[{"category":"AUTHENTICATION_ERROR","code":"UNAUTHORIZED"}]})"},
-     {400, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"BAD_REQUEST"}]})"},
-     {400, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"MISSING_REQUIRED_PARAMETER","field":"idempotency_key"}]})"},
+     400,
      {400, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"IDEMPOTENCY_KEY_REUSED"}]})"},
      {409, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"CONFLICT"}]})"},
      {0, ""},
@@ -299,7 +471,7 @@ const Profile kProfiles[] = {
      {500, R"({"errors":[{"category":"API_ERROR","code":"INTERNAL_SERVER_ERROR"}]})"},
      {404, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"NOT_FOUND"}]})"},
      {405, R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"METHOD_NOT_ALLOWED"}]})"},
-     400, square_created, square_declined, nullptr},
+     400, square_created, square_declined, square_refusal, nullptr},
 
     // WeChat Pay v3: out_trade_no is the identity [Wx1]; re-entry with the same parameters is
     // accepted, a paid order answers ORDERPAID, other parameters OUT_TRADE_NO_USED [Wx2];
@@ -309,8 +481,7 @@ const Profile kProfiles[] = {
     {ProfileId::wechatpay_v3, "wechatpay_v3", {"4200", 24}, {}, Identity::reference, "", "",
      Replay::error_code, false, false, false, false, "CNY", 200, 200, 200,
      {401, R"({"code":"SIGN_ERROR","message":"签名错误"})"},
-     {400, R"({"code":"PARAM_ERROR","message":"参数错误"})"},
-     {400, R"({"code":"PARAM_ERROR","message":"参数错误"})"},
+     400,
      {400, R"({"code":"OUT_TRADE_NO_USED","message":"商户订单号重复"})"},
      {0, ""},
      {400, R"({"code":"ORDERPAID","message":"该订单已支付"})"},
@@ -320,7 +491,7 @@ const Profile kProfiles[] = {
      {500, R"({"code":"SYSTEM_ERROR","message":"系统错误"})"},
      {404, R"({"code":"NOT_FOUND","message":"资源不存在"})"},
      {405, R"({"code":"NOT_FOUND","message":"资源不存在"})"},
-     400, wechat_created, wechat_declined, wechat_prepay_id, AuthScheme::wechatpay_v3},
+     400, wechat_created, wechat_declined, wechat_refusal, wechat_prepay_id, AuthScheme::wechatpay_v3},
 
     // Adyen: idempotency-key header, echoed in the response [Ad1]; in flight 409 errorCode 704
     // with transient-error: true; 503 errorCode 703 transient [Ad1]. Mismatch n.d.: 422
@@ -330,8 +501,7 @@ const Profile kProfiles[] = {
     {ProfileId::adyen, "adyen", {"PSP", 13}, {}, Identity::header, "idempotency-key", "",
      Replay::stored, false, false, /*echo_key=*/true, /*transient_503=*/true, "EUR", 200, 200, 0,
      {401, R"({"status":401,"errorCode":"000","message":"HTTP Status Response - Unauthorized","errorType":"security"})"},
-     {400, R"({"status":400,"errorCode":"702","message":"Unexpected input","errorType":"validation"})"},
-     {400, R"({"status":400,"errorCode":"702","message":"Unexpected input","errorType":"validation"})"},
+     400,
      {422, R"({"status":422,"errorCode":"704","message":"request already processed or in progress","errorType":"validation"})"},
      {409, R"({"status":409,"errorCode":"704","message":"request already processed or in progress","errorType":"validation"})"},
      {0, ""},
@@ -341,7 +511,7 @@ const Profile kProfiles[] = {
      {500, R"({"status":500,"errorCode":"000","message":"An unknown error occurred","errorType":"internal"})"},
      {404, R"({"status":404,"errorCode":"000","message":"Not Found","errorType":"validation"})"},
      {405, R"({"status":405,"errorCode":"000","message":"Method Not Allowed","errorType":"validation"})"},
-     200, adyen_created, adyen_declined, nullptr},
+     200, adyen_created, adyen_declined, adyen_refusal, nullptr},
 
     // Mollie: stored replay with Idempotent-Replayed, 409 in flight, 400 on other parameters
     // [Mo1]; problem+json-style bodies.
@@ -349,8 +519,7 @@ const Profile kProfiles[] = {
     {ProfileId::mollie, "mollie", {"tr_"}, {}, Identity::header, "Idempotency-Key", "",
      Replay::stored, false, /*replay_marker=*/true, false, false, "EUR", 201, 201, 0,
      {401, R"({"status":401,"title":"Unauthorized Request","detail":"Missing authentication, or failed to authenticate"})"},
-     {422, R"({"status":422,"title":"Unprocessable Entity","detail":"The request is invalid"})"},
-     {422, R"({"status":422,"title":"Unprocessable Entity","detail":"The request is invalid"})"},
+     422,
      {400, R"({"status":400,"title":"Bad Request","detail":"The idempotency key was already used for a request with other parameters"})"},
      {409, R"({"status":409,"title":"Conflict","detail":"A request with this idempotency key is already being processed"})"},
      {0, ""},
@@ -360,7 +529,7 @@ const Profile kProfiles[] = {
      {500, R"({"status":500,"title":"Internal Server Error","detail":"An internal server error occurred"})"},
      {404, R"({"status":404,"title":"Not Found","detail":"No payment exists with this id"})"},
      {405, R"({"status":405,"title":"Method Not Allowed","detail":"The method is not allowed"})"},
-     422, mollie_created, mollie_declined, nullptr},
+     422, mollie_created, mollie_declined, mollie_refusal, nullptr},
 
     // Alipay: biz_content.out_trade_no is the identity [Al1]; ACQ.TRADE_HAS_SUCCESS after
     // success, ACQ.CONTEXT_INCONSISTENT on other parameters, 20000/ACQ.SYSTEM_ERROR on
@@ -372,8 +541,7 @@ const Profile kProfiles[] = {
     {ProfileId::alipay, "alipay", {"2024", 24}, {}, Identity::reference, "", "", Replay::error_code,
      false, false, false, false, "CNY", 200, 200, 200,
      {200, R"({"error_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-signature","sub_msg":"验签出错"}})"},
-     {200, R"({"alipay_trade_pay_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.invalid-parameter","sub_msg":"参数无效"}})"},
-     {200, R"({"alipay_trade_pay_response":{"code":"40002","msg":"Invalid Arguments","sub_code":"isv.missing-parameter","sub_msg":"缺少必选参数"}})"},
+     200,
      {200, R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.CONTEXT_INCONSISTENT","sub_msg":"交易信息被篡改"}})"},
      {0, ""},
      {200, R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.TRADE_HAS_SUCCESS","sub_msg":"交易已被支付"}})"},
@@ -383,7 +551,7 @@ const Profile kProfiles[] = {
      {200, R"({"alipay_trade_pay_response":{"code":"20000","msg":"Service Currently Unavailable","sub_code":"ACQ.SYSTEM_ERROR","sub_msg":"系统异常"}})"},
      {404, R"({"error_response":{"code":"40004","msg":"Business Failed","sub_code":"isv.invalid-path"}})"},
      {405, R"({"error_response":{"code":"40004","msg":"Business Failed","sub_code":"isv.invalid-method"}})"},
-     200, alipay_created, alipay_declined, alipay_in_flight, AuthScheme::alipay_rsa2},
+     200, alipay_created, alipay_declined, alipay_refusal, alipay_in_flight, AuthScheme::alipay_rsa2},
 };
 
 // Where the non-Stripe profiles find the payment fields. Each list is tried in order; every
@@ -394,6 +562,10 @@ struct BodyPaths {
   const char* const* minor;     // integer amount in minor units
   const char* const* major;     // decimal amount in major units ("10.00" or 10.5)
   const char* const* currency;  // first string found
+  // The provider's own names for the order and the amount, which a refusal of a body that
+  // carries neither form names (the plain order_id and amount are the sim's shorthand).
+  const char* order_param;
+  const char* amount_param;
 };
 
 constexpr const char* kNone[] = {nullptr};
@@ -419,14 +591,16 @@ constexpr const char* kMoCurrency[] = {"currency", "amount.currency", nullptr};
 constexpr const char* kAlMajor[] = {"biz_content.total_amount", nullptr};
 
 const BodyPaths& body_paths(ProfileId id) {
-  static const BodyPaths kStripe{kOrderPlain, nullptr, kAmountPlain, kNone, kCurrencyPlain};
-  static const BodyPaths kCko{kCkoOrder, nullptr, kAmountPlain, kNone, kCurrencyPlain};
-  static const BodyPaths kPp{kPpOrder, nullptr, kAmountPlain, kPpMajor, kPpCurrency};
-  static const BodyPaths kSq{kSqOrder, nullptr, kSqMinor, kNone, kSqCurrency};
-  static const BodyPaths kWx{kNone, "out_trade_no", kWxMinor, kNone, kWxCurrency};
-  static const BodyPaths kAd{kAdOrder, nullptr, kAdMinor, kNone, kAdCurrency};
-  static const BodyPaths kMo{kMoOrder, nullptr, kAmountPlain, kMoMajor, kMoCurrency};
-  static const BodyPaths kAl{kNone, "biz_content.out_trade_no", kAmountPlain, kAlMajor, kCurrencyPlain};
+  static const BodyPaths kStripe{kOrderPlain, nullptr, kAmountPlain, kNone, kCurrencyPlain, "order_id", "amount"};
+  static const BodyPaths kCko{kCkoOrder, nullptr, kAmountPlain, kNone, kCurrencyPlain, "reference", "amount"};
+  static const BodyPaths kPp{kPpOrder,           nullptr, kAmountPlain, kPpMajor, kPpCurrency,
+                             "purchase_units.0.reference_id", "purchase_units.0.amount.value"};
+  static const BodyPaths kSq{kSqOrder, nullptr, kSqMinor, kNone, kSqCurrency, "reference_id", "amount_money.amount"};
+  static const BodyPaths kWx{kNone, "out_trade_no", kWxMinor, kNone, kWxCurrency, "out_trade_no", "amount.total"};
+  static const BodyPaths kAd{kAdOrder, nullptr, kAdMinor, kNone, kAdCurrency, "reference", "amount.value"};
+  static const BodyPaths kMo{kMoOrder, nullptr, kAmountPlain, kMoMajor, kMoCurrency, "metadata.order_id", "amount.value"};
+  static const BodyPaths kAl{kNone,         "biz_content.out_trade_no", kAmountPlain, kAlMajor, kCurrencyPlain,
+                             "biz_content.out_trade_no", "biz_content.total_amount"};
   switch (id) {
     case ProfileId::stripe: return kStripe;
     case ProfileId::checkout_com: return kCko;
@@ -497,6 +671,16 @@ void set_canned(Reply& out, const Canned& c) {
   out.body.assign(c.body);
 }
 
+std::string refusal_message(const Refusal& r) {
+  return r.param.empty() ? r.reason : r.param + " " + r.reason;
+}
+
+void set_refusal(Reply& out, const Profile& p, const Refusal& why) {
+  out.status = p.invalid_status;
+  out.body.clear();
+  p.format_refusal(out.body, p, why);
+}
+
 void append_id(std::string& out, const IdShape& shape, uint64_t number) {
   out.append(shape.prefix);
   char digits[24];
@@ -541,16 +725,45 @@ std::vector<std::string> profile_names() {
   return v;
 }
 
-ParseOutcome parse_profile_payment(const Profile& prof, std::string_view body, ProfileFields* out) {
+namespace {
+
+// Fills `why` and answers invalid: every refusal of parse_profile_payment goes out here.
+ParseOutcome refuse(Refusal* why, Problem problem, std::string param, std::string reason) {
+  if (why) *why = Refusal{problem, std::move(param), std::move(reason)};
+  return ParseOutcome::invalid;
+}
+
+// What is wrong with `v` where a non-empty string belongs (nullptr: absent).
+Problem string_problem(const cJSON* v) {
+  if (!v) return Problem::missing;
+  return cJSON_IsString(v) ? Problem::empty : Problem::not_string;
+}
+
+const char* string_reason(Problem p) {
+  switch (p) {
+    case Problem::missing: return "is required";
+    case Problem::empty: return "must not be empty";
+    default: return "must be a string";
+  }
+}
+
+constexpr const char* kMinorReason = "must be a positive whole number of minor units, at most 9007199254740991";
+constexpr const char* kMajorReason = "must be a positive decimal with at most two places, such as \"10.00\"";
+
+}  // namespace
+
+ParseOutcome parse_profile_payment(const Profile& prof, std::string_view body, ProfileFields* out, Refusal* why) {
   CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
-  if (!root || !cJSON_IsObject(root.get())) return ParseOutcome::invalid;
+  if (!root || !cJSON_IsObject(root.get())) {
+    return refuse(why, Problem::unreadable, "", "the body is not a JSON object");
+  }
   // Alipay's biz_content is JSON text (the gateway form's field, see gate.cpp): read it in place.
   if (prof.id == ProfileId::alipay) {
     cJSON* biz = cJSON_GetObjectItemCaseSensitive(root.get(), "biz_content");
     cJSON* inner = cJSON_IsString(biz) && biz->valuestring ? cJSON_Parse(biz->valuestring) : nullptr;
     if (!inner || !cJSON_IsObject(inner)) {
       cJSON_Delete(inner);
-      return ParseOutcome::invalid;
+      return refuse(why, Problem::bad_value, "biz_content", "must be the JSON text of an object");
     }
     cJSON_ReplaceItemInObjectCaseSensitive(root.get(), "biz_content", inner);
   }
@@ -558,35 +771,63 @@ ParseOutcome parse_profile_payment(const Profile& prof, std::string_view body, P
 
   if (prof.identity == Identity::body_key) {
     const cJSON* k = at_path(root.get(), prof.key_field);
-    if (!nonempty_string(k)) return ParseOutcome::missing_key;
+    if (!nonempty_string(k)) {
+      const Problem p = string_problem(k);
+      return refuse(why, p, std::string(prof.key_field),
+                    std::string(string_reason(p)) + ": the idempotency key travels in the body here");
+    }
     out->key = k->valuestring;
   }
   if (prof.identity == Identity::reference) {
     const cJSON* ref = at_path(root.get(), paths.reference);
-    if (!nonempty_string(ref)) return ParseOutcome::invalid;
+    if (!nonempty_string(ref)) {
+      const Problem p = string_problem(ref);
+      return refuse(why, p, paths.reference,
+                    std::string(string_reason(p)) + ": the merchant's order number is the payment's identity");
+    }
     out->order_id = ref->valuestring;
     // The reference is the order: a different order_id beside it would split the truth.
     const cJSON* oid = cJSON_GetObjectItemCaseSensitive(root.get(), "order_id");
-    if (oid && (!cJSON_IsString(oid) || out->order_id != oid->valuestring)) return ParseOutcome::invalid;
+    if (oid && (!cJSON_IsString(oid) || out->order_id != oid->valuestring)) {
+      return refuse(why, Problem::bad_value, "order_id",
+                    std::string("must name the same order as ") + paths.reference + ", the payment's identity");
+    }
     out->key = out->order_id;
   } else {
     bool found = false;
+    // The first of the order's fields that is present but unusable, else the provider's own.
+    const char* blamed = nullptr;
+    Problem problem = Problem::missing;
     for (const char* const* p = paths.order; *p && !found; ++p) {
       const cJSON* v = at_path(root.get(), *p);
       if (nonempty_string(v)) {
         out->order_id = v->valuestring;
         found = true;
+      } else if (v && !blamed) {
+        blamed = *p;
+        problem = string_problem(v);
       }
     }
-    if (!found) return ParseOutcome::invalid;
+    if (!found) {
+      return refuse(why, problem, blamed ? blamed : paths.order_param,
+                    std::string(string_reason(problem)) + ": the order id the payment is recorded under");
+    }
   }
 
   bool have_amount = false;
+  // An amount field holding a string, boolean or null (an object may hold the other shape's
+  // fields: WeChat Pay's amount.total under "amount").
+  const char* wrong_type = nullptr;
+  bool wrong_type_major = false;
   for (const char* const* p = paths.minor; *p && !have_amount; ++p) {
     const cJSON* v = at_path(root.get(), *p);
-    if (!cJSON_IsNumber(v)) continue;
+    if (!cJSON_IsNumber(v)) {
+      if (v && !cJSON_IsObject(v) && !cJSON_IsArray(v) && !wrong_type) wrong_type = *p;
+      continue;
+    }
     const double d = v->valuedouble;
-    if (!(d > 0 && d <= kMaxSafe) || std::floor(d) != d) return ParseOutcome::invalid;
+    if (std::floor(d) != d) return refuse(why, Problem::bad_number, *p, kMinorReason);
+    if (!(d > 0 && d <= kMaxSafe)) return refuse(why, Problem::bad_value, *p, kMinorReason);
     out->amount = static_cast<int64_t>(d);
     have_amount = true;
   }
@@ -594,21 +835,30 @@ ParseOutcome parse_profile_payment(const Profile& prof, std::string_view body, P
     const cJSON* v = at_path(root.get(), *p);
     int64_t minor = 0;
     if (cJSON_IsString(v) && v->valuestring) {
-      if (!parse_decimal(v->valuestring, &minor)) return ParseOutcome::invalid;
+      if (!parse_decimal(v->valuestring, &minor)) return refuse(why, Problem::bad_number, *p, kMajorReason);
     } else if (cJSON_IsNumber(v)) {
       const double cents = v->valuedouble * 100;
-      if (!(cents > 0 && cents <= kMaxSafe) || std::fabs(cents - std::round(cents)) > 1e-6) {
-        return ParseOutcome::invalid;
-      }
+      if (std::fabs(cents - std::round(cents)) > 1e-6) return refuse(why, Problem::bad_number, *p, kMajorReason);
+      if (!(cents > 0 && cents <= kMaxSafe)) return refuse(why, Problem::bad_value, *p, kMajorReason);
       minor = static_cast<int64_t>(std::round(cents));
     } else {
+      if (v && !cJSON_IsObject(v) && !cJSON_IsArray(v) && !wrong_type) {
+        wrong_type = *p;
+        wrong_type_major = true;
+      }
       continue;
     }
-    if (minor <= 0) return ParseOutcome::invalid;
+    if (minor <= 0) return refuse(why, Problem::bad_value, *p, kMajorReason);
     out->amount = minor;
     have_amount = true;
   }
-  if (!have_amount) return ParseOutcome::invalid;
+  if (!have_amount) {
+    const bool major = *paths.major != nullptr && std::string_view(paths.amount_param) == *paths.major;
+    if (wrong_type) return refuse(why, Problem::bad_number, wrong_type, wrong_type_major ? kMajorReason : kMinorReason);
+    return refuse(why, Problem::missing, paths.amount_param,
+                  major ? "is required: what to charge, as a decimal such as \"10.00\""
+                        : "is required: what to charge, in minor units");
+  }
 
   out->currency.assign(prof.default_currency);
   for (const char* const* p = paths.currency; *p; ++p) {

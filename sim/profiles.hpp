@@ -49,6 +49,31 @@ enum class AuthScheme : uint8_t {
   alipay_rsa2,                // the gateway's signed form and signed answers
 };
 
+// Why a create was refused before anything was recorded: the parameter, as the body names it,
+// and what is wrong with it. Each profile writes it in its provider's error shape
+// (Profile::format_refusal), so that a client sees which parameter to fix, as the provider's
+// own 400 would tell it.
+enum class Problem : uint8_t {
+  unreadable,   // the body is not what the route reads (not JSON, a bad % escape): no parameter
+  missing,      // required and absent
+  empty,        // a string that must not be empty
+  not_string,   // present, another JSON type
+  bad_number,   // an amount not in the form its field takes: not a number, a fraction of a
+                // minor unit, a decimal string with more than two places
+  bad_value,    // the right type and form, a value out of range or in conflict with another
+};
+struct Refusal {
+  Problem problem = Problem::unreadable;
+  // A dotted path into a JSON body ("amount.value", "purchase_units.0.reference_id") or a form
+  // field's name ("metadata[order_id]"); empty for Problem::unreadable.
+  std::string param;
+  // What is wrong, in English, to follow the parameter's name: "is required: the order id the
+  // payment is recorded under", "must be a positive integer (minor units)".
+  std::string reason;
+};
+// "param reason", or the reason alone: the message every shape carries.
+std::string refusal_message(const Refusal& r);
+
 // A fixed response.
 struct Canned {
   int status;
@@ -99,8 +124,7 @@ struct Profile {
   int replayed_status;  // a current-state replay of a success
   int in_flight_status; // with format_in_flight: the status of a same-body re-entry
   Canned unauthorized;  // the bearer modes' refusal; OAuth2's too; WeChat Pay takes its status
-  Canned invalid;
-  Canned missing_key;  // Identity::body_key without the field
+  int invalid_status;   // a refused create (format_refusal writes the body)
   Canned mismatch;     // same identity, other body
   Canned in_use;       // same identity while the first request runs (unless format_in_flight)
   Canned already_paid; // Replay::error_code
@@ -117,6 +141,9 @@ struct Profile {
   // The body of a decline. No charge is made; p.number is a fresh number (never a charge's)
   // for the providers that give a declined payment an id (Checkout.com, Adyen), 0 for Stripe.
   void (*format_declined)(std::string& out, const Profile& self, const PaymentView& p);
+  // The body of a refused create (status invalid_status): the parameter and the reason, in the
+  // field the provider names them in (Stripe's error.param, PayPal's details[].field, ...).
+  void (*format_refusal)(std::string& out, const Profile& self, const Refusal& r);
   // When set, a same-body request while the first one runs is answered with this body and
   // in_flight_status (WeChat Pay re-entry, Alipay WAIT_BUYER_PAY) instead of `in_use`.
   void (*format_in_flight)(std::string& out, std::string_view order_id);
@@ -137,8 +164,9 @@ struct ProfileFields {
   std::string key;  // Identity::body_key and Identity::reference
   int64_t amount = 0;
 };
-enum class ParseOutcome { ok, invalid, missing_key };
-ParseOutcome parse_profile_payment(const Profile& p, std::string_view body, ProfileFields* out);
+enum class ParseOutcome { ok, invalid };
+// On ParseOutcome::invalid, `why` says which parameter and what is wrong with it.
+ParseOutcome parse_profile_payment(const Profile& p, std::string_view body, ProfileFields* out, Refusal* why);
 
 // create_form: Stripe's form-encoded POST /v1/payment_intents (the Stripe profile only).
 // gateway: Alipay's POST /gateway.do, a create or a lookup by its method parameter (gate.cpp).
@@ -152,6 +180,8 @@ void lookup(const Profile& p, const State& state, std::string_view method, std::
             std::string_view query, std::string_view body, std::string_view scope, Reply& out);
 
 void set_canned(Reply& out, const Canned& c);
+// The profile's answer to a refused create: invalid_status and format_refusal's body.
+void set_refusal(Reply& out, const Profile& p, const Refusal& why);
 
 // The bodies of a fresh success and of a decline in this profile's shape.
 inline void format_created(const Profile& p, std::string& out, const PaymentView& v) {

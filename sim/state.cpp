@@ -244,15 +244,10 @@ Disposition State::post_payment(const Config& cfg, std::string_view authorizatio
     return Disposition::respond;
   }
   CreateRequest req;
-  switch (parse_create_request(prof, format, has_key, key, body, &req)) {
-    case ParseOutcome::ok:
-      break;
-    case ParseOutcome::invalid:
-      set_canned(out, prof.invalid);
-      return Disposition::respond;
-    case ParseOutcome::missing_key:
-      set_canned(out, prof.missing_key);
-      return Disposition::respond;
+  Refusal why;
+  if (parse_create_request(prof, format, has_key, key, body, &req, &why) != ParseOutcome::ok) {
+    set_refusal(out, prof, why);
+    return Disposition::respond;
   }
   req.scope = scope;
   if (req.has_key && prof.echo_key) append_echo(out, req.key);

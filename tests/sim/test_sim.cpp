@@ -255,17 +255,33 @@ TEST_F(Sim, without_a_key_every_request_is_a_new_charge) {
   EXPECT_EQ(get(port_, "/__admin/truth?order_id=dup%00x").status, 400);
 }
 
-TEST_F(Sim, invalid_bodies_are_400_and_not_stored) {
-  for (const std::string& body : {std::string("not json"), std::string(R"({"amount":5})"),
-                                 std::string(R"({"order_id":"x","amount":0})"),
-                                 std::string(R"({"order_id":"x","amount":1.5})"),
-                                 std::string(R"({"order_id":"x","amount":"5"})"),
-                                 std::string(R"({"order_id":"x","amount":5,"currency":7})"),
-                                 std::string(R"([1,2])")}) {
+// A refused body is answered as Stripe answers one: error.code says what kind of problem,
+// error.param which parameter, error.message both, so a client can fix it without guessing.
+TEST_F(Sim, invalid_bodies_are_400_name_the_parameter_and_are_not_stored) {
+  struct Case {
+    std::string body, code, param, says;
+  };
+  const std::vector<Case> cases = {
+      {"not json", "", "", "not a JSON object"},
+      {R"([1,2])", "", "", "not a JSON object"},
+      {R"({"amount":5})", "parameter_missing", "order_id", "order_id is required"},
+      {R"({"order_id":7,"amount":5})", "parameter_invalid", "order_id", "order_id must be a string"},
+      {R"({"order_id":"","amount":5})", "parameter_invalid_empty", "order_id", "order_id must not be empty"},
+      {R"({"order_id":"x"})", "parameter_missing", "amount", "amount is required"},
+      {R"({"order_id":"x","amount":0})", "parameter_invalid", "amount", "amount must be a positive whole number"},
+      {R"({"order_id":"x","amount":1.5})", "parameter_invalid_integer", "amount", "minor units"},
+      {R"({"order_id":"x","amount":"5"})", "parameter_invalid_integer", "amount", "minor units"},
+      {R"({"order_id":"x","amount":5,"currency":7})", "parameter_invalid", "currency", "currency must be a string"},
+  };
+  for (const Case& k : cases) {
     Conn c(port_);
-    Response r = c.request("POST", "/v1/payments", body, key_header("kv"));
-    EXPECT_EQ(r.status, 400) << body;
-    EXPECT_EQ(Json(r.body).str("error.code"), "parameter_invalid");
+    Response r = c.request("POST", "/v1/payments", k.body, key_header("kv"));
+    EXPECT_EQ(r.status, 400) << k.body;
+    Json j(r.body);
+    EXPECT_EQ(j.str("error.type"), "invalid_request_error") << r.body;
+    EXPECT_EQ(j.str("error.code"), k.code) << r.body;
+    EXPECT_EQ(j.str("error.param"), k.param) << r.body;
+    EXPECT_NE(j.str("error.message").find(k.says), std::string::npos) << r.body;
   }
   // The key was never stored, so a valid body with it is processed, not a 422.
   Response ok = post(port_, "x", "kv", 5);
@@ -336,15 +352,36 @@ TEST_F(Sim, form_encoded_payment_intent_is_charged_once_per_key_and_looked_up_by
   EXPECT_EQ(c.request("GET", "/v1/payment_intents/nonsense").status, 404);
 }
 
-TEST_F(Sim, malformed_form_bodies_are_400_and_charge_nothing) {
+// The form endpoint requires metadata[order_id] (the simulator records a payment under its
+// order; Stripe itself would not ask for it), and says so in Stripe's words: the parameter in
+// error.param, why in error.message.
+TEST_F(Sim, malformed_form_bodies_are_400_name_the_parameter_and_charge_nothing) {
+  struct Case {
+    std::string body, code, param, says;
+  };
+  const std::vector<Case> cases = {
+      {"amount=1000&currency=usd", "parameter_missing", "metadata[order_id]",
+       "metadata[order_id] is required by payretry-sim"},
+      {"amount=1000&metadata%5Border_id%5D=", "parameter_invalid_empty", "metadata[order_id]", "must not be empty"},
+      {"metadata%5Border_id%5D=x", "parameter_missing", "amount", "amount is required"},
+      {"amount=-5&metadata%5Border_id%5D=x", "parameter_invalid", "amount", "positive whole number"},
+      {"amount=10.5&metadata%5Border_id%5D=x", "parameter_invalid_integer", "amount", "minor units"},
+      {"amount=1000&metadata%5Border_id%5D=%zz", "", "", "% not followed by two hex digits"},
+      {R"({"order_id":"json","amount":1000})", "parameter_missing", "amount", "amount is required"},  // JSON here
+  };
   Conn c(port_);
-  for (const std::string& bad : {std::string("amount=1000&currency=usd"),                       // no order
-                                 std::string("amount=-5&metadata%5Border_id%5D=x"),             // bad amount
-                                 std::string("amount=1000&metadata%5Border_id%5D=%zz"),         // bad escape
-                                 std::string(R"({"order_id":"json","amount":1000})")}) {        // JSON here
-    Response r = c.request("POST", "/v1/payment_intents", bad, form_headers("kb-" + std::to_string(bad.size())));
-    EXPECT_EQ(r.status, 400) << bad << " -> " << r.body;
+  for (const Case& k : cases) {
+    Response r = c.request("POST", "/v1/payment_intents", k.body, form_headers("kb-" + std::to_string(k.body.size())));
+    EXPECT_EQ(r.status, 400) << k.body << " -> " << r.body;
+    Json j(r.body);
+    EXPECT_EQ(j.str("error.code"), k.code) << r.body;
+    EXPECT_EQ(j.str("error.param"), k.param) << r.body;
+    EXPECT_NE(j.str("error.message").find(k.says), std::string::npos) << r.body;
   }
+  // The /v1/payments alias reads the order from order_id too, and names that field.
+  Response alias = c.request("POST", "/v1/payments", "amount=1000", form_headers("kb-alias"));
+  EXPECT_EQ(alias.status, 400);
+  EXPECT_EQ(Json(alias.body).str("error.param"), "order_id") << alias.body;
   EXPECT_EQ(c.request("DELETE", "/v1/payment_intents/pi_1").status, 405);
   EXPECT_EQ(sim_->total_charges(), 0);
 }

@@ -386,8 +386,12 @@ TEST_F(Profiles, square_key_is_the_body_field_and_is_required) {
   start("square");
   Response missing = call(port_, "POST", "/v2/payments", plain("s0"), {"Idempotency-Key: k"});
   EXPECT_EQ(missing.status, 400);
-  EXPECT_EQ(missing.body,
-            R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":"MISSING_REQUIRED_PARAMETER","field":"idempotency_key"}]})");
+  Json m(missing.body);
+  const cJSON* e = cJSON_GetArrayItem(m.at("errors"), 0);
+  ASSERT_TRUE(cJSON_IsString(cJSON_GetObjectItem(e, "code")) && cJSON_IsString(cJSON_GetObjectItem(e, "field")))
+      << missing.body;
+  EXPECT_STREQ(cJSON_GetObjectItem(e, "code")->valuestring, "MISSING_REQUIRED_PARAMETER");
+  EXPECT_STREQ(cJSON_GetObjectItem(e, "field")->valuestring, "idempotency_key");
   EXPECT_EQ(sim_->charges_for("s0"), 0);
 
   Response first = call(port_, "POST", "/v2/payments", square_body("s1", "ks1"));
@@ -751,7 +755,7 @@ TEST_F(Profiles, alipay_trade_pay_replays_as_error_codes) {
   Response bad = ali(port_, "alipay.trade.pay", "{}");
   EXPECT_EQ(bad.status, 200);
   EXPECT_EQ(Json(bad.body).str("alipay_trade_pay_response.code"), "40002");
-  EXPECT_EQ(Json(bad.body).str("alipay_trade_pay_response.sub_code"), "isv.invalid-parameter");
+  EXPECT_EQ(Json(bad.body).str("alipay_trade_pay_response.sub_code"), "isv.missing-parameter");
   Response unknown = ali(port_, "alipay.trade.refund", R"({"out_trade_no":"al1"})");
   EXPECT_EQ(Json(unknown.body).str("error_response.sub_code"), "isv.invalid-method");
   EXPECT_TRUE(alipay_answer_verifies(unknown.body));
@@ -856,6 +860,149 @@ TEST_F(Profiles, every_profile_keeps_the_truth_under_a_seeded_mix) {
     sim_->stop();
     sim_.reset();
   }
+}
+
+
+// ---- refused creates ------------------------------------------------------------------------------
+
+// The member `name` of item `i` of the array at `path`, or item `i` itself when `name` is
+// null ("" when any step is missing or not a string).
+std::string item_str(const Json& j, const char* path, int i, const char* name = nullptr) {
+  const cJSON* v = cJSON_GetArrayItem(j.at(path), i);
+  if (name) v = cJSON_GetObjectItemCaseSensitive(v, name);
+  return cJSON_IsString(v) ? v->valuestring : "";
+}
+bool has(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// Each mode refuses a create it cannot read as its provider does, naming the parameter where
+// that provider names it and saying why, and records nothing (so the key stays free).
+TEST_F(Profiles, checkout_refusals_name_the_field_in_the_error_code) {
+  start("checkout_com");
+  Response none = call(port_, "POST", "/payments", R"({"amount":5,"currency":"EUR"})", {"Cko-Idempotency-Key: kr"});
+  EXPECT_EQ(none.status, 422);
+  Json n(none.body);
+  EXPECT_EQ(n.str("error_type"), "request_invalid");
+  EXPECT_EQ(item_str(n, "error_codes", 0), "reference_required") << none.body;
+  Response amount = call(port_, "POST", "/payments", R"({"reference":"cr","amount":"5"})", {"Cko-Idempotency-Key: kr"});
+  EXPECT_EQ(item_str(Json(amount.body), "error_codes", 0), "amount_invalid") << amount.body;
+  Response fraction = call(port_, "POST", "/payments", R"({"reference":"cr","amount":5.5})", {"Cko-Idempotency-Key: kr"});
+  EXPECT_EQ(item_str(Json(fraction.body), "error_codes", 0), "amount_invalid");
+  EXPECT_EQ(sim_->total_charges(), 0);
+  EXPECT_EQ(call(port_, "POST", "/payments", R"({"reference":"cr","amount":5})", {"Cko-Idempotency-Key: kr"}).status, 201);
+}
+
+TEST_F(Profiles, paypal_refusals_name_the_field_as_a_json_pointer) {
+  start("paypal");
+  Response none = call(port_, "POST", "/v2/checkout/orders",
+                       R"({"intent":"CAPTURE","purchase_units":[{"amount":{"currency_code":"USD","value":"10.00"}}]})",
+                       pp("kpr"));
+  EXPECT_EQ(none.status, 400);
+  Json n(none.body);
+  EXPECT_EQ(n.str("name"), "INVALID_REQUEST");
+  EXPECT_EQ(item_str(n, "details", 0, "field"), "/purchase_units/0/reference_id") << none.body;
+  EXPECT_EQ(item_str(n, "details", 0, "location"), "body");
+  EXPECT_EQ(item_str(n, "details", 0, "issue"), "MISSING_REQUIRED_PARAMETER");
+  EXPECT_TRUE(has(item_str(n, "details", 0, "description"), "order id")) << none.body;
+  const std::string three_places =
+      R"({"purchase_units":[{"reference_id":"pr","amount":{"currency_code":"USD","value":"10.001"}}]})";
+  Json syntax(call(port_, "POST", "/v2/checkout/orders", three_places, pp("kpr")).body);
+  EXPECT_EQ(item_str(syntax, "details", 0, "field"), "/purchase_units/0/amount/value");
+  EXPECT_EQ(item_str(syntax, "details", 0, "issue"), "INVALID_PARAMETER_SYNTAX");
+  EXPECT_TRUE(has(item_str(syntax, "details", 0, "description"), "two places"));
+  const std::string zero = R"({"purchase_units":[{"reference_id":"pr","amount":{"currency_code":"USD","value":"0.00"}}]})";
+  EXPECT_EQ(item_str(Json(call(port_, "POST", "/v2/checkout/orders", zero, pp("kpr")).body), "details", 0, "issue"),
+            "INVALID_PARAMETER_VALUE");
+  Json junk(call(port_, "POST", "/v2/checkout/orders", "{not json", pp("kpr")).body);
+  EXPECT_EQ(item_str(junk, "details", 0, "issue"), "MALFORMED_REQUEST_JSON");
+  EXPECT_EQ(item_str(junk, "details", 0, "field"), "");
+  EXPECT_EQ(sim_->total_charges(), 0);
+}
+
+TEST_F(Profiles, square_refusals_name_the_field_and_the_code) {
+  start("square");
+  Response none = call(port_, "POST", "/v2/payments",
+                       R"({"idempotency_key":"ksr","amount_money":{"amount":100,"currency":"USD"}})");
+  EXPECT_EQ(none.status, 400);
+  Json n(none.body);
+  EXPECT_EQ(item_str(n, "errors", 0, "category"), "INVALID_REQUEST_ERROR");
+  EXPECT_EQ(item_str(n, "errors", 0, "code"), "MISSING_REQUIRED_PARAMETER");
+  EXPECT_EQ(item_str(n, "errors", 0, "field"), "reference_id");
+  EXPECT_TRUE(has(item_str(n, "errors", 0, "detail"), "reference_id is required")) << none.body;
+  Json text(call(port_, "POST", "/v2/payments",
+                 R"({"idempotency_key":"ksr","reference_id":"sr","amount_money":{"amount":"100","currency":"USD"}})")
+                .body);
+  EXPECT_EQ(item_str(text, "errors", 0, "code"), "EXPECTED_INTEGER");
+  EXPECT_EQ(item_str(text, "errors", 0, "field"), "amount_money.amount");
+  Json empty(call(port_, "POST", "/v2/payments", R"({"idempotency_key":"","reference_id":"sr","amount":1})").body);
+  EXPECT_EQ(item_str(empty, "errors", 0, "code"), "VALUE_EMPTY");
+  EXPECT_EQ(item_str(empty, "errors", 0, "field"), "idempotency_key");
+  EXPECT_EQ(sim_->total_charges(), 0);
+}
+
+TEST_F(Profiles, wechat_refusals_name_the_field_in_detail) {
+  start("wechatpay_v3");
+  Response none = wx(port_, "POST", kWxCreate, R"({"amount":{"total":1,"currency":"CNY"}})");
+  EXPECT_EQ(none.status, 400);
+  Json n(none.body);
+  EXPECT_EQ(n.str("code"), "PARAM_ERROR");
+  EXPECT_EQ(n.str("detail.field"), "/out_trade_no") << none.body;
+  EXPECT_EQ(n.str("detail.location"), "body");
+  EXPECT_TRUE(has(n.str("detail.issue"), "out_trade_no is required")) << none.body;
+  EXPECT_TRUE(has(n.str("message"), "/out_trade_no"));
+  EXPECT_TRUE(wechat_answer_verifies(none));  // a refusal is signed like every answer
+  Json fraction(wx(port_, "POST", kWxCreate, R"({"out_trade_no":"wr","amount":{"total":1.5}})").body);
+  EXPECT_EQ(fraction.str("detail.field"), "/amount/total");
+  Json missing(wx(port_, "POST", kWxCreate, R"({"out_trade_no":"wr","amount":{"currency":"CNY"}})").body);
+  EXPECT_EQ(missing.str("detail.field"), "/amount/total");
+  EXPECT_TRUE(has(missing.str("detail.issue"), "is required"));
+  Json split(wx(port_, "POST", kWxCreate, R"({"out_trade_no":"wr","order_id":"other","amount":1})").body);
+  EXPECT_EQ(split.str("detail.field"), "/order_id");
+  EXPECT_EQ(sim_->total_charges(), 0);
+}
+
+TEST_F(Profiles, adyen_refusals_name_the_field_in_the_message) {
+  start("adyen");
+  Response no_amount = call(port_, "POST", "/v71/payments", R"({"reference":"ar","amount":{"currency":"EUR"}})",
+                            {"idempotency-key: kar"});
+  EXPECT_EQ(no_amount.status, 400);
+  Json a(no_amount.body);
+  EXPECT_EQ(a.num("status"), 400);
+  EXPECT_EQ(a.str("errorCode"), "100");
+  EXPECT_EQ(a.str("errorType"), "validation");
+  EXPECT_TRUE(has(a.str("message"), "'amount.value'")) << no_amount.body;
+  Json no_ref(call(port_, "POST", "/v71/payments", R"({"amount":{"value":100,"currency":"EUR"}})").body);
+  EXPECT_EQ(no_ref.str("errorCode"), "702");
+  EXPECT_TRUE(has(no_ref.str("message"), "'reference'")) << no_ref.str("message");
+  EXPECT_EQ(sim_->total_charges(), 0);
+}
+
+TEST_F(Profiles, mollie_refusals_name_the_field) {
+  start("mollie");
+  Response none = call(port_, "POST", "/v2/payments", R"({"amount":{"value":"10.00","currency":"EUR"}})");
+  EXPECT_EQ(none.status, 422);
+  Json n(none.body);
+  EXPECT_EQ(n.num("status"), 422);
+  EXPECT_EQ(n.str("field"), "metadata.order_id") << none.body;
+  EXPECT_TRUE(has(n.str("detail"), "metadata.order_id is required"));
+  Json ten(call(port_, "POST", "/v2/payments",
+                R"({"metadata":{"order_id":"mr"},"amount":{"value":"ten","currency":"EUR"}})").body);
+  EXPECT_EQ(ten.str("field"), "amount.value");
+  EXPECT_TRUE(has(ten.str("detail"), "\"10.00\""));
+  EXPECT_EQ(sim_->total_charges(), 0);
+}
+
+TEST_F(Profiles, alipay_refusals_name_the_business_parameter) {
+  start("alipay");
+  Json none(ali(port_, "alipay.trade.pay", R"({"total_amount":"1.00","subject":"t"})").body);
+  EXPECT_EQ(none.str("alipay_trade_pay_response.code"), "40002");
+  EXPECT_EQ(none.str("alipay_trade_pay_response.sub_code"), "isv.missing-parameter");
+  EXPECT_TRUE(has(none.str("alipay_trade_pay_response.sub_msg"), "out_trade_no"));
+  Response amount = ali(port_, "alipay.trade.pay", R"({"out_trade_no":"alr","total_amount":"abc","subject":"t"})");
+  Json a(amount.body);
+  EXPECT_EQ(a.str("alipay_trade_pay_response.sub_code"), "isv.invalid-parameter");
+  EXPECT_TRUE(has(a.str("alipay_trade_pay_response.sub_msg"), "total_amount"));
+  EXPECT_TRUE(alipay_answer_verifies(amount.body));
+  EXPECT_EQ(sim_->total_charges(), 0);
 }
 
 }  // namespace
