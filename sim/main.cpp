@@ -1,6 +1,7 @@
 // payretry-sim: runs the simulated payment provider until SIGINT/SIGTERM.
 #include <pthread.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -11,8 +12,10 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "server.hpp"
+#include "spelling.hpp"
 
 namespace {
 
@@ -136,8 +139,9 @@ int main(int argc, char** argv) {
     }
     // An option the simulator does not have is named as such, before its
     // value is looked for ("missing value for --bogus" sent people looking
-    // for a value). Each of these takes one; the chain below reads it.
-    static const char* const kValueOptions[] = {
+    // for a value), with the one it most likely meant. Each of these takes
+    // one; the chain below reads it.
+    static const std::vector<std::string> kValueOptions = {
         "--api-key",  "--fault",           "--hmac-secret", "--host",       "--key-header", "--keys",
         "--latency-ms", "--mix",           "--oauth2-client", "--oauth2-delay-ms", "--oauth2-ttl-s", "--port",
         "--profile",  "--refuse-ms",       "--retry-after-s", "--scope-header", "--seed",   "--slow-ms",
@@ -145,9 +149,11 @@ int main(int argc, char** argv) {
         "--webhook-url"};
     {
       const std::string name = arg.substr(0, arg.find('='));
-      bool known = false;
-      for (const char* o : kValueOptions) known = known || name == o;
-      if (!known) usage_error("unknown option " + name);
+      if (std::find(kValueOptions.begin(), kValueOptions.end(), name) == kValueOptions.end()) {
+        std::vector<std::string> all = kValueOptions;
+        all.insert(all.end(), {"--help", "--list"});
+        usage_error("unknown option " + name + payretry::did_you_mean(name, all));
+      }
     }
     std::string value;
     const auto eq = arg.find('=');
