@@ -381,7 +381,7 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
     out.status = prof.decline_status;
     out.body.clear();
     format_declined(prof, out.body, v);
-    notify(prof, v, false, out);
+    notify(prof, v, false, has_key ? key : std::string_view{}, out);
     return 0;
   }
   const uint64_t number =
@@ -393,11 +393,11 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
   } else {
     format_created(prof, out.body, PaymentView{number, order_id, amount, currency});
   }
-  notify(prof, PaymentView{number, order_id, amount, currency}, true, out);
+  notify(prof, PaymentView{number, order_id, amount, currency}, true, has_key ? key : std::string_view{}, out);
   return number;
 }
 
-void State::notify(const Profile& prof, const PaymentView& v, bool charged, Reply& out) {
+void State::notify(const Profile& prof, const PaymentView& v, bool charged, std::string_view key, Reply& out) {
   if (!webhooks_) return;
   PaymentEvent e;
   e.number = v.number;
@@ -405,6 +405,7 @@ void State::notify(const Profile& prof, const PaymentView& v, bool charged, Repl
   e.amount = v.amount;
   e.currency.assign(v.currency);
   e.charged = charged;
+  e.idempotency_key.assign(key);
   if (webhooks_->payment_final(prof, e)) out.hold_ms = WebhookSender::kEarlyLeadMs;
 }
 

@@ -351,7 +351,7 @@ class State {
   Disposition post_fault(const Profile& prof, Fault f, Reply& out);
   std::vector<uint64_t> charge_numbers(std::string_view order_id) const;
   // The payment's final state to the webhook sender; an `early` notification holds `out`.
-  void notify(const Profile& prof, const PaymentView& v, bool charged, Reply& out);
+  void notify(const Profile& prof, const PaymentView& v, bool charged, std::string_view key, Reply& out);
 
   mutable std::mutex config_mu_;
   Config config_;

@@ -178,7 +178,8 @@ Notice stripe_notice(const Profile&, const WebhookSettings& s, const PaymentEven
   }
   n.body = R"({"id":")" + n.event_id + R"(","object":"event","api_version":"2024-06-20","created":)" +
            std::to_string(now_s) + R"(,"data":{"object":)" + object +
-           R"(},"livemode":false,"pending_webhooks":1,"request":{"id":null,"idempotency_key":null},"type":")" +
+           R"(},"livemode":false,"pending_webhooks":1,"request":{"id":null,"idempotency_key":)" +
+           (e.idempotency_key.empty() ? std::string("null") : json_string(e.idempotency_key)) + R"(},"type":")" +
            n.type + R"("})";
   n.content_type = "application/json; charset=utf-8";
   const int64_t t = v == NoticeVariant::stale ? now_s - kStaleS : now_s;

@@ -36,6 +36,7 @@ struct PaymentEvent {
   int64_t amount = 0;    // minor units
   std::string currency;
   bool charged = false;  // false: declined
+  std::string idempotency_key;  // the key the create carried ("" none): Stripe's event names it
 };
 
 // The copies a notification can go out as.

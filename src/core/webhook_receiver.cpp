@@ -234,6 +234,7 @@ void WebhookReceiver::apply_event(const cJSON* doc, WebhookOutcome& out) {
   r.event_type = read_field(doc, w.event_type);
   r.order_id = read_field(doc, w.order_id);
   r.provider_payment_id = read_field(doc, w.provider_id);
+  r.idempotency_key = read_field(doc, w.idempotency_key);
   const std::string status = read_field(doc, w.status);
   r.provider_status = !status.empty() ? status : r.event_type;
   const char* finding = event_finding(profile_, r.event_type, status);
@@ -342,7 +343,8 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
         before.reset();
     }
     r.state_before = value_or_empty(before, tmp);
-    const char* lands_as = event_finding_on(e.entry.verdict.c_str(), before ? &*before : nullptr, e.provider_payment_id);
+    const char* lands_as = event_finding_on(e.entry.verdict.c_str(), before ? &*before : nullptr, e.provider_payment_id,
+                                            r.idempotency_key);
     if (e.entry.verdict != lands_as) {
       e.entry.verdict = lands_as;
       r.why = "a failure that names this order but not the payment its row knows: recorded, not settled (a lookup, a "

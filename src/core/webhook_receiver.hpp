@@ -28,6 +28,7 @@ struct WebhookEventResult {
   std::string order_id;             // as the event names it ("" none)
   std::string provider_payment_id;  // likewise
   std::string provider_status;      // the status word or the type the finding was read from
+  std::string idempotency_key;      // the key of the request that caused it, where the profile reads one (not shown)
   std::string finding;              // succeeded | failed | noted
   // settled: its row moved to the event's state; recorded: in the row's
   // history, the state unchanged (it says nothing final, or the row already

@@ -24,10 +24,13 @@ const char* event_finding(const Profile& profile, const std::string& event_type,
   return kEventNoted;
 }
 
-const char* event_finding_on(const char* finding, const PaymentRow* row, const std::string& event_provider_id) {
+const char* event_finding_on(const char* finding, const PaymentRow* row, const std::string& event_provider_id,
+                             const std::string& event_key) {
   if (std::string_view(finding) != kEventFailed) return finding;
-  const bool same_payment = row && !row->provider_payment_id.empty() && row->provider_payment_id == event_provider_id;
-  return same_payment ? kEventFailed : kEventNoted;
+  if (!row) return kEventNoted;
+  const bool same_id = !row->provider_payment_id.empty() && row->provider_payment_id == event_provider_id;
+  const bool same_key = !row->idempotency_key.empty() && row->idempotency_key == event_key;
+  return same_id || same_key ? kEventFailed : kEventNoted;
 }
 
 bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event) {

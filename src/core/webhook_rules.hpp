@@ -20,14 +20,19 @@ const char* event_finding(const Profile& profile, const std::string& event_type,
 
 // The finding an event may land with on the row of the order it names
 // (`row`: null when there is none, or it is another client's or another
-// payment's). A failure settles FAILED only on a row that knows its
-// provider payment id and the event names that very id: a failure read by
-// the order alone may be another payment's of the same order (an older
-// one, one made elsewhere, a late redelivery), and a payment told FAILED
-// is charged again under a new order while its own may have been charged.
+// payment's). A failure settles FAILED only when it is provably the row's
+// own payment's: the row knows its provider payment id and the event names
+// that very id, or the event carries the idempotency key the row sent
+// (`event_key`, Stripe's request.idempotency_key: only this row's requests
+// carried it, so the payment it failed is the one this row made, even when
+// the create's answer, and with it the id, was lost). A failure read by the
+// order alone may be another payment's of the same order (an older one,
+// one made elsewhere, a late redelivery), and a payment told FAILED is
+// charged again under a new order while its own may have been charged.
 // Otherwise it is noted, and a lookup, a later event or a person settles
 // the payment. Success and noted findings land as they are.
-const char* event_finding_on(const char* finding, const PaymentRow* row, const std::string& event_provider_id);
+const char* event_finding_on(const char* finding, const PaymentRow* row, const std::string& event_provider_id,
+                             const std::string& event_key);
 
 // Whether an event kept for later (Ledger::record_event) may land on `row`
 // now. Only one that came after the row was made: the key is committed

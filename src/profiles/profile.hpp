@@ -187,6 +187,10 @@ struct ProfileWebhook {
   WebhookField order_id;      // the merchant's reference, as the payment was submitted ({} none)
   WebhookField provider_id;   // the provider's payment id
   WebhookField status;        // the payment's status word, read through lookup.status_map
+  // The idempotency key of the request that caused the event (Stripe's
+  // request.idempotency_key): a failure that carries the key of an order's
+  // row is that row's own payment's, even when the row never learnt its id.
+  WebhookField idempotency_key;
   // Event type -> what it settles, before `status`; a type in neither
   // settles nothing (the event is recorded, the payment stays as it is).
   std::map<std::string, StatusTarget> events;

@@ -65,7 +65,7 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
   object_at(v, path);
   check_members(v, path,
                 {"scheme", "tolerance_ms", "event_id", "event_type", "order_id", "provider_id", "status", "events",
-                 "confirm_by_lookup", "ack", "requires", "reference_path"});
+                 "confirm_by_lookup", "ack", "requires", "reference_path", "idempotency_key"});
   if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "scheme")) {
     const std::string sp = member(path, "scheme");
     const std::string name = string_at(s, sp);
@@ -83,7 +83,7 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
     w.tolerance_ms = int_at(t, member(path, "tolerance_ms"), 0, 24LL * 3600 * 1000);
   const std::pair<const char*, WebhookField*> fields[] = {{"event_id", &w.event_id},     {"event_type", &w.event_type},
                                                           {"order_id", &w.order_id},     {"provider_id", &w.provider_id},
-                                                          {"status", &w.status}};
+                                                          {"status", &w.status},         {"idempotency_key", &w.idempotency_key}};
   for (const auto& [name, slot] : fields)
     if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, name)) *slot = field_at(f, member(path, name));
   if (const cJSON* e = cJSON_GetObjectItemCaseSensitive(v, "events")) {

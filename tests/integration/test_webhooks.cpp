@@ -1295,13 +1295,60 @@ TEST_F(WebhookRegression, StripePaymentFailedNotificationSettlesAnUnknownPayment
   EXPECT_EQ(out.events[0].type, "payment_intent.payment_failed");
   EXPECT_EQ(sim_->charges_for(o), 0);
   EXPECT_EQ(out.events[0].finding, "failed") << ds[0].outcome;
-  // The create's answer was lost, so the row knows no PaymentIntent id: a
-  // failure read by the order alone may be another PaymentIntent's of the
-  // same order (an older one, redelivered for days), and FAILED would have
-  // the merchant charge again under a new order. Recorded, not settled
-  // (event_finding_on; the outside review's double charge, S3b).
-  EXPECT_EQ(out.events[0].effect, "recorded") << ds[0].outcome;
-  EXPECT_EQ(state_of(o), "UNKNOWN") << row_of(o);
+  // The create's answer was lost, so the row knows no PaymentIntent id; but
+  // the event names the request that caused it by its idempotency key, the
+  // row's own (event_finding_on): this payment's decline, settled FAILED.
+  EXPECT_EQ(out.events[0].effect, "settled") << ds[0].outcome;
+  EXPECT_EQ(state_of(o), "FAILED") << row_of(o);
+}
+
+// A failure read by the order alone may be another PaymentIntent's of the
+// same order (one made elsewhere under another key), and FAILED would have
+// the merchant charge again under a new order while this one was charged
+// (the outside review's S3b). Here the order's own payment is charged, its
+// every answer lost; another system declines a PaymentIntent under the same
+// order with a key of its own, and that failure is applied first: it is
+// recorded, not settled, and the payment's own success settles it.
+TEST_F(WebhookRegression, AStripeFailureUnderAnotherKeyNeverSettlesTheOrdersRow) {
+  start("stripe", {});
+  make_client(cfg());
+  const std::string o = "wh_other_key";
+  const std::string ours = "key-ours-" + o, theirs = "key-elsewhere-" + o;
+  sim_->script_key(ours, {"lost_response", "lost_response", "lost_response", "lost_response"});
+  sim_->script_key(theirs, {"decline"});
+  rx_.hold(true);
+  const std::string b = body(o, 1);
+  pay_submit_options opts = PAY_SUBMIT_OPTIONS_INIT;
+  opts.idempotency_key = ours.c_str();
+  pay_result* raw = nullptr;
+  ASSERT_EQ(pay_submit(&raw, client_.get(), o.c_str(), b.data(), b.size(), &opts), PAY_OK);
+  ResultPtr r(raw);
+  ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  ASSERT_EQ(cstr(pay_result_provider_payment_id(r.get())), "");
+  {
+    // The other system: a client of its own, its own ledger and key.
+    ClientPtr elsewhere = probed_client(cfg(), probe_);
+    opts.idempotency_key = theirs.c_str();
+    pay_result* other = nullptr;
+    ASSERT_EQ(pay_submit(&other, elsewhere.get(), o.c_str(), b.data(), b.size(), &opts), PAY_OK);
+    ResultPtr done(other);
+    ASSERT_EQ(pay_result_outcome(done.get()), PAY_OUTCOME_FAILED) << pay_result_json(done.get());
+  }
+  drain();
+  ASSERT_EQ(sim_->charges_for(o), 1);
+  // The decline first, then the charge.
+  const std::vector<Delivery> got = rx_.deliveries();
+  ASSERT_EQ(got.size(), 2u);
+  const size_t failed_at = got[0].body.find(theirs) != std::string::npos ? 0 : 1;
+  ASSERT_NE(got[failed_at].body.find("payment_intent.payment_failed"), std::string::npos) << got[failed_at].body;
+  const Delivery first = rx_.apply_held(failed_at), second = rx_.apply_held(1 - failed_at);
+  const Outcome f = parse_outcome(first.outcome), s = parse_outcome(second.outcome);
+  ASSERT_EQ(f.events.size(), 1u) << first.outcome;
+  EXPECT_EQ(f.events[0].finding, "failed") << first.outcome;
+  EXPECT_EQ(f.events[0].effect, "recorded") << first.outcome;
+  ASSERT_EQ(s.events.size(), 1u) << second.outcome;
+  EXPECT_EQ(s.events[0].effect, "settled") << second.outcome;
+  EXPECT_EQ(state_of(o), "SUCCEEDED") << row_of(o);
 }
 
 // Was a bug (low: nothing changed, no charge): a Mollie

@@ -12,6 +12,7 @@ namespace {
 PaymentRow row_with(const std::string& provider_id, int64_t created_at = 1000) {
   PaymentRow r;
   r.order_id = "o-1";
+  r.idempotency_key = "key-o-1";
   r.provider_payment_id = provider_id;
   r.created_at = created_at;
   r.state = PaymentState::unknown;
@@ -24,14 +25,29 @@ PaymentRow row_with(const std::string& provider_id, int64_t created_at = 1000) {
 // settles FAILED.
 TEST(WebhookRules, AFailureSettlesOnlyARowThatKnowsTheIdTheEventNames) {
   const PaymentRow known = row_with("pi_1"), unknown_id = row_with("");
-  EXPECT_STREQ(event_finding_on(kEventFailed, &known, "pi_1"), kEventFailed);
-  EXPECT_STREQ(event_finding_on(kEventFailed, &known, "pi_OLD"), kEventNoted);
-  EXPECT_STREQ(event_finding_on(kEventFailed, &unknown_id, "pi_1"), kEventNoted);
-  EXPECT_STREQ(event_finding_on(kEventFailed, nullptr, "pi_1"), kEventNoted);
-  EXPECT_STREQ(event_finding_on(kEventFailed, &known, ""), kEventNoted);
+  EXPECT_STREQ(event_finding_on(kEventFailed, &known, "pi_1", ""), kEventFailed);
+  EXPECT_STREQ(event_finding_on(kEventFailed, &known, "pi_OLD", ""), kEventNoted);
+  EXPECT_STREQ(event_finding_on(kEventFailed, &unknown_id, "pi_1", ""), kEventNoted);
+  EXPECT_STREQ(event_finding_on(kEventFailed, nullptr, "pi_1", ""), kEventNoted);
+  EXPECT_STREQ(event_finding_on(kEventFailed, &known, "", ""), kEventNoted);
   // A success and a note land as they are.
-  EXPECT_STREQ(event_finding_on(kEventSucceeded, &unknown_id, ""), kEventSucceeded);
-  EXPECT_STREQ(event_finding_on(kEventNoted, nullptr, ""), kEventNoted);
+  EXPECT_STREQ(event_finding_on(kEventSucceeded, &unknown_id, "", ""), kEventSucceeded);
+  EXPECT_STREQ(event_finding_on(kEventNoted, nullptr, "", ""), kEventNoted);
+}
+
+// Only the row's own requests carried its idempotency key: a failure caused
+// by a request with that key is the row's own payment's, even when the
+// create's answer (and the id) was lost. Another key, or none (a failure
+// the provider decided later, with no request behind it), proves nothing.
+TEST(WebhookRules, AFailureCarryingTheRowsOwnKeySettlesARowThatKnowsNoId) {
+  const PaymentRow unknown_id = row_with("");
+  EXPECT_STREQ(event_finding_on(kEventFailed, &unknown_id, "pi_1", "key-o-1"), kEventFailed);
+  EXPECT_STREQ(event_finding_on(kEventFailed, &unknown_id, "pi_1", "key-other"), kEventNoted);
+  EXPECT_STREQ(event_finding_on(kEventFailed, &unknown_id, "pi_1", ""), kEventNoted);
+  EXPECT_STREQ(event_finding_on(kEventFailed, nullptr, "pi_1", "key-o-1"), kEventNoted);
+  PaymentRow no_key = row_with("");
+  no_key.idempotency_key.clear();
+  EXPECT_STREQ(event_finding_on(kEventFailed, &no_key, "pi_1", ""), kEventNoted) << "two empty keys prove nothing";
 }
 
 // The key is committed before the first byte leaves: an event stamped no
