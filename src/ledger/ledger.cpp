@@ -115,6 +115,11 @@ std::optional<PaymentState> event_moves(PaymentState from, const AttemptEntry& e
   return std::nullopt;
 }
 
+bool event_teaches_id(const PaymentRow& row, const LedgerEvent& event) {
+  return row.provider_payment_id.empty() && !event.provider_payment_id.empty() &&
+         event_moves(row.state, event.entry).has_value();
+}
+
 std::string event_settled_detail(const AttemptEntry& entry) { return "settled by webhook: " + entry.reason; }
 
 std::unique_ptr<Ledger> open_ledger(const std::string& url, const std::string& secret, int64_t timeout_ms) {

@@ -114,6 +114,14 @@ inline constexpr const char* kEventNoted = "event_noted";
 // receiver reports the conflict); an IN_FLIGHT row never gets the event
 // (it is kept until the run settles). nullopt: the state stays.
 std::optional<PaymentState> event_moves(PaymentState from, const AttemptEntry& entry);
+// Whether an event landing on `row` gives it the event's provider payment
+// id: only when the row has none and the event moves it (event_moves). A
+// noted event (a pending status, or a failure that names the order but was
+// never shown to be this row's payment) may be another payment's of the same
+// order; its id would steer every later lookup of the row to that payment,
+// whose "failed" would end an order whose own payment was charged, and the
+// row's own events, naming its real id, would no longer land.
+bool event_teaches_id(const PaymentRow& row, const LedgerEvent& event);
 // The row's detail once an event moved it.
 std::string event_settled_detail(const AttemptEntry& entry);
 

@@ -269,14 +269,15 @@ class MemoryLedger final : public Ledger {
     return rows_.end();
   }
 
-  // The event's entry as the row's next one; the provider's id when the
-  // row has none; the state the event moves it to (event_moves).
+  // The event's entry as the row's next one; the state the event moves it
+  // to (event_moves), and with it the provider's id when the row has none
+  // (event_teaches_id).
   void append(Rows::iterator row, Events::iterator ev) {
     Payment& p = row->second;
     const LedgerEvent& e = ev->second.event;
     AttemptEntry a = e.entry;
     a.number = p.row.attempts + 1;
-    const bool learns_id = p.row.provider_payment_id.empty() && !e.provider_payment_id.empty();
+    const bool learns_id = event_teaches_id(p.row, e);
     if (learns_id) by_provider_[{p.row.scope, e.provider_payment_id}].insert(row->first);  // may throw: nothing changed yet
     p.events.push_back(ev->first);
     try {

@@ -60,7 +60,8 @@ const char* const kInsertEvent =
   "(state COLLATE \"C\" IN ('UNKNOWN', 'PENDING') AND $11::text IN ('event_succeeded', 'event_failed'))"
 const char* const kLandEvent =
     "WITH target AS (UPDATE payments SET attempts = attempts + 1, updated_at = GREATEST(updated_at, $4::bigint), "
-    "provider_payment_id = CASE WHEN provider_payment_id = '' THEN $3::text ELSE provider_payment_id END, "
+    "provider_payment_id = CASE WHEN provider_payment_id = '' AND " PAYRETRY_EVENT_MOVES
+    " THEN $3::text ELSE provider_payment_id END, "  // event_teaches_id
     "state = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN "
     "(CASE $11::text WHEN 'event_succeeded' THEN 'SUCCEEDED' ELSE 'FAILED' END) ELSE state END, "
     "delivery = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN 'delivered' ELSE delivery END, "

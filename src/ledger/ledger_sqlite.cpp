@@ -803,7 +803,8 @@ class SqliteLedger final : public Ledger {
     {
 #define PAYRETRY_EVENT_MOVES "(state IN ('UNKNOWN', 'PENDING') AND ?5 IN ('event_succeeded', 'event_failed'))"
       Stmt s(stmts_, "UPDATE payments SET attempts = attempts + 1, updated_at = MAX(updated_at, ?4), "
-                     "provider_payment_id = CASE WHEN provider_payment_id = '' THEN ?3 ELSE provider_payment_id END, "
+                     "provider_payment_id = CASE WHEN provider_payment_id = '' AND " PAYRETRY_EVENT_MOVES
+                     " THEN ?3 ELSE provider_payment_id END, "  // event_teaches_id
                      "state = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN "
                      "(CASE ?5 WHEN 'event_succeeded' THEN 'SUCCEEDED' ELSE 'FAILED' END) ELSE state END, "
                      "delivery = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN 'delivered' ELSE delivery END, "

@@ -214,7 +214,7 @@ void ProviderModel::complete(KeyState& k) {
     ++charges[k.order_id];
     k.charged = true;
   }
-  decided.push_back(Decided{k.store, k.order_id, k.id, k.charge_on_done});
+  decided.push_back(Decided{k.store, k.order_id, k.id, k.charge_on_done, k.identity});
   for (Payment& p : payments_)
     if (p.id == k.id) {
       p.processing = false;
@@ -232,10 +232,12 @@ void ProviderModel::complete_due(int64_t now_mono) {
 }
 
 ProviderModel::KeyState& ProviderModel::process_new(const std::string& store, const std::string& key,
-                                                    const std::string& order, const std::string& reference,
-                                                    std::string_view body, int64_t now, int64_t slow_ms) {
+                                                    const std::string& identity, const std::string& order,
+                                                    const std::string& reference, std::string_view body, int64_t now,
+                                                    int64_t slow_ms) {
   KeyState k;
   k.store = store;
+  k.identity = identity;
   k.order_id = order;
   k.body.assign(body.data(), body.size());
   k.reference = reference;
@@ -446,7 +448,7 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
                            now_mono - it->second.first_seen <= retention_ms);
   if (key.empty()) {
     // No key: every request is a new payment. The client must never do this.
-    KeyState& k = process_new(store, store + "\n<none>#" + std::to_string(keys_.size()), order, reference, req.body,
+    KeyState& k = process_new(store, store + "\n<none>#" + std::to_string(keys_.size()), "", order, reference, req.body,
                               now_mono, 0);
     result = render_outcome(k, elapsed);
     about = &k;
@@ -463,7 +465,7 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
       // Nothing (successful) was stored: the provider runs the payment again,
       // as Checkout.com documents for any 4xx or 5xx (Ck1).
       KeyState& again =
-          process_new(store, key, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
+          process_new(store, key, identity, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
       result = again.processing ? say(Say::in_progress, "", reference, elapsed) : render_outcome(again, elapsed);
       if (!again.processing) about = &again;
       out.processed = true;
@@ -482,7 +484,7 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
   } else {
     // A new key, or one the provider has forgotten: a new payment either way.
     KeyState& k =
-        process_new(store, key, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
+        process_new(store, key, identity, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
     out.processed = true;
     // The client may also die before it reads such an answer: a success-only
     // provider then keeps nothing of a payment it charged.

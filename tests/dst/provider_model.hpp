@@ -139,6 +139,7 @@ class ProviderModel {
   struct Decided {
     std::string store, order_id, id;
     bool charged = false;
+    std::string identity;  // the key (or body identity) the request that made it carried ("" none)
   };
   std::vector<Decided> decided;
 
@@ -167,6 +168,7 @@ class ProviderModel {
     std::string order_id;
     std::string body;
     std::string id;              // the provider's id of the payment this key made
+    std::string identity;        // the key as the request carried it ("" none)
     std::string reference;
     int64_t first_seen = 0;      // monotonic ms of the first request
     bool processing = false;     // started, not yet done
@@ -200,8 +202,9 @@ class ProviderModel {
                         int ra_kind, int64_t slow_ms, AfterProcessing after);
   ProviderReply lookup(const HttpRequest& req, int64_t now_mono, int64_t elapsed);
   void complete(KeyState& k);
-  KeyState& process_new(const std::string& store, const std::string& key, const std::string& order,
-                         const std::string& reference, std::string_view body, int64_t now, int64_t slow_ms);
+  KeyState& process_new(const std::string& store, const std::string& key, const std::string& identity,
+                         const std::string& order, const std::string& reference, std::string_view body, int64_t now,
+                         int64_t slow_ms);
   std::string identity_of(const HttpRequest& req, std::string& reference) const;
   TransportResult say(Say what, const std::string& id, const std::string& reference, int64_t elapsed) const;
   TransportResult render_outcome(const KeyState& k, int64_t elapsed) const;

@@ -143,7 +143,9 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
                               {"data.object.id", json_quote(e.provider_id)},
                               {"data.object.object", json_quote(other ? "charge" : "payment_intent")},
                               {"data.object.status", json_quote(status)},
-                              {"data.object.metadata.order_id", json_quote(e.order_id)}});
+                              {"data.object.metadata.order_id", json_quote(e.order_id)},
+                              {"request.idempotency_key",
+                               e.idempotency_key.empty() ? std::string("null") : json_quote(e.idempotency_key)}});
     const int64_t t = (form == NoteForm::stale ? unix_ms - (301 + static_cast<int64_t>(serial % 3300)) * 1000 : unix_ms) / 1000;
     const std::string key = forged ? k.secret + "x" : k.secret;
     n.req.headers.emplace_back("Stripe-Signature", "t=" + std::to_string(t) + ",v1=" +

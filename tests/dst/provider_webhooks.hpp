@@ -35,6 +35,9 @@ struct EventTruth {
   std::string order_id;
   std::string provider_id;
   bool charged = false;
+  // The key of the request that made it (Stripe's events name it as
+  // request.idempotency_key); "" none: the event carries null.
+  std::string idempotency_key;
 };
 
 enum class NoteForm {

@@ -2267,7 +2267,7 @@ void World::collect_notes() {
     const ProviderModel::Decided d = provider->decided[decided_seen++];
     const Order* o = order_of(d.order_id);
     if (!o || !notifies(pname, d.charged)) continue;
-    EventTruth t{d.order_id, d.id, d.charged};
+    EventTruth t{d.order_id, d.id, d.charged, d.identity};
     if (pname == "adyen" && !batches.empty() && batches.back().first == o->tenant && batches.back().second.size() < 3 &&
         wh.chance(50))
       batches.back().second.push_back(t);
@@ -2397,6 +2397,9 @@ void World::check_event_entries() {
   for (const Order& o : orders) {
     const auto row = l.get(o.id);
     if (!row) continue;
+    if (foreign.count(row->provider_payment_id))
+      fail("rows_name_only_their_own_payments", o.id + " (" + state_name(row->state) + ") took the id " +
+                                                   row->provider_payment_id + " of a payment made elsewhere");
     for (const AttemptEntry& e : l.attempts(o.id)) {
       if (e.kind != "webhook") continue;
       const std::string& id = e.provider_request_id;
@@ -2448,6 +2451,14 @@ bool World::deliver(Note& n) {
       // without an id clears it, and the kept event then lands on it. Only
       // with --webhook-foreign-open: see docs/reliability.md.)
       never_lands = true;
+    } else if (!n.truths.front().charged && row->provider_payment_id.empty() && row->state != PaymentState::succeeded &&
+               row->state != PaymentState::failed) {
+      // A decline made elsewhere, to an open row that knows no id: a failure
+      // settles only the payment proven to be the row's (event_finding_on:
+      // its id, or its request's key), so this one is recorded at most; it
+      // must neither settle the row nor give it its id (event_teaches_id:
+      // checked below, rows_name_only_their_own_payments).
+      ++tally.foreign_declines_to_open_rows;
     } else if (row->state != PaymentState::succeeded && row->state != PaymentState::failed) {
       if (++n.tries > 20) return true;  // never
       n.due = clock.now_ms() + wh.range(1000, 60000);
@@ -2651,7 +2662,8 @@ void World::run() {
       n.tenant = o.tenant;
       n.order = o.id;
       n.pid = id;
-      n.truths = {EventTruth{o.id, id, charged}};
+      // Its request carried a key of its own, or none (a dashboard's).
+      n.truths = {EventTruth{o.id, id, charged, wh.chance(50) ? "elsewhere-" + id : std::string()}};
       // At once (before the row exists), any time, or late (to a final row).
       const int64_t when = wh.range(0, 9);
       schedule(std::move(n), when < 4 ? 0 : when < 7 ? draw_delay() : wh.range(1200000, 1800000));

@@ -81,7 +81,8 @@ struct Tally {
   // how they were answered, the kinds drawn, and what their events did.
   uint64_t webhook_schedules = 0, notes = 0, notes_2xx = 0, notes_4xx = 0, notes_5xx = 0, forged_notes = 0,
            stale_notes = 0, not_ours_notes = 0, misrouted_notes = 0, foreign_notes = 0, replayed_notes = 0,
-           duplicate_notes = 0, notes_while_in_flight = 0, notes_before_row = 0, webhook_ledger_faults = 0,
+           duplicate_notes = 0, notes_while_in_flight = 0, notes_before_row = 0, foreign_declines_to_open_rows = 0,
+           webhook_ledger_faults = 0,
            events_settled = 0, events_kept = 0, events_duplicate = 0, events_conflict = 0, events_ignored = 0,
            settled_by_webhook = 0, kept_applied_later = 0, notes_dropped = 0;
   // The latest a concurrent payment was answered after its deadline, in

@@ -2138,15 +2138,23 @@ TEST_P(LedgerConformance, AnEventNamingAnOrderWhoseRowHasAnotherProviderIdLandsO
   other.entry.verdict = kEventSucceeded;
   EXPECT_EQ(l->record_event(other), EventRecording::kept_for_later);
   EXPECT_EQ(l->get("o-1")->state, PaymentState::unknown);
-  // A row without a provider id takes the event's, and is found by it after.
+  // A noted event (it settles nothing, and may be another payment's of the
+  // order) lands without giving the row its id (event_teaches_id): the row's
+  // own payment's event, naming another id, still lands after it.
+  LedgerEvent noted = event("scope-a", "evt_v", "o-3", "pi_OTHER");
+  EXPECT_EQ(l->record_event(noted), EventRecording::recorded);
+  EXPECT_EQ(l->get("o-3")->provider_payment_id, "");
+  // A row without a provider id takes the id of the event that settles it,
+  // and is found by it after.
   LedgerEvent learn = event("scope-a", "evt_z", "o-3", "pi_3");
+  learn.entry.verdict = kEventSucceeded;
   EXPECT_EQ(l->record_event(learn), EventRecording::recorded);
   EXPECT_EQ(l->get("o-3")->provider_payment_id, "pi_3");
+  EXPECT_EQ(l->get("o-3")->state, PaymentState::succeeded);
   LedgerEvent by_id = event("scope-a", "evt_w", "", "pi_3");
   by_id.entry.verdict = kEventSucceeded;
   EXPECT_EQ(l->record_event(by_id), EventRecording::recorded);
-  EXPECT_EQ(l->get("o-3")->state, PaymentState::succeeded);
-  EXPECT_EQ(webhook_entries(*l, "o-3"), "2:evt_z 3:evt_w ");
+  EXPECT_EQ(webhook_entries(*l, "o-3"), "2:evt_v 3:evt_z 4:evt_w ");
 }
 
 // Found by the DST (seed 223, stripe, --webhook-foreign-open): a reconcile
