@@ -1,0 +1,916 @@
+#!/usr/bin/env python3
+"""Every example runs as written (issue 48): the code blocks of README.md and
+docs/*.md, and the examples of the CLI's --help, run against payretry-sim.
+
+Each fenced block is read with its language and the HTML comments right above
+it. What happens to it (tests/docs/README.md has the whole contract):
+
+  c, cpp               compiled as the body of a main() (harness/harness.h
+                       declares the names a fragment leaves to its reader)
+                       against the built library, and run
+  python               run as a script after `from harness import *`
+                       (harness/harness.py), with the built package
+  go, rust             built as a program of its own against an installed
+                       prefix (harness/main.go, harness/main.rs), and run
+  json                 a payretry config: `payretry check` must pass it
+  sh                   commands: a block that runs `payretry` runs with
+                       `set -e` in one sandbox per page (every command must
+                       exit 0: succeeded); one that runs `payretry-sim` must
+                       start listening
+  (no language)        text: output, a synopsis, a diagram; never run
+
+A block that is none of these (another language, a json block that is no
+config, an sh block without payretry) fails the inventory unless a marker
+says why it is not run:
+
+  <!-- snippet: skip: WHY -->
+
+Other clauses of a marker (joined with ";") set up or check a run:
+
+  given ORDER UNKNOWN     before the block, ORDER is submitted with its answer
+                          lost (the provider charged it), so it is UNKNOWN
+  webhook ORDER           the harness's body is a signed Stripe notification
+                          that ORDER's payment succeeded (sig_header its
+                          Stripe-Signature)
+  sim FLAGS               extra payretry-sim flags (e.g. --hmac-secret S)
+  expect no payment       the block makes no payment
+  then: CODE              code run after the block, in its language (last)
+
+After a program or a page of commands, every payment in the run's ledgers
+must be SUCCEEDED and charged exactly once by the simulator's truth, with no
+duplicate anywhere (a block that needs a payment made first says "given").
+
+The only rewrites are printed with each run: https://api.stripe.com becomes
+the simulator's URL, sk_test_.../sk_... its API key, and absolute paths under
+/etc and /var move under the run's own folder (a fake root, where the folders
+a page names exist and /etc/.../payretry.json is the run's config).
+
+A program whose config names Stripe's API (https://api.stripe.com) and needs
+no "given" runs a second time against stripe-mock (--stripe-mock URL), which
+checks each request against Stripe's OpenAPI document: there its payments
+must end SUCCEEDED.
+
+Blocks of pages whose owners add their markers later are marked in
+markers.txt (page, the block's first line, the marker).
+
+    run_snippets.py --repo DIR --list
+    run_snippets.py --repo DIR --run commands|c|python|go|rust [--cli ... --sim ... ...]
+"""
+
+import argparse
+import base64
+import hashlib
+import hmac
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+RUN_LANGS = ("c", "cpp", "python", "go", "rust", "sh", "json")
+PROGRAM_LANGS = ("c", "cpp", "python", "go", "rust")
+# The simulator's API key in every run: the documents' sk_test_... becomes it.
+API_KEY = "sk_test_docs_snippets"
+# The notification secret of the run's config: hex, so that it serves as
+# Stripe's signing secret and as Adyen's HMAC key alike.
+WEBHOOK_SECRET = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+HMAC_SECRET_ENV = "DOCS_HMAC_SECRET"
+DEFAULT_ORDER = "order-1042"
+
+
+def fixture_body(order):
+    """The body of an order wherever the harness supplies one (harness.h,
+    harness.py and main.rs write the same bytes): the stripe profile wants the
+    order in metadata.order_id, and a re-send must carry the first bytes."""
+    return '{"amount":1000,"currency":"eur","metadata":{"order_id":"%s"}}' % order
+
+
+# ---- Reading the pages -------------------------------------------------------
+
+@dataclass
+class Block:
+    page: str
+    line: int                     # the opening fence's line, 1-based
+    lang: str
+    text: str
+    marker: str = ""              # the snippet marker's text ("" when none)
+    marker_from: str = ""         # "page" or "markers.txt"
+    clauses: dict = field(default_factory=dict)
+    kind: str = ""                # program, config, commands, server, text, skip, unrunnable
+    why: str = ""
+
+    @property
+    def where(self):
+        return "%s:%d" % (self.page, self.line)
+
+    @property
+    def first_line(self):
+        return next((ln.strip() for ln in self.text.splitlines() if ln.strip()), "")
+
+
+FENCE = re.compile(r"^(\s*)```([\w+-]*)\s*$")
+MARKER = re.compile(r"^\s*<!--\s*snippet:\s*(.*?)\s*-->\s*$")
+COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
+
+
+def pages(repo):
+    out = ["README.md"]
+    out += sorted("docs/" + f for f in os.listdir(os.path.join(repo, "docs")) if f.endswith(".md"))
+    return out
+
+
+def extract(repo, page):
+    with open(os.path.join(repo, page), encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    blocks, i = [], 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, lang, start = m.group(1), m.group(2).lower(), i
+        i += 1
+        body = []
+        while i < len(lines) and not re.match(r"^\s*```\s*$", lines[i]):
+            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
+            i += 1
+        if i == len(lines):
+            raise SystemExit("%s:%d: a fence that is never closed" % (page, start + 1))
+        i += 1
+        # The HTML comments right above the fence (other tests' markers too).
+        markers, j = [], start - 1
+        while j >= 0 and COMMENT.match(lines[j]):
+            mm = MARKER.match(lines[j])
+            if mm:
+                markers.append(mm.group(1))
+            j -= 1
+        if len(markers) > 1:
+            raise SystemExit("%s:%d: more than one snippet marker; join the clauses with ';'" % (page, start + 1))
+        blocks.append(Block(page, start + 1, lang, "\n".join(body) + "\n",
+                            markers[0] if markers else "", "page" if markers else ""))
+    return blocks
+
+
+def read_side_markers(path):
+    """markers.txt: PAGE :: FIRST LINE :: MARKER, for pages edited by others."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for n, raw in enumerate(f, 1):
+            s = raw.strip()
+            if not s or s.startswith("#"):
+                continue
+            parts = [p.strip() for p in s.split(" :: ")]
+            if len(parts) != 3:
+                raise SystemExit("%s:%d: want PAGE :: FIRST LINE :: MARKER" % (path, n))
+            out[(parts[0], parts[1])] = [parts[2], n, False]
+    return out
+
+
+def parse_clauses(marker):
+    """The clauses of a marker: skip (the rest is the reason), then (the
+    rest is code), given, webhook, sim, expect."""
+    c = {}
+    rest = marker.strip()
+    if rest.startswith("skip:"):
+        c["skip"] = rest[5:].strip()
+        if not c["skip"]:
+            raise ValueError("skip: says why")
+        return c
+    while rest:
+        if rest.startswith("then:"):
+            c["then"] = rest[5:].strip()
+            break
+        clause, _, rest = rest.partition(";")
+        clause, rest = clause.strip(), rest.strip()
+        words = clause.split()
+        if len(words) == 3 and words[0] == "given" and words[2] == "UNKNOWN":
+            c.setdefault("given", []).append(words[1])
+        elif len(words) == 2 and words[0] == "webhook":
+            c["webhook"] = words[1]
+        elif words and words[0] == "sim":
+            c.setdefault("sim", []).extend(words[1:])
+        elif clause == "expect no payment":
+            c["no_payment"] = True
+        else:
+            raise ValueError("unknown clause %r" % clause)
+    return c
+
+
+def runs_payretry(text):
+    return re.search(r"(^|[\s|;&(])payretry(\s|$)", text, re.M) is not None
+
+
+def classify(b):
+    if b.marker:
+        try:
+            b.clauses = parse_clauses(b.marker)
+        except ValueError as e:
+            b.kind, b.why = "unrunnable", "bad marker %r: %s" % (b.marker, e)
+            return
+        if "skip" in b.clauses:
+            b.kind, b.why = "skip", b.clauses["skip"]
+            return
+    if b.lang == "":
+        b.kind, b.why = "text", "no language: output, a synopsis or a diagram"
+    elif b.lang in PROGRAM_LANGS:
+        b.kind = "program"
+    elif b.lang == "json":
+        try:
+            doc = json.loads(b.text)
+        except ValueError as e:
+            doc, err = None, str(e)
+        if isinstance(doc, dict) and ("provider" in doc or "ledger" in doc):
+            b.kind = "config"
+        else:
+            b.kind = "unrunnable"
+            b.why = "a json block that is no payretry config (%s)" % (err if doc is None else "no provider or ledger")
+    elif b.lang == "sh":
+        lines = [ln for ln in b.text.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+        if lines and all(ln.split()[0] == "payretry-sim" for ln in lines):
+            b.kind = "server"
+        elif runs_payretry(b.text):
+            b.kind = "commands"
+        else:
+            b.kind, b.why = "unrunnable", "an sh block that runs neither payretry nor payretry-sim"
+    else:
+        b.kind, b.why = "unrunnable", "language %r is not run (%s)" % (b.lang, ", ".join(RUN_LANGS))
+    # A clause that would do nothing is a mistake.
+    if b.kind in ("text", "unrunnable") and b.clauses:
+        b.kind, b.why = "unrunnable", "marker %r on a block that is not run" % b.marker
+
+
+def inventory(repo):
+    side = read_side_markers(os.path.join(HERE, "markers.txt"))
+    blocks, problems = [], []
+    for page in pages(repo):
+        for b in extract(repo, page):
+            key = (b.page, b.first_line)
+            if key in side:
+                if b.marker:
+                    problems.append("%s: marked in the page and in markers.txt (line %d)" % (b.where, side[key][1]))
+                b.marker, b.marker_from = side[key][0], "markers.txt"
+                side[key][2] = True
+            classify(b)
+            blocks.append(b)
+    for (page, first), (_, n, used) in side.items():
+        if not used:
+            problems.append("markers.txt:%d: no block of %s starts with %r" % (n, page, first))
+    for b in blocks:
+        if b.kind == "unrunnable":
+            problems.append("%s: %s: run it, or say why not with <!-- snippet: skip: WHY -->" % (b.where, b.why))
+    return blocks, problems
+
+
+def print_inventory(blocks):
+    counts = {}
+    for b in blocks:
+        counts[b.kind] = counts.get(b.kind, 0) + 1
+    print("%d blocks in README.md and docs/*.md: %s" % (
+        len(blocks), ", ".join("%s %d" % (k, v) for k, v in sorted(counts.items()))))
+    skipped = [b for b in blocks if b.kind == "skip"]
+    if skipped:
+        print("not run, and why:")
+        for b in skipped:
+            src = " (markers.txt)" if b.marker_from == "markers.txt" else ""
+            print("  %-24s %-6s %s%s" % (b.where, b.lang, b.why, src))
+
+
+# ---- The run's world: a simulator, a fake root, a config ---------------------
+
+class Tools:
+    def __init__(self, args):
+        self.repo = os.path.abspath(args.repo)
+        self.cli = os.path.abspath(args.cli) if args.cli else None
+        self.sim = os.path.abspath(args.sim) if args.sim else None
+        for name in ("lib", "python", "cargo_target_dir"):
+            if getattr(args, name) and os.sep in getattr(args, name):
+                setattr(args, name, os.path.abspath(getattr(args, name)))
+        args.include = [os.path.abspath(d) for d in args.include]
+        self.args = args
+
+
+def run(argv, timeout=120, **kw):
+    return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, **kw)
+
+
+# The CLI tests' simulator and signed Stripe notifications.
+sys.path.insert(0, os.path.join(HERE, "..", "cli"))
+import cli_test  # noqa: E402
+import webhook_test  # noqa: E402
+
+
+class Sim(cli_test.Simulator):
+    """The CLI tests' payretry-sim (an empty fault mix: only scripts fault),
+    with this run's key and a block's own flags."""
+
+    def __init__(self, path, flags=()):  # pylint: disable=super-init-not-called
+        self.proc = subprocess.Popen([path, "--port", "0", "--api-key", API_KEY] + list(flags),
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = self.proc.stdout.readline()
+        if "listening on 127.0.0.1:" not in line:
+            self.proc.kill()
+            raise RuntimeError("payretry-sim did not start: %r %s" % (line, self.proc.stderr.read()))
+        self.url = "http://127.0.0.1:%d" % int(line.rsplit(":", 1)[1])
+
+
+def stripe_notification(order):
+    """A signed Stripe event saying ORDER's payment succeeded: (body, Stripe-Signature)."""
+    body = webhook_test.stripe_event("evt_docs_" + order, order)
+    return body, webhook_test.stripe_signature(body, secret=WEBHOOK_SECRET)
+
+
+def adyen_notification(order):
+    fields = ["8815", "", "ShopAccount", order, "1000", "EUR", "AUTHORISATION", "true"]
+    sig = base64.b64encode(hmac.new(bytes.fromhex(WEBHOOK_SECRET), ":".join(fields).encode(),
+                                    hashlib.sha256).digest()).decode()
+    item = {"NotificationRequestItem": {
+        "additionalData": {"hmacSignature": sig}, "amount": {"currency": "EUR", "value": 1000},
+        "eventCode": "AUTHORISATION", "merchantAccountCode": "ShopAccount", "merchantReference": order,
+        "pspReference": "8815", "success": "true"}}
+    return json.dumps({"live": "false", "notificationItems": [item]}).encode()
+
+
+# The PEM files the documents' signing configs name, by key: the test keys.
+KEY_FILES = {
+    "private_key_file": {"wechatpay": "wechat_merchant_key.pem", "alipay": "alipay_app_key.pem"},
+    "platform_public_key_file": {"wechatpay": "wechat_platform_pub.pem"},
+    "alipay_public_key_file": {"alipay": "alipay_pub.pem"},
+}
+FAKE_ROOT_PATH = re.compile(r"(?<![\w.~-])/(?:etc|var)/[\w./-]*")
+
+
+class Sandbox:
+    """One run's world: its own folder with a fake root (root/) and a working
+    folder (work/, the commands' cwd), a simulator (or stripe-mock), and the
+    config of the harness's clients, at shop.json and wherever a page names
+    /etc/.../payretry.json."""
+
+    def __init__(self, tools, sim_flags=(), stripe_mock=None):
+        self.tools = tools
+        self.dir = tempfile.mkdtemp(prefix="payretry-docs-")
+        self.root = os.path.join(self.dir, "root")
+        self.work = os.path.join(self.dir, "work")
+        os.makedirs(self.work)
+        os.makedirs(self.root)
+        self.sim = None if stripe_mock else Sim(tools.sim, sim_flags)
+        self.base_url = stripe_mock or self.sim.url
+        self.key = "sk_test_123" if stripe_mock else API_KEY
+        self.ledger = self.root + "/var/lib/shop/payments.db"
+        os.makedirs(os.path.dirname(self.ledger))
+        self.config = {"provider": "stripe", "base_url": self.base_url, "auth": {"bearer": self.key},
+                       "ledger": "sqlite://" + self.ledger, "webhook": {"secret": WEBHOOK_SECRET}}
+        self.config_path = os.path.join(self.work, "shop.json")
+        self.write(self.config_path, json.dumps(self.config))
+        self.hmac_secret = ""
+        if "--hmac-secret" in sim_flags:
+            self.hmac_secret = list(sim_flags)[list(sim_flags).index("--hmac-secret") + 1]
+
+    def close(self):
+        if self.sim:
+            self.sim.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    @staticmethod
+    def write(path, text):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def env(self, **more):
+        e = dict(os.environ)
+        e.pop("PAYRETRY_CONFIG", None)
+        e.update({"DOCS_CONFIG": json.dumps(self.config), "DOCS_BODY": fixture_body(DEFAULT_ORDER)})
+        if self.hmac_secret:
+            e[HMAC_SECRET_ENV] = self.hmac_secret
+        e.update(more)
+        return e
+
+    # -- rewrites: the base URL, the secret, the fake root
+
+    def rewrite(self, text):
+        done = []
+
+        def sub(pattern, repl, what, s):
+            n = len(re.findall(pattern, s))
+            if n:
+                done.append(what)
+            return re.sub(pattern, repl, s)
+        text = sub(re.escape("https://api.stripe.com"), self.base_url,
+                   "https://api.stripe.com -> " + self.base_url, text)
+        text = sub(r"sk_(?:test_)?\.\.\.", self.key, "sk_test_... -> the %s key" % (
+            "simulator's" if self.sim else "stripe-mock"), text)
+        paths = sorted(set(FAKE_ROOT_PATH.findall(text)))
+        for p in paths:
+            self.make_fake_path(p)
+        if paths:
+            done.append("%s -> %s/..." % (", ".join(paths), self.root))
+        text = FAKE_ROOT_PATH.sub(lambda m: self.root + m.group(0), text)
+        return text, done
+
+    def make_fake_path(self, p):
+        """What the page takes as there: the folders it names, and its config
+        file where it names one under /etc."""
+        real = self.root + p
+        if p.endswith("/") or not os.path.splitext(p)[1]:
+            os.makedirs(real, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(real), exist_ok=True)
+            if p.startswith("/etc/") and p.endswith(".json") and not os.path.exists(real):
+                self.write(real, json.dumps(self.config))
+
+    # -- the files the pages' commands name
+
+    def write_fixtures(self):
+        """Rewritten before every block, so that a notification's signed
+        timestamp is fresh."""
+        body = fixture_body(DEFAULT_ORDER)
+        for path in ("order.json", "order-1042.json", "bodies/order-1042.json"):
+            self.write(os.path.join(self.work, path), body)
+        self.write(self.root + "/var/lib/shop/bodies/order-1042.json", body)
+        os.makedirs(os.path.join(self.work, "results"), exist_ok=True)
+        event, signature = stripe_notification(DEFAULT_ORDER)
+        self.write(os.path.join(self.work, "captured.http"), webhook_test.raw_request(
+            event, [("Content-Type", "application/json"), ("Stripe-Signature", signature)]).decode())
+        self.write(os.path.join(self.work, "adyen.http"), webhook_test.raw_request(
+            adyen_notification(DEFAULT_ORDER), [("Content-Type", "application/json")], target="/hooks/adyen").decode())
+
+    # -- before and after a block
+
+    def given_unknown(self, order):
+        """ORDER submitted through the run's config, its answer lost: the
+        provider charged it, the ledger says UNKNOWN."""
+        self.sim.admin("script", {"order_id": order, "faults": ["lost_response"]})
+        cfg = dict(self.config, retry={"max_attempts": 1})
+        p = run([self.tools.cli, "submit", order, "--body", fixture_body(order), "--json"],
+                env=dict(self.env(), PAYRETRY_CONFIG=json.dumps(cfg)))
+        if p.returncode != 4:
+            raise RuntimeError("given %s UNKNOWN: submit exited %d, not 4: %s %s" % (order, p.returncode, p.stdout, p.stderr))
+
+    def check_payments(self, expect):
+        """Every payment in the run's ledgers SUCCEEDED and charged exactly
+        once by the simulator's truth, no duplicate, no charge outside the
+        ledgers, and `expect` ("some", "none" or "any") payments; returns the
+        problems and the rows."""
+        problems, rows = [], []
+        for top, _, files in os.walk(self.dir):
+            for f in files:
+                if f.endswith(".db"):
+                    path = os.path.join(top, f)
+                    cfg = dict(self.config, ledger="sqlite://" + path)
+                    cfg.pop("webhook")
+                    p = run([self.tools.cli, "ledger", "list", "--json"], env=dict(self.env(), PAYRETRY_CONFIG=json.dumps(cfg)))
+                    if p.returncode != 0:
+                        problems.append("ledger list of %s exited %d: %s" % (path, p.returncode, p.stderr.strip()))
+                        continue
+                    rows += json.loads(p.stdout)
+        for r in rows:
+            if r["state"] != "SUCCEEDED":
+                problems.append("%s is %s (%s)" % (r["order_id"], r["state"], r.get("detail")))
+            if self.sim:
+                charges = self.sim.admin("truth?order_id=" + r["order_id"])["charges"]
+                if charges != 1:
+                    problems.append("%s: the simulator charged it %d times" % (r["order_id"], charges))
+        if self.sim:
+            truth = self.sim.admin("truth")
+            if truth["duplicates"]:
+                problems.append("the simulator counts %d orders charged twice" % truth["duplicates"])
+            unrecorded = sorted(set(truth["by_order"]) - {r["order_id"] for r in rows})
+            if unrecorded:
+                problems.append("charged but in no ledger: %s" % ", ".join(unrecorded))
+        if expect == "some" and not rows:
+            problems.append("no payment in the ledger: the block made none (say 'expect no payment' if so)")
+        if expect == "none" and rows:
+            problems.append("'expect no payment', but the ledger holds %s" % ", ".join(r["order_id"] for r in rows))
+        return problems, rows
+
+
+# ---- Runners -----------------------------------------------------------------
+
+class Report:
+    def __init__(self):
+        self.failures, self.passed, self.lock = [], [], threading.Lock()
+
+    def ok(self, what, detail=""):
+        with self.lock:
+            self.passed.append(what)
+            print("ok    %s%s" % (what, "  " + detail if detail else ""), flush=True)
+
+    def fail(self, what, detail):
+        with self.lock:
+            self.failures.append(what)
+            print("FAIL  %s\n%s" % (what, indent(detail)), flush=True)
+
+
+def indent(s, by="      "):
+    return "\n".join(by + ln for ln in s.rstrip().splitlines())
+
+
+def describe_rewrites(done):
+    return "rewritten: " + "; ".join(done) if done else "as written"
+
+
+# -- commands, configs, servers: one sandbox per page, in the page's order
+
+SH_PRELUDE = r"""set -eo pipefail
+trap 'echo "docs: exit $? at: $BASH_COMMAND" >&2' ERR
+# What the pages' scripts leave to their reader.
+order=order-1042
+fulfil() { echo "docs-harness: fulfil $1"; }
+tell_customer() { echo "docs-harness: tell_customer $1 (a decline: not what the page promises)" >&2; return 1; }
+alert() { echo "docs-harness: alert $*" >&2; return 1; }
+"""
+
+
+def bin_path(tools):
+    """PATH with the built payretry and payretry-sim first, as if installed."""
+    bins = sorted({os.path.dirname(tools.cli), os.path.dirname(tools.sim)})
+    return ":".join(bins) + ":" + os.environ.get("PATH", "")
+
+
+def sh_env(sandbox, tools):
+    return sandbox.env(PATH=bin_path(tools),
+                       PAYRETRY_CONFIG=os.path.join(sandbox.root, "etc/shop/payretry.json"))
+
+
+def run_sh(sandbox, tools, script, timeout=300):
+    sandbox.make_fake_path("/etc/shop/payretry.json")
+    return run(["bash", "-c", SH_PRELUDE + script], cwd=sandbox.work, env=sh_env(sandbox, tools), timeout=timeout)
+
+
+def is_demo(script):
+    lines = [ln for ln in script.splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return bool(lines) and all(ln.split()[:2] == ["payretry", "demo"] for ln in lines)
+
+
+class CommandPage:
+    """The sh and json blocks of one page (or one --help text), in order, in
+    one sandbox. `payretry demo` commands start their own simulator and
+    ledger: they run beside the rest, each distinct command once."""
+
+    def __init__(self, tools, report, name, demos):
+        self.tools, self.report, self.name, self.demos = tools, report, name, demos
+        self.sandbox = Sandbox(tools)
+
+    def commands(self, what, script):
+        if is_demo(script):
+            self.demos.start(what, script, self)
+            return
+        sb = self.sandbox
+        sb.write_fixtures()
+        text, done = sb.rewrite(script)
+        p = run_sh(sb, self.tools, text)
+        if p.returncode != 0:
+            self.report.fail(what, "exit %d (every command must exit 0)\n%s\n--- stdout\n%s\n--- stderr\n%s" % (
+                p.returncode, text, p.stdout[-3000:], p.stderr[-3000:]))
+        else:
+            self.report.ok(what, describe_rewrites(done))
+
+    def config(self, b):
+        sb = self.sandbox
+        text, done = sb.rewrite(b.text)
+        cfg = json.loads(text)
+        env = sb.env()
+        # The secrets it reads from the environment, and the key files it names.
+        for path, key, value in walk_json(cfg):
+            if key.endswith("_env"):
+                env[value] = "docs-secret-for-" + value
+            if key.endswith("_file") and value.startswith(sb.root):
+                owner = path[-1] if path else ""
+                name = KEY_FILES.get(key, {}).get(owner)
+                src = os.path.join(self.tools.repo, "tests/keys", name) if name else None
+                if not src:
+                    self.report.fail(b.where, "%s names %s: the harness has no file for %s.%s" % (b.where, value, owner, key))
+                    return
+                shutil.copyfile(src, value)
+        path = os.path.join(sb.work, "config-%d.json" % b.line)
+        sb.write(path, text)
+        p = run([self.tools.cli, "check", path], env=env)
+        if p.returncode != 0:
+            self.report.fail(b.where, "payretry check exited %d\n%s\n%s%s" % (p.returncode, text, p.stdout, p.stderr))
+        else:
+            self.report.ok(b.where, "payretry check: valid; " + describe_rewrites(done))
+
+    def server(self, b):
+        """payretry-sim as the page starts it (its port made 0: any free one):
+        it must be listening within 5 s."""
+        text = next(ln for ln in b.text.splitlines() if ln.strip() and not ln.strip().startswith("#"))
+        text = re.sub(r"--port \d+", "--port 0", text.strip())
+        argv = text.split()
+        argv[0] = self.tools.sim
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = [""]
+        t = threading.Thread(target=lambda: line.__setitem__(0, proc.stdout.readline()))
+        t.start()
+        t.join(5)
+        alive = proc.poll() is None
+        proc.kill()
+        proc.wait()
+        t.join()
+        if alive and line[0].startswith("listening on 127.0.0.1:"):
+            self.report.ok(b.where, "listening (rewritten: --port N -> --port 0)")
+        else:
+            self.report.fail(b.where, "%s: not listening: %r %s" % (text, line[0], proc.stderr.read()))
+
+    def finish(self):
+        problems, rows = self.sandbox.check_payments("any")
+        if problems:
+            self.report.fail(self.name + ": its payments", "\n".join(problems))
+        else:
+            self.report.ok(self.name + ": its payments", "%d, each SUCCEEDED and charged once" % len(rows)
+                           if rows else "none made")
+        self.sandbox.close()
+
+
+def walk_json(v, path=()):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            if isinstance(x, str):
+                yield path, k, x
+            else:
+                yield from walk_json(x, path + (k,))
+    elif isinstance(v, list):
+        for x in v:
+            yield from walk_json(x, path)
+
+
+class Demos:
+    """`payretry demo` commands: each starts its own simulator and ledger, so
+    they run concurrently with the rest (they mostly wait), each distinct
+    command once."""
+
+    def __init__(self, report):
+        self.report, self.threads, self.seen = report, [], {}
+
+    def start(self, what, script, page):
+        key = script.strip()
+        if key in self.seen:
+            self.report.ok(what, "the same command as %s" % self.seen[key])
+            return
+        self.seen[key] = what
+
+        def go():
+            cwd = tempfile.mkdtemp(prefix="payretry-docs-demo-")
+            try:
+                p = run(["bash", "-c", SH_PRELUDE + script], cwd=cwd, timeout=600,
+                        env=dict(os.environ, PATH=bin_path(page.tools)))
+            finally:
+                shutil.rmtree(cwd, ignore_errors=True)
+            if p.returncode != 0:
+                self.report.fail(what, "exit %d\n%s\n--- stdout\n%s\n--- stderr\n%s" % (
+                    p.returncode, script, p.stdout[-3000:], p.stderr[-3000:]))
+            else:
+                self.report.ok(what, "the demo's own checks passed")
+        t = threading.Thread(target=go)
+        t.start()
+        self.threads.append(t)
+
+    def wait(self):
+        for t in self.threads:
+            t.join()
+
+
+def help_examples(cli):
+    """`payretry --help` and each command's, in the order of the top help's
+    command list: [(source, [example lines])]."""
+    top = run([cli, "--help"]).stdout
+    commands = []
+    for ln in top.split("Commands:", 1)[1].split("\n\n", 1)[0].splitlines():
+        if ln.strip() and ln.split()[0] not in commands:
+            commands.append(ln.split()[0])
+    out = [("payretry --help", examples_of(top))]
+    for c in commands:
+        p = run([cli, c, "--help"])
+        if p.returncode != 0:
+            raise RuntimeError("payretry %s --help exited %d" % (c, p.returncode))
+        out.append(("payretry %s --help" % c, examples_of(p.stdout)))
+    return out
+
+
+def examples_of(text):
+    if "Examples:\n" not in text:
+        return []
+    part = text.split("Examples:\n", 1)[1].split("\n\n", 1)[0]
+    return [ln.strip() for ln in part.splitlines() if ln.strip()]
+
+
+def run_commands(tools, blocks, report):
+    demos = Demos(report)
+    by_page = {}
+    for b in blocks:
+        if b.kind in ("commands", "config", "server"):
+            by_page.setdefault(b.page, []).append(b)
+    for page, bs in by_page.items():
+        cp = CommandPage(tools, report, page, demos)
+        try:
+            for b in bs:
+                if b.kind == "commands":
+                    cp.commands(b.where, b.text)
+                elif b.kind == "config":
+                    cp.config(b)
+                else:
+                    cp.server(b)
+        finally:
+            cp.finish()
+    cp = CommandPage(tools, report, "payretry --help", demos)
+    try:
+        helps = help_examples(tools.cli)
+        for source, lines in helps:
+            if not lines:
+                report.fail(source, "no Examples: section")
+            for n, ln in enumerate(lines, 1):
+                cp.commands("%s, example %d: %s" % (source, n, ln), ln)
+    finally:
+        cp.finish()
+    demos.wait()
+
+
+# -- programs
+
+GO_IMPORTS = {"context.": "context", "errors.": "errors", "fmt.": "fmt", "log.": "log", "time.": "time",
+              "payretry.": 'payretry "github.com/payretry/payretry/bindings/go"', "http.": "net/http"}
+
+
+class Programs:
+    def __init__(self, tools, report):
+        self.tools, self.report = tools, report
+        a = tools.args
+        self.stripe_mock = a.stripe_mock
+
+    def each(self, blocks, langs, build_and_run):
+        for b in blocks:
+            if b.kind != "program" or b.lang not in langs:
+                continue
+            self.one(b, build_and_run, None)
+            # A block whose config names Stripe's API pays there too.
+            if self.stripe_mock and "https://api.stripe.com" in b.text and not b.clauses.get("given") \
+                    and not b.clauses.get("webhook") and not b.clauses.get("no_payment"):
+                self.one(b, build_and_run, self.stripe_mock)
+
+    def one(self, b, build_and_run, mock):
+        what = b.where + (" against stripe-mock" if mock else "")
+        sb = Sandbox(self.tools, b.clauses.get("sim", ()), stripe_mock=mock)
+        try:
+            for order in b.clauses.get("given", []):
+                sb.given_unknown(order)
+            env = sb.env()
+            if "webhook" in b.clauses:
+                event, signature = stripe_notification(b.clauses["webhook"])
+                env.update(DOCS_BODY=event.decode(), DOCS_SIG_HEADER=signature)
+            text, done = sb.rewrite(b.text)
+            then = b.clauses.get("then", "")
+            if then:
+                then, more = sb.rewrite(then)
+                done += [d for d in more if d not in done]
+            p = build_and_run(sb, b, text, then, env)
+            if p.returncode != 0:
+                self.report.fail(what, "exit %d\n--- program\n%s\n--- stdout\n%s\n--- stderr\n%s" % (
+                    p.returncode, text, p.stdout[-3000:], p.stderr[-3000:]))
+                return
+            problems, rows = sb.check_payments("none" if b.clauses.get("no_payment") else "some")
+            if problems:
+                self.report.fail(what, "\n".join(problems) + "\n--- stdout\n" + p.stdout[-3000:])
+            else:
+                self.report.ok(what, "%s; %s" % (
+                    "%d payment(s) SUCCEEDED%s" % (len(rows), "" if mock else ", each charged once") if rows
+                    else "no payment, as marked", describe_rewrites(done)))
+        except Exception as e:  # a harness failure is this block's failure, not the run's end
+            self.report.fail(what, "%s: %s" % (type(e).__name__, e))
+        finally:
+            sb.close()
+
+    # C and C++: the fragment is main()'s body; its #include lines go on top.
+    def c(self, sb, b, text, then, env):
+        includes = [ln for ln in text.splitlines() if ln.startswith("#include")]
+        rest = [ln for ln in text.splitlines() if not ln.startswith("#include")]
+        src = "\n".join(includes + [
+            '#include "harness.h"',
+            "int main(void) {",
+            "  docs_setup();",
+            "  {",
+            '#line %d "%s"' % (b.line + 1 + len(includes), b.page)] + rest + [
+            "  }",
+            then,
+            "  return docs_finish();",
+            "}", ""])
+        cxx = b.lang == "cpp"
+        path = os.path.join(sb.dir, "snippet." + ("cpp" if cxx else "c"))
+        sb.write(path, src)
+        a = self.tools.args
+        cc = a.cxx if cxx else a.cc
+        std = "-std=c++17" if cxx else "-std=c99"
+        exe = os.path.join(sb.dir, "snippet")
+        argv = [cc, std, "-Wall", "-Wextra", "-Werror", "-Wno-unused-variable", "-I" + os.path.join(HERE, "harness")]
+        argv += ["-I" + d for d in a.include] + [path, "-o", exe, a.lib, "-Wl,-rpath," + os.path.dirname(a.lib)]
+        p = run(argv)
+        if p.returncode != 0:
+            return p
+        return run([exe], cwd=sb.work, env=env, timeout=120)
+
+    def python(self, sb, b, text, then, env):
+        path = os.path.join(sb.dir, "snippet.py")
+        sb.write(path, "from harness import *  # noqa\n" + text + ("\n" + then + "\n" if then else "") + "finish()\n")
+        env = dict(env, PYTHONPATH=os.path.join(HERE, "harness"))
+        return run([self.tools.args.python, path], cwd=sb.work, env=env, timeout=120)
+
+    def go(self, sb, b, text, then, env):
+        mod = os.path.join(sb.dir, "go")
+        os.makedirs(mod)
+        shutil.copyfile(os.path.join(HERE, "harness/main.go"), os.path.join(mod, "main.go"))
+        imports = sorted({imp for prefix, imp in GO_IMPORTS.items()
+                          if re.search(r"(?<![\w.])" + re.escape(prefix), text + then)} | {"context"})
+        src = ["// Generated by tests/docs/run_snippets.py from %s." % b.where, "package main", "", "import ("]
+        src += ["\t" + (i if " " in i else '"%s"' % i) for i in imports] + [")", "",
+                "func snippet(ctx context.Context, configJSON string, body []byte) error {",
+                "//line %s:%d" % (b.page, b.line + 1), text, then, "\treturn nil", "}", ""]
+        sb.write(os.path.join(mod, "snippet.go"), "\n".join(src))
+        sb.write(os.path.join(mod, "go.mod"), "module docs.example/snippet\n\ngo 1.24\n\n"
+                 "require github.com/payretry/payretry/bindings/go v0.0.0\n\n"
+                 "replace github.com/payretry/payretry/bindings/go => %s\n" % os.path.join(self.tools.repo, "bindings/go"))
+        go = self.tools.args.go
+        p = run([go, "build", "-o", os.path.join(sb.dir, "snippet-go"), "."], cwd=mod, timeout=600,
+                env=dict(os.environ, GOTOOLCHAIN="local", CGO_ENABLED="1"))
+        if p.returncode != 0:
+            return p
+        return run([os.path.join(sb.dir, "snippet-go")], cwd=sb.work, env=env, timeout=120)
+
+    def rust(self, sb, b, text, then, env):
+        crate = os.path.join(sb.dir, "rust")
+        os.makedirs(os.path.join(crate, "src"))
+        with open(os.path.join(HERE, "harness/main.rs"), encoding="utf-8") as f:
+            template = f.read()
+        marker = "    // THE FRAGMENT\n"
+        assert marker in template
+        sb.write(os.path.join(crate, "src/main.rs"), template.replace(marker, text + then + "\n"))
+        sb.write(os.path.join(crate, "Cargo.toml"), '[package]\nname = "docs-snippet"\nversion = "0.1.0"\n'
+                 'edition = "2021"\npublish = false\n\n[workspace]\n\n[dependencies]\npayretry = { path = "%s" }\n'
+                 % os.path.join(self.tools.repo, "bindings/rust/payretry"))
+        shutil.copyfile(os.path.join(self.tools.repo, "bindings/rust/Cargo.lock"), os.path.join(crate, "Cargo.lock"))
+        cargo = self.tools.args.cargo
+        p = run([cargo, "build", "--quiet"], cwd=crate, timeout=900,
+                env=dict(os.environ, CARGO_TARGET_DIR=self.tools.args.cargo_target_dir))
+        if p.returncode != 0:
+            return p
+        exe = os.path.join(self.tools.args.cargo_target_dir, "debug", "docs-snippet")
+        return run([exe], cwd=sb.work, env=env, timeout=120)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repo", required=True)
+    ap.add_argument("--list", action="store_true", help="the inventory only: fails on a block neither run nor marked")
+    ap.add_argument("--run", choices=("commands", "c", "python", "go", "rust"), action="append", default=[])
+    ap.add_argument("--cli")
+    ap.add_argument("--sim")
+    ap.add_argument("--cc", default="cc")
+    ap.add_argument("--cxx", default="c++")
+    ap.add_argument("--include", action="append", default=[], help="C: an include folder of the built library")
+    ap.add_argument("--lib", help="C: the built libpayretry.so")
+    ap.add_argument("--python", help="an interpreter that imports the built payretry package")
+    ap.add_argument("--go", default="go")
+    ap.add_argument("--cargo", default="cargo")
+    ap.add_argument("--cargo-target-dir")
+    ap.add_argument("--stripe-mock", help="stripe-mock's URL: the programs that name Stripe's API run there too")
+    args = ap.parse_args()
+
+    blocks, problems = inventory(args.repo)
+    if args.list:
+        print_inventory(blocks)
+        for p in problems:
+            print("FAIL  " + p)
+        return 1 if problems else 0
+
+    tools = Tools(args)
+    report = Report()
+    t0 = time.time()
+    programs = Programs(tools, report)
+    for what in args.run:
+        if what == "commands":
+            run_commands(tools, blocks, report)
+        elif what == "c":
+            programs.each(blocks, ("c", "cpp"), programs.c)
+        elif what == "python":
+            programs.each(blocks, ("python",), programs.python)
+        elif what == "go":
+            programs.each(blocks, ("go",), programs.go)
+        elif what == "rust":
+            programs.each(blocks, ("rust",), programs.rust)
+    print("%d ran, %d failed, in %.1f s" % (len(report.passed) + len(report.failures), len(report.failures),
+                                           time.time() - t0))
+    if not report.passed and not report.failures:
+        print("FAIL  nothing of %s to run" % ", ".join(args.run))
+        return 1
+    return 1 if report.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
