@@ -19,7 +19,8 @@ const char kHelp[] =
     "the same ORDER again returns its recorded outcome, or resumes it with the same key\n"
     "and bytes; it never creates a second payment.\n"
     "\n"
-    "  --body JSON         the exact JSON the provider receives\n"
+    "  --body JSON         the exact JSON the provider receives (stripe: the order id in\n"
+    "                      metadata.order_id, where Stripe's notifications name it)\n"
     "  --body-file FILE    read it from FILE ('-' or a lone '-' argument: stdin)\n"
     "  --key K             your idempotency key (default: a fresh UUIDv4, kept in the ledger)\n"
     "  --path P            POST to P instead of the profile's create path\n"
@@ -29,9 +30,10 @@ const char kHelp[] =
     "  --verbose           the library's redacted log lines on stderr\n"
     "\n"
     "Examples:\n"
-    "  payretry submit order-1042 --config shop.json --body '{\"amount\":1000,\"currency\":\"eur\"}'\n"
+    "  payretry submit order-1042 --config shop.json --body '{\"amount\":1000,\"currency\":\"eur\",\"metadata\":{\"order_id\":\"order-1042\"}}'\n"
     "  payretry submit order-1042 --body-file order-1042.json --json | jq .outcome\n"
-    "  echo '{\"amount\":500}' | PAYRETRY_CONFIG=shop.json payretry submit order-7 -\n";
+    "  echo '{\"amount\":500,\"currency\":\"eur\",\"metadata\":{\"order_id\":\"order-7\"}}' |\n"
+    "    PAYRETRY_CONFIG=shop.json payretry submit order-7 -\n";
 
 // A body that is not JSON is the caller's mistake: say where, never echo the
 // bytes (they may hold card data).

@@ -65,7 +65,7 @@ const char kHelp[] =
     "\n"
     "Examples:\n"
     "  payretry demo\n"
-    "  payretry submit order-1042 --config shop.json --body '{\"amount\":1000,\"currency\":\"eur\"}'\n"
+    "  payretry submit order-1042 --config shop.json --body '{\"amount\":1000,\"currency\":\"eur\",\"metadata\":{\"order_id\":\"order-1042\"}}'\n"
     "  payretry ledger list --state UNKNOWN --older-than 10m --config shop.json\n"
     "  payretry reconcile --config shop.json --body-dir bodies/\n";
 
@@ -76,7 +76,8 @@ int cmd_version(const Argv& argv) {
   for (const std::string& a : argv) {
     if (a == "--json") json = true;
     else if (a == "--help" || a == "-h") {
-      std::puts("usage: payretry version [--json]\n\nPrints the library's version (and the header's it was built with).");
+      std::puts("usage: payretry version [--json]\n\nPrints the library's version (and the header's it was built with).\n\n"
+                "Examples:\n  payretry version\n  payretry version --json | jq .version_number");
       return kExitOk;
     } else {
       throw usage_error("unexpected argument '" + a + "'");

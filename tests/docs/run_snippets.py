@@ -700,7 +700,14 @@ def examples_of(text):
     if "Examples:\n" not in text:
         return []
     part = text.split("Examples:\n", 1)[1].split("\n\n", 1)[0]
-    return [ln.strip() for ln in part.splitlines() if ln.strip()]
+    out = []
+    for ln in part.splitlines():
+        # A line ending in | or \ goes on in the next, as in the shell.
+        if out and out[-1].rstrip().endswith(("|", "\\")):
+            out[-1] += "\n" + ln.strip()
+        elif ln.strip():
+            out.append(ln.strip())
+    return out
 
 
 def run_commands(tools, blocks, report):
@@ -728,7 +735,7 @@ def run_commands(tools, blocks, report):
             if not lines:
                 report.fail(source, "no Examples: section")
             for n, ln in enumerate(lines, 1):
-                cp.commands("%s, example %d: %s" % (source, n, ln), ln)
+                cp.commands("%s, example %d: %s" % (source, n, ln.replace("\n", " ")), ln)
     finally:
         cp.finish()
     demos.wait()
