@@ -42,10 +42,8 @@ def load_body(order_id):
                       separators=(",", ":")).encode()
 
 
-# Clients a fragment takes as made earlier (one provider each, in its prose).
+# The client a fragment takes as made earlier.
 client = payretry.Client(config)
-c1 = payretry.Client(config)
-c2 = payretry.Client(config)
 
 
 def finish():
