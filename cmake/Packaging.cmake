@@ -7,8 +7,8 @@
 # rules of src/api, cli and sim):
 #   libpayretry<SOVERSION>  runtime  the shared library (libpayretry.so.0.1.0 and its SONAME link)
 #   libpayretry-dev         dev      headers, the libpayretry.so link, payretry.pc, CMake config files
-#   payretry-cli            cli      the `payretry` command line
-#   payretry-sim            sim      the provider simulator `payretry-sim`
+#   payretry-cli            cli      the `payretry` command line and its man page payretry(1)
+#   payretry-sim            sim      the provider simulator `payretry-sim` and payretry-sim(1)
 # Every package carries /usr/share/doc/<package>/copyright (Apache-2.0) and a changelog.
 # The packages install under /usr (CPack's DEB default prefix) with the
 # library in CMAKE_INSTALL_LIBDIR: configure with -DCMAKE_INSTALL_PREFIX=/usr to
@@ -21,6 +21,9 @@
 if(NOT PROJECT_IS_TOP_LEVEL)
   return()
 endif()
+
+# The man pages, from the programs' --help, in the cli and sim components.
+include(${CMAKE_CURRENT_LIST_DIR}/ManPages.cmake)
 
 set(CPACK_PACKAGE_NAME payretry)
 set(CPACK_PACKAGE_VENDOR payretry)
@@ -37,9 +40,13 @@ set(CPACK_STRIP_FILES ON)
 
 set(CPACK_GENERATOR DEB)
 # `cpack --config CPackSourceConfig.cmake` (the package_source target): the
-# checkout as a tarball, without build trees or git's files.
+# checkout as a tarball, without build trees or git's files. The patterns are
+# regular expressions that CMake writes as they are into CPackConfig.cmake,
+# which cpack reads as CMake again: a backslash would need escaping twice (one
+# escaped once made cpack warn "Invalid escape sequence" on every run), so the
+# dot of .git is matched by a bracket expression instead.
 set(CPACK_SOURCE_GENERATOR TGZ)
-set(CPACK_SOURCE_IGNORE_FILES "/build[^/]*/" "/\\.git" "/__pycache__/")
+set(CPACK_SOURCE_IGNORE_FILES "/build[^/]*/" "/[.]git" "/__pycache__/")
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)          # <name>_<version>-<release>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_RELEASE 1)

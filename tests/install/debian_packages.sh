@@ -3,7 +3,8 @@
 # (cmake/Packaging.cmake), `dpkg -i` of all of them into this very system,
 # then the C example built with nothing but `pkg-config --cflags --libs
 # payretry` against the installed -dev package, run against the installed
-# payretry-sim, and held to the simulator's truth. The packages are purged at
+# payretry-sim, and held to the simulator's truth; the man pages payretry(1)
+# and payretry-sim(1) found and read by man. The packages are purged at
 # the end whatever happens. Needs root (or password-less sudo): it changes
 # /usr; without either it is skipped (exit 77), never half-run.
 # usage: debian_packages.sh BUILD_DIR SOURCE_DIR
@@ -42,9 +43,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# Packages into the work dir: the build tree is left as it was.
-cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work/packages" >"$work/cpack.log" \
+# Packages into the work dir: the build tree is left as it was. cpack reads
+# CPackConfig.cmake as CMake: a warning there (a badly escaped value) is a bug.
+cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work/packages" >"$work/cpack.log" 2>&1 \
   || { cat "$work/cpack.log"; exit 1; }
+if grep -qi 'warning' "$work/cpack.log"; then echo "cpack warned:"; cat "$work/cpack.log"; exit 1; fi
 debs=("$work"/packages/*.deb)
 echo "built ${#debs[@]} packages:"
 for deb in "${debs[@]}"; do
@@ -64,6 +67,11 @@ for p in libpayretry-dev payretry-cli; do
     *) echo "$p does not depend on libpayretry0 (= $version)"; exit 1 ;; esac
 done
 case "$(field payretry-sim Depends)" in *libpayretry*) echo "payretry-sim needs no libpayretry"; exit 1 ;; esac
+# Each program's package carries its man page, compressed as Debian's are.
+for p in payretry-cli:payretry payretry-sim:payretry-sim; do
+  grep -q " \./usr/share/man/man1/${p#*:}\.1\.gz\$" <<<"$(dpkg-deb -c "$work/packages/${p%%:*}"_*.deb)" \
+    || { echo "${p%%:*} has no /usr/share/man/man1/${p#*:}.1.gz"; exit 1; }
+done
 
 installed=yes
 $sudo dpkg -i "${debs[@]}"
@@ -86,6 +94,23 @@ loaded=$(ldd "$work/example" | awk '$1 ~ /^libpayretry\.so/ {print $3}')
 sim=$(command -v payretry-sim)
 [ "$sim" = /usr/bin/payretry-sim ] || { echo "payretry-sim on PATH is $sim, not the package's"; exit 1; }
 payretry version
+
+# man finds the packages' pages by name, and they hold the programs' --help:
+# the usage line, and (payretry) every command's own help.
+for page in payretry payretry-sim; do
+  path=$(man -w "$page")
+  [ "$path" = "/usr/share/man/man1/$page.1.gz" ] || { echo "man -w $page: $path, not the package's page"; exit 1; }
+done
+text=$(LC_ALL=C MANWIDTH=200 man -l /usr/share/man/man1/payretry.1.gz 2>&1)
+for needed in 'submit, query and reconcile payments' 'payretry COMMAND \[options\]' \
+    'payretry ledger prune --older-than DURATION' 'payretry webhook apply --request FILE' 'EXIT CODES'; do
+  grep -q -- "$needed" <<<"$text" || { echo "man payretry lacks \"$needed\":"; echo "$text"; exit 1; }
+done
+text=$(LC_ALL=C MANWIDTH=200 man -l /usr/share/man/man1/payretry-sim.1.gz 2>&1)
+for needed in 'a local payment provider with injectable faults' '--profile NAME' '--webhook-faults dup=P'; do
+  grep -q -- "$needed" <<<"$text" || { echo "man payretry-sim lacks \"$needed\":"; echo "$text"; exit 1; }
+done
+echo "man pages: payretry(1), payretry-sim(1)"
 
 start_sim "$work" "$sim" --seed 7 --fault lost_response=0.1 --fault 503=0.1
 "$work/example" "$sim_url" 50 4 "$work/outcomes.txt"
