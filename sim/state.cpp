@@ -381,7 +381,7 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
     out.status = prof.decline_status;
     out.body.clear();
     format_declined(prof, out.body, v);
-    notify(prof, v, false, has_key ? key : std::string_view{}, out);
+    notify(prof, v, false, has_key ? key : std::string_view{}, scope, out);
     return 0;
   }
   const uint64_t number =
@@ -393,11 +393,12 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
   } else {
     format_created(prof, out.body, PaymentView{number, order_id, amount, currency});
   }
-  notify(prof, PaymentView{number, order_id, amount, currency}, true, has_key ? key : std::string_view{}, out);
+  notify(prof, PaymentView{number, order_id, amount, currency}, true, has_key ? key : std::string_view{}, scope, out);
   return number;
 }
 
-void State::notify(const Profile& prof, const PaymentView& v, bool charged, std::string_view key, Reply& out) {
+void State::notify(const Profile& prof, const PaymentView& v, bool charged, std::string_view key,
+                   std::string_view scope, Reply& out) {
   if (!webhooks_) return;
   PaymentEvent e;
   e.number = v.number;
@@ -406,6 +407,8 @@ void State::notify(const Profile& prof, const PaymentView& v, bool charged, std:
   e.currency.assign(v.currency);
   e.charged = charged;
   e.idempotency_key.assign(key);
+  // The scope is [bearer key] "\n" header value (scope_of): the account is the header's value.
+  if (const size_t nl = scope.rfind('\n'); nl != std::string_view::npos) e.account.assign(scope.substr(nl + 1));
   if (webhooks_->payment_final(prof, e)) out.hold_ms = WebhookSender::kEarlyLeadMs;
 }
 

@@ -351,7 +351,9 @@ class State {
   Disposition post_fault(const Profile& prof, Fault f, Reply& out);
   std::vector<uint64_t> charge_numbers(std::string_view order_id) const;
   // The payment's final state to the webhook sender; an `early` notification holds `out`.
-  void notify(const Profile& prof, const PaymentView& v, bool charged, std::string_view key, Reply& out);
+  // key: the create's idempotency key; scope: as scope_of() makes it.
+  void notify(const Profile& prof, const PaymentView& v, bool charged, std::string_view key, std::string_view scope,
+              Reply& out);
 
   mutable std::mutex config_mu_;
   Config config_;

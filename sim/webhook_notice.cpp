@@ -176,7 +176,10 @@ Notice stripe_notice(const Profile&, const WebhookSettings& s, const PaymentEven
              R"(,"latest_charge":null,"livemode":false,"metadata":{"order_id":)" +
              json_string(e.order_id) + R"(},"status":"requires_payment_method"})";
   }
-  n.body = R"({"id":")" + n.event_id + R"(","object":"event","api_version":"2024-06-20","created":)" +
+  // A connected account's event names it (https://docs.stripe.com/connect/webhooks); the
+  // platform's own events carry no account member.
+  const std::string account = e.account.empty() ? std::string() : R"("account":)" + json_string(e.account) + ",";
+  n.body = R"({"id":")" + n.event_id + R"(",)" + account + R"("object":"event","api_version":"2024-06-20","created":)" +
            std::to_string(now_s) + R"(,"data":{"object":)" + object +
            R"(},"livemode":false,"pending_webhooks":1,"request":{"id":null,"idempotency_key":)" +
            (e.idempotency_key.empty() ? std::string("null") : json_string(e.idempotency_key)) + R"(},"type":")" +

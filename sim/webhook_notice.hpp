@@ -37,6 +37,7 @@ struct PaymentEvent {
   std::string currency;
   bool charged = false;  // false: declined
   std::string idempotency_key;  // the key the create carried ("" none): Stripe's event names it
+  std::string account;          // the --scope-header value it was made under ("" none): a Connect event's account
 };
 
 // The copies a notification can go out as.

@@ -1,6 +1,7 @@
 #include "webhook_receiver.hpp"
 
 #include <cJSON.h>
+#include <strings.h>
 
 #include <optional>
 
@@ -169,6 +170,21 @@ std::string WebhookReceiver::not_ours(const cJSON* doc) const {
   return {};
 }
 
+std::string WebhookReceiver::payment_account(const PaymentRow& row) const {
+  const std::string& name = profile_.webhook.account_header;
+  const std::string* found = nullptr;
+  auto last_named = [&](const Headers& hs) {
+    for (const auto& [k, v] : hs)
+      if (k.size() == name.size() && strncasecmp(k.data(), name.data(), name.size()) == 0) found = &v;
+  };
+  // The payment's own header or the config's: submit refuses a payment
+  // header the config sets too, so there is at most one.
+  const std::optional<Headers> own = headers_from_json(row.submission_headers);
+  last_named(config_.extra_headers);
+  if (own) last_named(*own);
+  return found ? *found : std::string();
+}
+
 WebhookOutcome WebhookReceiver::apply(const WebhookRequest& request) {
   WebhookOutcome out;
   const ProfileWebhook& w = profile_.webhook;
@@ -235,6 +251,7 @@ void WebhookReceiver::apply_event(const cJSON* doc, WebhookOutcome& out) {
   r.order_id = read_field(doc, w.order_id);
   r.provider_payment_id = read_field(doc, w.provider_id);
   r.idempotency_key = read_field(doc, w.idempotency_key);
+  r.account = read_field(doc, w.account_path);
   const std::string status = read_field(doc, w.status);
   r.provider_status = !status.empty() ? status : r.event_type;
   const char* finding = event_finding(profile_, r.event_type, status);
@@ -341,6 +358,18 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
                                                   !before->provider_payment_id.empty() &&
                                                   before->provider_payment_id != e.provider_payment_id)))
         before.reset();
+    }
+    if (before && !profile_.webhook.account_header.empty()) {
+      const std::string made_in = payment_account(*before);
+      if (made_in != r.account) {
+        // Another account's payment under this order id: never this row's.
+        r.effect = "ignored";
+        r.why = "its payment was made in account " + (r.account.empty() ? std::string("(the platform's own)") : r.account) +
+                ", the order's in " + (made_in.empty() ? std::string("(the platform's own)") : made_in);
+        stats_.on_webhook_event(profile_.name, r.finding, r.effect);
+        out.events.push_back(std::move(r));
+        return;
+      }
     }
     r.state_before = value_or_empty(before, tmp);
     const char* lands_as = event_finding_on(e.entry.verdict.c_str(), before ? &*before : nullptr, e.provider_payment_id,

@@ -29,6 +29,7 @@ struct WebhookEventResult {
   std::string provider_payment_id;  // likewise
   std::string provider_status;      // the status word or the type the finding was read from
   std::string idempotency_key;      // the key of the request that caused it, where the profile reads one (not shown)
+  std::string account;              // the account it names, where the profile reads one ("" the platform's own; not shown)
   std::string finding;              // succeeded | failed | noted
   // settled: its row moved to the event's state; recorded: in the row's
   // history, the state unchanged (it says nothing final, or the row already
@@ -83,6 +84,9 @@ class WebhookReceiver {
   void apply_hint(const std::string& provider_id, WebhookOutcome& out);
   void record(LedgerEvent e, WebhookEventResult r, WebhookOutcome& out);
   std::string not_ours(const cJSON* doc) const;
+  // The account `row`'s payment was made in, by the profile's
+  // webhook.account_header ("" the platform's own).
+  std::string payment_account(const PaymentRow& row) const;
 
   Ledger& ledger_;
   const Profile& profile_;

@@ -206,6 +206,16 @@ struct ProfileWebhook {
   // body whose value there is another order's, since that payment's events
   // would settle the other order.
   std::string reference_path;
+  // Connect-style accounts under one platform (Stripe Connect): where an
+  // event names the account its payment was made in (Stripe's $.account,
+  // absent for the platform's own), and the header a payment names its
+  // account with (Stripe-Account). An event lands only on a row whose
+  // payment was made in that same account: its own submission header, or
+  // else the config's (none: the platform's own). Another account's payment
+  // may carry the same order id, and its success would settle an order
+  // whose own payment was never charged.
+  WebhookField account_path;
+  std::string account_header;
   // The notification is a hint only (Mollie's classic webhook carries an id
   // and nothing else): the payment is looked up, and the lookup decides.
   bool confirm_by_lookup = false;

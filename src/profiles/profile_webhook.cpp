@@ -65,7 +65,8 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
   object_at(v, path);
   check_members(v, path,
                 {"scheme", "tolerance_ms", "event_id", "event_type", "order_id", "provider_id", "status", "events",
-                 "confirm_by_lookup", "ack", "requires", "reference_path", "idempotency_key"});
+                 "confirm_by_lookup", "ack", "requires", "reference_path", "idempotency_key", "account_path",
+                 "account_header"});
   if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "scheme")) {
     const std::string sp = member(path, "scheme");
     const std::string name = string_at(s, sp);
@@ -83,7 +84,8 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
     w.tolerance_ms = int_at(t, member(path, "tolerance_ms"), 0, 24LL * 3600 * 1000);
   const std::pair<const char*, WebhookField*> fields[] = {{"event_id", &w.event_id},     {"event_type", &w.event_type},
                                                           {"order_id", &w.order_id},     {"provider_id", &w.provider_id},
-                                                          {"status", &w.status},         {"idempotency_key", &w.idempotency_key}};
+                                                          {"status", &w.status},         {"idempotency_key", &w.idempotency_key},
+                                                          {"account_path", &w.account_path}};
   for (const auto& [name, slot] : fields)
     if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, name)) *slot = field_at(f, member(path, name));
   if (const cJSON* e = cJSON_GetObjectItemCaseSensitive(v, "events")) {
@@ -124,6 +126,12 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
     w.reference_path = json_path_at(r, rp, true);
     if (w.reference_path.find('*') != std::string::npos) fail(rp, "must name one place, without a wildcard");
   }
+  if (const cJSON* h = cJSON_GetObjectItemCaseSensitive(v, "account_header")) {
+    const std::string hp = member(path, "account_header");
+    w.account_header = string_at(h, hp);
+    if (w.account_header.empty() || w.account_header.find_first_of(" :\r\n\t") != std::string::npos)
+      fail(hp, "must be a header name");
+  }
   if (const cJSON* c = cJSON_GetObjectItemCaseSensitive(v, "confirm_by_lookup"))
     w.confirm_by_lookup = bool_at(c, member(path, "confirm_by_lookup"));
   if (const cJSON* a = cJSON_GetObjectItemCaseSensitive(v, "ack")) {
@@ -155,6 +163,11 @@ void check_webhook(const ProfileWebhook& w, const Lookup& lookup, const std::str
          "with a lookup by order_id");
   if (!w.ack_body.empty() && w.ack_content_type.empty())
     fail(member(member(path, "ack"), "content_type"), "an ack with a body needs its content type");
+  // Half of the pair would compare an account with nothing: every event of
+  // a connected account would land on the platform's rows, or none would.
+  if (w.account_path.empty() != w.account_header.empty())
+    fail(member(path, w.account_path.empty() ? "account_path" : "account_header"),
+         "account_path and account_header go together");
 }
 
 }  // namespace payretry

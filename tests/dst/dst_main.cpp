@@ -160,7 +160,7 @@ int main(int argc, char** argv) {
   std::printf("DST exercised: %llu schedules with webhooks, %llu notifications delivered (%llu answered 2xx, %llu 4xx, "
               "%llu 5xx; %llu while the payment was in flight, %llu before its row existed, %llu dropped), %llu "
               "duplicates, %llu replays, %llu forged, %llu stale, %llu of another merchant, %llu to another account, "
-              "%llu of payments made elsewhere (%llu declines to an open row without an id), %llu ledger faults under them; events: %llu settled, %llu kept (%llu "
+              "%llu of payments made elsewhere (%llu declines to an open row without an id, %llu in another connected account), %llu ledger faults under them; events: %llu settled, %llu kept (%llu "
               "landed later), %llu duplicate, %llu conflicts, %llu ignored; %llu payments settled by webhook\n",
               (unsigned long long)t.webhook_schedules, (unsigned long long)t.notes, (unsigned long long)t.notes_2xx,
               (unsigned long long)t.notes_4xx, (unsigned long long)t.notes_5xx,
@@ -169,7 +169,8 @@ int main(int argc, char** argv) {
               (unsigned long long)t.replayed_notes, (unsigned long long)t.forged_notes,
               (unsigned long long)t.stale_notes, (unsigned long long)t.not_ours_notes,
               (unsigned long long)t.misrouted_notes, (unsigned long long)t.foreign_notes,
-              (unsigned long long)t.foreign_declines_to_open_rows, (unsigned long long)t.webhook_ledger_faults, (unsigned long long)t.events_settled,
+              (unsigned long long)t.foreign_declines_to_open_rows, (unsigned long long)t.foreign_other_account,
+              (unsigned long long)t.webhook_ledger_faults, (unsigned long long)t.events_settled,
               (unsigned long long)t.events_kept, (unsigned long long)t.kept_applied_later,
               (unsigned long long)t.events_duplicate, (unsigned long long)t.events_conflict,
               (unsigned long long)t.events_ignored, (unsigned long long)t.settled_by_webhook);

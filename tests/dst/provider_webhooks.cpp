@@ -137,15 +137,17 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
                                : says_charged ? "succeeded"
                                               : "requires_payment_method";
     const std::string type = says_charged ? "payment_intent.succeeded" : "payment_intent.payment_failed";
-    n.req.body = json_object({{"id", json_quote(id)},
-                              {"object", json_quote("event")},
-                              {"type", json_quote(other ? "charge.updated" : type)},
-                              {"data.object.id", json_quote(e.provider_id)},
-                              {"data.object.object", json_quote(other ? "charge" : "payment_intent")},
-                              {"data.object.status", json_quote(status)},
-                              {"data.object.metadata.order_id", json_quote(e.order_id)},
-                              {"request.idempotency_key",
-                               e.idempotency_key.empty() ? std::string("null") : json_quote(e.idempotency_key)}});
+    JsonMembers m = {{"id", json_quote(id)},
+                     {"object", json_quote("event")},
+                     {"type", json_quote(other ? "charge.updated" : type)},
+                     {"data.object.id", json_quote(e.provider_id)},
+                     {"data.object.object", json_quote(other ? "charge" : "payment_intent")},
+                     {"data.object.status", json_quote(status)},
+                     {"data.object.metadata.order_id", json_quote(e.order_id)},
+                     {"request.idempotency_key",
+                      e.idempotency_key.empty() ? std::string("null") : json_quote(e.idempotency_key)}};
+    if (!e.account.empty()) m.emplace_back("account", json_quote(e.account));
+    n.req.body = json_object(m);
     const int64_t t = (form == NoteForm::stale ? unix_ms - (301 + static_cast<int64_t>(serial % 3300)) * 1000 : unix_ms) / 1000;
     const std::string key = forged ? k.secret + "x" : k.secret;
     n.req.headers.emplace_back("Stripe-Signature", "t=" + std::to_string(t) + ",v1=" +

@@ -38,6 +38,9 @@ struct EventTruth {
   // The key of the request that made it (Stripe's events name it as
   // request.idempotency_key); "" none: the event carries null.
   std::string idempotency_key;
+  // The connected account it was made in (Stripe's event names it as
+  // $.account); "" the platform's own: no member.
+  std::string account;
 };
 
 enum class NoteForm {

@@ -86,7 +86,7 @@ struct Wire {
   // exist in their store only: another store's lookup does not find them,
   // and the same key sent there is a new payment. Charges are counted per
   // order across all stores.
-  std::vector<std::string> store_headers = {"X-Tenant", "X-Account"};
+  std::vector<std::string> store_headers = {"X-Tenant", "X-Account", "Stripe-Account"};
   std::string account_path_prefix = "/acct/";
 
   // OAuth2 client credentials: tokens come from this path (under the base

@@ -83,6 +83,15 @@ struct Order {
   std::string path;     // its own create path naming an account ("" the client's)
 };
 
+// The connected account `o` is made in: its own header the profile names a
+// Connect event's account by (webhook.account_header), "" none.
+std::string account_header_value(const Order& o, const std::string& header) {
+  if (header.empty()) return {};
+  for (const auto& [name, value] : o.headers)
+    if (name == header) return value;
+  return {};
+}
+
 // A merchant account of the platform: one client per account over the
 // shared ledger, each with its own scope (another credential, another
 // scoping header, or its account_id).
@@ -1550,7 +1559,9 @@ World::World(uint64_t s, const Options& o)
   for (Order& ord : orders) {
     ord.tenant = static_cast<int>(tenant_rng.range(0, n_tenants - 1));
     if (tenant_rng.chance(header_percent)) {
-      ord.headers.emplace_back("X-Account", "acct_" + std::to_string(tenant_rng.range(1, 3)));
+      // Stripe's own header where the profile reads a Connect event's account by it.
+      ord.headers.emplace_back(profile.webhook.account_header.empty() ? "X-Account" : profile.webhook.account_header,
+                               "acct_" + std::to_string(tenant_rng.range(1, 3)));
       ++tally.orders_with_headers;
     }
     if (tenant_rng.chance(path_percent)) {
@@ -2267,7 +2278,7 @@ void World::collect_notes() {
     const ProviderModel::Decided d = provider->decided[decided_seen++];
     const Order* o = order_of(d.order_id);
     if (!o || !notifies(pname, d.charged)) continue;
-    EventTruth t{d.order_id, d.id, d.charged, d.identity};
+    EventTruth t{d.order_id, d.id, d.charged, d.identity, account_header_value(*o, profile.webhook.account_header)};
     if (pname == "adyen" && !batches.empty() && batches.back().first == o->tenant && batches.back().second.size() < 3 &&
         wh.chance(50))
       batches.back().second.push_back(t);
@@ -2432,7 +2443,16 @@ bool World::deliver(Note& n) {
   // where no receiver could tell whose it is.
   bool never_lands = false;
   const auto row = n.order.empty() ? std::nullopt : l.get(n.order);
-  if (n.kind == NoteKind::foreign) {
+  const bool other_account =
+      n.kind == NoteKind::foreign &&
+      n.truths.front().account != account_header_value(*order_of(n.order), profile.webhook.account_header);
+  if (other_account) {
+    // Another connected account's payment under this order id: told apart
+    // by the account the event names (the profile's webhook.account_path),
+    // whatever the row's state; it never lands.
+    never_lands = true;
+    ++tally.foreign_other_account;
+  } else if (n.kind == NoteKind::foreign) {
     if (!row) {
       // Before the row: kept_event_applies tells it by time, which a
       // stepped wall clock breaks; not drawn then.
@@ -2538,7 +2558,8 @@ bool World::deliver(Note& n) {
       const std::string& scope = tenants[static_cast<size_t>(n.tenant)]->scope;
       for (const WebhookEventResult& e : out.events) {
         if (e.effect == "ignored") {
-          if (!hint) fail("genuine_notification_accepted", "a genuine event was ignored: " + e.why);
+          // (Another connected account's payment is ignored where its order has a row.)
+          if (!hint && !other_account) fail("genuine_notification_accepted", "a genuine event was ignored: " + e.why);
           continue;
         }
         if (!event_stored(scope, e.event_id, e.order_id, e.provider_payment_id))
@@ -2662,8 +2683,11 @@ void World::run() {
       n.tenant = o.tenant;
       n.order = o.id;
       n.pid = id;
-      // Its request carried a key of its own, or none (a dashboard's).
-      n.truths = {EventTruth{o.id, id, charged, wh.chance(50) ? "elsewhere-" + id : std::string()}};
+      // Its request carried a key of its own, or none (a dashboard's). Made
+      // in another connected account, where the order's own names one.
+      const std::string account = account_header_value(o, profile.webhook.account_header);
+      n.truths = {EventTruth{o.id, id, charged, wh.chance(50) ? "elsewhere-" + id : std::string(),
+                             !account.empty() && wh.chance(50) ? "acct_elsewhere" : account}};
       // At once (before the row exists), any time, or late (to a final row).
       const int64_t when = wh.range(0, 9);
       schedule(std::move(n), when < 4 ? 0 : when < 7 ? draw_delay() : wh.range(1200000, 1800000));

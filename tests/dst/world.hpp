@@ -82,6 +82,7 @@ struct Tally {
   uint64_t webhook_schedules = 0, notes = 0, notes_2xx = 0, notes_4xx = 0, notes_5xx = 0, forged_notes = 0,
            stale_notes = 0, not_ours_notes = 0, misrouted_notes = 0, foreign_notes = 0, replayed_notes = 0,
            duplicate_notes = 0, notes_while_in_flight = 0, notes_before_row = 0, foreign_declines_to_open_rows = 0,
+           foreign_other_account = 0,
            webhook_ledger_faults = 0,
            events_settled = 0, events_kept = 0, events_duplicate = 0, events_conflict = 0, events_ignored = 0,
            settled_by_webhook = 0, kept_applied_later = 0, notes_dropped = 0;

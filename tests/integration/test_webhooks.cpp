@@ -420,7 +420,7 @@ class WebhookTest : public SimTest {
   }
 
   void start(const std::string& profile, const std::map<std::string, double>& faults,
-             const std::string& webhook_faults = "", uint64_t seed = 46) {
+             const std::string& webhook_faults = "", uint64_t seed = 46, const std::string& scope_header = "") {
     profile_ = profile;
     payretry_sim::Options o = SimTest::sim_options();
     o.profile = profile;
@@ -430,6 +430,7 @@ class WebhookTest : public SimTest {
     o.faults = faults;
     o.webhook_url = rx_.url();
     o.webhook_faults = webhook_faults;
+    o.scope_header = scope_header;
     if (profile == "stripe") o.webhook_secret = kStripeSecret;
     if (profile == "adyen") o.webhook_secret = kAdyenKey;
     if (profile == "square") o.webhook_secret = kSquareKey;
@@ -1349,6 +1350,65 @@ TEST_F(WebhookRegression, AStripeFailureUnderAnotherKeyNeverSettlesTheOrdersRow)
   ASSERT_EQ(s.events.size(), 1u) << second.outcome;
   EXPECT_EQ(s.events[0].effect, "settled") << second.outcome;
   EXPECT_EQ(state_of(o), "SUCCEEDED") << row_of(o);
+}
+
+// Stripe Connect: a platform submits for its connected accounts with a
+// Stripe-Account header per payment, and its Connect endpoint gets every
+// connected account's events, each naming its account. Another account's
+// payment under the same order id (order ids are the platform's, but a
+// connected account's own systems choose theirs) must not settle the
+// order's row: its success would have the merchant ship an order whose own
+// payment was never charged. Here the order's payment (account acct_A) is
+// never processed, every attempt reset; acct_B charges a payment under the
+// same order id: its event is ignored, the row stays UNKNOWN. The order's
+// own account's event settles another order as before.
+TEST_F(WebhookRegression, AConnectEventOfAnotherAccountNeverSettlesTheOrdersRow) {
+  start("stripe", {}, "", 46, "Stripe-Account");
+  make_client(cfg());
+  const std::string o = "wh_connect_1", paid = "wh_connect_2";
+  const std::string ours = "key-a-" + o, theirs = "key-b-" + o;
+  sim_->script_key(ours, {"reset_before", "reset_before", "reset_before", "reset_before"});
+  sim_->script_key("key-a-" + paid, {"lost_response", "lost_response", "lost_response", "lost_response"});
+  rx_.hold(true);
+  auto submit_in = [&](pay_client* c, const std::string& order, const std::string& key, const char* account) {
+    const std::string b = body(order, 1);
+    pay_header h{"Stripe-Account", account};
+    pay_submit_options opts = PAY_SUBMIT_OPTIONS_INIT;
+    opts.idempotency_key = key.c_str();
+    opts.headers = &h;
+    opts.header_count = 1;
+    pay_result* raw = nullptr;
+    EXPECT_EQ(pay_submit(&raw, c, order.c_str(), b.data(), b.size(), &opts), PAY_OK) << pay_error_last()->message;
+    return ResultPtr(raw);
+  };
+  ResultPtr r = submit_in(client_.get(), o, ours, "acct_A");
+  ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  ResultPtr q = submit_in(client_.get(), paid, "key-a-" + paid, "acct_A");
+  ASSERT_EQ(pay_result_outcome(q.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(q.get());
+  {
+    // The connected account acct_B, through a client and ledger of its own.
+    ClientPtr other = probed_client(cfg(), probe_);
+    ResultPtr done = submit_in(other.get(), o, theirs, "acct_B");
+    ASSERT_EQ(pay_result_outcome(done.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(done.get());
+  }
+  drain();
+  ASSERT_EQ(sim_->charges_for(o), 1);  // acct_B's
+  const std::vector<Delivery> ds = rx_.release();
+  ASSERT_EQ(ds.size(), 2u);
+  for (const Delivery& d : ds) {
+    const Outcome out = parse_outcome(d.outcome);
+    ASSERT_EQ(out.events.size(), 1u) << d.outcome;
+    const EventOut& e = out.events[0];
+    if (e.order_id == o) {
+      EXPECT_EQ(e.effect, "ignored") << d.outcome;
+      EXPECT_NE(d.outcome.find("acct_B"), std::string::npos) << d.outcome;
+    } else {
+      EXPECT_EQ(e.order_id, paid) << d.outcome;
+      EXPECT_EQ(e.effect, "settled") << d.outcome;
+    }
+  }
+  EXPECT_EQ(state_of(o), "UNKNOWN") << row_of(o);
+  EXPECT_EQ(state_of(paid), "SUCCEEDED") << row_of(paid);
 }
 
 // Was a bug (low: nothing changed, no charge): a Mollie

@@ -96,6 +96,13 @@ TEST(ProfileWebhook, mistakes_are_named_with_their_field) {
   EXPECT_NE(error_of(with_webhook(R"({"confirm_by_lookup": true, "order_id": []})")).find("lookup's key"),
             std::string::npos);
   EXPECT_EQ(error_of(with_webhook(R"({"confirm_by_lookup": true})")), "");
+  // A Connect account is read from the event and compared with the
+  // payment's header: one without the other compares nothing.
+  EXPECT_NE(error_of(R"({"name":"s","extends":"stripe","webhook":{"account_header": "X-Account", "account_path": []}})")
+                .find("account_path and account_header go together"),
+            std::string::npos);
+  EXPECT_NE(error_of(with_webhook(R"({"account_header": "Bad Header"})")).find("must be a header name"),
+            std::string::npos);
   // An id-only notification is never an event of its own.
   EXPECT_NE(error_of(R"({"name":"m","extends":"mollie","webhook":{"confirm_by_lookup": false, "event_id": "$.id"}})")
                 .find("mollie_id_only carries no signature"),
