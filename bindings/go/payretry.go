@@ -6,8 +6,14 @@
 // the ledger named in the configuration.
 //
 // The binding calls the C API (payretry.h) through cgo and finds it with
-// pkg-config. A Client is safe for concurrent use; Results are plain Go
-// values copied out of the C results, which are freed at once.
+// pkg-config. A program built against a prefix the dynamic loader does not
+// search runs without LD_LIBRARY_PATH when the prefix's lib folder is
+// recorded in it at build time:
+//
+//	CGO_LDFLAGS="-Wl,-rpath,$(pkg-config --variable=libdir payretry)" go build
+//
+// A Client is safe for concurrent use; Results are plain Go values copied
+// out of the C results, which are freed at once.
 //
 // # Threads
 //
@@ -38,6 +44,12 @@
 package payretry
 
 /*
+// pkg-config gives the compiler and linker flags, but no rpath: payretry.pc is
+// the same file in /usr, where an rpath would be wrong, and a #cgo directive
+// cannot name the prefix (the only variable it knows, ${SRCDIR}, is this
+// binding's folder, not the library's). So the rpath of a prefix install is
+// the program's to record, through CGO_LDFLAGS (see the package comment),
+// which cgo takes unchecked from the environment and Go's build cache hashes.
 #cgo pkg-config: payretry
 #include <payretry/payretry.h>
 #include "helpers.h"

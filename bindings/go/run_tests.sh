@@ -6,6 +6,9 @@
 # out of the repository, which reaches the binding through a replace
 # directive as a user's program would, and signs every request of its
 # payments and lookups in its request hook (payretry-sim --hmac-secret).
+# Nothing runs with LD_LIBRARY_PATH: every program (the test binaries, the
+# consumer) records the prefix's lib folder as its rpath through CGO_LDFLAGS,
+# as the binding's package comment tells a user to.
 # PAYRETRY_REQUIRE_BINDINGS=1 is set: a missing piece fails instead of skipping.
 set -eu
 if [ $# -ne 1 ]; then
@@ -25,6 +28,8 @@ export GOTOOLCHAIN=local CGO_ENABLED=1
 # this run's prefix in CGO_CPPFLAGS (which the cache does hash) forces a
 # rebuild of the cgo packages while the rest of the cache stays warm.
 export CGO_CPPFLAGS="-I$prefix/include${CGO_CPPFLAGS:+ $CGO_CPPFLAGS}"
+unset LD_LIBRARY_PATH
+export CGO_LDFLAGS="-Wl,-rpath,$(pkg-config --variable=libdir payretry)${CGO_LDFLAGS:+ $CGO_LDFLAGS}"
 
 cd "$here"
 "$go" vet ./...
@@ -36,4 +41,12 @@ cp -R "$here/testdata/signing_consumer/." "$consumer/"
 cd "$consumer"
 "$go" mod edit -replace "github.com/payretry/payretry/bindings/go=$here"
 "$go" vet ./...
-"$go" run -race .
+"$go" build -race -o signing_consumer .
+# This prefix's library, not some other install's.
+line=$(ldd ./signing_consumer | grep 'libpayretry\.so' || true)
+loaded=$(echo "$line" | awk '{print $3}')
+if [ ! -f "$loaded" ] || [ "$(readlink -f "$loaded")" != "$(readlink -f "$libdir/libpayretry.so.0")" ]; then
+  echo "run_tests.sh: the consumer should load libpayretry from $libdir (its rpath), not:$line" >&2
+  exit 1
+fi
+./signing_consumer

@@ -5,9 +5,10 @@
 #  1. `cargo test --workspace --all-features` (the serde reports included);
 #  2. `cargo clippy -D warnings`, with the default features and with all;
 #  3. consumer/, copied out of the repository into a temporary folder with its
-#     path dependency pointed at this binding, built and run as an application:
-#     it signs every attempt and lookup through its request hook against
-#     `payretry-sim --hmac-secret`;
+#     path dependency pointed at this binding, built and run as an application,
+#     without LD_LIBRARY_PATH (its build.rs records the prefix's lib folder as
+#     its rpath): it signs every attempt and lookup through its request hook
+#     against `payretry-sim --hmac-secret`;
 #  4. `cargo package --workspace` for both crates (verified: each .crate is
 #     unpacked and built), after checking that each carries LICENSE.
 # Cargo's output goes to BUILD_DIR/rust-target, never into the repository.
@@ -54,7 +55,19 @@ cp "$here/Cargo.lock" "$consumer/Cargo.lock"
   if "$cargo" clippy --version >/dev/null 2>&1; then
     "$cargo" clippy --quiet --all-targets -- -D warnings
   fi
-  "$cargo" run --quiet -- "$PAYRETRY_SIM"
+  "$cargo" build --quiet
+  # Run as a user runs the program: no LD_LIBRARY_PATH (nor cargo run, which
+  # sets one), and this prefix's library, not some other install's.
+  program="$CARGO_TARGET_DIR/debug/payretry-hmac-consumer"
+  unset LD_LIBRARY_PATH
+  line=$(ldd "$program" | grep 'libpayretry\.so' || true)
+  loaded=$(echo "$line" | awk '{print $3}')
+  [ -f "$loaded" ] && [ "$(readlink -f "$loaded")" = "$(readlink -f "$libdir/libpayretry.so.0")" ] || {
+    echo "run_tests.sh: the consumer should load libpayretry from $libdir (its rpath), not:$line" >&2
+    readelf -d "$program" | grep -E 'RPATH|RUNPATH' >&2 || true
+    exit 1
+  }
+  "$program" "$PAYRETRY_SIM"
 )
 
 # Packaging: both crates must ship the license, and build from their .crate.
