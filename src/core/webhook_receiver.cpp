@@ -162,6 +162,7 @@ std::string WebhookReceiver::not_ours(const cJSON* doc) const {
     std::string expect = want;
     if (want == "{merchant_id}") expect = config_.merchant_id;
     if (want == "{account_id}") expect = config_.account_id;
+    if (want == "{app_id}") expect = config_.auth.app_id;
     if (expect.empty()) continue;  // the config names no account to compare with
     const std::optional<std::string> got = json_path_first_string(doc, path);
     if (!got) return "it does not name " + path;

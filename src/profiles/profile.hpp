@@ -195,8 +195,9 @@ struct ProfileWebhook {
   // settles nothing (the event is recorded, the payment stays as it is).
   std::map<std::string, StatusTarget> events;
   // What an event must name to be this client's (JSON path -> the value):
-  // "{merchant_id}" / "{account_id}" (the config's; skipped while the config
-  // has none) or a literal. Stripe: {"$.data.object.object":
+  // "{merchant_id}" / "{account_id}" / "{app_id}" (the config's, app_id
+  // Alipay's auth.alipay.app_id; skipped while the config has none) or a
+  // literal. Stripe: {"$.data.object.object":
   // "payment_intent"}, Adyen: {"$.merchantAccountCode": "{merchant_id}"}.
   // An event that names another is authentic but not this client's: it is
   // acknowledged and changes nothing.

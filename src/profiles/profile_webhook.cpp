@@ -116,8 +116,8 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
       const std::string& where = at;
       const std::string want = string_at(c, cp);
       if (want.empty()) fail(cp, "must name a value");
-      if (want.front() == '{' && want != "{merchant_id}" && want != "{account_id}")
-        fail(cp, "a placeholder must be {merchant_id} or {account_id}");
+      if (want.front() == '{' && want != "{merchant_id}" && want != "{account_id}" && want != "{app_id}")
+        fail(cp, "a placeholder must be {merchant_id}, {account_id} or {app_id}");
       w.requires_names.emplace_back(where, want);
     }
   }

@@ -114,7 +114,8 @@ bool has_form(const std::string& p, NoteForm form) {
     case NoteForm::genuine: return true;
     case NoteForm::forged: return true;  // Mollie's: an id it never gave out
     case NoteForm::stale: return p == "stripe" || p == "wechatpay_v3";
-    case NoteForm::not_ours: return p == "stripe" || p == "adyen" || p == "square" || p == "wechatpay_v3";
+    case NoteForm::not_ours:
+      return p == "stripe" || p == "adyen" || p == "square" || p == "wechatpay_v3" || p == "alipay";
   }
   return false;
 }
@@ -250,7 +251,7 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
     std::map<std::string, std::string> f = {{"notify_time", iso_time(unix_ms, "%Y-%m-%d %H:%M:%S")},
                                             {"notify_type", "trade_status_sync"},
                                             {"notify_id", id},
-                                            {"app_id", kAlipayAppId},
+                                            {"app_id", other ? std::string("2021000000009999") : std::string(kAlipayAppId)},
                                             {"charset", "utf-8"},
                                             {"version", "1.0"},
                                             {"trade_no", e.provider_id},
