@@ -29,46 +29,53 @@ std::string owner_id() {
 
 }  // namespace
 
-Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook)
-    : config_(parse_config(config_json)) {
+Profile bind_profile(Config& config, bool has_hook) {
+  Profile profile;
   try {
-    if (!config_.provider_json.empty()) {
-      profile_ = parse_profile(config_.provider_json);
-    } else if (auto p = builtin_profile(config_.provider)) {
-      profile_ = std::move(*p);
+    if (!config.provider_json.empty()) {
+      profile = parse_profile(config.provider_json);
+    } else if (auto p = builtin_profile(config.provider)) {
+      profile = std::move(*p);
     } else {
       std::string names;
       for (const std::string& n : builtin_profile_names()) names += (names.empty() ? "" : ", ") + n;
-      throw ConfigError("provider: unknown provider \"" + config_.provider + "\"" +
-                        did_you_mean(config_.provider, builtin_profile_names()) + " (built-in: " + names + ")");
+      throw ConfigError("provider: unknown provider \"" + config.provider + "\"" +
+                        did_you_mean(config.provider, builtin_profile_names()) + " (built-in: " + names + ")");
     }
   } catch (const ProfileError& e) {
     throw ConfigError(std::string("provider: ") + e.what());
   }
-  if (!config_.key_retention_ms && profile_.retention_ms) config_.key_retention_ms = profile_.retention_ms;
-  if (config_.merchant_id.empty() && (profile_.lookup.path.find("{merchant_id}") != std::string::npos ||
-                                      profile_.lookup.body.find("{merchant_id}") != std::string::npos))
-    throw ConfigError("merchant_id: is required: provider " + profile_.name + "'s lookup names {merchant_id}");
-  const std::string& create_path = config_.create_path.empty() ? profile_.create_path : config_.create_path;
-  if (config_.merchant_id.empty() && create_path.find("{merchant_id}") != std::string::npos)
+  if (!config.key_retention_ms && profile.retention_ms) config.key_retention_ms = profile.retention_ms;
+  if (config.merchant_id.empty() && (profile.lookup.path.find("{merchant_id}") != std::string::npos ||
+                                     profile.lookup.body.find("{merchant_id}") != std::string::npos))
+    throw ConfigError("merchant_id: is required: provider " + profile.name + "'s lookup names {merchant_id}");
+  const std::string& create_path = config.create_path.empty() ? profile.create_path : config.create_path;
+  if (config.merchant_id.empty() && create_path.find("{merchant_id}") != std::string::npos)
     throw ConfigError("merchant_id: is required: the create path names {merchant_id}");
-  if (config_.auth.kind == AuthConfig::Kind::api_key) {
-    if (profile_.auth.scheme != AuthScheme::api_key)
-      throw ConfigError("auth.api_key: provider " + profile_.name + " names no API-key header; give header and value");
-    config_.auth_headers.emplace_back(profile_.auth.header, config_.auth.api_key);
+  if (config.auth.kind == AuthConfig::Kind::api_key) {
+    if (profile.auth.scheme != AuthScheme::api_key)
+      throw ConfigError("auth.api_key: provider " + profile.name + " names no API-key header; give header and value");
+    config.auth_headers.emplace_back(profile.auth.header, config.auth.api_key);
   }
   // WeChat Pay and Alipay refuse every request that is not signed: without
   // the built-in signer's keys, a request hook must sign.
-  const bool signs = profile_.auth.scheme == AuthScheme::wechatpay_v3 || profile_.auth.scheme == AuthScheme::alipay_rsa2;
-  if (signs && !hook && config_.auth.kind != AuthConfig::Kind::wechatpay && config_.auth.kind != AuthConfig::Kind::alipay)
-    throw ConfigError(std::string("auth: provider ") + profile_.name + " signs every request: give auth." +
-                      (profile_.auth.scheme == AuthScheme::wechatpay_v3 ? "wechatpay" : "alipay") +
+  const bool signs = profile.auth.scheme == AuthScheme::wechatpay_v3 || profile.auth.scheme == AuthScheme::alipay_rsa2;
+  if (signs && !has_hook && config.auth.kind != AuthConfig::Kind::wechatpay && config.auth.kind != AuthConfig::Kind::alipay)
+    throw ConfigError(std::string("auth: provider ") + profile.name + " signs every request: give auth." +
+                      (profile.auth.scheme == AuthScheme::wechatpay_v3 ? "wechatpay" : "alipay") +
                       " with the keys, or a request hook that signs");
-  const std::string key_header = profile_.identity.mode == IdentityMode::header ? profile_.identity.name : "";
-  for (const auto& [name, value] : config_.extra_headers)
+  const std::string key_header = profile.identity.mode == IdentityMode::header ? profile.identity.name : "";
+  for (const auto& [name, value] : config.extra_headers)
     if (std::string e = check_not_reserved(name, key_header); !e.empty()) throw ConfigError("headers." + name + ": " + e);
-  for (const auto& [name, value] : config_.auth_headers)
+  for (const auto& [name, value] : config.auth_headers)
     if (std::string e = check_not_reserved(name, key_header); !e.empty()) throw ConfigError("auth.header: " + e);
+  return profile;
+}
+
+Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook hook)
+    : config_(parse_config(config_json)) {
+  profile_ = bind_profile(config_, static_cast<bool>(hook));
+  const std::string& create_path = config_.create_path.empty() ? profile_.create_path : config_.create_path;
   jitter_ = config_.retry.jitter_seed ? std::make_unique<JitterRandom>(*config_.retry.jitter_seed)
                                       : std::make_unique<JitterRandom>();
   curl_.verify_tls = config_.tls_verify;

@@ -25,6 +25,13 @@
 
 namespace payretry {
 
+// The config's provider as its profile, and what that profile asks of the
+// config (a merchant id its paths name, the keys of a provider that signs, a
+// key header the config must not set): everything a client refuses before it
+// opens anything. Fills in the profile's key retention and API-key header.
+// Throws ConfigError. `has_hook`: a request hook signs instead of auth.
+Profile bind_profile(Config& config, bool has_hook);
+
 class Client {
  public:
   // Throws ConfigError or Error(Errc::PAY_EIO).

@@ -59,10 +59,32 @@ int64_t integer(const cJSON* v, const std::string& key) {
   return integer(v, key, k.min, k.max);
 }
 
-std::string string(const cJSON* v, const std::string& key, bool allow_empty = false) {
+// Characters, as JSON and the schema count them (UTF-8 code points), not bytes.
+size_t characters(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// The length the key table gives a string key (in characters, as the schema's minLength
+// and maxLength count): the same rule for a value given inline, in a variable or a file.
+void check_length(const std::string& value, const std::string& key) {
+  const ConfigKey* k = find_config_key(key);
+  if (!k || (k->type != ConfigKeyType::string && k->type != ConfigKeyType::string_or_object)) return;
+  const size_t length = characters(value);
+  const bool too_short = k->min > 1 && length < static_cast<size_t>(k->min);
+  const bool too_long = k->max > 0 && length > static_cast<size_t>(k->max);
+  if (!too_short && !too_long) return;
+  const std::string lo = std::to_string(k->min), hi = std::to_string(k->max);
+  if (k->min > 1 && k->max > 0) fail(key, "must be " + (lo == hi ? lo : lo + " to " + hi) + " characters");
+  fail(key, too_short ? "must be at least " + lo + " characters" : "must be at most " + hi + " characters");
+}
+
+std::string string(const cJSON* v, const std::string& key, bool allow_empty = false, bool check_len = true) {
   if (!cJSON_IsString(v)) fail(key, "must be a string");
   std::string s = v->valuestring;
   if (!allow_empty && s.empty()) fail(key, "must not be empty");
+  if (check_len) check_length(s, key);
   return s;
 }
 
@@ -102,9 +124,17 @@ void parse_budget(const cJSON* b, BudgetPolicy& p) {
   if (auto v = member(b, "success_refund")) p.success_refund = static_cast<int>(integer(v, "budget.success_refund"));
 }
 
+// A credential that travels in a header: the header's length and characters. The message
+// never shows the value.
+void check_printable(const std::string& value, const std::string& key) {
+  if (value.size() > kMaxHeaderValueLength)
+    fail(key, "must be at most " + std::to_string(kMaxHeaderValueLength) + " characters");
+  if (!check_header_value(value).empty()) fail(key, "must be printable with no CR/LF");
+}
+
 std::string printable_secret(const cJSON* v, const std::string& key) {
   std::string s = string(v, key);
-  if (!check_header_value(s).empty()) fail(key, "must be printable with no CR/LF");
+  check_printable(s, key);
   return s;
 }
 
@@ -132,7 +162,7 @@ constexpr off_t kMaxSecretFileBytes = 1 << 20;
 // final newline is part of its format). A message names the key and the
 // path, never the content.
 std::string read_secret_file(const std::string& key, const std::string& path, bool verbatim) {
-  bool plain = !path.empty() && path.size() <= 4096 && path.find("-----") == std::string::npos;
+  bool plain = !path.empty() && characters(path) <= 4096 && path.find("-----") == std::string::npos;
   for (unsigned char ch : path) plain = plain && ch >= 0x20 && ch != 0x7F;
   // The path is echoed in errors; a secret pasted where it belongs must not be.
   if (!plain) fail(key, "must be a file's path, not the secret itself");
@@ -175,7 +205,7 @@ std::string read_secret_env(const std::string& key, const std::string& var) {
 // A key the table marks indirect (kKeyIndirect): given inline (unless
 // kKeyNoInline), as NAME_env or as NAME_file, exactly one of them. nullopt:
 // none given and the key is optional.
-std::optional<std::string> indirect(const cJSON* obj, const std::string& path) {
+std::optional<std::string> indirect(const cJSON* obj, const std::string& path, bool check_len = true) {
   const ConfigKey& k = config_key(path);
   const std::string name = leaf_of(path);
   const cJSON* in = k.has(kKeyNoInline) ? nullptr : member(obj, name.c_str());
@@ -188,18 +218,19 @@ std::optional<std::string> indirect(const cJSON* obj, const std::string& path) {
   }
   if (count > 1) fail(path, "give only one of " + forms_text(k));
   std::string value;
-  if (in) value = string(in, path);
+  if (in) value = string(in, path, false, check_len);
   else if (env) value = read_secret_env(path + "_env", string(env, path + "_env"));
   else value = read_secret_file(path + "_file", string(file, path + "_file"), k.has(kKeyNoInline));
-  if (k.min > 0 && value.size() < static_cast<size_t>(k.min))
-    fail(path, "must be at least " + std::to_string(k.min) + " characters");
+  if (check_len) check_length(value, path);
   return value;
 }
 
 // An indirect credential that travels in a header.
 std::string header_secret(const cJSON* obj, const std::string& path) {
-  std::string value = *indirect(obj, path);
-  if (!check_header_value(value).empty()) fail(path, "must be printable with no CR/LF");
+  // Printable first: a stray line break from a file is the likelier mistake than the length.
+  std::string value = *indirect(obj, path, false);
+  check_printable(value, path);
+  check_length(value, path);
   return value;
 }
 
@@ -349,8 +380,7 @@ void parse_log(const cJSON* l, Config& c) {
   if (!cJSON_IsObject(l)) fail("log", "must be an object");
   only_keys(l, "log");
   if (auto v = member(l, "name")) {
-    c.log_name = string(v, "log.name");
-    if (c.log_name.empty() || c.log_name.size() > 64) fail("log.name", "must be 1 to 64 characters");
+    c.log_name = string(v, "log.name");  // 1 to 64 characters (the key table)
     for (unsigned char ch : c.log_name)
       if (ch < 0x20 || ch == 0x7f) fail("log.name", "must not hold control characters");
   }
@@ -418,7 +448,9 @@ void parse_ledger(const cJSON* l, Config& c) {
 // are ignored: a payment (card data, credentials) leaves only through a
 // proxy the config names.
 void parse_proxy(const cJSON* root, Config& c) {
-  if (const cJSON* v = member(root, "proxy"); v && cJSON_IsNull(v)) return;
+  // null is "no proxy" only alone: beside proxy_env or proxy_file it is a second form.
+  if (const cJSON* v = member(root, "proxy"); v && cJSON_IsNull(v) && !member(root, "proxy_env") && !member(root, "proxy_file"))
+    return;
   std::optional<std::string> url = indirect(root, "proxy");
   if (!url) return;
   c.proxy = std::move(*url);

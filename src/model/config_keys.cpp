@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "json_util.hpp"
+#include "validate.hpp"
 
 namespace payretry {
 namespace {
@@ -23,9 +24,9 @@ using T = ConfigKeyType;
 // Parents before children; within a level, in the order a reader meets them.
 const std::vector<ConfigKey>& table() {
   static const std::vector<ConfigKey> keys = {
-      {"provider", T::string_or_object, 0, 1, 0, "", "\"generic\"", "\"stripe\"",
-       "A built-in profile (generic, stripe, adyen, paypal, square, checkout_com, mollie, wechatpay_v3, alipay), "
-       "a profile file (a path ending in .json), or an inline profile object, e.g. "
+      {"provider", T::string_or_object, 0, 1, 0, "generic|stripe|adyen|paypal|square|checkout_com|mollie|wechatpay_v3|alipay",
+       "\"generic\"", "\"stripe\"",
+       "A built-in profile, a profile file (a path ending in .json), or an inline profile object, e.g. "
        "{\"extends\": \"stripe\", \"create_path\": \"/v1/charges\"} (docs/profiles.md)."},
       {"base_url", T::string, kKeyRequired, 1, 0, "", "", "\"https://api.stripe.com\"",
        "The provider's API: http:// or https://, a host, an optional port and path prefix; no query, fragment or "
@@ -199,6 +200,107 @@ const std::vector<ConfigKey>& table() {
   return keys;
 }
 
+// What the parser checks of a string beyond its type and length, as a pattern on the value
+// given inline: ECMA-262, the dialect of JSON Schema's "pattern", which Python's re reads alike.
+// Each mirrors a check of config.cpp or validate.cpp, named beside it; the schema agreement
+// test (tests/unit/config_schema_agreement.py) feeds examples and counter-examples of each
+// through the schema and the parser.
+struct StringRule {
+  std::string pattern;
+  std::string_view or_text;  // with choices: what else the parser takes, for docs/config.md
+};
+
+std::string n(size_t v) { return std::to_string(v); }
+
+// A character that is no C0 control nor DEL (config.cpp check_ledger_url, parse_log).
+const std::string kNoControl = "[^\\x00-\\x1f\\x7f]";
+
+// The end of the value. Not "$": in Python's re (python-jsonschema) "$" also matches before a
+// final newline, so "https://a.example\n" would pass a pattern the parser refuses; a lookahead
+// for no character left means the end in both dialects.
+const std::string kEnd = "(?![\\s\\S])";
+
+// check_header_name (an RFC 9110 token) and check_not_reserved (a header payretry sets
+// itself, in any case).
+std::string header_name_pattern() {
+  std::string reserved;
+  for (std::string_view r : reserved_header_names()) {
+    if (!reserved.empty()) reserved += '|';
+    for (char c : r) {
+      if (std::isalpha(static_cast<unsigned char>(c))) {
+        reserved += '[';
+        reserved += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+        reserved += c;
+        reserved += ']';
+      } else {
+        reserved += c;
+      }
+    }
+  }
+  return "^(?!(?:" + reserved + ")" + kEnd + ")[!#$%&'*+.^_`|~0-9A-Za-z-]{1," + n(kMaxHeaderNameLength) + "}" + kEnd;
+}
+
+// check_header_value: visible ASCII, space and tab (no CR or LF).
+std::string header_value_pattern() { return "^[\\t -~]{0," + n(kMaxHeaderValueLength) + "}" + kEnd; }
+
+const std::map<std::string_view, StringRule>& string_rules() {
+  static const std::map<std::string_view, StringRule> rules = [] {
+    // check_path: '/', then visible ASCII but '#'.
+    const std::string path = "^/[!\"$-~]{0," + n(kMaxPathLength - 1) + "}" + kEnd;
+    // printable_ascii (merchant_id, account_id): visible ASCII.
+    const std::string visible = "^[!-~]*" + kEnd;
+    // The Basic user and the OAuth2 client id: a header value without ':' (it would move the
+    // boundary between user and password).
+    const std::string no_colon = "^[\\t -9;-~]{0," + n(kMaxHeaderValueLength) + "}" + kEnd;
+    // check_ledger_url: no control character, then memory:[?...], sqlite:///<path> or
+    // postgres[ql]://...
+    const std::string ledger = "^(memory:(\\?" + kNoControl + "*)?|sqlite:///" + kNoControl + "+|postgres(ql)?://" +
+                               kNoControl + "*)" + kEnd;
+    std::map<std::string_view, StringRule> r = {
+        // parse_provider: a name, or a profile file when it ends in .json after something.
+        {"provider", {"^[\\s\\S]+[.]json" + kEnd, "or a path ending in .json"}},
+        // check_base_url: http(s)://, a host (not '/'), visible ASCII without ?, # or @.
+        {"base_url", {"^https?://[!\"$-.0->A-~][!\"$-/0->A-~]*" + kEnd, ""}},
+        {"create_path", {path, ""}},
+        {"auth.oauth2.token_path", {path, ""}},
+        {"merchant_id", {visible, ""}},
+        {"account_id", {visible, ""}},
+        {"auth.header", {header_name_pattern(), ""}},
+        {"auth.basic.username", {no_colon, ""}},
+        {"auth.oauth2.client_id", {no_colon, ""}},
+        // parse_log: no control characters.
+        {"log.name", {"^" + kNoControl + "*" + kEnd, ""}},
+        {"ledger", {ledger, ""}},
+        {"ledger.url", {ledger, ""}},
+        // parse_proxy: one of four schemes, then visible ASCII.
+        {"proxy", {"^(https?|socks5h?)://[!-~]*" + kEnd, ""}},
+        // parse_webhook: the URL the subscription names.
+        {"webhook.notification_url", {"^https?://", ""}},
+    };
+    // Credentials that travel in a header (header_secret, printable_secret).
+    for (std::string_view key : {"auth.bearer", "auth.value", "auth.api_key", "auth.basic.password",
+                                 "auth.oauth2.client_secret", "auth.oauth2.scope", "auth.wechatpay.serial_no",
+                                 "auth.wechatpay.platform_serial", "auth.alipay.app_id", "webhook.secret",
+                                 "webhook.previous_secret", "webhook.api_v3_key", "webhook.public_key_id",
+                                 "webhook.webhook_id"})
+      r.emplace(key, StringRule{header_value_pattern(), ""});
+    return r;
+  }();
+  return rules;
+}
+
+const StringRule* string_rule(std::string_view path) {
+  const auto it = string_rules().find(path);
+  return it == string_rules().end() ? nullptr : &it->second;
+}
+
+// The forms auth takes, exactly one of them (config.cpp parse_auth): the keys of each.
+const std::vector<std::vector<std::string_view>>& auth_forms() {
+  static const std::vector<std::vector<std::string_view>> forms = {
+      {"bearer"}, {"header", "value"}, {"api_key"}, {"basic"}, {"oauth2"}, {"wechatpay"}, {"alipay"}};
+  return forms;
+}
+
 std::string_view parent_of(std::string_view path) {
   const size_t dot = path.rfind('.');
   return dot == std::string_view::npos ? std::string_view() : path.substr(0, dot);
@@ -226,7 +328,8 @@ std::string range_text(const ConfigKey& k) {
   if (!k.choices.empty()) {
     std::string s(k.choices);
     for (size_t at; (at = s.find('|')) != std::string::npos;) s.replace(at, 1, ", ");
-    return "one of " + s;
+    const StringRule* rule = string_rule(k.path);
+    return "one of " + s + (rule && !rule->or_text.empty() ? ", " + std::string(rule->or_text) : "");
   }
   if (k.type == T::string && k.min > 1 && k.max > 0)
     return std::to_string(k.min) + " to " + std::to_string(k.max) + " characters";
@@ -270,52 +373,99 @@ std::string notes_text(const ConfigKey& k, bool markdown) {
   return s;
 }
 
-cJSON* schema_for(const ConfigKey& k, bool indirect_form);
+cJSON* schema_for(const ConfigKey& k, std::string_view form);
+
+cJSON* required_one(std::string_view name) {
+  cJSON* alt = cJSON_CreateObject();
+  cJSON* req = cJSON_AddArrayToObject(alt, "required");
+  cJSON_AddItemToArray(req, cJSON_CreateString(std::string(name).c_str()));
+  return alt;
+}
+
+// {"anyOf": [{"required": [f]}, ...]} over every form of every key named: "one of them is given".
+cJSON* any_form_of(std::string_view parent, const std::vector<std::string_view>& leaves) {
+  cJSON* any_of = cJSON_CreateArray();
+  for (std::string_view leaf : leaves)
+    for (const std::string& f : forms_of(config_key(std::string(parent) + "." + std::string(leaf))))
+      cJSON_AddItemToArray(any_of, required_one(f));
+  if (cJSON_GetArraySize(any_of) == 1) {
+    cJSON* only = cJSON_DetachItemFromArray(any_of, 0);
+    cJSON_Delete(any_of);
+    return only;
+  }
+  cJSON* wrap = cJSON_CreateObject();
+  cJSON_AddItemToObject(wrap, "anyOf", any_of);
+  return wrap;
+}
+
+// auth: exactly one form (config.cpp parse_auth), and header and value only together.
+void add_auth_forms(cJSON* o) {
+  cJSON* one_of = cJSON_AddArrayToObject(o, "oneOf");
+  for (const std::vector<std::string_view>& form : auth_forms()) cJSON_AddItemToArray(one_of, any_form_of("auth", form));
+  cJSON* with_header = cJSON_AddObjectToObject(o, "dependentRequired");
+  for (const std::string& f : forms_of(config_key("auth.value"))) {
+    cJSON* need = cJSON_AddArrayToObject(with_header, f.c_str());
+    cJSON_AddItemToArray(need, cJSON_CreateString("header"));
+  }
+  cJSON* with_value = cJSON_AddObjectToObject(o, "dependentSchemas");
+  cJSON_AddItemToObject(with_value, "header", any_form_of("auth", {"value"}));
+}
 
 cJSON* object_schema(std::string_view parent) {
   cJSON* o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "type", "object");
   cJSON* props = cJSON_AddObjectToObject(o, "properties");
   cJSON* required = cJSON_CreateArray();
-  cJSON* any_of = cJSON_CreateArray();
+  cJSON* all_of = cJSON_CreateArray();
   for (const ConfigKey& k : table()) {
     if (parent_of(k.path) != parent) continue;
     const std::vector<std::string> forms = forms_of(k);
-    for (const std::string& f : forms) {
-      const bool indirect = f != leaf_of(k.path);
-      cJSON_AddItemToObject(props, f.c_str(), schema_for(k, indirect));
-    }
-    if (!k.has(kKeyRequired)) continue;
-    if (forms.size() == 1) {
+    const std::string leaf(leaf_of(k.path));
+    for (const std::string& f : forms) cJSON_AddItemToObject(props, f.c_str(), schema_for(k, f.substr(leaf.size())));
+    if (k.has(kKeyRequired) && forms.size() == 1) {
       cJSON_AddItemToArray(required, cJSON_CreateString(forms[0].c_str()));
-    } else {
+    } else if (k.has(kKeyRequired)) {
       // One of its forms is required: {"oneOf": [{"required": [f]}, ...]}.
       cJSON* one_of = cJSON_CreateArray();
-      for (const std::string& f : forms) {
-        cJSON* alt = cJSON_CreateObject();
-        cJSON* req = cJSON_AddArrayToObject(alt, "required");
-        cJSON_AddItemToArray(req, cJSON_CreateString(f.c_str()));
-        cJSON_AddItemToArray(one_of, alt);
-      }
+      for (const std::string& f : forms) cJSON_AddItemToArray(one_of, required_one(f));
       cJSON* wrap = cJSON_CreateObject();
       cJSON_AddItemToObject(wrap, "oneOf", one_of);
-      cJSON_AddItemToArray(any_of, wrap);
+      cJSON_AddItemToArray(all_of, wrap);
+    } else {
+      // An optional key in at most one form ("give only one of"): {"not": {"required": [a, b]}}
+      // for each two of its forms.
+      for (size_t a = 0; a < forms.size(); ++a)
+        for (size_t b = a + 1; b < forms.size(); ++b) {
+          cJSON* both = cJSON_CreateObject();
+          cJSON* req = cJSON_AddArrayToObject(both, "required");
+          cJSON_AddItemToArray(req, cJSON_CreateString(forms[a].c_str()));
+          cJSON_AddItemToArray(req, cJSON_CreateString(forms[b].c_str()));
+          cJSON* no = cJSON_CreateObject();
+          cJSON_AddItemToObject(no, "not", both);
+          cJSON_AddItemToArray(all_of, no);
+        }
     }
   }
   if (cJSON_GetArraySize(required) > 0) cJSON_AddItemToObject(o, "required", required);
   else cJSON_Delete(required);
-  if (cJSON_GetArraySize(any_of) > 0) cJSON_AddItemToObject(o, "allOf", any_of);
-  else cJSON_Delete(any_of);
+  if (cJSON_GetArraySize(all_of) > 0) cJSON_AddItemToObject(o, "allOf", all_of);
+  else cJSON_Delete(all_of);
+  if (parent == "auth") add_auth_forms(o);
   cJSON_AddFalseToObject(o, "additionalProperties");
   return o;
 }
 
-void add_string_bounds(cJSON* s, const ConfigKey& k) {
+// The inline string: its length in characters, its choices and its pattern. A key with both
+// (provider) takes either: {"anyOf": [{"enum": [...]}, {"pattern": ...}]}.
+cJSON* string_schema(const ConfigKey& k) {
+  cJSON* s = cJSON_CreateObject();
   cJSON_AddStringToObject(s, "type", "string");
   if (k.min > 0) cJSON_AddNumberToObject(s, "minLength", static_cast<double>(k.min));
   if (k.max > 0) cJSON_AddNumberToObject(s, "maxLength", static_cast<double>(k.max));
+  cJSON* choices = nullptr;
   if (!k.choices.empty()) {
-    cJSON* e = cJSON_AddArrayToObject(s, "enum");
+    choices = cJSON_CreateObject();
+    cJSON* e = cJSON_AddArrayToObject(choices, "enum");
     std::string_view rest = k.choices;
     while (!rest.empty()) {
       const size_t bar = rest.find('|');
@@ -323,49 +473,81 @@ void add_string_bounds(cJSON* s, const ConfigKey& k) {
       rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
     }
   }
+  const StringRule* rule = string_rule(k.path);
+  if (choices && rule) {
+    cJSON* any_of = cJSON_AddArrayToObject(s, "anyOf");
+    cJSON_AddItemToArray(any_of, choices);
+    cJSON* pattern = cJSON_CreateObject();
+    cJSON_AddStringToObject(pattern, "pattern", rule->pattern.c_str());
+    cJSON_AddItemToArray(any_of, pattern);
+  } else if (choices) {
+    cJSON_AddItemToObject(s, "enum", cJSON_DetachItemFromObject(choices, "enum"));
+    cJSON_Delete(choices);
+  } else if (rule) {
+    cJSON_AddStringToObject(s, "pattern", rule->pattern.c_str());
+  }
+  return s;
 }
 
-cJSON* schema_for(const ConfigKey& k, bool indirect_form) {
-  cJSON* s = nullptr;
-  if (indirect_form) {
-    s = cJSON_CreateObject();
-    cJSON_AddStringToObject(s, "type", "string");
-    cJSON_AddNumberToObject(s, "minLength", 1);
-    const std::string what = "The " + std::string(k.path) + " read from an environment variable (NAME_env) or a file " +
-                             (k.has(kKeyNoInline) ? "(NAME_file, read as it is)" : "(NAME_file; one trailing newline dropped)") +
-                             ". Only one form of the key.";
-    cJSON_AddStringToObject(s, "description", what.c_str());
-    return s;
+// A NAME_env or NAME_file form (`form` "_env", "_file"), checked as config.cpp reads it:
+// read_secret_env takes a variable's name, read_secret_file a path that cannot be a secret
+// pasted in its place (no control character, no PEM "-----").
+cJSON* indirect_schema(const ConfigKey& k, std::string_view form) {
+  cJSON* s = cJSON_CreateObject();
+  cJSON_AddStringToObject(s, "type", "string");
+  cJSON_AddNumberToObject(s, "minLength", 1);
+  if (form == "_env") {
+    cJSON_AddNumberToObject(s, "maxLength", 256);
+    cJSON_AddStringToObject(s, "pattern", ("^[A-Za-z_][A-Za-z0-9_]*" + kEnd).c_str());
+  } else {
+    cJSON_AddNumberToObject(s, "maxLength", 4096);
+    cJSON_AddStringToObject(s, "pattern", ("^" + kNoControl + "*" + kEnd).c_str());
+    cJSON* no_pem = cJSON_AddObjectToObject(s, "not");
+    cJSON_AddStringToObject(no_pem, "pattern", "-----");
   }
+  const std::string what = "The " + std::string(k.path) + " read from an environment variable (NAME_env) or a file " +
+                           (k.has(kKeyNoInline) ? "(NAME_file, read as it is)" : "(NAME_file; one trailing newline dropped)") +
+                           ". Only one form of the key.";
+  cJSON_AddStringToObject(s, "description", what.c_str());
+  return s;
+}
+
+cJSON* schema_for(const ConfigKey& k, std::string_view form) {
+  if (!form.empty()) return indirect_schema(k, form);
+  cJSON* s = nullptr;
   switch (k.type) {
     case T::object: s = object_schema(k.path); break;
     case T::integer:
       s = cJSON_CreateObject();
       cJSON_AddStringToObject(s, "type", "integer");
-      cJSON_AddNumberToObject(s, "minimum", static_cast<double>(k.min));
-      cJSON_AddNumberToObject(s, "maximum", static_cast<double>(k.max));
+      // Written as digits: cJSON prints a double with 15 significant digits when that reads
+      // back "close enough", which made retry.jitter_seed's 2^53-1 a maximum of 9007199254740990.
+      cJSON_AddItemToObject(s, "minimum", cJSON_CreateRaw(std::to_string(k.min).c_str()));
+      cJSON_AddItemToObject(s, "maximum", cJSON_CreateRaw(std::to_string(k.max).c_str()));
       break;
     case T::boolean:
       s = cJSON_CreateObject();
       cJSON_AddStringToObject(s, "type", "boolean");
       break;
     case T::string:
-      s = cJSON_CreateObject();
-      add_string_bounds(s, k);
+      s = string_schema(k);
       break;
     case T::string_map: {
+      // headers (config.cpp parse_headers): token names payretry does not set itself,
+      // header values (which may be empty).
       s = cJSON_CreateObject();
       cJSON_AddStringToObject(s, "type", "object");
+      cJSON* names = cJSON_AddObjectToObject(s, "propertyNames");
+      cJSON_AddStringToObject(names, "pattern", header_name_pattern().c_str());
       cJSON* values = cJSON_AddObjectToObject(s, "additionalProperties");
       cJSON_AddStringToObject(values, "type", "string");
+      cJSON_AddStringToObject(values, "pattern", header_value_pattern().c_str());
       break;
     }
     case T::string_or_object: {
       s = cJSON_CreateObject();
       cJSON* one_of = cJSON_AddArrayToObject(s, "oneOf");
-      cJSON* str = cJSON_CreateObject();
-      add_string_bounds(str, k);
-      cJSON_AddItemToArray(one_of, str);
+      cJSON_AddItemToArray(one_of, string_schema(k));
       bool has_children = false;
       for (const ConfigKey& c : table()) has_children = has_children || parent_of(c.path) == k.path;
       cJSON* obj = has_children ? object_schema(k.path) : cJSON_CreateObject();
@@ -408,15 +590,19 @@ const char* config_key_type_name(ConfigKeyType t) {
 
 const std::vector<ConfigKey>& config_keys() { return table(); }
 
-const ConfigKey& config_key(std::string_view path) {
+const ConfigKey* find_config_key(std::string_view path) {
   static const std::map<std::string_view, const ConfigKey*> index = [] {
     std::map<std::string_view, const ConfigKey*> m;
     for (const ConfigKey& k : table()) m.emplace(k.path, &k);
     return m;
   }();
   const auto it = index.find(path);
-  if (it == index.end()) throw std::logic_error("config key table has no " + std::string(path));
-  return *it->second;
+  return it == index.end() ? nullptr : it->second;
+}
+
+const ConfigKey& config_key(std::string_view path) {
+  if (const ConfigKey* k = find_config_key(path)) return *k;
+  throw std::logic_error("config key table has no " + std::string(path));
 }
 
 std::vector<std::string> config_names_at(std::string_view parent) {
@@ -523,10 +709,17 @@ std::string config_json_schema() {
   cJSON_AddStringToObject(schema.get(), "$schema", "https://json-schema.org/draft/2020-12/schema");
   cJSON_AddStringToObject(schema.get(), "$id", "https://payretry.invalid/config.schema.json");
   cJSON_AddStringToObject(schema.get(), "title", "payretry client config");
-  cJSON_AddStringToObject(schema.get(), "description",
-                          "Generated from the parser's key table (src/model/config_keys.cpp); see docs/config.md. "
-                          "The parser also refuses what a schema cannot say: two auth forms, a missing "
-                          "environment variable or file.");
+  cJSON_AddStringToObject(
+      schema.get(), "description",
+      "Generated from the parser's key table (src/model/config_keys.cpp); see docs/config.md. The parser also "
+      "refuses what a schema cannot say: a key given twice, text after the object, \\u0000 in a string; a *_env "
+      "variable that is not set or a *_file that cannot be read, and a value read from either that breaks its "
+      "key's rule here; retry.backoff_cap_ms below retry.backoff_base_ms, retry.deadline_ms below "
+      "retry.min_attempt_ms (defaults included); and what the provider's profile asks: an inline profile or a "
+      "profile file is read as docs/profiles.md says, merchant_id is required where the profile's paths name "
+      "{merchant_id}, auth.wechatpay or auth.alipay (or a request hook) where the provider signs, auth.api_key "
+      "only where the profile names an API-key header, and no header named as the profile's idempotency-key "
+      "header.");
   while (cJSON* item = r->child) {
     cJSON_DetachItemViaPointer(r, item);
     cJSON_AddItemToObject(schema.get(), item->string, item);

@@ -50,6 +50,9 @@ const std::vector<ConfigKey>& config_keys();
 // the table lacks (a bug in the parser, which only asks for its own keys).
 const ConfigKey& config_key(std::string_view path);
 
+// The same, or nullptr for a path the table lacks ("headers.X-Foo").
+const ConfigKey* find_config_key(std::string_view path);
+
 // The member names valid directly in the object at `parent` ("" for the top
 // level, "auth.basic"), indirect keys in every form they take.
 std::vector<std::string> config_names_at(std::string_view parent);

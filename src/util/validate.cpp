@@ -31,7 +31,7 @@ std::string check_order_id(std::string_view order_id) {
 }
 
 std::string check_path(std::string_view path) {
-  if (std::string err = visible_only(path, "path", 2048); !err.empty()) return err;
+  if (std::string err = visible_only(path, "path", kMaxPathLength); !err.empty()) return err;
   if (path.front() != '/') return "path must start with '/'";
   if (path.find('#') != std::string_view::npos) return "path must not contain '#'";
   return {};
@@ -39,7 +39,8 @@ std::string check_path(std::string_view path) {
 
 std::string check_header_name(std::string_view name) {
   if (name.empty()) return "header name is empty";
-  if (name.size() > 256) return "header name is longer than 256 bytes";
+  if (name.size() > kMaxHeaderNameLength)
+    return "header name is longer than " + std::to_string(kMaxHeaderNameLength) + " bytes";
   static const char* extra = "!#$%&'*+-.^_`|~";
   for (unsigned char c : name) {
     const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
@@ -56,7 +57,8 @@ std::string check_header_name(std::string_view name) {
 }
 
 std::string check_header_value(std::string_view value) {
-  if (value.size() > 8192) return "header value is longer than 8192 bytes";
+  if (value.size() > kMaxHeaderValueLength)
+    return "header value is longer than " + std::to_string(kMaxHeaderValueLength) + " bytes";
   for (unsigned char c : value) {
     if (c == '\r' || c == '\n') return "header value contains CR or LF";
     if (!(visible(c) || c == ' ' || c == '\t')) return "header value contains a control or non-ASCII byte";
@@ -64,13 +66,17 @@ std::string check_header_value(std::string_view value) {
   return {};
 }
 
+const std::vector<std::string_view>& reserved_header_names() {
+  static const std::vector<std::string_view> names = {"content-length", "content-type", "host", "transfer-encoding",
+                                                      "expect",         "connection",   "idempotency-key"};
+  return names;
+}
+
 std::string check_not_reserved(std::string_view name, std::string_view key_header) {
-  static const char* reserved[] = {"content-length", "content-type", "host", "transfer-encoding",
-                                   "expect", "connection", "idempotency-key"};
   auto same = [&](std::string_view other) {
     return name.size() == other.size() && strncasecmp(name.data(), other.data(), name.size()) == 0;
   };
-  for (const char* r : reserved)
+  for (std::string_view r : reserved_header_names())
     if (same(r)) return "header " + std::string(name) + " is set by payretry itself";
   if (same(key_header)) return "header " + std::string(name) + " carries the idempotency key; payretry sets it";
   return {};

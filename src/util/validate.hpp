@@ -3,11 +3,15 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace payretry {
 
 inline constexpr size_t kMaxKeyLength = 255;     // Stripe's limit, the tightest common one
 inline constexpr size_t kMaxOrderIdLength = 255;
+inline constexpr size_t kMaxPathLength = 2048;
+inline constexpr size_t kMaxHeaderNameLength = 256;
+inline constexpr size_t kMaxHeaderValueLength = 8192;
 
 // Empty string when valid, else the reason (never echoing the value).
 std::string check_idempotency_key(std::string_view key, size_t max_len = kMaxKeyLength);
@@ -21,6 +25,9 @@ std::string check_header_value(std::string_view value);
 // under `key_header`) may not come from config or hooks: a second copy of
 // the key header could make the provider read another key.
 std::string check_not_reserved(std::string_view name, std::string_view key_header);
+// The names check_not_reserved refuses whatever the key header (lower case;
+// compared without case), for the config's JSON schema.
+const std::vector<std::string_view>& reserved_header_names();
 // A W3C Trace Context `traceparent` of version 00 (the only one defined):
 // "00-" + 32 lower-case hex, not all zero + "-" + 16 lower-case hex, not all
 // zero + "-" + 2 lower-case hex (https://www.w3.org/TR/trace-context/#traceparent-header).

@@ -306,6 +306,20 @@ TEST(ConfigReference, PythonTypedDictsAreGeneratedFromTheTable) {
   }
 }
 
+// The schema and docs/config.md list the built-in profiles from the key table (the model
+// layer cannot ask the profiles layer): it must name exactly the built-ins there are.
+TEST(ConfigReference, TheProviderChoicesAreTheBuiltInProfiles) {
+  std::set<std::string> choices;
+  std::string_view rest = config_key("provider").choices;
+  while (!rest.empty()) {
+    const size_t bar = rest.find('|');
+    choices.emplace(rest.substr(0, bar));
+    rest = bar == std::string_view::npos ? std::string_view() : rest.substr(bar + 1);
+  }
+  const std::vector<std::string> builtins = builtin_profile_names();
+  EXPECT_EQ(choices, std::set<std::string>(builtins.begin(), builtins.end()));
+}
+
 TEST(ConfigReference, SchemaFileIsGeneratedFromTheTable) {
   EXPECT_TRUE(source_file("docs/config.schema.json") == config_json_schema())
       << "docs/config.schema.json is stale: run build/tests/unit/config_reference_tool --write .";
