@@ -8,9 +8,9 @@
 #    (CI) that is a failure.
 #  - python: an interpreter that imports the payretry package built from this
 #    checkout: the venv of the package's own test
-#    (tests/python/run_tests.sh), else one made here once (pip install
-#    ./python, as that test does) and remade when python/, src/ or include/
-#    changed.
+#    (tests/python/run_tests.sh), else one made here (pip install ./python,
+#    as that test does) and installed again, incrementally, when python/,
+#    src/ or include/ changed.
 #  - go, rust: BUILD_DIR installed into a temporary prefix
 #    (bindings/installed_prefix.sh), as the bindings' tests build consumers.
 set -uo pipefail
@@ -71,12 +71,16 @@ python_with_payretry() {
     echo "$venv/bin/python"
     return 0
   fi
-  echo "making $venv: pip install ./python (a few minutes)" >&2
-  rm -rf "$venv"
-  "${PYTHON:-python3}" -m venv "$venv" >&2 &&
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check prometheus_client >&2 &&
+  # Without build isolation and with a build folder kept here, a change to
+  # the core recompiles only what changed (the first build takes minutes).
+  echo "installing ./python into $venv (the first time: a few minutes)" >&2
+  rm -f "$stamp"
+  { [ -x "$venv/bin/python" ] || "${PYTHON:-python3}" -m venv "$venv" >&2; } &&
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
+      scikit-build-core pybind11 prometheus_client >&2 &&
     CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-2} \
-      "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$repo/python" >&2 &&
+      "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation \
+      -Cbuild-dir="$build/tests/docs/python-build" "$repo/python" >&2 &&
     touch "$stamp" && echo "$venv/bin/python"
 }
 
