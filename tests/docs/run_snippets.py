@@ -65,6 +65,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -297,6 +298,18 @@ class Tools:
                 setattr(args, name, os.path.abspath(getattr(args, name)))
         args.include = [os.path.abspath(d) for d in args.include]
         self.args = args
+
+
+def wait_listening(url, seconds):
+    host, port = url.rsplit("/", 1)[1].rsplit(":", 1)
+    end = time.time() + seconds
+    while time.time() < end:
+        try:
+            socket.create_connection((host, int(port)), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
 
 
 def run(argv, timeout=120, **kw):
@@ -563,7 +576,11 @@ class CommandPage:
 
     def commands(self, what, script):
         if is_demo(script):
-            self.demos.start(what, script, self)
+            # One command a line, its trailing comment aside.
+            lines = [re.sub(r"\s+#.*$", "", ln.strip()) for ln in script.splitlines()
+                     if ln.strip() and not ln.strip().startswith("#")]
+            for ln in lines:
+                self.demos.start(what if len(lines) == 1 else "%s: %s" % (what, ln), ln, self)
             return
         sb = self.sandbox
         sb.write_fixtures()
@@ -645,8 +662,8 @@ def walk_json(v, path=()):
 
 class Demos:
     """`payretry demo` commands: each starts its own simulator and ledger, so
-    they run concurrently with the rest (they mostly wait), each distinct
-    command once."""
+    they run one a thread beside the rest (they mostly wait), each distinct
+    command line once."""
 
     def __init__(self, report):
         self.report, self.threads, self.seen = report, [], {}
@@ -754,13 +771,19 @@ class Programs:
         self.stripe_mock = a.stripe_mock
 
     def each(self, blocks, langs, build_and_run):
-        for b in blocks:
-            if b.kind != "program" or b.lang not in langs:
-                continue
+        mine = [b for b in blocks if b.kind == "program" and b.lang in langs]
+        for b in mine:
             self.one(b, build_and_run, None)
-            # A block whose config names Stripe's API pays there too.
-            if self.stripe_mock and "https://api.stripe.com" in b.text and not b.clauses.get("given") \
-                    and not b.clauses.get("webhook") and not b.clauses.get("no_payment"):
+        # A block whose config names Stripe's API pays there too (last:
+        # stripe-mock takes seconds to start).
+        stripe = [b for b in mine if "https://api.stripe.com" in b.text and not b.clauses.get("given")
+                  and not b.clauses.get("webhook") and not b.clauses.get("no_payment")]
+        if stripe and self.stripe_mock:
+            if not wait_listening(self.stripe_mock, 60):
+                self.report.fail("stripe-mock", "not listening on %s after 60 s (BUILD_DIR/tests/docs-stripe-mock.log)"
+                                 % self.stripe_mock)
+                return
+            for b in stripe:
                 self.one(b, build_and_run, self.stripe_mock)
 
     def one(self, b, build_and_run, mock):
