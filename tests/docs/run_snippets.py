@@ -728,6 +728,9 @@ def examples_of(text):
 
 
 def run_commands(tools, blocks, report):
+    if not shutil.which("jq"):
+        report.fail("jq", "jq is not installed, and the pages' commands pipe into it: .ci/setup installs it")
+        return
     demos = Demos(report)
     by_page = {}
     for b in blocks:
