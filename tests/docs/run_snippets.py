@@ -680,6 +680,9 @@ class Demos:
             try:
                 p = run(["bash", "-c", SH_PRELUDE + script], cwd=cwd, timeout=600,
                         env=dict(os.environ, PATH=bin_path(page.tools)))
+            except subprocess.TimeoutExpired:
+                self.report.fail(what, "still running after 600 s")
+                return
             finally:
                 shutil.rmtree(cwd, ignore_errors=True)
             if p.returncode != 0:
