@@ -100,6 +100,27 @@ impl ErrorKind {
         }
     }
 
+    /// The code's name in `payretry/errors.h` (`"PAY_ECONFIG"`), or `None` for
+    /// a code this binding does not know.
+    pub fn name(self) -> Option<&'static str> {
+        Some(match self {
+            ErrorKind::Internal => "PAY_ERROR",
+            ErrorKind::InvalidArgument => "PAY_EINVALID",
+            ErrorKind::OutOfMemory => "PAY_ENOMEM",
+            ErrorKind::Config => "PAY_ECONFIG",
+            ErrorKind::Mismatch => "PAY_EMISMATCH",
+            ErrorKind::TooBig => "PAY_ETOOBIG",
+            ErrorKind::Key => "PAY_EKEY",
+            ErrorKind::Version => "PAY_EVERSION",
+            ErrorKind::Hook => "PAY_EHOOK",
+            ErrorKind::Io => "PAY_EIO",
+            ErrorKind::Ledger => "PAY_ELEDGER",
+            ErrorKind::NotFound => "PAY_ENOTFOUND",
+            ErrorKind::Again => "PAY_EAGAIN",
+            ErrorKind::Other(_) => return None,
+        })
+    }
+
     /// The library's static description of the code (`pay_strerror`).
     pub fn description(self) -> &'static str {
         // SAFETY: pay_strerror returns a static, never-NULL string for any number.
@@ -162,9 +183,15 @@ impl Error {
     }
 }
 
+/// `PAY_ECONFIG: provider: unknown provider ...`: the code's name, which a
+/// reader can look up (`errors.h`, the docs), then the library's message; a
+/// code this binding does not know shows its number, `PAY_E(-99): ...`.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "payretry error {}: {}", self.code, self.message)
+        match self.kind().name() {
+            Some(name) => write!(f, "{name}: {}", self.message),
+            None => write!(f, "PAY_E({}): {}", self.code, self.message),
+        }
     }
 }
 
@@ -225,5 +252,69 @@ mod tests {
             message: "locked".into(),
         };
         assert_eq!(e.kind(), ErrorKind::Ledger);
+    }
+
+    #[test]
+    fn an_error_shows_the_codes_name_and_the_librarys_message() {
+        let e = Error {
+            code: code::ELEDGER,
+            message: "ledger (sqlite): database is locked".into(),
+        };
+        assert_eq!(
+            e.to_string(),
+            "PAY_ELEDGER: ledger (sqlite): database is locked"
+        );
+        let newer = Error {
+            code: -99,
+            message: "unknown error code".into(),
+        };
+        assert_eq!(newer.to_string(), "PAY_E(-99): unknown error code");
+        // From the library itself: a misspelt provider, named with the one meant.
+        let e = match crate::Client::new(
+            r#"{"provider":"stripee","base_url":"http://127.0.0.1:9","ledger":"memory:"}"#,
+        ) {
+            Ok(_) => panic!("an unknown provider was accepted"),
+            Err(e) => e,
+        };
+        let text = e.to_string();
+        assert!(
+            text.starts_with(
+                r#"PAY_ECONFIG: provider: unknown provider "stripee"; did you mean "stripe"?"#
+            ),
+            "{text}"
+        );
+    }
+
+    /// The names are errors.h's, row by row: a code added there without a
+    /// name here fails. The header is the installed one (PAYRETRY_PREFIX,
+    /// which run_tests.sh sets).
+    #[test]
+    fn every_name_is_the_one_errors_h_gives_its_code() {
+        let Some(prefix) = std::env::var_os("PAYRETRY_PREFIX").filter(|p| !p.is_empty()) else {
+            assert!(
+                std::env::var("PAYRETRY_REQUIRE_BINDINGS").as_deref() != Ok("1"),
+                "PAYRETRY_REQUIRE_BINDINGS=1 but PAYRETRY_PREFIX is not set"
+            );
+            eprintln!("skipped: PAYRETRY_PREFIX is not set (an installed prefix; see README.md)");
+            return;
+        };
+        let path = std::path::Path::new(&prefix).join("include/payretry/errors.h");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let mut rows = 0;
+        for line in text.lines() {
+            let Some(row) = line.trim().strip_prefix("XX(") else {
+                continue;
+            };
+            let mut parts = row.splitn(3, ',');
+            let name = parts.next().unwrap().trim();
+            let value: i32 = parts.next().unwrap().trim().parse().expect(line);
+            if value == 0 {
+                continue; // PAY_OK: a success, never an Error
+            }
+            assert_eq!(ErrorKind::from_code(value).name(), Some(name), "{line}");
+            rows += 1;
+        }
+        assert!(rows >= 13, "only {rows} codes read from {}", path.display());
     }
 }
