@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "client.hpp"
 #include "config.hpp"
 #include "config_keys.hpp"
 #include "config_reference.hpp"
@@ -424,6 +425,34 @@ TEST(DidYouMean, NamesTheClosestKeyAtThatLevel) {
   EXPECT_TRUE(has(err, "retry.timeout_ms: unknown key")) << err;
   EXPECT_FALSE(has(err, "did you mean")) << "nothing at retry is that close: " << err;
   EXPECT_FALSE(has(parse_error(base + R"("zzz":1})"), "did you mean"));
+}
+
+// The provider's name is resolved by bind_profile (what pay_client_new and `payretry check`
+// run): a near miss is named with the built-in meant, a far one only with the list.
+TEST(DidYouMean, AProviderNameIsAnsweredWithTheBuiltInItMostLikelyMeant) {
+  auto refusal = [](const std::string& provider) {
+    Config c = parse_config(R"({"base_url":"https://api.example.com","ledger":"memory:","provider":")" + provider +
+                            R"("})");
+    try {
+      (void)bind_profile(c, false);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  for (const auto& [given, meant] : std::vector<std::pair<std::string, std::string>>{
+           {"stripee", "stripe"}, {"Stripe", "stripe"}, {"paypall", "paypal"}, {"checkout.com", "checkout_com"},
+           {"adyn", "adyen"}, {"wechatpay_v2", "wechatpay_v3"}}) {
+    const std::string err = refusal(given);
+    EXPECT_TRUE(has(err, "provider: unknown provider \"" + given + "\"; did you mean \"" + meant + "\"?")) << err;
+    EXPECT_TRUE(has(err, "(built-in: ")) << err;
+  }
+  for (const std::string far : {"visa", "braintree", "wechat"}) {
+    const std::string err = refusal(far);
+    EXPECT_TRUE(has(err, "provider: unknown provider \"" + far + "\" (built-in: ")) << err;
+    EXPECT_FALSE(has(err, "did you mean")) << err;
+  }
+  EXPECT_EQ(refusal("stripe"), "accepted");
 }
 
 TEST(DidYouMean, ProfilesSuggestTooAndStillListTheKnownKeys) {
