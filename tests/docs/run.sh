@@ -8,7 +8,8 @@
 #    (CI) that is a failure.
 #  - python: an interpreter that imports the payretry package built from this
 #    checkout: the venv of the package's own test
-#    (tests/python/run_tests.sh), else one made here (pip install ./python,
+#    (tests/python/run_tests.sh) when nothing changed since it installed the
+#    package, else one made here (pip install ./python,
 #    as that test does) and installed again, incrementally, when python/,
 #    src/ or include/ changed.
 #  - go, rust: BUILD_DIR installed into a temporary prefix
@@ -61,8 +62,10 @@ start_stripe_mock() {
 }
 
 python_with_payretry() {
-  local py=$build/tests/python/work/venv/bin/python venv=$build/tests/docs/venv stamp
-  if [ -x "$py" ] && "$py" -c 'import payretry, prometheus_client' 2>/dev/null; then
+  local py=$build/tests/python/work/venv/bin/python venv=$build/tests/docs/venv stamp ext
+  # That test's venv, unless the checkout changed since it installed the package.
+  ext=$("$py" -c 'import payretry._payretry as m, prometheus_client; print(m.__file__)' 2>/dev/null)
+  if [ -n "$ext" ] && [ -z "$(find "$repo/python" "$repo/src" "$repo/include" -newer "$ext" -type f -print -quit)" ]; then
     echo "$py"
     return 0
   fi
