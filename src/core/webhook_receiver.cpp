@@ -253,6 +253,9 @@ void WebhookReceiver::apply_event(const cJSON* doc, WebhookOutcome& out) {
   r.provider_payment_id = read_field(doc, w.provider_id);
   r.idempotency_key = read_field(doc, w.idempotency_key);
   r.account = read_field(doc, w.account_path);
+  if (const std::string c = read_field(doc, w.created_path); !c.empty() && c.size() <= 12 &&
+                                                             c.find_first_not_of("0123456789") == std::string::npos)
+    r.object_created_s = std::stoll(c);
   const std::string status = read_field(doc, w.status);
   r.provider_status = !status.empty() ? status : r.event_type;
   const char* finding = event_finding(profile_, r.event_type, status);
@@ -353,6 +356,23 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
     std::optional<PaymentRow> before;
     if (!r.order_id.empty()) {
       before = ledger_.get(r.order_id);
+      if (!before) {
+        // No row for the order it names: a payment's row is committed before
+        // its first byte leaves, so no event of it can come first. It is
+        // another payment's under the same order id (made elsewhere, in
+        // another account), and its order name must never find the row made
+        // later: kept by the provider's id alone, it lands only on a row that
+        // comes to know that id (not by the clocks of kept_event_applies,
+        // which two hosts may disagree on); without an id it names nothing.
+        if (e.provider_payment_id.empty()) {
+          r.effect = "ignored";
+          r.why = "no payment of this client's has this order id, and its own events come after its row is made";
+          stats_.on_webhook_event(profile_.name, r.finding, r.effect);
+          out.events.push_back(std::move(r));
+          return;
+        }
+        e.order_id.clear();
+      }
       // Another client's row, or another payment's (the order named, the
       // provider's id another): not the row this event lands on.
       if (before && (before->scope != e.scope || (!e.provider_payment_id.empty() &&
@@ -374,7 +394,8 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
     }
     r.state_before = value_or_empty(before, tmp);
     const char* lands_as = event_finding_on(e.entry.verdict.c_str(), before ? &*before : nullptr, e.provider_payment_id,
-                                            r.idempotency_key);
+                         before ? key_as_proof(*before, r.idempotency_key, r.object_created_s, profile_.retention_ms)
+                                : std::string());
     if (e.entry.verdict != lands_as) {
       e.entry.verdict = lands_as;
       r.why = "a failure that names this order but not the payment its row knows: recorded, not settled (a lookup, a "

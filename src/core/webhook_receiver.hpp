@@ -30,6 +30,7 @@ struct WebhookEventResult {
   std::string provider_status;      // the status word or the type the finding was read from
   std::string idempotency_key;      // the key of the request that caused it, where the profile reads one (not shown)
   std::string account;              // the account it names, where the profile reads one ("" the platform's own; not shown)
+  int64_t object_created_s = 0;     // when its payment was made, where the profile reads it (0 unknown; not shown)
   std::string finding;              // succeeded | failed | noted
   // settled: its row moved to the event's state; recorded: in the row's
   // history, the state unchanged (it says nothing final, or the row already

@@ -33,6 +33,16 @@ const char* event_finding_on(const char* finding, const PaymentRow* row, const s
   return same_id || same_key ? kEventFailed : kEventNoted;
 }
 
+std::string key_as_proof(const PaymentRow& row, const std::string& event_key, int64_t object_created_s,
+                         const std::optional<int64_t>& retention_ms) {
+  constexpr int64_t kClockMarginMs = 3600 * 1000;
+  if (event_key.empty()) return {};
+  if (!retention_ms) return event_key;
+  if (object_created_s <= 0) return {};
+  const int64_t made_ms = object_created_s * 1000;
+  return made_ms >= row.created_at - (*retention_ms - kClockMarginMs) ? event_key : std::string();
+}
+
 bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event) {
   return event.received_at > row.created_at;
 }

@@ -4,6 +4,8 @@
 // I/O, so that tests/model can print them as the SPIN model's tables. How a
 // landed event moves a row is the ledger's event_moves() (ledger.hpp).
 #pragma once
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "ledger.hpp"
@@ -33,6 +35,20 @@ const char* event_finding(const Profile& profile, const std::string& event_type,
 // the payment. Success and noted findings land as they are.
 const char* event_finding_on(const char* finding, const PaymentRow* row, const std::string& event_provider_id,
                              const std::string& event_key);
+
+// The key an event carries (`event_key`), as event_finding_on may take it
+// for proof that the event is `row`'s own payment's; "" when it proves
+// nothing. A caller may choose its own keys (an order id, say) and use one
+// again for a later payment of the same order once the provider forgot it;
+// an older payment's redelivered "failed" then carries the row's key. So
+// the key proves only for a payment made (`object_created_s`, Unix seconds;
+// 0 unknown) no earlier than the provider's key window before the row was
+// made, less an hour for the two clocks and the seconds: a payment that
+// recent under the row's key is the one the row's own sends reached (the
+// provider answered them with it). A key kept forever (`retention_ms`
+// nullopt: a reference) proves at any age.
+std::string key_as_proof(const PaymentRow& row, const std::string& event_key, int64_t object_created_s,
+                         const std::optional<int64_t>& retention_ms);
 
 // Whether an event kept for later (Ledger::record_event) may land on `row`
 // now. Only one that came after the row was made: the key is committed

@@ -191,6 +191,11 @@ struct ProfileWebhook {
   // request.idempotency_key): a failure that carries the key of an order's
   // row is that row's own payment's, even when the row never learnt its id.
   WebhookField idempotency_key;
+  // When the payment the event describes was made, in Unix seconds
+  // (Stripe's data.object.created). A key is proof only for a payment made
+  // inside the key's window before the row (key_as_proof): a caller's own
+  // key, reused once the provider forgot it, also named an older payment.
+  WebhookField created_path;
   // Event type -> what it settles, before `status`; a type in neither
   // settles nothing (the event is recorded, the payment stays as it is).
   std::map<std::string, StatusTarget> events;

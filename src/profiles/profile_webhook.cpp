@@ -66,7 +66,7 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
   check_members(v, path,
                 {"scheme", "tolerance_ms", "event_id", "event_type", "order_id", "provider_id", "status", "events",
                  "confirm_by_lookup", "ack", "requires", "reference_path", "idempotency_key", "account_path",
-                 "account_header"});
+                 "account_header", "created_path"});
   if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "scheme")) {
     const std::string sp = member(path, "scheme");
     const std::string name = string_at(s, sp);
@@ -85,7 +85,8 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
   const std::pair<const char*, WebhookField*> fields[] = {{"event_id", &w.event_id},     {"event_type", &w.event_type},
                                                           {"order_id", &w.order_id},     {"provider_id", &w.provider_id},
                                                           {"status", &w.status},         {"idempotency_key", &w.idempotency_key},
-                                                          {"account_path", &w.account_path}};
+                                                          {"account_path", &w.account_path},
+                                                          {"created_path", &w.created_path}};
   for (const auto& [name, slot] : fields)
     if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, name)) *slot = field_at(f, member(path, name));
   if (const cJSON* e = cJSON_GetObjectItemCaseSensitive(v, "events")) {

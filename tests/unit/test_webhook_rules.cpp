@@ -50,6 +50,24 @@ TEST(WebhookRules, AFailureCarryingTheRowsOwnKeySettlesARowThatKnowsNoId) {
   EXPECT_STREQ(event_finding_on(kEventFailed, &no_key, "pi_1", ""), kEventNoted) << "two empty keys prove nothing";
 }
 
+// A caller's own key (an order id) used again once the provider forgot it
+// names an older payment too: its redelivered "failed" carries the row's
+// key. The key proves only for a payment made inside the key's window
+// before the row (less an hour for the clocks), or for a key kept forever.
+TEST(WebhookRules, AKeyProvesOnlyForAPaymentMadeInsideItsWindowBeforeTheRow) {
+  PaymentRow r = row_with("");
+  const int64_t day = 24LL * 3600 * 1000, hour = 3600LL * 1000;
+  r.created_at = 10 * day;
+  const std::optional<int64_t> window = day;
+  EXPECT_EQ(key_as_proof(r, "key-o-1", r.created_at / 1000 + 5, window), "key-o-1") << "made after the row";
+  EXPECT_EQ(key_as_proof(r, "key-o-1", (r.created_at - day + hour) / 1000, window), "key-o-1");
+  EXPECT_EQ(key_as_proof(r, "key-o-1", (r.created_at - day + hour) / 1000 - 1, window), "");
+  EXPECT_EQ(key_as_proof(r, "key-o-1", (r.created_at - 2 * day) / 1000, window), "") << "an older payment's";
+  EXPECT_EQ(key_as_proof(r, "key-o-1", 0, window), "") << "no creation time: no proof";
+  EXPECT_EQ(key_as_proof(r, "key-o-1", 0, std::nullopt), "key-o-1") << "a reference is kept forever";
+  EXPECT_EQ(key_as_proof(r, "", r.created_at / 1000, window), "");
+}
+
 // The key is committed before the first byte leaves: an event stamped no
 // later than the row's own making is about a payment made elsewhere.
 TEST(WebhookRules, AKeptEventLandsOnlyIfItCameStrictlyAfterItsRowWasMade) {
