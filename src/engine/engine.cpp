@@ -496,6 +496,15 @@ AttemptRun::Step AttemptRun::attempt() {
     const std::string key_header = profile.identity.mode == IdentityMode::header ? profile.identity.name : "";
     const AttemptView view{url_, path_, r_.order_id, r_.idempotency_key, key_header, body_, n_, a_.started_unix_ms, "POST"};
     std::string why = e_.hook_(view, extra);
+    // The header a payment names its account with (Stripe-Account): set by
+    // the hook, the ledger would not know it, and the payment would read as
+    // the platform's own, whose notifications (and only those) settle it.
+    const std::string& account_header = profile.webhook.account_header;
+    for (const auto& h : extra)
+      if (why.empty() && !account_header.empty() && h.first.size() == account_header.size() &&
+          strncasecmp(h.first.data(), account_header.data(), account_header.size()) == 0)
+        why = "header " + account_header + " names the payment's account: give it as the payment's own header "
+              "(pay_submit_options.headers), so that its lookups, re-sends and notifications know the account";
     if (!why.empty()) {
       // Nothing of this payment can have reached the provider: a failed
       // call. Otherwise the payment may exist and must be reported; so
