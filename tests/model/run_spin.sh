@@ -7,9 +7,11 @@
 #       each configuration below, and reaches every marker settlement.pml sets
 #       ("must be reached"). Prints the state counts.
 #   run_spin.sh GEN MODEL WORKDIR revert PROFILE N HARM
-#       With fix N reverted (-DREVERT_FIXN) and only the money invariant HARM
-#       checked (double_charge | failed_but_charged), pan must find an error,
-#       and its trail must violate that invariant. Prints the trail as a story.
+#       With fix N reverted (-DREVERT_FIXN) and only the invariant HARM
+#       checked (double_charge | failed_but_charged, the money invariants;
+#       foreign_id_taken: the row never takes the foreign payment's id), pan must
+#       find an error, and its trail must violate that invariant. Prints the
+#       trail as a story.
 #   run_spin.sh GEN MODEL WORKDIR reverted PROFILE RULE HARM [-Dswitch...]
 #       GEN was built from the code with RULE reverted (tests/model/reverts/):
 #       as revert, with the tables that generator prints and only the
@@ -53,17 +55,19 @@ cd "$dir"
 # One exhaustive run: spin generates pan.c with the switches, cc builds it, pan
 # searches: depth first with states stored collapsed (exact, smaller) to prove
 # the model holds; breadth first (search=bfs) to find the shortest trail to an
-# error. The hash table has 2^25 slots. Profiles whose tables are the same but
-# for their name and comments make the same model: the first to get there
-# checks it, the others wait for it and reuse its output (cache/, keyed by
-# table, model, this script, switches and spin's version; only a search that
-# found no error is reused).
+# error. The hash table has 2^25 slots. Two searches of the same model are one:
+# the first to get there checks it, the others wait for it and reuse its output
+# (cache/, keyed by the model as spin reads it, tables and switches applied by
+# the C preprocessor, so that two profiles whose tables differ only in what
+# the search leaves out, a name, comments, the webhook tables of a search
+# without webhooks, share it; and by this script, the search and spin's
+# version; only a search that found no error is reused).
 verify() {  # verify NAME SWITCH... ; leaves pan's output in NAME.out
   local name=$1
   shift
   local key
-  key=$( { grep -v -e '^#define PROFILE_NAME' tables.pml | sed -e 's,/\*.*\*/,,g' | grep -v '^ *$';
-           cat settlement.pml "$self"; echo "$search $*"; "$spin" -V; } | sha256sum | cut -c1-16)
+  key=$( { "$cc" -std=gnu99 -E -P -x c "$@" settlement.pml | grep -v '^ *$';
+           cat "$self"; echo "$search $*"; "$spin" -V; } | sha256sum | cut -c1-16)
   mkdir -p "$work/cache"
   local start=$SECONDS note=""
   exec 9> "$work/cache/$key.lock"
@@ -71,7 +75,7 @@ verify() {  # verify NAME SWITCH... ; leaves pan's output in NAME.out
   if [ -s "$work/cache/$key.out" ] && grep -q 'errors: 0' "$work/cache/$key.out"; then
     cp "$work/cache/$key.out" "$name.out"
     cp "$work/cache/$key.fsm" "$name.fsm"
-    note=" (reused: the search made for $(cat "$work/cache/$key.who"), the same table and model)"
+    note=" (reused: the search made for $(cat "$work/cache/$key.who"), the same model)"
   else
     # Depth first, -o3: no statement merging, so that pan -d lists every
     # statement's states (the markers below); a few per cent more states.
@@ -111,10 +115,12 @@ exhausted() {  # the search covered everything
 # "unreached" list.
 unreached_markers() {
   local name=$1 marks k all un flag
-  shift   # the search's switches: -DNO_<FLAG> takes FLAG's markers out
+  shift   # the search's switches: -DNO_<FLAG> takes FLAG's markers out (-DNO_WEBHOOKS: FOREIGN_EVENT's too)
   marks=$(grep -E 'seen_mark = [0-9]+;? +/\* must be reached \*/' settlement.pml | grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')
   for flag in $(grep -oE 'must be reached if [A-Z_]+' settlement.pml | awk '{print $5}' | sort -u); do
-    if grep -qE "^#define $flag 1( |\$)" tables.pml && ! printf '%s\n' "$@" | grep -qx -- "-DNO_$flag"; then
+    off=$flag
+    [ "$flag" = FOREIGN_EVENT ] && off=WEBHOOKS
+    if grep -qE "^#define $flag 1( |\$)" tables.pml && ! printf '%s\n' "$@" | grep -qx -- "-DNO_$off"; then
       marks="$marks $(grep -E "seen_mark = [0-9]+;? +/\\* must be reached if $flag \\*/" settlement.pml |
                       grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')"
     fi
@@ -177,6 +183,7 @@ case $mode in
     case $harm in
       double_charge) only=-DONLY_DOUBLE_CHARGE; text='charges<=1' ;;
       failed_but_charged) only=-DONLY_FAILED_BUT_CHARGED; text='failed_reported' ;;
+      foreign_id_taken) only=-DONLY_FOREIGN_ID; text='row_id!=' ;;
       *) echo "unknown harm $harm" >&2; exit 2 ;;
     esac
     search=bfs   # the shortest story
