@@ -211,8 +211,9 @@ def tally(variant, n, got, truth, kills, missed):
 def print_table(rows, seed):
     cl.log("")
     cl.log("seed %d; kills: bs=before_send as=after_send aa=after_answer br=before_record" % seed)
-    head = "%-20s %-23s %6s %8s %11s %8s %5s %6s" % ("variant", "kills (bs/as/aa/br)", "orders", "charges",
-                                                      "duplicates", "unknown", "lost", "wrong")
+    head = "%-20s %-21s %6s %8s %11s %9s %6s %7s %4s %5s" % (
+        "variant", "kills (bs/as/aa/br)", "orders", "charges", "duplicates", "succeeded", "failed", "unknown",
+        "lost", "wrong")
     cl.log(head)
     cl.log("-" * len(head))
     for r in rows:
@@ -220,8 +221,9 @@ def print_table(rows, seed):
         kills = "%d (%d/%d/%d/%d)" % (sum(k.values()), k.get("before_send", 0), k.get("after_send", 0),
                                       k.get("after_answer", 0), k.get("before_record", 0))
         dup = "%d" % r["duplicates"] + (" (+%d)" % r["extra_charges"] if r["extra_charges"] else "")
-        cl.log("%-20s %-23s %6d %8d %11s %8d %5d %6d" % (r["variant"], kills, r["orders"], r["charges"], dup,
-                                                        r["unknown"], r["lost"], r["wrong"]))
+        cl.log("%-20s %-21s %6d %8d %11s %9d %6d %7d %4d %5d" % (
+            r["variant"], kills, r["orders"], r["charges"], dup, r["succeeded"], r["failed"], r["unknown"],
+            r["lost"], r["wrong"]))
     cl.log("(duplicates: orders charged more than once, (+N) the extra charges; lost: no outcome; "
            "wrong: an outcome the simulator's truth contradicts)")
 

@@ -78,10 +78,13 @@ newer_than() { [ -n "$(find "$repo/python" "$repo/src" "$repo/include" -newer "$
 # on PYTHONPATH (a link), so nothing else of that venv leaks in.
 pkg_py=$build/tests/python/work/venv/bin/python
 ext=$("$pkg_py" -c 'import payretry._payretry as m; print(m.__file__)' 2>/dev/null)
+link=$work/payretry-path
 if [ -n "$ext" ] && ! newer_than "$ext"; then
-  link=$work/payretry-path
   mkdir -p "$link"
   ln -sfn "$(dirname "$ext")" "$link/payretry"
+fi
+# Its extension must load in this venv's interpreter too (the same Python).
+if [ -n "$ext" ] && ! newer_than "$ext" && PYTHONPATH=$link "$venv/bin/python" -c 'import payretry' 2>/dev/null; then
   export PYTHONPATH=$link
   echo "payretry: the Python package test's install ($(dirname "$ext"))"
 else
