@@ -357,21 +357,18 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
     if (!r.order_id.empty()) {
       before = ledger_.get(r.order_id);
       if (!before) {
-        // No row for the order it names: a payment's row is committed before
-        // its first byte leaves, so no event of it can come first. It is
-        // another payment's under the same order id (made elsewhere, in
-        // another account), and its order name must never find the row made
-        // later: kept by the provider's id alone, it lands only on a row that
-        // comes to know that id (not by the clocks of kept_event_applies,
-        // which two hosts may disagree on); without an id it names nothing.
-        if (e.provider_payment_id.empty()) {
-          r.effect = "ignored";
-          r.why = "no payment of this client's has this order id, and its own events come after its row is made";
-          stats_.on_webhook_event(profile_.name, r.finding, r.effect);
-          out.events.push_back(std::move(r));
-          return;
+        // No row for the order it names: another payment's under the same
+        // order id (event_without_row says why, and what becomes of it).
+        switch (event_without_row(e.provider_payment_id)) {
+          case EventWithoutRow::ignored:
+            r.effect = "ignored";
+            r.why = "no payment of this client's has this order id, and its own events come after its row is made";
+            stats_.on_webhook_event(profile_.name, r.finding, r.effect);
+            out.events.push_back(std::move(r));
+            return;
+          case EventWithoutRow::kept_by_id: e.order_id.clear(); break;
+          case EventWithoutRow::kept_by_order: break;
         }
-        e.order_id.clear();
       }
       // Another client's row, or another payment's (the order named, the
       // provider's id another): not the row this event lands on.
@@ -382,7 +379,7 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
     }
     if (before && !profile_.webhook.account_header.empty()) {
       const std::string made_in = payment_account(*before);
-      if (made_in != r.account) {
+      if (!event_in_payment_account(profile_, made_in, r.account)) {
         // Another account's payment under this order id: never this row's.
         r.effect = "ignored";
         r.why = "its payment was made in account " + (r.account.empty() ? std::string("(the platform's own)") : r.account) +

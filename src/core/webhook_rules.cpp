@@ -43,6 +43,15 @@ std::string key_as_proof(const PaymentRow& row, const std::string& event_key, in
   return made_ms >= row.created_at - (*retention_ms - kClockMarginMs) ? event_key : std::string();
 }
 
+EventWithoutRow event_without_row(const std::string& event_provider_id) {
+  return event_provider_id.empty() ? EventWithoutRow::ignored : EventWithoutRow::kept_by_id;
+}
+
+bool event_in_payment_account(const Profile& profile, const std::string& payment_account,
+                              const std::string& event_account) {
+  return profile.webhook.account_header.empty() || payment_account == event_account;
+}
+
 bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event) {
   return event.received_at > row.created_at;
 }

@@ -50,6 +50,30 @@ const char* event_finding_on(const char* finding, const PaymentRow* row, const s
 std::string key_as_proof(const PaymentRow& row, const std::string& event_key, int64_t object_created_s,
                          const std::optional<int64_t>& retention_ms);
 
+// What becomes of an event that names an order this client has no row for
+// (in the event's scope): a payment's row is committed before its first
+// byte leaves, so none of its own events comes first. The event is another
+// payment's under the same order id (made elsewhere, in another account, an
+// older one), and its order name must never find the row made later:
+// kept_by_id keeps it under the provider's id alone, to land only on a row
+// that comes to know that id; without an id it is ignored. kept_by_order
+// (keep it under the order's name, for kept_event_applies to judge by the
+// clocks of two hosts) is what the receiver did before, which a receiving
+// host whose clock runs ahead lands on the order's next row: the code never
+// answers it, the SPIN model's revert does.
+enum class EventWithoutRow { ignored, kept_by_id, kept_by_order };
+EventWithoutRow event_without_row(const std::string& event_provider_id);
+
+// Whether an event made in `event_account` may land on the row of a payment
+// made in `payment_account` ("" for both: the platform's own). Only where
+// the provider keeps several accounts' payments in one store and names the
+// account in its events and requests (profile webhook.account_header, with
+// webhook.account_path: Stripe Connect's Stripe-Account); elsewhere always.
+// Another account's payment under the same order id is not this row's,
+// whatever it says: its success would end an order nobody paid for.
+bool event_in_payment_account(const Profile& profile, const std::string& payment_account,
+                              const std::string& event_account);
+
 // Whether an event kept for later (Ledger::record_event) may land on `row`
 // now. Only one that came after the row was made: the key is committed
 // before the first byte is sent, so an event received earlier is about a

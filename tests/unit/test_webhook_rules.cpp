@@ -81,6 +81,30 @@ TEST(WebhookRules, AKeptEventLandsOnlyIfItCameStrictlyAfterItsRowWasMade) {
   EXPECT_TRUE(kept_event_applies(r, e));
 }
 
+// No row for the order an event names: another payment's, kept by its id
+// alone (never by the order's name, which would find the row made later),
+// or ignored when it names no id.
+TEST(WebhookRules, AnEventNamingAnOrderWithNoRowIsKeptByItsIdAloneOrIgnored) {
+  EXPECT_EQ(event_without_row("pi_1"), EventWithoutRow::kept_by_id);
+  EXPECT_EQ(event_without_row(""), EventWithoutRow::ignored);
+}
+
+// Stripe Connect: one store, many accounts. Another account's payment under
+// the same order id never lands on the row; a profile without accounts
+// compares nothing.
+TEST(WebhookRules, AnEventOfAnotherAccountNeverLandsWhereTheProfileHasAccounts) {
+  const Profile stripe = *builtin_profile("stripe");
+  ASSERT_FALSE(stripe.webhook.account_header.empty());
+  EXPECT_TRUE(event_in_payment_account(stripe, "acct_a", "acct_a"));
+  EXPECT_TRUE(event_in_payment_account(stripe, "", ""));
+  EXPECT_FALSE(event_in_payment_account(stripe, "acct_a", "acct_b"));
+  EXPECT_FALSE(event_in_payment_account(stripe, "", "acct_b")) << "the platform's payment, another account's event";
+  EXPECT_FALSE(event_in_payment_account(stripe, "acct_a", "")) << "a connected account's payment, the platform's event";
+  const Profile square = *builtin_profile("square");
+  ASSERT_TRUE(square.webhook.account_header.empty());
+  EXPECT_TRUE(event_in_payment_account(square, "", "anything"));
+}
+
 TEST(WebhookRules, WhatAnEventSaysIsItsTypeFirstThenItsStatusThroughTheLookupsMap) {
   const Profile stripe = *builtin_profile("stripe");
   EXPECT_STREQ(event_finding(stripe, "payment_intent.payment_failed", "requires_payment_method"), kEventFailed);
