@@ -194,7 +194,10 @@ def results(order_ids: List[str], poll_s: float = 0.2) -> Dict[str, Dict[str, An
         time.sleep(poll_s)
     out: Dict[str, Dict[str, Any]] = {}
     for w in DBOS.list_workflows(workflow_ids=order_ids, load_input=False):
-        out[w.workflow_id] = w.output if w.status == "SUCCESS" else {"status": w.status, "error": str(w.error)}
+        if w.status == "SUCCESS" and isinstance(w.output, dict):
+            out[w.workflow_id] = w.output
+        else:
+            out[w.workflow_id] = {"status": w.status, "error": str(w.error)}
     return out
 
 

@@ -108,11 +108,11 @@ class AttemptLines(logging.Handler):
 def stripe_http_client(killer: Killer) -> Any:
     import stripe
 
-    class Probed(stripe.RequestsClient):  # type: ignore[misc]
-        def request(self, method: str, url: str, headers: Any, post_data: Any = None) -> Any:
+    class Probed(stripe.RequestsClient):
+        def request(self, method: str, url: str, headers: Any, post_data: Any = None, **kw: Any) -> Any:
             order = _form_order(post_data)
             killer.reached("before_send", order)
-            answer = super().request(method, url, headers, post_data)
+            answer = super().request(method, url, headers, post_data, **kw)
             killer.reached("after_answer", order)
             return answer
 
@@ -123,7 +123,7 @@ def _form_order(post_data: Any) -> str:
     from urllib.parse import parse_qs
 
     text = post_data.decode() if isinstance(post_data, bytes) else (post_data or "")
-    return parse_qs(text).get("metadata[order_id]", ["?"])[0]
+    return str(parse_qs(text).get("metadata[order_id]", ["?"])[0])
 
 
 def main() -> int:
