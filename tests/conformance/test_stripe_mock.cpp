@@ -134,14 +134,14 @@ TEST_F(StripeMock, creates_a_payment_intent_from_a_json_document) {
 
 TEST_F(StripeMock, the_readme_examples_create_payment_intents) {
   // The bodies of the README's C / Rust and Python examples (the latter as
-  // json.dumps writes it), with the README's stripe config.
+  // json.dumps writes it), with the README's stripe config. (The README
+  // submits both as order-1042; the metadata names the order each is
+  // submitted as here, which submit checks: profile stripe's notifications
+  // name the order by it. tests/docs runs the README's programs themselves.)
   Client c = client(mock_);
   ASSERT_TRUE(c);
   const std::pair<const char*, const char*> examples[] = {
-      {"order-1042-c", R"({"amount":1000,"currency":"eur"})"},
-      // (The README submits it as order-1042; its metadata names the order it
-      // is submitted as, which submit checks: profile stripe's notifications
-      // name the order by it.)
+      {"order-1042-c", R"({"amount":1000,"currency":"eur","metadata":{"order_id":"order-1042-c"}})"},
       {"order-1042-py", R"({"amount": 1000, "currency": "eur", "metadata": {"order_id": "order-1042-py"}})"},
   };
   for (const auto& [order, body] : examples) {
