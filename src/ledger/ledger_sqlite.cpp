@@ -8,6 +8,7 @@
 #include <chrono>
 #include <thread>
 #include <condition_variable>
+#include <exception>
 #include <limits>
 #include <mutex>
 #include <unordered_map>
@@ -381,11 +382,21 @@ class SqliteLedger final : public Ledger {
     return true;
   }
 
-  // A batch handed to apply(), while it waits for a group commit.
-  struct Queued {
-    LedgerBatch* batch;
+  // What a caller handed to a group commit, while it waits for one: a batch
+  // of apply(), or an event of record_event().
+  struct Waiting {
     bool taken = false;  // in a commit under way
     bool done = false;   // its answers are written
+  };
+  struct Queued : Waiting {
+    explicit Queued(LedgerBatch* b) : batch(b) {}
+    LedgerBatch* batch;
+  };
+  struct QueuedEvent : Waiting {
+    explicit QueuedEvent(const LedgerEvent* e) : event(e) {}
+    const LedgerEvent* event;
+    EventRecording answer = EventRecording::duplicate;
+    std::exception_ptr error;  // thrown again on the caller's thread; null: answered
   };
 
   // Group commit: every entry in one IMMEDIATE transaction, so one fsync
@@ -394,44 +405,63 @@ class SqliteLedger final : public Ledger {
   // itself fails (disk full, I/O error, out of memory), nothing of it was
   // committed, and the entries are retried one commit each, so that each
   // gets its own answer and one bad entry cannot fail the others.
-  //
-  // The file has one writer at a time, and a commit costs SQLite far more
-  // than its entries do alone (WAL pages, the sync). Batches that arrive
-  // while a commit is under way (each engine thread gathers its own) queue;
-  // the next thread to take the lock commits all of them in one
-  // transaction, in the order they came, so N engines pay for one commit
-  // instead of N in a row.
   void apply(LedgerBatch& b) override {
-    Queued me{&b};
+    Queued me(&b);
+    // Ledger::apply answers every entry, an exception included, and never throws.
+    join_group_commit(
+        me, queue_, [this](const std::vector<Queued*>& group) { return commit_together(group); },
+        [this](Queued& alone) { Ledger::apply(*alone.batch); });
+  }
+
+  // The file has one writer at a time, and a commit costs SQLite far more
+  // than its entries do alone (WAL pages, the sync). Work that arrives while
+  // a commit is under way (each engine thread gathers its own batch; each
+  // webhook delivery is its own call) queues; one of the callers that wait
+  // leads: it takes the lock and then every entry queued by then, and
+  // commits them all in one transaction, in the order they came, so N
+  // callers pay for one commit instead of N in a row. Every caller returns
+  // only once its own work is committed (or has failed): nothing is answered
+  // before it is durable.
+  //
+  // The others wait for their answers on the condition alone, never on the
+  // lock: one that needed the lock to learn that its work was done would
+  // wait out the next group's commit too, and the callers would trickle out
+  // one a commit instead of coming back together.
+  //
+  // `together` runs under mu_ and must not throw; false when its transaction
+  // broke (nothing of it committed): then `alone` (which must not throw
+  // either, and takes mu_ itself) gives each its own commit.
+  template <class Q>
+  struct GroupQueue {
+    std::vector<Q*> waiting;
+    bool leading = false;  // a caller is committing a group of this queue
+  };
+  template <class Q, class Together, class Alone>
+  void join_group_commit(Q& me, GroupQueue<Q>& queue, Together together, Alone alone) {
     {
-      std::lock_guard<std::mutex> q(queue_mu_);
-      queue_.push_back(&me);
+      std::unique_lock<std::mutex> q(queue_mu_);
+      queue.waiting.push_back(&me);
+      queue_cv_.wait(q, [&] { return me.done || (!me.taken && !queue.leading); });
+      if (me.done) return;
+      queue.leading = true;
     }
-    std::vector<Queued*> group;
+    std::vector<Q*> group;
     bool committed = false;
     {
       std::lock_guard<std::mutex> lock(mu_);
       {
+        // What queued while this caller waited for the lock joins too.
         std::lock_guard<std::mutex> q(queue_mu_);
-        if (!me.taken) {
-          group.swap(queue_);
-          for (Queued* g : group) g->taken = true;
-        }
+        group.swap(queue.waiting);
+        for (Q* g : group) g->taken = true;
       }
-      if (!group.empty()) committed = commit_together(group);
+      committed = together(group);
     }
-    if (group.empty()) {
-      // Another thread took this batch into its commit: wait for its answers.
-      std::unique_lock<std::mutex> q(queue_mu_);
-      queue_cv_.wait(q, [&] { return me.done; });
-      return;
-    }
-    // Outside the lock (each single call takes it itself); Ledger::apply
-    // answers every entry, an exception included, and never throws.
     if (!committed)
-      for (Queued* g : group) Ledger::apply(*g->batch);
+      for (Q* g : group) alone(*g);
     std::lock_guard<std::mutex> q(queue_mu_);
-    for (Queued* g : group) g->done = true;
+    for (Q* g : group) g->done = true;
+    queue.leading = false;
     queue_cv_.notify_all();
   }
 
@@ -498,6 +528,63 @@ class SqliteLedger final : public Ledger {
     return true;
   }
 
+  // Under mu_: the group's events in one transaction, in the order they
+  // came. False when it broke after it began (nothing of it committed).
+  bool record_together(const std::vector<QueuedEvent*>& group) {
+    std::unique_ptr<Tx> begun;
+    try {
+      begun = std::make_unique<Tx>(*this);
+    } catch (const LedgerError& e) {
+      // The store is locked or gone: a commit per event would only wait out
+      // the busy timeout once per event. Every event fails alike, each with
+      // an error of its own (each caller's thread catches and reads it).
+      for (QueuedEvent* g : group) g->error = std::make_exception_ptr(LedgerError(e.what()));
+      return true;
+    } catch (...) {
+      for (QueuedEvent* g : group) g->error = std::current_exception();
+      return true;
+    }
+    std::vector<EventRecording> answers;
+    try {
+      answers.reserve(group.size());
+      for (QueuedEvent* g : group) answers.push_back(record_in_tx(*g->event));
+      begun->commit();
+    } catch (...) {
+      return false;  // ~Tx rolls it all back
+    }
+    // Only now, committed, do the answers count.
+    for (size_t k = 0; k < group.size(); ++k) group[k]->answer = answers[k];
+    return true;
+  }
+
+  // One event in a commit of its own, its failure its own answer.
+  void record_alone(QueuedEvent& q) noexcept {
+    try {
+      std::lock_guard<std::mutex> lock(mu_);
+      Tx tx(*this);
+      const EventRecording answer = record_in_tx(*q.event);
+      tx.commit();
+      q.answer = answer;
+    } catch (...) {
+      q.error = std::current_exception();
+    }
+  }
+
+  // Under a transaction: stores `e` unless it was recorded before (then
+  // nothing is written) and lands it on its row when it can.
+  EventRecording record_in_tx(const LedgerEvent& e) {
+    {
+      Stmt ins(stmts_, "INSERT INTO webhook_events (" PAYRETRY_EVENT_COLUMNS ") VALUES "
+                       "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17) "
+                       "ON CONFLICT(scope, scheme, event_id) DO NOTHING");
+      StmtParams fields(ins, 1);
+      write_event(fields, e);
+      ins.step();
+      if (sqlite3_changes(db()) != 1) return EventRecording::duplicate;
+    }
+    return land(e) ? EventRecording::recorded : EventRecording::kept_for_later;
+  }
+
   std::optional<PaymentRow> get(const std::string& order_id) override {
     std::lock_guard<std::mutex> lock(mu_);
     return get_locked(order_id);
@@ -540,25 +627,21 @@ class SqliteLedger final : public Ledger {
     return pruned;
   }
 
-  // One IMMEDIATE transaction: it holds the file's write lock from its
-  // first statement, so no other handle or process records, applies or
-  // claims in between; the event's primary key answers a duplicate.
+  // One IMMEDIATE transaction per group of events that arrive together (a
+  // webhook endpoint serves deliveries at once): it holds the file's write
+  // lock from its first statement, so no other handle or process records,
+  // applies or claims in between. Each event's record and the change it
+  // causes are in it together; the event's primary key answers a duplicate,
+  // one recorded earlier in the same group too (it is read inside the
+  // transaction). The call returns when the group's commit is durable.
   EventRecording record_event(const LedgerEvent& e) override {
     check_ledger_event(e);
-    std::lock_guard<std::mutex> lock(mu_);
-    Tx tx(*this);
-    {
-      Stmt ins(stmts_, "INSERT INTO webhook_events (" PAYRETRY_EVENT_COLUMNS ") VALUES "
-                       "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17) "
-                       "ON CONFLICT(scope, scheme, event_id) DO NOTHING");
-      StmtParams fields(ins, 1);
-      write_event(fields, e);
-      ins.step();
-      if (sqlite3_changes(db()) != 1) return EventRecording::duplicate;  // nothing written
-    }
-    const bool landed = land(e);
-    tx.commit();
-    return landed ? EventRecording::recorded : EventRecording::kept_for_later;
+    QueuedEvent me(&e);
+    join_group_commit(
+        me, event_queue_, [this](const std::vector<QueuedEvent*>& group) { return record_together(group); },
+        [this](QueuedEvent& alone) { record_alone(alone); });
+    if (me.error) std::rethrow_exception(me.error);
+    return me.answer;
   }
 
   std::vector<LedgerEvent> kept_events(const std::string& scope, const std::string& order_id,
@@ -865,10 +948,12 @@ class SqliteLedger final : public Ledger {
   // How long a write waits for another process's lock before it fails.
   const int busy_timeout_ms_;
   std::mutex mu_;
-  // Batches waiting for a group commit (apply), each on its caller's stack.
+  // Work waiting for a group commit, each on its caller's stack: batches
+  // (apply) and webhook events (record_event), each kind its own group.
   std::mutex queue_mu_;  // taken after mu_, never before it
   std::condition_variable queue_cv_;
-  std::vector<Queued*> queue_;
+  GroupQueue<Queued> queue_;
+  GroupQueue<QueuedEvent> event_queue_;
   std::unique_ptr<sqlite3, DbCloser> db_;
   StmtCache stmts_;  // after db_: finalized before the connection closes
   std::string secret_;

@@ -188,26 +188,55 @@ class ScratchStore {
 
   // The first column of the first row of `sql` ("" when none), read
   // straight from the store.
-  std::string query_raw(const std::string& sql) const {
-    if (kind_ == Kind::postgres) return PgSession(url_).exec(sql);
-    if (kind_ != Kind::sqlite) throw std::logic_error("memory: has no SQL");
-    sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
-    std::unique_ptr<sqlite3, int (*)(sqlite3*)> guard(db, sqlite3_close);
-    sqlite3_stmt* st = nullptr;
-    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr);
-    if (rc != SQLITE_OK) throw std::runtime_error("test: sqlite: " + sql + ": " + sqlite3_errmsg(db));
-    std::string out;
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
-      out = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    return out;
-  }
+  std::string query_raw(const std::string& sql) const;
+
+  const std::string& path() const { return path_; }
 
  private:
   Kind kind_;
   std::string url_, dir_, path_, schema_;
 };
+
+// A connection of its own into a SQL store, kept open for many reads (of
+// a thread that checks, call after call, what another connection has
+// committed: a new connection for each read would cost more than the call
+// it checks). Each read sees only what was committed.
+class StoreReader {
+ public:
+  explicit StoreReader(const ScratchStore& store) : kind_(store.kind()) {
+    if (kind_ == Kind::postgres) {
+      pg_ = std::make_unique<PgSession>(store.url());
+    } else if (kind_ == Kind::sqlite) {
+      sqlite3* db = nullptr;
+      const int rc = sqlite3_open_v2(store.path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+      db_.reset(db);
+      if (rc != SQLITE_OK) throw std::runtime_error(std::string("test: sqlite: open: ") + sqlite3_errmsg(db));
+      sqlite3_busy_timeout(db, 5000);
+    } else {
+      throw std::logic_error("memory: has no SQL");
+    }
+  }
+
+  // The first column of the first row of `sql` ("" when none).
+  std::string query(const std::string& sql) {
+    if (pg_) return pg_->exec(sql);
+    sqlite3_stmt* raw = nullptr;
+    if (sqlite3_prepare_v2(db_.get(), sql.c_str(), -1, &raw, nullptr) != SQLITE_OK)
+      throw std::runtime_error("test: sqlite: " + sql + ": " + sqlite3_errmsg(db_.get()));
+    std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt*)> st(raw, sqlite3_finalize);
+    std::string out;
+    if (sqlite3_step(st.get()) == SQLITE_ROW && sqlite3_column_text(st.get(), 0))
+      out = reinterpret_cast<const char*>(sqlite3_column_text(st.get(), 0));
+    return out;
+  }
+
+ private:
+  Kind kind_;
+  std::unique_ptr<PgSession> pg_;
+  std::unique_ptr<sqlite3, int (*)(sqlite3*)> db_{nullptr, sqlite3_close};
+};
+
+inline std::string ScratchStore::query_raw(const std::string& sql) const { return StoreReader(*this).query(sql); }
 
 // ---- child processes ------------------------------------------------------
 

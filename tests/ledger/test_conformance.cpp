@@ -28,6 +28,7 @@
 #include "ledger.hpp"
 #include "ledger_fixture.hpp"
 #include "ledger_postgres.hpp"
+#include "sync_counting_vfs.hpp"
 
 using namespace payretry;
 using namespace ledger_test;
@@ -2453,6 +2454,233 @@ TEST_P(DurableLedger, ASchemaThreeLedgerMigratesToFourKeepingRowsAndHistoryAndTa
   EXPECT_EQ(again->record_event(event("scope-a", "evt_1", "", "pi_open")), EventRecording::duplicate);
   EXPECT_EQ(again->attempts("old-open").size(), 3u);
 }
+
+// ---- webhook events recorded from many threads at once ----------------------------------
+
+// Tests that run many threads against one ledger. CI runs them under
+// ThreadSanitizer too (their names match its filter, "Concurrent\.").
+class LedgerConcurrent : public LedgerConformance {};
+
+// A webhook endpoint serves deliveries at once, each its own call to
+// record_event. On SQLite the events that arrive together share one
+// transaction and one sync of the log (a group commit, as the concurrent
+// engine's batches do); every backend must still record each event once,
+// land it forward only, and answer a call only once its event is committed.
+// Threads go in pairs that deliver the same events in the same order (a
+// provider's retry racing its first delivery), so the two copies of an event
+// often meet in one commit.
+TEST_P(LedgerConcurrent, WebhookEventsFromManyThreadsAreEachRecordedOnceForwardOnlyAndCommittedWhenTheirCallReturns) {
+  // A sync as slow as a disk's, so that commits overlap here as they do in
+  // production (the test's temporary folder may be memory); first, so that
+  // the ledger's connection goes through it.
+  std::optional<SyncCountingVfs> vfs;
+  if (GetParam() == Kind::sqlite) {
+    vfs.emplace();
+    vfs->set_wal_sync_delay(std::chrono::milliseconds(2));
+  }
+  auto l = open();
+  constexpr int kRows = 6, kPairs = 8, kPerThread = 20, kEvents = kPairs * kPerThread;
+  for (int r = 0; r < kRows; ++r)
+    settled_row(*l, "g-" + std::to_string(r), "scope-a", PaymentState::unknown, "pi_g-" + std::to_string(r));
+  settled_row(*l, "final", "scope-a", PaymentState::succeeded, "pi_final");
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_TRUE(l->create_and_claim(scoped("running", "scope-a"), "runner", kNow, kNow + kLease).created);
+  ASSERT_TRUE(l->record_attempt("running", "runner", attempt(1, kNow + 1)));
+
+  // Event j names one of the open rows (by its order, its provider id or
+  // both, and says noted, succeeded or failed), the final row (always
+  // failed: a contrary event), or the row in flight (kept for later).
+  auto target = [](int j) {
+    const int t = j % (kRows + 2);
+    return t < kRows ? "g-" + std::to_string(t) : t == kRows ? std::string("final") : std::string("running");
+  };
+  auto ev = [&](int j) {
+    const std::string order = target(j);
+    const std::string pid = order == "running" ? "" : "pi_" + order;
+    const bool open_row = order.rfind("g-", 0) == 0;
+    LedgerEvent e = event("scope-a", "evt_" + std::to_string(j), open_row && j % 3 == 0 ? "" : order,
+                          open_row && j % 3 == 2 ? "" : pid, kNow + 1000 + j);
+    const int word = (j / (kRows + 2)) % 3;
+    e.entry.verdict = order == "final" ? kEventFailed : word == 0 ? kEventNoted : word == 1 ? kEventSucceeded : kEventFailed;
+    e.entry.reason = e.entry.verdict == kEventSucceeded ? "succeeded" : e.entry.verdict == kEventFailed ? "failed" : "processing";
+    return e;
+  };
+
+  const long syncs_before = vfs ? vfs->wal_syncs() : 0;
+  std::mutex mu;
+  std::map<std::string, std::vector<EventRecording>> answers;
+  std::vector<std::string> errors;
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 2 * kPairs; ++t)
+    pool.emplace_back([&, t] {
+      std::unique_ptr<StoreReader> reader;
+      if (durable()) reader = std::make_unique<StoreReader>(*store_);
+      while (!go.load()) std::this_thread::yield();
+      for (int k = 0; k < kPerThread; ++k) {
+        const LedgerEvent e = ev((t / 2) * kPerThread + k);
+        try {
+          const EventRecording a = l->record_event(e);
+          // Read through another connection, which sees only what was
+          // committed: the answer may not come before the commit.
+          if (reader && reader->query("SELECT count(*) FROM webhook_events WHERE scope = 'scope-a' AND "
+                                             "scheme = 'stripe' AND event_id = '" + e.event_id + "'") != "1") {
+            std::lock_guard<std::mutex> lock(mu);
+            errors.push_back(e.event_id + ": answered before its commit");
+          }
+          std::lock_guard<std::mutex> lock(mu);
+          answers[e.event_id].push_back(a);
+        } catch (const std::exception& x) {
+          std::lock_guard<std::mutex> lock(mu);
+          errors.push_back(e.event_id + ": " + x.what());
+        }
+      }
+    });
+  go = true;
+  for (auto& th : pool) th.join();
+  for (const auto& e : errors) ADD_FAILURE() << e;
+
+  // Each event once: one answer says what it did, its copy's says duplicate.
+  std::map<std::string, std::set<std::string>> landed;  // order -> event ids
+  for (int j = 0; j < kEvents; ++j) {
+    const std::string id = "evt_" + std::to_string(j);
+    const auto& got = answers[id];
+    ASSERT_EQ(got.size(), 2u) << id;
+    const EventRecording want = target(j) == "running" ? EventRecording::kept_for_later : EventRecording::recorded;
+    EXPECT_EQ(std::count(got.begin(), got.end(), want), 1) << id;
+    EXPECT_EQ(std::count(got.begin(), got.end(), EventRecording::duplicate), 1) << id;
+    landed[target(j)].insert(id);
+  }
+
+  // Every row's history: its send, then each of its events once, numbered
+  // on; the state is the first settling event's (by its place in the
+  // history), never moved again.
+  auto check_rows = [&](Ledger& ledger) {
+    for (int r = 0; r <= kRows; ++r) {
+      const std::string order = r < kRows ? "g-" + std::to_string(r) : "final";
+      SCOPED_TRACE(order);
+      const auto history = ledger.attempts(order);
+      ASSERT_EQ(history.size(), 1 + landed[order].size());
+      std::set<std::string> ids;
+      const AttemptEntry* first_final = nullptr;
+      for (size_t n = 0; n < history.size(); ++n) {
+        EXPECT_EQ(history[n].number, static_cast<int>(n) + 1);
+        if (history[n].kind != "webhook") continue;
+        ids.insert(history[n].provider_request_id);
+        if (!first_final && history[n].verdict != kEventNoted) first_final = &history[n];
+      }
+      EXPECT_EQ(ids, landed[order]);
+      const PaymentRow row = *ledger.get(order);
+      EXPECT_EQ(row.attempts, static_cast<int>(history.size()));
+      if (order == "final") {
+        EXPECT_EQ(row.state, PaymentState::succeeded) << "a final row never moves back";
+      } else if (first_final) {
+        EXPECT_EQ(row.state, first_final->verdict == std::string(kEventSucceeded) ? PaymentState::succeeded
+                                                                                  : PaymentState::failed);
+        EXPECT_EQ(row.detail, event_settled_detail(*first_final)) << "settled by the first final event, not a later one";
+      } else {
+        EXPECT_EQ(row.state, PaymentState::unknown);
+      }
+    }
+    EXPECT_EQ(ledger.attempts("running").size(), 1u) << "nothing written beneath a claim";
+    EXPECT_EQ(ledger.kept_events("scope-a", "running", "").size(), landed["running"].size());
+  };
+  check_rows(*l);
+
+  if (vfs) {
+    // Each event alone would be a commit and a sync of its own: 160 here.
+    const long syncs = vfs->wal_syncs() - syncs_before;
+    RecordProperty("wal_syncs", std::to_string(syncs));
+    EXPECT_LT(syncs, kEvents / 2) << "the events that arrived together did not share their commits";
+  }
+  if (durable()) {
+    // What the answers said is what a new handle finds.
+    l.reset();
+    auto again = open();
+    check_rows(*again);
+    EXPECT_EQ(store_->query_raw("SELECT count(*) FROM webhook_events"), std::to_string(kEvents));
+    EXPECT_EQ(again->record_event(ev(0)), EventRecording::duplicate);
+  }
+}
+
+// The group itself, made to happen: while one event's commit is syncing,
+// eight more arrive; none is answered before the sync, all eight share the
+// next commit, and two copies of one event among them (saying opposite
+// things) are recorded once, the second a duplicate, the row moved by the
+// one recorded.
+TEST_P(LedgerConcurrent, EventsArrivingDuringACommitShareTheNextAndACopyAmongThemIsADuplicate) {
+  if (GetParam() != Kind::sqlite)
+    GTEST_SKIP() << "only SQLite joins events into one commit (memory: has none; PostgreSQL commits each on its "
+                    "own connection, the server's WAL flush joining them)";
+  SyncCountingVfs vfs;
+  auto l = open();
+  settled_row(*l, "o-1", "scope-a", PaymentState::unknown, "pi_1");
+  settled_row(*l, "o-2", "scope-a", PaymentState::unknown, "pi_2");
+  ASSERT_FALSE(HasFatalFailure());
+
+  const long syncs_before = vfs.wal_syncs();
+  vfs.hold_next_wal_sync();
+  std::atomic<int> returned{0};
+  EventRecording plug_answer = EventRecording::duplicate;
+  std::thread plug([&] {
+    plug_answer = l->record_event(event("scope-a", "evt_plug", "o-2"));
+    ++returned;
+  });
+  ASSERT_TRUE(vfs.wait_until_held(std::chrono::seconds(30))) << "the first event's commit never synced";
+
+  constexpr int kLate = 8;
+  std::vector<LedgerEvent> late;
+  for (int i = 0; i < kLate - 2; ++i) late.push_back(event("scope-a", "evt_" + std::to_string(i), "o-1"));
+  LedgerEvent copy = event("scope-a", "evt_copy", "o-1", "pi_1");
+  copy.entry.verdict = kEventSucceeded;
+  late.push_back(copy);
+  copy.entry.verdict = kEventFailed;
+  copy.entry.reason = "failed";
+  late.push_back(copy);
+  std::vector<EventRecording> got(kLate, EventRecording::kept_for_later);
+  std::vector<std::string> errors(kLate);
+  std::atomic<int> started{0};
+  std::vector<std::thread> pool;
+  for (int i = 0; i < kLate; ++i)
+    pool.emplace_back([&, i] {
+      ++started;
+      try {
+        got[i] = l->record_event(late[i]);
+      } catch (const std::exception& x) {
+        errors[i] = x.what();
+      }
+      ++returned;
+    });
+  while (started.load() < kLate) std::this_thread::yield();
+  // Time for every thread to queue behind the commit under way.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(returned.load(), 0) << "a call returned before the commit of its event synced";
+  vfs.release();
+  plug.join();
+  for (auto& th : pool) th.join();
+
+  for (int i = 0; i < kLate; ++i) EXPECT_EQ(errors[i], "") << late[i].event_id;
+  EXPECT_EQ(plug_answer, EventRecording::recorded);
+  EXPECT_EQ(vfs.wal_syncs() - syncs_before, 2) << "the first event's commit, then one for the eight that came during it";
+  for (int i = 0; i < kLate - 2; ++i) EXPECT_EQ(got[i], EventRecording::recorded) << late[i].event_id;
+  const std::vector<EventRecording> copies{got[kLate - 2], got[kLate - 1]};
+  ASSERT_EQ(std::count(copies.begin(), copies.end(), EventRecording::recorded), 1);
+  ASSERT_EQ(std::count(copies.begin(), copies.end(), EventRecording::duplicate), 1);
+  const LedgerEvent& kept = got[kLate - 2] == EventRecording::recorded ? late[kLate - 2] : late[kLate - 1];
+
+  const auto history = l->attempts("o-1");
+  ASSERT_EQ(history.size(), 1u + kLate - 1) << "its send, six events and the copied one once";
+  EXPECT_EQ(std::count_if(history.begin(), history.end(),
+                          [](const AttemptEntry& a) { return a.provider_request_id == "evt_copy"; }),
+            1);
+  const PaymentRow row = *l->get("o-1");
+  EXPECT_EQ(row.state, kept.entry.verdict == std::string(kEventSucceeded) ? PaymentState::succeeded : PaymentState::failed);
+  EXPECT_EQ(row.detail, event_settled_detail(kept.entry));
+  EXPECT_EQ(row.attempts, static_cast<int>(history.size()));
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LedgerConcurrent,
+                         ::testing::Values(Kind::memory, Kind::sqlite, Kind::postgres), param_name);
 
 }  // namespace
 
