@@ -61,21 +61,29 @@ cd "$dir"
 # the C preprocessor, so that two profiles whose tables differ only in what
 # the search leaves out, a name, comments, the webhook tables of a search
 # without webhooks, share it; and by this script, the search and spin's
-# version; only a search that found no error is reused).
+# version; only a search that found no error is reused). PAYRETRY_SPIN_CACHE
+# names a cache that outlives the build tree (.ci/test keeps one in the user's
+# cache folder, so that a CI run on a clean clone searches again only the
+# models that changed): the key is the whole input of the search, so a result
+# reused from it is the result the search would find again. Entries unused
+# for 30 days are dropped.
+cache=${PAYRETRY_SPIN_CACHE:-$work/cache}
 verify() {  # verify NAME SWITCH... ; leaves pan's output in NAME.out
   local name=$1
   shift
   local key
   key=$( { "$cc" -std=gnu99 -E -P -x c "$@" settlement.pml | grep -v '^ *$';
            cat "$self"; echo "$search $*"; "$spin" -V; } | sha256sum | cut -c1-16)
-  mkdir -p "$work/cache"
+  mkdir -p "$cache"
+  find "$cache" -type f -mtime +30 -delete 2>/dev/null || true
   local start=$SECONDS note=""
-  exec 9> "$work/cache/$key.lock"
+  exec 9> "$cache/$key.lock"
   flock 9
-  if [ -s "$work/cache/$key.out" ] && grep -q 'errors: 0' "$work/cache/$key.out"; then
-    cp "$work/cache/$key.out" "$name.out"
-    cp "$work/cache/$key.fsm" "$name.fsm"
-    note=" (reused: the search made for $(cat "$work/cache/$key.who"), the same model)"
+  if [ -s "$cache/$key.out" ] && grep -q 'errors: 0' "$cache/$key.out"; then
+    touch "$cache/$key.out" "$cache/$key.fsm" "$cache/$key.who"   # used: kept another 30 days
+    cp "$cache/$key.out" "$name.out"
+    cp "$cache/$key.fsm" "$name.fsm"
+    note=" (reused: the search made for $(cat "$cache/$key.who"), the same model)"
   else
     # Depth first, -o3: no statement merging, so that pan -d lists every
     # statement's states (the markers below); a few per cent more states.
@@ -87,9 +95,9 @@ verify() {  # verify NAME SWITCH... ; leaves pan's output in NAME.out
     { time "./pan-$name" -m20000 -w25 > "$name.out" 2>&1 || true; } 2> "$name.cpu"
     echo "cpu $(cat "$name.cpu") s" >> "$name.out"
     "./pan-$name" -d > "$name.fsm"
-    cp "$name.fsm" "$work/cache/$key.fsm"
-    cp "$name.out" "$work/cache/$key.out"
-    echo "$profile" > "$work/cache/$key.who"
+    cp "$name.fsm" "$cache/$key.fsm"
+    cp "$name.out" "$cache/$key.out"
+    echo "$profile" > "$cache/$key.who"
   fi
   exec 9>&-
   echo "$name: $(grep -o 'errors: [0-9]*' "$name.out" | head -1), $(awk '/states, stored/{s=$1} /states, matched/{m=$1} /depth reached/{for(i=1;i<=NF;i++) if($i=="reached") d=$(i+1)} /^cpu /{c=$2} END{printf "%s states stored, %s matched, depth %s, search %s s CPU", s, m, d, c}' "$name.out" | tr -d ','), $((SECONDS - start)) s in all$note"
