@@ -16,7 +16,8 @@ it. What happens to it (tests/docs/README.md has the whole contract):
   sh                   commands: a block that runs `payretry` runs with
                        `set -e` in one sandbox per page (every command must
                        exit 0: succeeded); one that runs `payretry-sim` must
-                       start listening
+                       start listening; one that runs curl at $u is a
+                       transcript of the simulator's HTTP API (below)
   (no language)        text: output, a synopsis, a diagram; never run
 
 A block that is none of these (another language, a json block that is no
@@ -35,6 +36,26 @@ Other clauses of a marker (joined with ";") set up or check a run:
   sim FLAGS               extra payretry-sim flags (e.g. --hmac-secret S)
   expect no payment       the block makes no payment
   then: CODE              code run after the block, in its language (last)
+
+A transcript runs with bash against a payretry-sim started with the flags
+of the block's own `payretry-sim ...` line (not run itself; the runner picks
+the port) and of a `sim` clause, without --api-key unless those name one. A
+page's transcripts with the same flags share one simulator, in the page's
+order, as a reader who keeps it running; $u is its URL, and any
+http://127.0.0.1:PORT in the block becomes it. The comment lines right below
+a command are its answer (a comment at the end of a command's line is a
+note, never checked):
+
+  # curl: (N) ...         curl exits N (its message is not compared)
+  # [STATUS] JSON (NOTE)  exit 0; that HTTP status (none shown: a 2xx); JSON
+                          with each member and element shown and no others,
+                          where "..." leaves out members, elements or part
+                          of a string, and an id like pi_2 stands for any
+                          pi_<n> (generated values compare by shape)
+  # TEXT  (NOTE)          exit 0, a 2xx, and exactly TEXT printed
+  (no comment)            exit 0, and a 2xx for each curl in it
+A NOTE in parentheses after two spaces is the reader's. The simulator's
+truth is not checked after a transcript: its comments say what it charged.
 
 After a program or a page of commands, every payment in the run's ledgers
 must be SUCCEEDED and charged exactly once by the simulator's truth, with no
@@ -64,6 +85,7 @@ import hmac
 import json
 import os
 import re
+import shlex
 import shutil
 import socket
 import subprocess
@@ -207,6 +229,10 @@ def parse_clauses(marker):
     return c
 
 
+# curl against $u, the simulator's URL: a transcript of its HTTP API.
+CURL_AT_SIM = re.compile(r"(^|[\s|;&(])curl\s[^\n]*\$u\b", re.M)
+
+
 def runs_payretry(text):
     return re.search(r"(^|[\s|;&(])payretry(\s|$)", text, re.M) is not None
 
@@ -241,8 +267,10 @@ def classify(b):
             b.kind = "server"
         elif runs_payretry(b.text):
             b.kind = "commands"
+        elif CURL_AT_SIM.search(b.text):
+            b.kind = "transcript"
         else:
-            b.kind, b.why = "unrunnable", "an sh block that runs neither payretry nor payretry-sim"
+            b.kind, b.why = "unrunnable", "an sh block that runs neither payretry nor payretry-sim (nor curl at $u)"
     else:
         b.kind, b.why = "unrunnable", "language %r is not run (%s)" % (b.lang, ", ".join(RUN_LANGS))
     # A clause that would do nothing is a mistake.
@@ -326,8 +354,9 @@ class Sim(cli_test.Simulator):
     """The CLI tests' payretry-sim (an empty fault mix: only scripts fault),
     with this run's key and a block's own flags."""
 
-    def __init__(self, path, flags=()):  # pylint: disable=super-init-not-called
-        self.proc = subprocess.Popen([path, "--port", "0", "--api-key", API_KEY] + list(flags),
+    def __init__(self, path, flags=(), api_key=API_KEY):  # pylint: disable=super-init-not-called
+        key = ["--api-key", api_key] if api_key else []
+        self.proc = subprocess.Popen([path, "--port", "0"] + key + list(flags),
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if "listening on 127.0.0.1:" not in line:
@@ -573,6 +602,7 @@ class CommandPage:
     def __init__(self, tools, report, name, demos):
         self.tools, self.report, self.name, self.demos = tools, report, name, demos
         self.sandbox = Sandbox(tools)
+        self.transcript_sims = {}  # the flags -> the simulator the page's transcripts share
 
     def commands(self, what, script):
         if is_demo(script):
@@ -638,7 +668,58 @@ class CommandPage:
         else:
             self.report.fail(b.where, "%s: not listening: %r %s" % (text, line[0], proc.stderr.read()))
 
+    def transcript(self, b):
+        """curl against the simulator, each answer checked against the comment
+        below its command. Blocks that need the same simulator flags share one
+        simulator, in the page's order, as a reader who keeps it running."""
+        flags, steps = transcript_steps(b)
+        flags = b.clauses.get("sim", []) + flags
+        try:
+            answers = [parse_answer(st.answer) if st.answer else None for st in steps]
+        except ValueError as e:
+            self.report.fail(b.where, "an answer the test cannot read: %s" % e)
+            return
+        key = tuple(flags)
+        if key not in self.transcript_sims:
+            # No --api-key: the pages' curls carry none (a block that wants one says sim --api-key K).
+            self.transcript_sims[key] = Sim(self.tools.sim, flags, api_key=None)
+        url = self.transcript_sims[key].url
+        out_dir = tempfile.mkdtemp(prefix="payretry-docs-curl-", dir=self.sandbox.dir)
+        script = [TRANSCRIPT_PRELUDE, "u=" + url]
+        for i, st in enumerate(steps):
+            script.append('{ %s\n} >"%s/out.%d" 2>"%s/err.%d"; echo $? >"%s/rc.%d"' % (
+                SIM_URL.sub(url, st.command), out_dir, i, out_dir, i, out_dir, i))
+        p = run(["bash", "-c", "\n".join(script)], cwd=self.sandbox.work, env=dict(os.environ, PATH=bin_path(self.tools)))
+        problems, checked = [], 0
+        for i, (st, want) in enumerate(zip(steps, answers)):
+            def read(name, i=i):
+                path = "%s/%s.%d" % (out_dir, name, i)
+                return open(path, encoding="utf-8", errors="replace").read() if os.path.exists(path) else ""
+            rc = read("rc").strip()
+            got = read("out")
+            statuses = HTTP_STATUS.findall(read("err"))
+            bad = check_answer(want, int(rc) if rc else None, statuses[-1] if statuses else None, got)
+            checked += want is not None
+            if bad:
+                problems.append("%s:%d: %s\n%s\n      --- the comment\n%s\n      --- what it printed (exit %s, HTTP %s)\n%s" % (
+                    b.page, st.line, st.command.strip(), indent("; ".join(bad), "      "),
+                    indent("# " + (st.answer or "(none: exit 0 and a 2xx)"), "      "), rc or "?",
+                    statuses[-1] if statuses else "-", indent(got.strip()[:1500] or "(nothing)", "      ")))
+        note = "payretry-sim %s at %s" % (" ".join(flags) or "(default stripe mode)", url)
+        if p.returncode != 0:
+            problems.append("the script itself exited %d: %s" % (p.returncode, p.stderr[-2000:]))
+        if SIM_URL.search(b.text):
+            note += "; rewritten: http://127.0.0.1:PORT -> its URL"
+        if any(ln.split()[:1] == ["payretry-sim"] for ln in b.text.splitlines()):
+            note += "; the block's payretry-sim line not run: the runner started it"
+        if problems:
+            self.report.fail(b.where, "\n".join(problems) + "\n      (" + note + ")")
+        else:
+            self.report.ok(b.where, "%d commands, %d answers as the comments show; %s" % (len(steps), checked, note))
+
     def finish(self):
+        for sim in self.transcript_sims.values():
+            sim.stop()
         problems, rows = self.sandbox.check_payments("any")
         if problems:
             self.report.fail(self.name + ": its payments", "\n".join(problems))
@@ -646,6 +727,182 @@ class CommandPage:
             self.report.ok(self.name + ": its payments", "%d, each SUCCEEDED and charged once" % len(rows)
                            if rows else "none made")
         self.sandbox.close()
+
+
+# -- transcripts: curl against the simulator's HTTP API, its answers as comments
+
+# curl notes each answer's HTTP status on stderr, where the block's own output is not.
+TRANSCRIPT_PRELUDE = r"""set -o pipefail
+curl() { command curl -w '%{stderr}\n@docs-http %{http_code}\n' "$@"; }"""
+HTTP_STATUS = re.compile(r"@docs-http (\d{3})")
+SIM_URL = re.compile(r"http://127\.0\.0\.1:\d+")
+# What stands for a "..." of a comment's JSON where members or elements are left out.
+ELIDED = "\0..."
+
+
+@dataclass
+class Step:
+    line: int                     # the command's first line in the page
+    command: str
+    answer: str = ""              # the comment lines right below it, joined
+
+
+def transcript_steps(b):
+    """The simulator flags of the block's payretry-sim lines (--port dropped:
+    the runner picks one) and its commands, each with the comment below it."""
+    flags, steps, cont, answering = [], [], False, False
+    for n, raw in enumerate(b.text.splitlines(), b.line + 1):
+        ln = raw.strip()
+        if cont:
+            steps[-1].command += "\n" + raw
+            cont = ln.endswith("\\")
+        elif not ln:
+            answering = False
+        elif ln.startswith("#"):
+            if answering:
+                steps[-1].answer = (steps[-1].answer + " " + ln[1:].strip()).strip()
+        elif ln.split()[0] == "payretry-sim":
+            words = shlex.split(ln)[1:]
+            while words:
+                w = words.pop(0)
+                if w == "--port":
+                    words.pop(0)
+                else:
+                    flags.append(w)
+            answering = False
+        else:
+            steps.append(Step(n, raw))
+            answering, cont = True, ln.endswith("\\")
+    return flags, steps
+
+
+def parse_answer(text):
+    """A command's answer comment: `curl: (N) ...` is curl's exit N (the rest is
+    the reader's); else an optional HTTP status, then JSON whose "..." leave out
+    members, elements or part of a string, or the exact text printed; a note in
+    parentheses after it is the reader's."""
+    m = re.match(r"curl: \((\d+)\)", text)
+    if m:
+        return {"exit": int(m.group(1))}
+    want = {"exit": 0, "status": None, "json": None, "text": None}
+    m = re.match(r"(\d{3})(?:\s+|$)(.*)$", text)
+    if m:
+        want["status"], text = int(m.group(1)), m.group(2)
+    if text[:1] in ("{", "["):
+        value, rest = loads_elided(text)
+        if rest.strip() and not re.fullmatch(r"\(.*\)", rest.strip()):
+            raise ValueError("%r after the JSON (a note goes in parentheses)" % rest.strip())
+        want["json"] = value
+    elif text:
+        want["text"] = re.sub(r"\s{2,}\(.*\)$", "", text).strip()
+    return want
+
+
+def loads_elided(text):
+    """The first JSON value of TEXT, a "..." outside a string read as ELIDED
+    (a member or an element left out); returns it and the text after it."""
+    out, depth, i, in_str = [], [], 0, False
+    while i < len(text):
+        c = text[i]
+        if in_str:
+            out.append(text[i:i + 2] if c == "\\" else c)
+            in_str = c != '"'
+            i += 2 if c == "\\" else 1
+            continue
+        if text.startswith("...", i):
+            out.append(json.dumps(ELIDED) + (":null" if depth and depth[-1] == "{" else ""))
+            i += 3
+            continue
+        out.append(c)
+        i += 1
+        if c == '"':
+            in_str = True
+        elif c in "{[":
+            depth.append(c)
+        elif c in "}]":
+            depth.pop()
+            if not depth:
+                break
+    try:
+        return json.loads("".join(out)), text[i:]
+    except ValueError as e:
+        raise ValueError("not JSON with ... (%s): %s" % (e, text)) from None
+
+
+def string_matches(want, got):
+    """A "..." inside a string is any text; an id such as pi_2 or ch_2 is
+    generated, so only its shape counts."""
+    if re.fullmatch(r"[a-z]+_\d+", want):
+        return re.fullmatch(re.escape(want.rsplit("_", 1)[0]) + r"_\d+", got) is not None
+    return re.fullmatch(".*".join(re.escape(p) for p in want.split("...")), got, re.S) is not None
+
+
+def json_mismatches(want, got, path="$"):
+    """Where GOT differs from what WANT shows: every member and element shown,
+    with its value; no other member unless WANT leaves some out with "..."."""
+    kind = lambda v: type(v).__name__ if not isinstance(v, dict) else "object"  # noqa: E731
+    if isinstance(want, dict):
+        if not isinstance(got, dict):
+            return ["%s: an object in the comment, a %s printed" % (path, kind(got))]
+        out = []
+        for k, v in want.items():
+            if k == ELIDED:
+                continue
+            if k not in got:
+                out.append("%s: no %s" % (path, k))
+            else:
+                out += json_mismatches(v, got[k], "%s.%s" % (path, k))
+        extra = sorted(set(got) - set(want))
+        if extra and ELIDED not in want:
+            out.append("%s: also %s, which the comment neither shows nor leaves out with ..." % (path, ", ".join(extra)))
+        return out
+    if isinstance(want, list):
+        if not isinstance(got, list):
+            return ["%s: an array in the comment, a %s printed" % (path, kind(got))]
+        shown = [w for w in want if w != ELIDED]
+        if len(got) < len(shown) or (ELIDED not in want and len(got) != len(shown)):
+            return ["%s: %d elements, the comment shows %d" % (path, len(got), len(shown))]
+        out = []
+        for n, (w, g) in enumerate(zip(shown, got)):
+            out += json_mismatches(w, g, "%s[%d]" % (path, n))
+        return out
+    if isinstance(want, str):
+        if not isinstance(got, str) or not string_matches(want, got):
+            return ["%s: %s, the comment says %s" % (path, json.dumps(got), json.dumps(want))]
+        return []
+    if want != got or isinstance(want, bool) != isinstance(got, bool):
+        return ["%s: %s, the comment says %s" % (path, json.dumps(got), json.dumps(want))]
+    return []
+
+
+def check_answer(want, rc, status, printed):
+    """What differs between one command's run and its answer comment (no
+    comment: it must exit 0, and a curl in it must get a 2xx)."""
+    if rc is None:
+        return ["it did not run (an earlier command ended the script)"]
+    if want is None or want["exit"]:
+        exit_wanted = want["exit"] if want else 0
+        if rc != exit_wanted:
+            return ["exit %d, the comment says %d" % (rc, exit_wanted)]
+        if not want and status and not status.startswith("2"):
+            return ["HTTP %s: a command with no answer below it must succeed" % status]
+        return []
+    if rc != 0:
+        return ["exit %d" % rc]
+    bad = []
+    if want["status"] is not None:
+        if status != str(want["status"]):
+            bad.append("HTTP %s, the comment says %d" % (status, want["status"]))
+    elif status and not status.startswith("2"):
+        bad.append("HTTP %s, and the comment shows no status (a success)" % status)
+    if want["json"] is not None:
+        try:
+            bad += json_mismatches(want["json"], json.loads(printed))
+        except ValueError:
+            bad.append("it printed no JSON")
+    elif want["text"] is not None and " ".join(printed.split()) != " ".join(want["text"].split()):
+        bad.append("it printed other text than %r" % want["text"])
+    return bad
 
 
 def walk_json(v, path=()):
@@ -737,7 +994,7 @@ def run_commands(tools, blocks, report):
     demos = Demos(report)
     by_page = {}
     for b in blocks:
-        if b.kind in ("commands", "config", "server"):
+        if b.kind in ("commands", "config", "server", "transcript"):
             by_page.setdefault(b.page, []).append(b)
     for page, bs in by_page.items():
         cp = CommandPage(tools, report, page, demos)
@@ -747,6 +1004,8 @@ def run_commands(tools, blocks, report):
                     cp.commands(b.where, b.text)
                 elif b.kind == "config":
                     cp.config(b)
+                elif b.kind == "transcript":
+                    cp.transcript(b)
                 else:
                     cp.server(b)
         finally:
