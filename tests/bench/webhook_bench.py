@@ -10,10 +10,17 @@ and the machine's load; the ratio is payretry / SDK in the same round.
 Each notification is a new event (its own id) about one of a few payments made first
 through the same client against a local stand-in provider, so every apply is a durable
 write: the event's row, the payment's history entry and the row's update, in one commit.
+
+A webhook endpoint serves deliveries at once, so the SQLite rows run again with `--threads`
+threads (8 and 32 by default) calling pay_webhook_apply on the one client, each with events
+of its own (ctypes releases the GIL during the call): the events that arrive together share
+one SQLite commit, and each call still returns only once its own event is durable. The SDK's
+verify runs on as many threads too, beside its one-thread row: it holds the GIL, so threads
+give it nothing, and its best row is the floor.
 (Adyen names an event by pspReference, eventCode and success: its bench events carry codes
 the profile does not map, recorded and noted, written like any other.)
 
-  webhook_bench.py --lib build/src/api/libpayretry.so [--seconds 10] [--rounds 3]
+  webhook_bench.py --lib build/src/api/libpayretry.so [--seconds 10] [--rounds 3] [--threads 8,32]
 
 Run with the SDK venv's python (tests/conformance/sdk/sdk_venv.sh builds it).
 """
@@ -236,22 +243,63 @@ def run_row(fn, events, seconds):
     return n / (time.perf_counter() - t0)
 
 
+def run_threads(fn, lists, seconds):
+    """Each thread applies its own list for `seconds`, all started together: events per second
+    of all of them, and whether any thread ran out of events (then the rate is too low)."""
+    counts = [0] * len(lists)
+    failures = []
+    start = threading.Barrier(len(lists) + 1)
+
+    def work(k):
+        events = lists[k]
+        start.wait()
+        end = time.perf_counter() + seconds
+        n = 0
+        try:
+            while n < len(events) and time.perf_counter() < end:
+                headers, body = events[n]
+                fn(headers, body)
+                n += 1
+        except Exception as e:  # noqa: BLE001 - reported below, the row is then void
+            failures.append(e)
+        counts[k] = n
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(len(lists))]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - t0
+    if failures:
+        raise failures[0]
+    return sum(counts) / elapsed, any(c == len(lst) for c, lst in zip(counts, lists))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
     ap.add_argument("--seconds", type=float, default=10.0)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--schemes", default="stripe,adyen,square")
+    ap.add_argument("--threads", default="8,32", help="thread counts of the concurrent rows ('' for none)")
     a = ap.parse_args()
+    thread_counts = [int(x) for x in a.threads.split(",") if x]
     lib = Lib(a.lib)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Provider)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = "http://127.0.0.1:%d" % server.server_address[1]
     sdks = sdk_verifiers()
     tmp = tempfile.mkdtemp(prefix="payretry-webhook-bench-")
-    print("webhook bench: %s s per row, %d rounds, SQLite ledger in %s (synchronous=FULL)" % (a.seconds, a.rounds, tmp))
-    print("| scheme | payretry, SQLite on disk (/s) | payretry, memory ledger (/s) | SDK verify only (/s) | "
-          "SQLite / SDK | memory / SDK | SDK call |")
+    print("webhook bench: %s s per row, %d rounds, SQLite ledger in %s (synchronous=FULL), threads %s, %d cores" % (
+        a.seconds, a.rounds, tmp, thread_counts, os.cpu_count()))
+    conc = ["SQLite, %d threads" % n for n in thread_counts]
+    print("| scheme | payretry, SQLite, 1 thread (/s) | %spayretry, memory, 1 thread (/s) | SDK verify only, "
+          "best of 1 and %s threads (/s) | %sSQLite 1 thread / SDK | memory / SDK | SDK call |" % (
+              "".join("payretry, %s (/s) | " % c for c in conc), "/".join(map(str, thread_counts)) or "-",
+              "".join("%s / SDK | " % c for c in conc)))
+    per_row_events = 200000 if a.seconds >= 5 else 20000
     for scheme in a.schemes.split(","):
         spec = SCHEMES[scheme]
         cfg = dict(spec["config"], base_url=base, ledger="sqlite://%s/%s.db" % (tmp, scheme),
@@ -287,32 +335,46 @@ def main():
                     raise RuntimeError("%s: answered %d" % (scheme, status))
             return apply
 
-        rows = {"payretry": [], "memory": [], "sdk": []}
-        ratios, mem_ratios = [], []
+        rows = {"SQLite, 1 thread": [], "memory": [], "sdk": []}
+        ratios = {"SQLite, 1 thread": [], "memory": []}
+        for c in conc:
+            rows[c], ratios[c] = [], []
         for r in range(a.rounds):
-            # New events every round: an event seen before is a duplicate (no write).
-            events = fresh_events(200000 if a.seconds >= 5 else 20000)
+            # New events every round and every SQLite row: an event seen before is a duplicate
+            # (no write). The memory ledger and the SDK take the one-thread row's again.
+            events = fresh_events(per_row_events)
             before = load()
-            p = run_row(applier(client), events, a.seconds)
-            rows["payretry"].append(p)
-            m = run_row(applier(mem_client), events, a.seconds)
-            rows["memory"].append(m)
+            got = {"SQLite, 1 thread": run_row(applier(client), events, a.seconds)}
+            for c, n in zip(conc, thread_counts):
+                lists = [fresh_events(per_row_events // n) for _ in range(n)]
+                got[c], ran_out = run_threads(applier(client), lists, a.seconds)
+                if ran_out:
+                    print("  %s round %d: a thread of %s ran out of events; raise per_row_events" % (scheme, r + 1, c))
+            got["memory"] = run_row(applier(mem_client), events, a.seconds)
             s = None
             if scheme in sdks:
-                s = run_row(sdks[scheme][1], events, a.seconds)
+                verify = sdks[scheme][1]
+                s = run_row(verify, events, a.seconds)
+                for n in thread_counts:
+                    lists = [events[k::n] for k in range(n)]
+                    s = max(s, run_threads(verify, lists, a.seconds)[0])
                 rows["sdk"].append(s)
-                ratios.append(p / s)
-                mem_ratios.append(m / s)
-            print("  %s round %d: payretry (SQLite) %.0f/s, payretry (memory) %.0f/s%s (load %s -> %s)" % (
-                scheme, r + 1, p, m, "" if s is None else ", SDK %.0f/s" % s, before, load()))
+            for k, v in got.items():
+                rows[k].append(v)
+                if s:
+                    ratios[k].append(v / s)
+            print("  %s round %d: %s%s (load %s -> %s)" % (
+                scheme, r + 1, ", ".join("%s %.0f/s" % (k, v) for k, v in got.items()),
+                "" if s is None else ", SDK %.0f/s" % s, before, load()))
 
         def fmt(xs):
             return "%.0f (%.0f-%.0f)" % (statistics.median(xs), min(xs), max(xs)) if xs else "-"
         def ratio(xs):
             return "%.3f (%.3f-%.3f)" % (statistics.median(xs), min(xs), max(xs)) if xs else "-"
-        print("| %s | %s | %s | %s | %s | %s | %s |" % (
-            scheme, fmt(rows["payretry"]), fmt(rows["memory"]), fmt(rows["sdk"]), ratio(ratios), ratio(mem_ratios),
-            sdks[scheme][0] if scheme in sdks else "no SDK verifier"))
+        print("| %s | %s | %s%s | %s | %s%s | %s | %s |" % (
+            scheme, fmt(rows["SQLite, 1 thread"]), "".join("%s | " % fmt(rows[c]) for c in conc), fmt(rows["memory"]),
+            fmt(rows["sdk"]), "".join("%s | " % ratio(ratios[c]) for c in conc), ratio(ratios["SQLite, 1 thread"]),
+            ratio(ratios["memory"]), sdks[scheme][0] if scheme in sdks else "no SDK verifier"))
         lib.c.pay_client_free(client)
         lib.c.pay_client_free(mem_client)
     server.shutdown()
