@@ -1,12 +1,10 @@
 // ledger.h: what the ledger holds, as JSON, and forgetting old settled
-// payments; nothing is sent.
-#include <chrono>
+// payments; nothing is sent. The reads go through the client (core), as
+// every other call does.
 #include <algorithm>
 #include <optional>
 
 #include "api_internal.hpp"
-#include "ledger.hpp"
-#include "ledger_json.hpp"
 
 using namespace payretry::capi;
 
@@ -18,10 +16,7 @@ int pay_ledger_get(pay_buf* out, pay_client* client, const char* order_id) {
     *out = pay_buf{nullptr, 0};
     if (!client || !order_id) return set_error(PAY_EINVALID, "client or order_id is NULL");
     if (const int rc = foreign(client)) return rc;
-    payretry::Ledger& l = client->impl->ledger();
-    const auto row = l.get(order_id);
-    if (!row) return set_error(PAY_ENOTFOUND, "no payment for this order id in the ledger");
-    return fill_buf(out, payretry::payment_json(*row, l.attempts(order_id)));
+    return fill_buf(out, client->impl->ledger_payment_json(order_id));
   });
 }
 
@@ -38,7 +33,7 @@ int pay_ledger_list(pay_buf* out, pay_client* client, const char* state, int64_t
       if (!st) return set_error(PAY_EINVALID, "state must be PENDING, IN_FLIGHT, SUCCEEDED, FAILED or UNKNOWN");
     }
     const int n = limit == 0 ? 1000 : static_cast<int>(std::min<uint32_t>(limit, 1000000));
-    return fill_buf(out, payretry::payments_json(client->impl->ledger().list(st, updated_before_unix_ms, n, std::nullopt)));
+    return fill_buf(out, client->impl->ledger_payments_json(st, updated_before_unix_ms, n));
   });
 }
 
@@ -48,15 +43,7 @@ int pay_ledger_prune(pay_client* client, int64_t updated_before_unix_ms, uint64_
     if (!client) return set_error(PAY_EINVALID, "client is NULL");
     if (updated_before_unix_ms <= 0) return set_error(PAY_EINVALID, "updated_before_unix_ms must be a time (> 0)");
     if (const int rc = foreign(client)) return rc;
-    const int64_t min_age = client->impl->prune_min_age_ms();
-    const int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch()).count();
-    if (updated_before_unix_ms > now - min_age)
-      return set_error(PAY_EINVALID, "prune cutoff too recent: rows must be at least " +
-                                         std::to_string(min_age / 3600000) +
-                                         " h old (a day, or the provider's key retention when longer); an order "
-                                         "pruned and submitted again would be charged again under a new key");
-    const int64_t n = client->impl->ledger().prune_settled(updated_before_unix_ms);
+    const int64_t n = client->impl->prune_ledger(updated_before_unix_ms);
     if (pruned) *pruned = static_cast<uint64_t>(n);
     return 0;
   });

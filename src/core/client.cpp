@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 
+#include "ledger_json.hpp"
 #include "profile.hpp"
 #include "scope.hpp"
 #include "spelling.hpp"
@@ -124,6 +126,27 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
 WebhookOutcome Client::apply_webhook(const WebhookRequest& request) {
   if (!webhooks_) throw Error(Errc::PAY_ECONFIG, "webhook: " + webhooks_unavailable_);
   return webhooks_->apply(request);
+}
+
+std::string Client::ledger_payment_json(const std::string& order_id) {
+  const std::optional<PaymentRow> row = ledger_->get(order_id);
+  if (!row) throw Error(Errc::PAY_ENOTFOUND, "no payment for this order id in the ledger");
+  return payment_json(*row, ledger_->attempts(order_id));
+}
+
+std::string Client::ledger_payments_json(std::optional<PaymentState> state, int64_t updated_before_ms, int limit) {
+  return payments_json(ledger_->list(state, updated_before_ms, limit, std::nullopt));
+}
+
+int64_t Client::prune_ledger(int64_t updated_before_ms) {
+  const int64_t min_age = prune_min_age_ms();
+  const int64_t now =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  if (updated_before_ms > now - min_age)
+    throw Error(Errc::PAY_EINVALID, "prune cutoff too recent: rows must be at least " + std::to_string(min_age / 3600000) +
+                                        " h old (a day, or the provider's key retention when longer); an order "
+                                        "pruned and submitted again would be charged again under a new key");
+  return ledger_->prune_settled(updated_before_ms);
 }
 
 Client::~Client() {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -57,7 +58,17 @@ class Client {
   // A provider's notification (webhook_receiver.hpp). Throws
   // Error(PAY_ECONFIG) when the profile or the config reads none.
   WebhookOutcome apply_webhook(const WebhookRequest& request);
-  Ledger& ledger() { return *ledger_; }
+  // What the ledger holds, read through the client (ledger.h; nothing is
+  // sent). One order's row and attempts as JSON; throws
+  // Error(PAY_ENOTFOUND) when the ledger has no row for it.
+  std::string ledger_payment_json(const std::string& order_id);
+  // Rows in `state` (every state when nullopt) last changed before
+  // `updated_before_ms` (0: any time), at most `limit`, as JSON.
+  std::string ledger_payments_json(std::optional<PaymentState> state, int64_t updated_before_ms, int limit);
+  // Forgets settled rows last changed before `updated_before_ms` and
+  // answers how many. Throws Error(PAY_EINVALID) for a cutoff younger than
+  // prune_min_age_ms() before now.
+  int64_t prune_ledger(int64_t updated_before_ms);
   std::string stats_json() const { return stats_.to_json(budget_->tokens()); }
   std::string metrics_text() const { return stats_.to_prometheus(budget_->tokens(), budget_->capacity()); }
   void reopen_log() { log_->reopen(); }
