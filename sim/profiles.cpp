@@ -346,7 +346,10 @@ void wechat_refusal(std::string& out, const Profile&, const Refusal& r) {
 }
 
 // Adyen names the field in the message; errorCode 100 is its "amount not provided" and 702 its
-// "unexpected input" (Adyen's generic error codes).
+// "unexpected input" (Adyen's generic error codes). The status is Adyen's split in
+// CheckoutService-v72.json's POST /payments: 422 "a request validation error" for a parameter
+// it refuses, 400 "a problem reading or understanding the request" (its example: 702
+// "Unexpected input") for a body that is no JSON object; errorType validation either way.
 void adyen_refusal(std::string& out, const Profile& self, const Refusal& r) {
   std::string message;
   const char* code = "702";
@@ -354,12 +357,17 @@ void adyen_refusal(std::string& out, const Profile& self, const Refusal& r) {
     message = "Unexpected input: " + r.reason;
   } else if (is_missing(r)) {
     if (last_segment(r.param) == "value" || r.param == "amount") code = "100";
-    message = "Required field '" + r.param + "' is not provided: " + r.reason;
+    // Adyen's wording already says the field is required; the reason adds only why.
+    std::string_view why = r.reason;
+    if (starts_with(why, "is required")) why.remove_prefix(std::string_view("is required").size());
+    if (starts_with(why, ": ")) why.remove_prefix(2);
+    message = "Required field '" + r.param + "' is not provided";
+    if (!why.empty()) message.append(": ").append(why);
   } else {
     message = "Field '" + r.param + "' " + r.reason;
   }
   out.append(R"({"status":)");
-  append_int(out, self.invalid_status);
+  append_int(out, refusal_status(self, r));
   out.append(R"(,"errorCode":)");
   append_json_string(out, code);
   out.append(R"(,"message":)");
@@ -501,7 +509,7 @@ const Profile kProfiles[] = {
     {ProfileId::adyen, "adyen", {"PSP", 13}, {}, Identity::header, "idempotency-key", "",
      Replay::stored, false, false, /*echo_key=*/true, /*transient_503=*/true, "EUR", 200, 200, 0,
      {401, R"({"status":401,"errorCode":"000","message":"HTTP Status Response - Unauthorized","errorType":"security"})"},
-     400,
+     422,
      {422, R"({"status":422,"errorCode":"704","message":"request already processed or in progress","errorType":"validation"})"},
      {409, R"({"status":409,"errorCode":"704","message":"request already processed or in progress","errorType":"validation"})"},
      {0, ""},
@@ -511,7 +519,7 @@ const Profile kProfiles[] = {
      {500, R"({"status":500,"errorCode":"000","message":"An unknown error occurred","errorType":"internal"})"},
      {404, R"({"status":404,"errorCode":"000","message":"Not Found","errorType":"validation"})"},
      {405, R"({"status":405,"errorCode":"000","message":"Method Not Allowed","errorType":"validation"})"},
-     200, adyen_created, adyen_declined, adyen_refusal, nullptr},
+     200, adyen_created, adyen_declined, adyen_refusal, nullptr, AuthScheme::bearer, /*unreadable_status=*/400},
 
     // Mollie: stored replay with Idempotent-Replayed, 409 in flight, 400 on other parameters
     // [Mo1]; problem+json-style bodies.
@@ -675,8 +683,12 @@ std::string refusal_message(const Refusal& r) {
   return r.param.empty() ? r.reason : r.param + " " + r.reason;
 }
 
+int refusal_status(const Profile& p, const Refusal& why) {
+  return why.problem == Problem::unreadable && p.unreadable_status ? p.unreadable_status : p.invalid_status;
+}
+
 void set_refusal(Reply& out, const Profile& p, const Refusal& why) {
-  out.status = p.invalid_status;
+  out.status = refusal_status(p, why);
   out.body.clear();
   p.format_refusal(out.body, p, why);
 }

@@ -141,13 +141,17 @@ struct Profile {
   // The body of a decline. No charge is made; p.number is a fresh number (never a charge's)
   // for the providers that give a declined payment an id (Checkout.com, Adyen), 0 for Stripe.
   void (*format_declined)(std::string& out, const Profile& self, const PaymentView& p);
-  // The body of a refused create (status invalid_status): the parameter and the reason, in the
+  // The body of a refused create (status refusal_status): the parameter and the reason, in the
   // field the provider names them in (Stripe's error.param, PayPal's details[].field, ...).
   void (*format_refusal)(std::string& out, const Profile& self, const Refusal& r);
   // When set, a same-body request while the first one runs is answered with this body and
   // in_flight_status (WeChat Pay re-entry, Alipay WAIT_BUYER_PAY) instead of `in_use`.
   void (*format_in_flight)(std::string& out, std::string_view order_id);
   AuthScheme auth = AuthScheme::bearer;
+  // A refused create whose body is not readable at all, where the provider answers it apart
+  // from a parameter it refuses (Adyen: 400 for the syntax, 422 for the validation); 0 is
+  // invalid_status.
+  int unreadable_status = 0;
 };
 
 const Profile& stripe_profile();
@@ -180,8 +184,10 @@ void lookup(const Profile& p, const State& state, std::string_view method, std::
             std::string_view query, std::string_view body, std::string_view scope, Reply& out);
 
 void set_canned(Reply& out, const Canned& c);
-// The profile's answer to a refused create: invalid_status and format_refusal's body.
+// The profile's answer to a refused create: invalid_status (unreadable_status for a body it
+// cannot read, where set) and format_refusal's body.
 void set_refusal(Reply& out, const Profile& p, const Refusal& why);
+int refusal_status(const Profile& p, const Refusal& why);
 
 // The bodies of a fresh success and of a decline in this profile's shape.
 inline void format_created(const Profile& p, std::string& out, const PaymentView& v) {

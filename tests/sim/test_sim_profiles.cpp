@@ -964,15 +964,21 @@ TEST_F(Profiles, adyen_refusals_name_the_field_in_the_message) {
   start("adyen");
   Response no_amount = call(port_, "POST", "/v71/payments", R"({"reference":"ar","amount":{"currency":"EUR"}})",
                             {"idempotency-key: kar"});
-  EXPECT_EQ(no_amount.status, 400);
+  EXPECT_EQ(no_amount.status, 422);  // Adyen: 422 for a validation error, 400 for a body it cannot read
   Json a(no_amount.body);
-  EXPECT_EQ(a.num("status"), 400);
+  EXPECT_EQ(a.num("status"), 422);
   EXPECT_EQ(a.str("errorCode"), "100");
   EXPECT_EQ(a.str("errorType"), "validation");
   EXPECT_TRUE(has(a.str("message"), "'amount.value'")) << no_amount.body;
   Json no_ref(call(port_, "POST", "/v71/payments", R"({"amount":{"value":100,"currency":"EUR"}})").body);
   EXPECT_EQ(no_ref.str("errorCode"), "702");
   EXPECT_TRUE(has(no_ref.str("message"), "'reference'")) << no_ref.str("message");
+  Response unreadable = call(port_, "POST", "/v71/payments", R"({"reference":)", {"idempotency-key: kau"});
+  EXPECT_EQ(unreadable.status, 400);
+  Json u(unreadable.body);
+  EXPECT_EQ(u.num("status"), 400);
+  EXPECT_EQ(u.str("errorCode"), "702");
+  EXPECT_EQ(u.str("errorType"), "validation");
   EXPECT_EQ(sim_->total_charges(), 0);
 }
 
