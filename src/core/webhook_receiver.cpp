@@ -412,22 +412,15 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
                        : "no payment of this client's has these names yet";
         break;
       case EventRecording::recorded:
-        // Settled by this event when its row was open when read and now
-        // holds a webhook's settlement: a row read IN_FLIGHT may since have
-        // been settled by its own run (its detail is then the run's), or
-        // settled by the event after the run left it UNKNOWN. (Another
-        // event with the same words landing in between reads as this one.)
-        r.effect = before && after && before->state != PaymentState::succeeded &&
-                           before->state != PaymentState::failed && after->state != before->state &&
-                           after->detail == event_settled_detail(e.entry)
-                       ? "settled"
-                       : "recorded";
-        if (before && (before->state == PaymentState::succeeded || before->state == PaymentState::failed) &&
-            r.finding != "noted" && r.finding != (before->state == PaymentState::succeeded ? "succeeded" : "failed")) {
+        r.effect = recorded_event_effect(before ? &*before : nullptr, after ? &*after : nullptr, r.finding,
+                                         event_settled_detail(e.entry));
+        if (r.effect == "conflict") {
           // Never moved back: the caller was told the other outcome, and
           // only a person can say what to do now.
-          r.effect = "conflict";
-          r.why = "the payment is " + std::string(state_name(before->state)) + " in the ledger and the provider now says " +
+          const PaymentRow& held = after && (after->state == PaymentState::succeeded || after->state == PaymentState::failed)
+                                       ? *after
+                                       : *before;
+          r.why = "the payment is " + std::string(state_name(held.state)) + " in the ledger and the provider now says " +
                   r.provider_status;
           log_.note(kLogError, "webhook_conflict", "order " + r.order_id + ": " + r.why);
         }

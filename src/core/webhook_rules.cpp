@@ -52,6 +52,20 @@ bool event_in_payment_account(const Profile& profile, const std::string& payment
   return profile.webhook.account_header.empty() || payment_account == event_account;
 }
 
+const char* recorded_event_effect(const PaymentRow* before, const PaymentRow* after, const std::string& finding,
+                                  const std::string& settled_detail) {
+  const auto final_state = [](const PaymentRow* r) {
+    return r && (r->state == PaymentState::succeeded || r->state == PaymentState::failed);
+  };
+  const auto disagrees = [&](const PaymentRow* r) {
+    return final_state(r) && finding != "noted" && finding != (r->state == PaymentState::succeeded ? "succeeded" : "failed");
+  };
+  if (disagrees(before) || disagrees(after)) return "conflict";
+  if (before && after && !final_state(before) && after->state != before->state && after->detail == settled_detail)
+    return "settled";
+  return "recorded";
+}
+
 bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event) {
   return event.received_at > row.created_at;
 }

@@ -74,6 +74,23 @@ EventWithoutRow event_without_row(const std::string& event_provider_id);
 bool event_in_payment_account(const Profile& profile, const std::string& payment_account,
                               const std::string& event_account);
 
+// What a recorded event reports as its effect, from its row as the receiver
+// read it before (`before`) and after the event's commit (`after`; null:
+// no row), what the event says (`finding`: "succeeded", "failed", "noted")
+// and the detail a row settled by it holds (`settled_detail`):
+//   - "settled": the row was open when read and now holds this event's
+//     settlement (a row read IN_FLIGHT may since have been settled by its
+//     own run, whose detail is then the run's);
+//   - "conflict": the row is final, before or after, with the other outcome
+//     than the event's. Judged on the row after the commit too: another
+//     event or the payment's own run may have settled it between the
+//     receiver's read and this event's commit (two events of one payment
+//     arriving together, one success and one failure), and a person must be
+//     told whichever came first;
+//   - "recorded" otherwise (a noted event, or one that agrees).
+const char* recorded_event_effect(const PaymentRow* before, const PaymentRow* after, const std::string& finding,
+                                  const std::string& settled_detail);
+
 // Whether an event kept for later (Ledger::record_event) may land on `row`
 // now. Only one that came after the row was made: the key is committed
 // before the first byte is sent, so an event received earlier is about a

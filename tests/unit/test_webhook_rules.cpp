@@ -105,6 +105,30 @@ TEST(WebhookRules, AnEventOfAnotherAccountNeverLandsWhereTheProfileHasAccounts) 
   EXPECT_TRUE(event_in_payment_account(square, "", "anything"));
 }
 
+// A success and a failure of one payment arriving together: both read the
+// row UNKNOWN, one settles it, and the other must be reported as the
+// conflict it is (found by tests/outside/group_commit_attack, 4a), not as
+// "recorded".
+TEST(WebhookRules, AnEventThatDisagreesWithTheRowAfterItsCommitIsAConflict) {
+  const std::string mine = "settled by webhook: succeeded";
+  PaymentRow open = row_with(""), paid = row_with(""), declined = row_with("");
+  paid.state = PaymentState::succeeded;
+  paid.detail = mine;
+  declined.state = PaymentState::failed;
+  declined.detail = "settled by webhook: requires_payment_method";
+  EXPECT_STREQ(recorded_event_effect(&open, &paid, "succeeded", mine), "settled");
+  EXPECT_STREQ(recorded_event_effect(&open, &declined, "succeeded", mine), "conflict") << "settled by the other";
+  EXPECT_STREQ(recorded_event_effect(&open, &paid, "failed", "settled by webhook: x"), "conflict");
+  EXPECT_STREQ(recorded_event_effect(&paid, &paid, "failed", "settled by webhook: x"), "conflict") << "final when read";
+  EXPECT_STREQ(recorded_event_effect(&paid, &paid, "succeeded", mine), "recorded") << "agrees: already settled";
+  EXPECT_STREQ(recorded_event_effect(&open, &paid, "noted", "settled by webhook: x"), "recorded");
+  EXPECT_STREQ(recorded_event_effect(&open, &open, "failed", "settled by webhook: x"), "recorded") << "held back";
+  EXPECT_STREQ(recorded_event_effect(nullptr, nullptr, "failed", "settled by webhook: x"), "recorded");
+  PaymentRow by_run = paid;
+  by_run.detail = "the provider's 2xx";
+  EXPECT_STREQ(recorded_event_effect(&open, &by_run, "succeeded", mine), "recorded") << "its own run settled it";
+}
+
 TEST(WebhookRules, WhatAnEventSaysIsItsTypeFirstThenItsStatusThroughTheLookupsMap) {
   const Profile stripe = *builtin_profile("stripe");
   EXPECT_STREQ(event_finding(stripe, "payment_intent.payment_failed", "requires_payment_method"), kEventFailed);
