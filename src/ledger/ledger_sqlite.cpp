@@ -387,6 +387,9 @@ class SqliteLedger final : public Ledger {
   struct Waiting {
     bool taken = false;  // in a commit under way
     bool done = false;   // its answers are written
+    // Set when the commit it was in threw after all (see join_group_commit):
+    // its answers may be missing, and its caller must report a failure.
+    std::exception_ptr escaped;
   };
   struct Queued : Waiting {
     explicit Queued(LedgerBatch* b) : batch(b) {}
@@ -411,6 +414,23 @@ class SqliteLedger final : public Ledger {
     join_group_commit(
         me, queue_, [this](const std::vector<Queued*>& group) { return commit_together(group); },
         [this](Queued& alone) { Ledger::apply(*alone.batch); });
+    if (me.escaped) fail_unanswered(b, me.escaped);
+  }
+
+  // A batch whose commit threw: each entry is answered as failed, also one
+  // that may have been written (a create then reads as not made, before any
+  // byte of it left; a settle as not durably recorded), never as done.
+  static void fail_unanswered(LedgerBatch& b, const std::exception_ptr& escaped) {
+    std::string why = "ledger: a group commit failed";
+    try {
+      std::rethrow_exception(escaped);
+    } catch (const std::exception& e) {
+      why += std::string(": ") + e.what();
+    } catch (...) {
+    }
+    for (auto& c : b.creates) c.error = why;
+    for (auto& r : b.records) r.error = why;
+    for (auto& x : b.settles) x.error = why;
   }
 
   // The file has one writer at a time, and a commit costs SQLite far more
@@ -446,21 +466,39 @@ class SqliteLedger final : public Ledger {
       queue.leading = true;
     }
     std::vector<Q*> group;
-    bool committed = false;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
+    std::exception_ptr escaped;
+    try {
+      bool committed = false;
       {
-        // What queued while this caller waited for the lock joins too.
-        std::lock_guard<std::mutex> q(queue_mu_);
-        group.swap(queue.waiting);
-        for (Q* g : group) g->taken = true;
+        std::lock_guard<std::mutex> lock(mu_);
+        {
+          // What queued while this caller waited for the lock joins too.
+          std::lock_guard<std::mutex> q(queue_mu_);
+          group.swap(queue.waiting);
+          for (Q* g : group) g->taken = true;
+        }
+        committed = together(group);
       }
-      committed = together(group);
+      if (!committed)
+        for (Q* g : group) alone(*g);
+    } catch (...) {
+      // `together` and `alone` do not throw, but an error path that runs out
+      // of memory might. The queue must not stay led by no one (every later
+      // caller would wait forever), and no caller of this group may be
+      // answered as if its work were committed: each gets the exception.
+      escaped = std::current_exception();
     }
-    if (!committed)
-      for (Q* g : group) alone(*g);
     std::lock_guard<std::mutex> q(queue_mu_);
-    for (Q* g : group) g->done = true;
+    if (escaped && std::find(group.begin(), group.end(), &me) == group.end()) {
+      // It threw before this caller took the queue: take itself out of it.
+      queue.waiting.erase(std::remove(queue.waiting.begin(), queue.waiting.end(), &me), queue.waiting.end());
+      me.escaped = escaped;
+      me.done = true;
+    }
+    for (Q* g : group) {
+      if (escaped) g->escaped = escaped;
+      g->done = true;
+    }
     queue.leading = false;
     queue_cv_.notify_all();
   }
@@ -640,6 +678,7 @@ class SqliteLedger final : public Ledger {
     join_group_commit(
         me, event_queue_, [this](const std::vector<QueuedEvent*>& group) { return record_together(group); },
         [this](QueuedEvent& alone) { record_alone(alone); });
+    if (me.escaped) std::rethrow_exception(me.escaped);
     if (me.error) std::rethrow_exception(me.error);
     return me.answer;
   }
