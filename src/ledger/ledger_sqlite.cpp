@@ -387,9 +387,10 @@ class SqliteLedger final : public Ledger {
   struct Waiting {
     bool taken = false;  // in a commit under way
     bool done = false;   // its answers are written
-    // Set when the commit it was in threw after all (see join_group_commit):
-    // its answers may be missing, and its caller must report a failure.
-    std::exception_ptr escaped;
+    // Its failure, thrown again (or answered) on the caller's thread: an
+    // event's own store error, or a group commit that threw after all (see
+    // join_group_commit), whose answers may then be missing.
+    std::exception_ptr error;
   };
   struct Queued : Waiting {
     explicit Queued(LedgerBatch* b) : batch(b) {}
@@ -398,8 +399,7 @@ class SqliteLedger final : public Ledger {
   struct QueuedEvent : Waiting {
     explicit QueuedEvent(const LedgerEvent* e) : event(e) {}
     const LedgerEvent* event;
-    EventRecording answer = EventRecording::duplicate;
-    std::exception_ptr error;  // thrown again on the caller's thread; null: answered
+    EventRecording answer = EventRecording::duplicate;  // read only when error is null
   };
 
   // Group commit: every entry in one IMMEDIATE transaction, so one fsync
@@ -414,7 +414,7 @@ class SqliteLedger final : public Ledger {
     join_group_commit(
         me, queue_, [this](const std::vector<Queued*>& group) { return commit_together(group); },
         [this](Queued& alone) { Ledger::apply(*alone.batch); });
-    if (me.escaped) fail_unanswered(b, me.escaped);
+    if (me.error) fail_unanswered(b, me.error);
   }
 
   // A batch whose commit threw: each entry is answered as failed, also one
@@ -492,11 +492,11 @@ class SqliteLedger final : public Ledger {
     if (escaped && std::find(group.begin(), group.end(), &me) == group.end()) {
       // It threw before this caller took the queue: take itself out of it.
       queue.waiting.erase(std::remove(queue.waiting.begin(), queue.waiting.end(), &me), queue.waiting.end());
-      me.escaped = escaped;
+      me.error = escaped;
       me.done = true;
     }
     for (Q* g : group) {
-      if (escaped) g->escaped = escaped;
+      if (escaped) g->error = escaped;
       g->done = true;
     }
     queue.leading = false;
@@ -678,7 +678,6 @@ class SqliteLedger final : public Ledger {
     join_group_commit(
         me, event_queue_, [this](const std::vector<QueuedEvent*>& group) { return record_together(group); },
         [this](QueuedEvent& alone) { record_alone(alone); });
-    if (me.escaped) std::rethrow_exception(me.escaped);
     if (me.error) std::rethrow_exception(me.error);
     return me.answer;
   }
