@@ -30,6 +30,24 @@ typedef enum pay_delivery {
   PAY_DELIVERY_DELIVERED = 3         /* the provider answered definitively */
 } pay_delivery;
 
+/* Where the money is (docs/providers.md "Where the money is"), beside
+ * whether the request took effect: a SUCCEEDED create of a PayPal order, a
+ * Stripe PaymentIntent requiring 3-D Secure or a WeChat Pay prepay_id has
+ * moved no money. Fulfil on PAY_MONEY_PAID (or PAY_MONEY_AUTHORIZED where
+ * you capture later yourself), never on PAY_OUTCOME_SUCCEEDED alone. Mapped
+ * per profile from the provider's own words (pay_result_provider_status
+ * keeps the word); it only moves forward. Values are only appended. */
+typedef enum pay_money_state {
+  PAY_MONEY_UNKNOWN = 0,            /* no word read yet, or one the profile does not map: wait, query */
+  PAY_MONEY_AWAITING_CUSTOMER = 1,  /* nothing moved; the customer (or your confirm) is next: do not ship */
+  PAY_MONEY_PENDING = 2,            /* the provider, a bank or the method is deciding: do not ship */
+  PAY_MONEY_AUTHORIZED = 3,         /* held, not captured: capture, then fulfil */
+  PAY_MONEY_PAID = 4,               /* captured: fulfil */
+  PAY_MONEY_PARTLY_REFUNDED = 5,    /* paid, and part of it went back */
+  PAY_MONEY_REFUNDED = 6,           /* paid, and all of it went back */
+  PAY_MONEY_FAILED = 7              /* final: no money moved or will; a new try is a new order */
+} pay_money_state;
+
 /* The outcome (a pay_outcome), or PAY_EINVALID when `r` is NULL. */
 PAY_API int pay_result_outcome(const pay_result *r);
 
@@ -53,6 +71,9 @@ PAY_API const char *pay_result_idempotency_key(const pay_result *r);
  * "requires_action"), read from the deciding response; NULL when absent. */
 PAY_API const char *pay_result_provider_payment_id(const pay_result *r);
 PAY_API const char *pay_result_provider_status(const pay_result *r);
+
+/* Where the money is (a pay_money_state), or PAY_EINVALID when `r` is NULL. */
+PAY_API int pay_result_money_state(const pay_result *r);
 
 /* 1 when the outcome was read from the ledger (the order was submitted
  * before and is settled, expired or held elsewhere) and nothing was sent;
@@ -93,6 +114,9 @@ PAY_API void pay_result_free(pay_result *r);
 /* Static names: "SUCCEEDED", ...; "not_sent", ...; "?" for unknown values. */
 PAY_API const char *pay_outcome_name(int outcome);
 PAY_API const char *pay_delivery_name(int delivery);
+/* "unknown", "awaiting_customer", "pending", "authorized", "paid",
+ * "partly_refunded", "refunded", "failed"; "?" for other values. */
+PAY_API const char *pay_money_state_name(int state);
 
 PAY_END_DECL
 

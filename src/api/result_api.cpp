@@ -7,6 +7,15 @@ static_assert(PAY_OUTCOME_SUCCEEDED == static_cast<int>(payretry::Outcome::succe
                   PAY_OUTCOME_IN_PROGRESS == static_cast<int>(payretry::Outcome::in_progress) &&
                   PAY_DELIVERY_DELIVERED == static_cast<int>(payretry::Delivery::delivered),
               "C enums mirror the engine's");
+static_assert(PAY_MONEY_UNKNOWN == static_cast<int>(payretry::MoneyState::unknown) &&
+                  PAY_MONEY_AWAITING_CUSTOMER == static_cast<int>(payretry::MoneyState::awaiting_customer) &&
+                  PAY_MONEY_PENDING == static_cast<int>(payretry::MoneyState::pending) &&
+                  PAY_MONEY_AUTHORIZED == static_cast<int>(payretry::MoneyState::authorized) &&
+                  PAY_MONEY_PAID == static_cast<int>(payretry::MoneyState::paid) &&
+                  PAY_MONEY_PARTLY_REFUNDED == static_cast<int>(payretry::MoneyState::partly_refunded) &&
+                  PAY_MONEY_REFUNDED == static_cast<int>(payretry::MoneyState::refunded) &&
+                  PAY_MONEY_FAILED == static_cast<int>(payretry::MoneyState::failed),
+              "pay_money_state mirrors MoneyState");
 
 namespace payretry::capi {
 
@@ -38,6 +47,7 @@ const char* pay_result_provider_payment_id(const pay_result* r) {
 const char* pay_result_provider_status(const pay_result* r) {
   return r && !r->r.provider_status.empty() ? r->r.provider_status.c_str() : nullptr;
 }
+int pay_result_money_state(const pay_result* r) { return r ? static_cast<int>(r->r.money_state) : PAY_EINVALID; }
 int pay_result_from_ledger(const pay_result* r) { return r && r->r.from_ledger ? 1 : 0; }
 
 const char* pay_result_ledger_error(const pay_result* r) {
@@ -76,6 +86,11 @@ const char* pay_delivery_name(int delivery) {
     case PAY_DELIVERY_DELIVERED: return "delivered";
   }
   return "?";
+}
+
+const char* pay_money_state_name(int state) {
+  if (state < PAY_MONEY_UNKNOWN || state > PAY_MONEY_FAILED) return "?";
+  return payretry::money_state_name(static_cast<payretry::MoneyState>(state));
 }
 
 }  // extern "C"

@@ -37,6 +37,7 @@ Settlement settlement_of(const PaymentRow& row) {
   s.provider_payment_id = row.provider_payment_id;
   s.provider_status = row.provider_status;
   s.http_status = row.http_status;
+  s.money_state = row.money_state;
   return s;
 }
 
@@ -47,6 +48,7 @@ PaymentRow with_settlement(PaymentRow row, const Settlement& s) {
   if (!s.provider_payment_id.empty()) row.provider_payment_id = s.provider_payment_id;
   row.provider_status = s.provider_status;
   row.http_status = s.http_status;
+  row.money_state = money_after(row.money_state, s.money_state);
   return row;
 }
 
@@ -118,6 +120,13 @@ std::optional<PaymentState> event_moves(PaymentState from, const AttemptEntry& e
 bool event_teaches_id(const PaymentRow& row, const LedgerEvent& event) {
   return row.provider_payment_id.empty() && !event.provider_payment_id.empty() &&
          event_moves(row.state, event.entry).has_value();
+}
+
+bool event_moves_money(const PaymentRow& row, const LedgerEvent& event) {
+  if (event.entry.money_state == MoneyState::unknown) return false;
+  if (!event.provider_payment_id.empty())
+    return row.provider_payment_id == event.provider_payment_id || event_teaches_id(row, event);
+  return event_moves(row.state, event.entry).has_value();
 }
 
 std::string event_settled_detail(const AttemptEntry& entry) { return "settled by webhook: " + entry.reason; }

@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "money.hpp"
+
 namespace payretry {
 
 enum class PaymentState { pending, in_flight, succeeded, failed, unknown };
@@ -35,6 +37,10 @@ struct PaymentRow {
   std::string detail;               // why the state is what it is (redacted)
   std::string provider_payment_id;
   std::string provider_status;
+  // Where the money is (money.hpp), moved only forward (money_moves) by
+  // settlements and by the events that are provably this payment's
+  // (event_moves_money). Schema 5.
+  MoneyState money_state = MoneyState::unknown;
   int http_status = 0;
   int attempts = 0;
   int64_t created_at = 0;           // Unix ms, like every time here
@@ -80,6 +86,11 @@ struct AttemptEntry {
   // send: whether the provider may have acted on it. nullopt for entries
   // written before this was recorded: read as "may have".
   std::optional<bool> processed;
+  // The money state the profile read from this entry's answer or event
+  // (unknown: none). For an event it is what moves the row when the event
+  // lands (event_moves_money), so a kept event carries it until then.
+  // Schema 5; older entries read unknown.
+  MoneyState money_state = MoneyState::unknown;
 };
 
 // A provider's notification about one payment, verified by the caller and
@@ -122,6 +133,14 @@ std::optional<PaymentState> event_moves(PaymentState from, const AttemptEntry& e
 // whose "failed" would end an order whose own payment was charged, and the
 // row's own events, naming its real id, would no longer land.
 bool event_teaches_id(const PaymentRow& row, const LedgerEvent& event);
+// Whether an event landing on `row` moves the row's money state (by
+// money_moves, from its entry's money_state): only an event that is
+// provably this row's payment's. It names the provider id the row holds,
+// or teaches it (event_teaches_id); an event without a provider id only
+// when it moves the row's state (event_moves). An event of another payment
+// of the same order must never say `paid` or `authorized` for this one:
+// the merchant would ship goods for a payment that never moved money.
+bool event_moves_money(const PaymentRow& row, const LedgerEvent& event);
 // The row's detail once an event moved it.
 std::string event_settled_detail(const AttemptEntry& entry);
 
@@ -142,6 +161,9 @@ struct Settlement {
   std::string provider_payment_id;
   std::string provider_status;
   int http_status = 0;
+  // What the run read about the money (unknown: nothing). The row moves to
+  // money_after(its state, this), never back.
+  MoneyState money_state = MoneyState::unknown;
 };
 
 // The settlement that leaves `row` as it stands (state UNKNOWN unless it is

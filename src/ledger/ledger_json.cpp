@@ -18,6 +18,7 @@ cJSON* row_object(const PaymentRow& p) {
   json_add_or_null(o, "detail", p.detail);
   json_add_or_null(o, "provider_payment_id", p.provider_payment_id);
   json_add_or_null(o, "provider_status", p.provider_status);
+  json_add(o, "money_state", money_state_name(p.money_state));
   json_add(o, "http_status", p.http_status);
   json_add(o, "attempts", p.attempts);
   json_add(o, "created_at", p.created_at);
@@ -58,6 +59,7 @@ std::string payment_json(const PaymentRow& row, const std::vector<AttemptEntry>&
     json_add_or_null(o, "transport_error", a.transport_error);
     json_add(o, "verdict", a.verdict);
     json_add(o, "reason", a.reason);
+    json_add(o, "money_state", money_state_name(a.money_state));
     if (a.delay_ms >= 0) json_add(o, "delay_ms", a.delay_ms);
     json_add_or_null(o, "provider_request_id", a.provider_request_id);
     json_add_bool(o, "replayed", a.replayed);

@@ -55,6 +55,7 @@ std::string PaymentResult::to_json() const {
   w.field("http_status", http_status);
   w.field_or_null("provider_payment_id", provider_payment_id);
   w.field_or_null("provider_status", provider_status);
+  w.field("money_state", money_state_name(money_state));
   w.field_or_null("error", error);
   w.field("elapsed_ms", elapsed_ms);
   w.field_bool("from_ledger", from_ledger);

@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "money.hpp"
+
 namespace payretry {
 
 class JsonWriter;
@@ -53,6 +55,9 @@ struct PaymentResult {
   std::string body;
   std::string provider_payment_id;  // empty: none
   std::string provider_status;
+  // Where the money is (money.hpp): what the profile reads from the
+  // provider's words, moved forward only from what the ledger held.
+  MoneyState money_state = MoneyState::unknown;
   std::string error;                // empty: none
   int64_t elapsed_ms = 0;
   // True when the outcome was read from the ledger and nothing was sent.

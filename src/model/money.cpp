@@ -1,0 +1,41 @@
+#include "money.hpp"
+
+namespace payretry {
+
+namespace {
+constexpr MoneyState kAll[] = {MoneyState::unknown,         MoneyState::awaiting_customer, MoneyState::pending,
+                               MoneyState::authorized,      MoneyState::paid,              MoneyState::partly_refunded,
+                               MoneyState::refunded,        MoneyState::failed};
+}  // namespace
+
+const char* money_state_name(MoneyState s) {
+  switch (s) {
+    case MoneyState::unknown: return "unknown";
+    case MoneyState::awaiting_customer: return "awaiting_customer";
+    case MoneyState::pending: return "pending";
+    case MoneyState::authorized: return "authorized";
+    case MoneyState::paid: return "paid";
+    case MoneyState::partly_refunded: return "partly_refunded";
+    case MoneyState::refunded: return "refunded";
+    case MoneyState::failed: return "failed";
+  }
+  return "?";
+}
+
+std::optional<MoneyState> parse_money_state(std::string_view s) {
+  for (MoneyState m : kAll)
+    if (s == money_state_name(m)) return m;
+  return std::nullopt;
+}
+
+std::optional<MoneyState> money_moves(MoneyState from, MoneyState read) {
+  if (read == MoneyState::unknown || from == MoneyState::failed || from == MoneyState::refunded) return std::nullopt;
+  if (read == MoneyState::failed) {
+    if (from == MoneyState::paid || from == MoneyState::partly_refunded) return std::nullopt;
+    return MoneyState::failed;
+  }
+  if (static_cast<int>(read) > static_cast<int>(from)) return read;
+  return std::nullopt;
+}
+
+}  // namespace payretry
