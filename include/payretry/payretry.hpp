@@ -117,8 +117,28 @@ enum class delivery : int {
   delivered = PAY_DELIVERY_DELIVERED
 };
 
+// Where the money is (pay_money_state), beside whether the request took
+// effect: a SUCCEEDED create of a PayPal order or of a Stripe PaymentIntent
+// that needs 3-D Secure has moved no money. Fulfil on paid (or authorized
+// where you capture later), never on outcome::succeeded alone. The C enum is
+// only appended to: a value this header does not name may still arrive, and
+// to_string gives "?" for it.
+enum class money_state : int {
+  unknown = PAY_MONEY_UNKNOWN,
+  awaiting_customer = PAY_MONEY_AWAITING_CUSTOMER,
+  pending = PAY_MONEY_PENDING,
+  authorized = PAY_MONEY_AUTHORIZED,
+  paid = PAY_MONEY_PAID,
+  partly_refunded = PAY_MONEY_PARTLY_REFUNDED,
+  refunded = PAY_MONEY_REFUNDED,
+  failed = PAY_MONEY_FAILED
+};
+static_assert(static_cast<int>(money_state::unknown) == 0 && static_cast<int>(money_state::failed) == 7,
+              "pay::money_state mirrors pay_money_state");
+
 inline std::string_view to_string(outcome o) noexcept { return pay_outcome_name(static_cast<int>(o)); }
 inline std::string_view to_string(delivery d) noexcept { return pay_delivery_name(static_cast<int>(d)); }
+inline std::string_view to_string(money_state m) noexcept { return pay_money_state_name(static_cast<int>(m)); }
 
 namespace detail {
 inline std::string_view sv(const char* s) noexcept { return s ? std::string_view(s) : std::string_view(); }
@@ -151,6 +171,11 @@ class result : public handle<pay_result, pay_result_free> {
 
   pay::outcome outcome() const { return static_cast<pay::outcome>(check(pay_result_outcome(detail::need(get())))); }
   pay::delivery delivery() const { return static_cast<pay::delivery>(check(pay_result_delivery(detail::need(get())))); }
+  // Fulfil on money_state::paid (or authorized where you capture later),
+  // never on outcome() == succeeded alone.
+  pay::money_state money_state() const {
+    return static_cast<pay::money_state>(check(pay_result_money_state(detail::need(get()))));
+  }
   int http_status() const { return pay_result_http_status(detail::need(get())); }
   std::string_view body() const {
     size_t len = 0;

@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "server.hpp"
@@ -31,6 +32,15 @@ static_assert(static_cast<int>(pay::outcome::succeeded) == PAY_OUTCOME_SUCCEEDED
               static_cast<int>(pay::outcome::failed) == PAY_OUTCOME_FAILED &&
               static_cast<int>(pay::outcome::unknown) == PAY_OUTCOME_UNKNOWN &&
               static_cast<int>(pay::outcome::in_progress) == PAY_OUTCOME_IN_PROGRESS);
+
+static_assert(static_cast<int>(pay::money_state::unknown) == PAY_MONEY_UNKNOWN &&
+              static_cast<int>(pay::money_state::awaiting_customer) == PAY_MONEY_AWAITING_CUSTOMER &&
+              static_cast<int>(pay::money_state::pending) == PAY_MONEY_PENDING &&
+              static_cast<int>(pay::money_state::authorized) == PAY_MONEY_AUTHORIZED &&
+              static_cast<int>(pay::money_state::paid) == PAY_MONEY_PAID &&
+              static_cast<int>(pay::money_state::partly_refunded) == PAY_MONEY_PARTLY_REFUNDED &&
+              static_cast<int>(pay::money_state::refunded) == PAY_MONEY_REFUNDED &&
+              static_cast<int>(pay::money_state::failed) == PAY_MONEY_FAILED);
 
 const char* kSecret = "sk_test_wrapper_secret";
 
@@ -87,6 +97,50 @@ TEST(WrapperNoServer, CheckAndVersion) {
   EXPECT_EQ(code_of([] { pay::check(PAY_ENOTFOUND); }), PAY_ENOTFOUND);
   EXPECT_FALSE(pay::version().empty());
   EXPECT_EQ(pay::version_number(), pay_version_number());
+}
+
+// The names are the ones the result and ledger JSON carry; a value the C enum
+// may append later has no name here and reads "?", as pay_money_state_name says.
+TEST(WrapperNoServer, MoneyStateNamesMatchTheCNamesAndAnUnnamedValueIsAQuestionMark) {
+  const std::pair<pay::money_state, std::string_view> names[] = {
+      {pay::money_state::unknown, "unknown"},
+      {pay::money_state::awaiting_customer, "awaiting_customer"},
+      {pay::money_state::pending, "pending"},
+      {pay::money_state::authorized, "authorized"},
+      {pay::money_state::paid, "paid"},
+      {pay::money_state::partly_refunded, "partly_refunded"},
+      {pay::money_state::refunded, "refunded"},
+      {pay::money_state::failed, "failed"},
+  };
+  for (const auto& [m, name] : names) {
+    EXPECT_EQ(pay::to_string(m), name);
+    EXPECT_EQ(pay::to_string(m), pay_money_state_name(static_cast<int>(m)));
+  }
+  EXPECT_EQ(pay::to_string(static_cast<pay::money_state>(PAY_MONEY_FAILED + 1)), "?");
+  EXPECT_EQ(pay::to_string(static_cast<pay::money_state>(-1)), "?");
+}
+
+// Whatever the engine read from the provider, the wrapper reports the C value,
+// and the result's JSON names the same state.
+void expect_money_state_matches_c(const pay::result& r) {
+  EXPECT_EQ(static_cast<int>(r.money_state()), pay_result_money_state(r.get()));
+  const std::string field = R"("money_state":")" + std::string(pay::to_string(r.money_state())) + '"';
+  EXPECT_NE(r.json().find(field), std::string_view::npos) << field << " in " << r.json();
+}
+
+TEST_F(Wrapper, MoneyStateIsTheCResultsAndAnEmptyHandleThrows) {
+  pay::client c(config());
+  pay::result ok = c.submit("w-money", body_for("w-money"));
+  ASSERT_EQ(ok.outcome(), pay::outcome::succeeded) << ok.json();
+  expect_money_state_matches_c(ok);
+  sim_->script("w-money-declined", {"decline"});
+  pay::result declined = c.submit("w-money-declined", body_for("w-money-declined"));
+  ASSERT_EQ(declined.outcome(), pay::outcome::failed) << declined.json();
+  expect_money_state_matches_c(declined);
+  expect_money_state_matches_c(c.query("w-money"));
+  pay::result gone = std::move(ok);
+  EXPECT_EQ(code_of([&] { (void)ok.money_state(); }), PAY_EINVALID);  // NOLINT(bugprone-use-after-move)
+  expect_money_state_matches_c(gone);
 }
 
 TEST_F(Wrapper, SubmitSucceeds) {
