@@ -83,7 +83,7 @@ const DeadlineGrace = 500 * time.Millisecond
 type Outcome int
 
 const (
-	Succeeded  Outcome = 1 // accepted and recorded by the provider: fulfil
+	Succeeded  Outcome = 1 // took effect at the provider; fulfil on MoneyState, never on this alone
 	Failed     Outcome = 2 // definitive: the provider will not charge for it
 	Unknown    Outcome = 3 // may have been processed: never re-create, query later
 	InProgress Outcome = 4 // another worker holds this order right now
@@ -122,6 +122,62 @@ func (d Delivery) String() string {
 		return "delivered"
 	}
 	return fmt.Sprintf("Delivery(%d)", int(d))
+}
+
+// MoneyState is where the money is (pay_money_state), beside whether the
+// request took effect: a Succeeded create of a PayPal order or of a Stripe
+// PaymentIntent that needs 3-D Secure has moved no money. Fulfil on
+// MoneyPaid (or MoneyAuthorized where you capture later), never on
+// Succeeded alone. The C enum is only appended to: a state this package does
+// not know reads as MoneyUnknown, which never fulfils.
+type MoneyState int
+
+const (
+	MoneyUnknown          MoneyState = 0 // no word read yet, or one the profile does not map: wait, query
+	MoneyAwaitingCustomer MoneyState = 1 // nothing moved; the customer (or your confirm) is next: do not ship
+	MoneyPending          MoneyState = 2 // the provider, a bank or the method is deciding: do not ship
+	MoneyAuthorized       MoneyState = 3 // held, not captured: capture, then fulfil
+	MoneyPaid             MoneyState = 4 // captured: fulfil
+	MoneyPartlyRefunded   MoneyState = 5 // paid, and part of it went back
+	MoneyRefunded         MoneyState = 6 // paid, and all of it went back
+	MoneyFailed           MoneyState = 7 // final: no money moved or will; a new try is a new order
+)
+
+// moneyStateNames are pay_money_state_name's, in the C enum's order.
+var moneyStateNames = [...]string{"unknown", "awaiting_customer", "pending", "authorized", "paid",
+	"partly_refunded", "refunded", "failed"}
+
+// String is the library's name ("paid"), or "?" for a value it does not
+// name, as pay_money_state_name answers.
+func (m MoneyState) String() string {
+	if m < 0 || int(m) >= len(moneyStateNames) {
+		return "?"
+	}
+	return moneyStateNames[m]
+}
+
+// known is m itself when this package names it, else MoneyUnknown.
+func (m MoneyState) known() MoneyState {
+	if m.String() == "?" {
+		return MoneyUnknown
+	}
+	return m
+}
+
+// MarshalText writes the library's name.
+func (m MoneyState) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// UnmarshalText reads the library's name; a name this package does not know
+// (a state a later library appended) is MoneyUnknown, not an error, so that
+// the rest of the record still decodes.
+func (m *MoneyState) UnmarshalText(b []byte) error {
+	*m = MoneyUnknown
+	for i, name := range moneyStateNames {
+		if string(b) == name {
+			*m = MoneyState(i)
+		}
+	}
+	return nil
 }
 
 // Log levels passed to the log function (pay_log_level).
@@ -170,16 +226,19 @@ type Result struct {
 	IdempotencyKey    string
 	ProviderPaymentID string
 	ProviderStatus    string
-	Attempts          int           // how many were sent; AttemptLog says how each went
-	FromLedger        bool          // read from the ledger; nothing was sent
-	Queried           bool          // a lookup at the provider decided it
-	Recorded          bool          // the ledger holds this outcome (else LedgerError says why not)
-	LedgerError       string        // why the outcome could not be recorded, when it could not
-	Error             string        // why, when not plainly SUCCEEDED ("deadline", "declined: ...")
-	Elapsed           time.Duration // from the call to its answer
-	AttemptLog        []Attempt     // one per attempt, in order
-	JSON              string        // the whole result as JSON (without the body)
-	HookErr           error         // the request hook's error when its refusal ended the call, else nil
+	// MoneyState is where the money is: fulfil on MoneyPaid (or
+	// MoneyAuthorized where you capture later), never on Succeeded alone.
+	MoneyState  MoneyState
+	Attempts    int           // how many were sent; AttemptLog says how each went
+	FromLedger  bool          // read from the ledger; nothing was sent
+	Queried     bool          // a lookup at the provider decided it
+	Recorded    bool          // the ledger holds this outcome (else LedgerError says why not)
+	LedgerError string        // why the outcome could not be recorded, when it could not
+	Error       string        // why, when not plainly SUCCEEDED ("deadline", "declined: ...")
+	Elapsed     time.Duration // from the call to its answer
+	AttemptLog  []Attempt     // one per attempt, in order
+	JSON        string        // the whole result as JSON (without the body)
+	HookErr     error         // the request hook's error when its refusal ended the call, else nil
 }
 
 // Report is what Reconcile did.
@@ -381,6 +440,7 @@ func newResult(r *C.pay_result) *Result {
 		IdempotencyKey:    goString(C.pay_result_idempotency_key(r)),
 		ProviderPaymentID: goString(C.pay_result_provider_payment_id(r)),
 		ProviderStatus:    goString(C.pay_result_provider_status(r)),
+		MoneyState:        MoneyState(C.pay_result_money_state(r)).known(),
 		Attempts:          int(C.pay_result_attempts(r)),
 		FromLedger:        C.pay_result_from_ledger(r) == 1,
 		Error:             goString(C.pay_result_error(r)),

@@ -87,28 +87,32 @@ type LedgerPayment struct {
 	Detail            string `json:"detail"`
 	ProviderPaymentID string `json:"provider_payment_id"`
 	ProviderStatus    string `json:"provider_status"`
-	HTTPStatus        int    `json:"http_status"`
-	Attempts          int    `json:"attempts"`
-	CreatedAt         UnixMS `json:"created_at"`
-	KeyExpiresAt      UnixMS `json:"key_expires_at"`
-	LeaseOwner        string `json:"lease_owner"`
-	LeaseUntil        UnixMS `json:"lease_until"`
-	UpdatedAt         UnixMS `json:"updated_at"`
+	// MoneyState: fulfil on MoneyPaid (or MoneyAuthorized where you capture
+	// later), never on a SUCCEEDED State alone.
+	MoneyState   MoneyState `json:"money_state"`
+	HTTPStatus   int        `json:"http_status"`
+	Attempts     int        `json:"attempts"`
+	CreatedAt    UnixMS     `json:"created_at"`
+	KeyExpiresAt UnixMS     `json:"key_expires_at"`
+	LeaseOwner   string     `json:"lease_owner"`
+	LeaseUntil   UnixMS     `json:"lease_until"`
+	UpdatedAt    UnixMS     `json:"updated_at"`
 }
 
 // LedgerAttempt is one attempt or lookup in a payment's ledger history.
 type LedgerAttempt struct {
-	Number            int    `json:"attempt"`
-	Kind              string `json:"kind"` // "send" (a create) or "lookup"
-	StartedAt         UnixMS `json:"started_at"`
-	EndedAt           UnixMS `json:"ended_at"`
-	HTTPStatus        int    `json:"http_status"`
-	TransportError    string `json:"transport_error"`
-	Verdict           string `json:"verdict"`
-	Reason            string `json:"reason"`
-	DelayMS           *int64 `json:"delay_ms"` // nil: no wait followed
-	ProviderRequestID string `json:"provider_request_id"`
-	Replayed          bool   `json:"replayed"`
+	Number            int        `json:"attempt"`
+	Kind              string     `json:"kind"` // "send" (a create) or "lookup"
+	StartedAt         UnixMS     `json:"started_at"`
+	EndedAt           UnixMS     `json:"ended_at"`
+	HTTPStatus        int        `json:"http_status"`
+	TransportError    string     `json:"transport_error"`
+	Verdict           string     `json:"verdict"`
+	Reason            string     `json:"reason"`
+	MoneyState        MoneyState `json:"money_state"` // what its answer said about the money (MoneyUnknown: nothing)
+	DelayMS           *int64     `json:"delay_ms"`    // nil: no wait followed
+	ProviderRequestID string     `json:"provider_request_id"`
+	Replayed          bool       `json:"replayed"`
 	// nil: recorded before the ledger kept it, which counts as "may have".
 	MayHaveProcessed *bool `json:"may_have_processed"`
 }

@@ -51,7 +51,12 @@ type WebhookEvent struct {
 	OrderID           string `json:"order_id"`
 	ProviderPaymentID string `json:"provider_payment_id"`
 	ProviderStatus    string `json:"provider_status"`
-	Finding           string `json:"finding"` // succeeded, failed or noted
+	// MoneyState: what the event says about the money (webhook.h;
+	// MoneyUnknown when it says nothing, or from a library before it). Fulfil
+	// on MoneyPaid (or MoneyAuthorized where you capture later), never on a
+	// SUCCEEDED StateAfter alone.
+	MoneyState MoneyState `json:"money_state"`
+	Finding    string     `json:"finding"` // succeeded, failed or noted
 	// Effect: settled, recorded, conflict, duplicate, kept, ignored or error.
 	Effect      string `json:"effect"`
 	StateBefore string `json:"state_before"`

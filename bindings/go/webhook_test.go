@@ -6,6 +6,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http/httptest"
@@ -60,6 +61,20 @@ func TestApplyWebhookSettlesAnUnknownPaymentOnceAndRefusesAForgery(t *testing.T)
 	if len(reply.Events) != 1 || reply.Events[0].Effect != "settled" || reply.Events[0].OrderID != order ||
 		reply.Events[0].StateBefore != "UNKNOWN" || reply.Events[0].StateAfter != "SUCCEEDED" {
 		t.Fatalf("events: %s", reply.JSON)
+	}
+	// A library from before the events' money_state leaves it MoneyUnknown;
+	// one with it names the state the typed event carries.
+	var raw struct {
+		Events []struct {
+			MoneyState *string `json:"money_state"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal([]byte(reply.JSON), &raw); err != nil || len(raw.Events) != 1 {
+		t.Fatalf("%v: %s", err, reply.JSON)
+	}
+	if m := raw.Events[0].MoneyState; (m == nil && reply.Events[0].MoneyState != payretry.MoneyUnknown) ||
+		(m != nil && *m != reply.Events[0].MoneyState.String()) {
+		t.Fatalf("event money state %v: %s", reply.Events[0].MoneyState, reply.JSON)
 	}
 	if rec, err := c.LedgerGet(order); err != nil || rec.Payment.State != "SUCCEEDED" {
 		t.Fatalf("ledger: %v %+v", err, rec)
