@@ -98,6 +98,9 @@ class MemoryLedger final : public Ledger {
     r->detail = s.detail;
     r->provider_status = s.provider_status;
     r->http_status = s.http_status;
+    // Forward only (money_after), from the state the row holds: a run that
+    // read less than the row already knows never moves it back.
+    r->money_state = money_after(r->money_state, s.money_state);
     r->lease_owner.clear();
     r->lease_until = 0;
     r->updated_at = std::max(r->updated_at, now);
@@ -271,13 +274,16 @@ class MemoryLedger final : public Ledger {
 
   // The event's entry as the row's next one; the state the event moves it
   // to (event_moves), and with it the provider's id when the row has none
-  // (event_teaches_id).
+  // (event_teaches_id); the money state, when the event is provably the
+  // row's payment's (event_moves_money). Both judged on the row as it was
+  // before the event, as the SQL backends' one UPDATE does.
   void append(Rows::iterator row, Events::iterator ev) {
     Payment& p = row->second;
     const LedgerEvent& e = ev->second.event;
     AttemptEntry a = e.entry;
     a.number = p.row.attempts + 1;
     const bool learns_id = event_teaches_id(p.row, e);
+    const bool moves_money = event_moves_money(p.row, e);
     if (learns_id) by_provider_[{p.row.scope, e.provider_payment_id}].insert(row->first);  // may throw: nothing changed yet
     p.events.push_back(ev->first);
     try {
@@ -290,6 +296,7 @@ class MemoryLedger final : public Ledger {
     ev->second.applied_to = row->first;
     PaymentRow& r = p.row;
     if (learns_id) r.provider_payment_id = e.provider_payment_id;
+    if (moves_money) r.money_state = money_after(r.money_state, e.entry.money_state);
     if (const std::optional<PaymentState> to = event_moves(r.state, a)) {
       r.state = *to;
       r.delivery = "delivered";

@@ -18,6 +18,7 @@
 #include "ledger_postgres_session.hpp"
 #include "ledger_postgres_statements.hpp"
 #include "ledger_postgres_url.hpp"
+#include "sql_money.hpp"
 
 namespace payretry {
 namespace pg {
@@ -45,7 +46,7 @@ const char* const kListStateScope = PAYRETRY_PG_LIST("state = $3::text AND scope
 const char* const kInsertEvent =
     "INSERT INTO webhook_events (" PAYRETRY_EVENT_COLUMNS ") VALUES ($1, $2, $3, $4, $5, $6::bigint, $7::bigint, "
     "$8::bigint, $9::integer, $10::text, $11::text, $12::text, $13::bigint, $14::text, $15::boolean, $16::text, "
-    "$17::boolean) ON CONFLICT (scope, scheme, event_id) DO NOTHING";
+    "$17::boolean, $18::text) ON CONFLICT (scope, scheme, event_id) DO NOTHING";
 
 // The stored event's entry appended to its row's history as the next entry,
 // and the event marked applied, in one statement. The row is its order's,
@@ -55,17 +56,24 @@ const char* const kInsertEvent =
 // claim or settle re-checks the state against the row that committed.
 // Answers (rows bumped, entries inserted, events marked).
 // The state's move is event_moves() in SQL (held equal to it by the
-// conformance tests); $18 the event's settled detail.
+// conformance tests); $19 the event's settled detail. The money state's is
+// event_moves_money() in SQL, against the columns as they were before the
+// statement, and money_after() by the entry's money state ($18) as
+// sql_money.hpp writes it.
 #define PAYRETRY_EVENT_MOVES \
   "(state COLLATE \"C\" IN ('UNKNOWN', 'PENDING') AND $11::text IN ('event_succeeded', 'event_failed'))"
-const char* const kLandEvent =
+const std::string kLandEvent =
     "WITH target AS (UPDATE payments SET attempts = attempts + 1, updated_at = GREATEST(updated_at, $4::bigint), "
     "provider_payment_id = CASE WHEN provider_payment_id = '' AND " PAYRETRY_EVENT_MOVES
     " THEN $3::text ELSE provider_payment_id END, "  // event_teaches_id
     "state = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN "
     "(CASE $11::text WHEN 'event_succeeded' THEN 'SUCCEEDED' ELSE 'FAILED' END) ELSE state END, "
+    "money_state = CASE WHEN ($3::text <> '' AND provider_payment_id = $3::text) OR (($3::text = '' OR "
+    "provider_payment_id = '') AND " PAYRETRY_EVENT_MOVES ") THEN " +  // event_moves_money
+    sql_money_after("money_state", "$18::text") +
+    " ELSE money_state END, "
     "delivery = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN 'delivered' ELSE delivery END, "
-    "detail = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN $18::text ELSE detail END, "
+    "detail = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN $19::text ELSE detail END, "
     "provider_status = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN $12::text ELSE provider_status END "
     "WHERE order_id = COALESCE("
     "(SELECT order_id FROM payments WHERE $2::text <> '' AND order_id = $2::text AND scope = $1::text "
@@ -75,7 +83,7 @@ const char* const kLandEvent =
     "AND state COLLATE \"C\" <> 'IN_FLIGHT' RETURNING order_id, attempts), "
     "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
     "SELECT order_id, attempts, $7::bigint, $8::bigint, $9::integer, $10::text, $11::text, $12::text, $13::bigint, "
-    "$14::text, $15::boolean, $16::text, $17::boolean FROM target RETURNING number), "
+    "$14::text, $15::boolean, $16::text, $17::boolean, $18::text FROM target RETURNING number), "
     "mark AS (UPDATE webhook_events SET applied_to = target.order_id FROM target "
     "WHERE scope = $1::text AND scheme = $5::text AND event_id = $6::text RETURNING 1) "
     "SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM ins), (SELECT count(*) FROM mark)";
@@ -140,7 +148,7 @@ bool land_event(Session& s, const LedgerEvent& e) {
   EntryParams fields(p);
   write_attempt_fields(fields, e.entry);
   p.add(clean_text(event_settled_detail(e.entry)));
-  ResultPtr r = exec(s, kLandEvent, p);
+  ResultPtr r = exec(s, kLandEvent.c_str(), p);
   const int64_t bumped = as_int(r.get(), 0, 0), inserted = as_int(r.get(), 0, 1), marked = as_int(r.get(), 0, 2);
   if (bumped == 0) return false;
   if (inserted != 1 || marked != 1)
@@ -417,7 +425,7 @@ class PostgresLedger final : public Ledger {
       lock_names(s, scope, order_id, provider_payment_id);
       ResultPtr r = exec(s, kKeptEvents, Params().add(scope).add(order_id).add(provider_payment_id));
       std::vector<LedgerEvent> out;
-      for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(read_event(pg::PgRow(r.get(), i)));
+      for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(pg::read_event_row(r.get(), i));
       tx.commit();
       return out;
     });
@@ -438,12 +446,12 @@ class PostgresLedger final : public Ledger {
           const Params key = Params().add(e.scope).add(e.scheme).add(e.event_id);
           ResultPtr r = exec(s, find, key);
           if (PQntuples(r.get()) == 0) return false;
-          const LedgerEvent named = read_event(pg::PgRow(r.get(), 0));
+          const LedgerEvent named = pg::read_event_row(r.get(), 0);
           lock_names(s, named.scope, named.order_id, named.provider_payment_id);
           // Again, locked: another call may have applied it meanwhile.
           r = exec(s, (std::string(find) + " FOR UPDATE").c_str(), key);
           if (PQntuples(r.get()) == 0) return false;
-          if (!land_event(s, read_event(pg::PgRow(r.get(), 0)))) return false;  // nothing written; rolled back
+          if (!land_event(s, pg::read_event_row(r.get(), 0))) return false;  // nothing written; rolled back
           staged = true;
           tx.commit();
           return true;

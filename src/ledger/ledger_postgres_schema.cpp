@@ -11,7 +11,7 @@ namespace payretry {
 namespace pg {
 namespace {
 
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 // pg_advisory_xact_lock key ("payretry" in ASCII) that serialises schema
 // migrations, so that processes opening a fresh database at once do not race.
 constexpr const char* kMigrationLockKey = "8097887137224225401";
@@ -109,6 +109,18 @@ CREATE INDEX webhook_events_applied ON webhook_events (applied_to, received_at);
 CREATE INDEX webhook_events_kept_order ON webhook_events (scope, order_id) WHERE applied_to = '';
 CREATE INDEX webhook_events_kept_provider ON webhook_events (scope, provider_payment_id) WHERE applied_to = '';
 CREATE INDEX IF NOT EXISTS payments_scope_provider ON payments (scope, provider_payment_id);
+)sql",
+    // 5: where the money is (money.hpp): the row's state, moved forward
+    // only by settlements and by the events provably its payment's, and
+    // what each history entry and each stored event read. 'unknown' for
+    // everything before: nothing was read then. A constant default adds
+    // the columns without rewriting the tables. No CHECK on the names, as
+    // in SQLite: states are only appended; the row codec refuses a name it
+    // does not know.
+    R"sql(
+ALTER TABLE payments ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
+ALTER TABLE attempts ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
+ALTER TABLE webhook_events ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
 )sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");

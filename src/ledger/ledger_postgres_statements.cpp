@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "sql_money.hpp"
+
 namespace payretry {
 namespace pg {
 namespace {
@@ -14,7 +16,7 @@ bool same_attempt(const AttemptEntry& a, const AttemptEntry& b) {
   return a.number == b.number && a.started_at == b.started_at && a.ended_at == b.ended_at &&
          a.http_status == b.http_status && a.transport_error == b.transport_error && a.verdict == b.verdict &&
          a.reason == b.reason && a.delay_ms == b.delay_ms && a.provider_request_id == b.provider_request_id &&
-         a.replayed == b.replayed && a.kind == b.kind && a.processed == b.processed;
+         a.replayed == b.replayed && a.kind == b.kind && a.processed == b.processed && a.money_state == b.money_state;
 }
 
 AttemptEntry cleaned(AttemptEntry a) {
@@ -36,6 +38,14 @@ PaymentRow read_row(const PGresult* r, int i) {
   }
 }
 
+LedgerEvent read_event_row(const PGresult* r, int i) {
+  try {
+    return read_event(PgRow(r, i));
+  } catch (const UnreadableRow& e) {
+    throw bad_data(e.what());
+  }
+}
+
 PaymentRow to_client(const Session& s, PaymentRow r) {
   if (r.lease_until != 0) r.lease_until -= s.offset;
   return r;
@@ -51,7 +61,11 @@ std::vector<AttemptEntry> get_attempts(Session& s, const std::string& order_id) 
   ResultPtr r = exec(s, "SELECT " PAYRETRY_ATTEMPT_COLUMNS " FROM attempts WHERE order_id = $1 ORDER BY number",
                      Params().add(order_id));
   std::vector<AttemptEntry> out;
-  for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(read_attempt(PgRow(r.get(), i)));
+  try {
+    for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(read_attempt(PgRow(r.get(), i), order_id));
+  } catch (const UnreadableRow& e) {
+    throw bad_data(e.what());
+  }
   return out;
 }
 
@@ -152,21 +166,26 @@ const char* const kRecord =
     "WHERE order_id = $1 AND lease_owner = $2 AND state COLLATE \"C\" = 'IN_FLIGHT' RETURNING order_id), "
     "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
     "SELECT order_id, $3::integer, $5::bigint, $6::bigint, $7::integer, $8::text, $9::text, $10::text, $11::bigint, "
-    "$12::text, $13::boolean, $14::text, $15::boolean FROM f "
+    "$12::text, $13::boolean, $14::text, $15::boolean, $16::text FROM f "
     "ON CONFLICT (order_id, number) DO NOTHING RETURNING number) "
     "SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM ins)";
 
-// The settlement, releasing the lease, and the last entry ($23: whether
-// there is one), fenced and appended like kRecord.
-const char* const kSettle =
+// The settlement, releasing the lease, and the last entry ($25: whether
+// there is one), fenced and appended like kRecord. The money state moves
+// from the stored one by what the run read ($9), in the statement itself
+// (sql_money.hpp), never from a copy the run read: what an event taught
+// the row before the claim stays unless the run read a move forward.
+const std::string kSettle =
     "WITH f AS (UPDATE payments SET state = $3, delivery = $4, detail = $5, "
     "provider_payment_id = CASE WHEN $6::text = '' THEN provider_payment_id ELSE $6::text END, "
-    "provider_status = $7, http_status = $8::integer, lease_owner = '', lease_until = 0, "
-    "attempts = GREATEST(attempts, $10::integer), updated_at = GREATEST(updated_at, $9::bigint, $11::bigint) "
+    "provider_status = $7, http_status = $8::integer, money_state = " +
+    sql_money_after("money_state", "$9::text") +
+    ", lease_owner = '', lease_until = 0, "
+    "attempts = GREATEST(attempts, $11::integer), updated_at = GREATEST(updated_at, $10::bigint, $12::bigint) "
     "WHERE order_id = $1 AND lease_owner = $2 AND state COLLATE \"C\" = 'IN_FLIGHT' RETURNING order_id), "
     "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
-    "SELECT order_id, $10::integer, $12::bigint, $13::bigint, $14::integer, $15::text, $16::text, $17::text, "
-    "$18::bigint, $19::text, $20::boolean, $21::text, $22::boolean FROM f WHERE $23::boolean "
+    "SELECT order_id, $11::integer, $13::bigint, $14::bigint, $15::integer, $16::text, $17::text, $18::text, "
+    "$19::bigint, $20::text, $21::boolean, $22::text, $23::boolean, $24::text FROM f WHERE $25::boolean "
     "ON CONFLICT (order_id, number) DO NOTHING RETURNING number) "
     "SELECT (SELECT count(*) FROM f), (SELECT count(*) FROM ins)";
 
@@ -174,8 +193,8 @@ const char* const kSettle =
 // connection. A prepared statement lives as long as its connection, which
 // lives only in this process, so one name per text is enough.
 const Prepared kCreatePrepared{"payretry_create_2", 1u << 0};
-const Prepared kRecordPrepared{"payretry_record_2", 1u << 1};
-const Prepared kSettlePrepared{"payretry_settle_2", 1u << 2};
+const Prepared kRecordPrepared{"payretry_record_3", 1u << 1};
+const Prepared kSettlePrepared{"payretry_settle_3", 1u << 2};
 
 // An entry number already taken: fine when it holds this very entry (a
 // rerun), a clash otherwise (the transaction then fails as a whole).
@@ -257,7 +276,7 @@ Query settle_query(const std::string& order_id, const std::string& owner, const 
   p.add(now).add(last ? last->number : 0).add(last ? last->ended_at : int64_t{0});
   write_attempt_fields(fields, last ? *last : AttemptEntry{});
   p.add(last != nullptr);
-  return Query{kSettle, std::move(p), &kSettlePrepared};
+  return Query{kSettle.c_str(), std::move(p), &kSettlePrepared};
 }
 
 // ---- many writes of one kind in one statement ------------------------------
@@ -328,64 +347,66 @@ const char* const kCreateMany =
     " FROM payments WHERE payments.order_id = input.order_id) found ON true "
     "WHERE NOT EXISTS (SELECT 1 FROM ins WHERE ins.order_id = input.order_id)";
 
-// kSettle over arrays ($1..$23 as settle_query orders them): one row per
+// kSettle over arrays ($1..$25 as settle_query orders them): one row per
 // entry, in order: (rows fenced in, entries inserted, ordinal). The fence
 // as in kSettle (COLLATE "C": each order looked up by its key), and the
 // answers joined to the entries, not looked up once per entry (order ids
 // are distinct in one statement: settles_in_one), so that the statement's
 // cost grows with the batch, not with its square.
-const char* const kSettleMany =
+const std::string kSettleMany =
     "WITH input AS (SELECT c1 AS order_id, c2 AS owner, c3 AS state, c4 AS delivery, c5 AS detail, "
-    "c6 AS provider_payment_id, c7 AS provider_status, c8::integer AS http_status, c9::bigint AS now, "
-    "c10::integer AS number, c11::bigint AS ended_at, c12::bigint AS a_started_at, c13::bigint AS a_ended_at, "
-    "c14::integer AS a_http_status, c15 AS a_transport_error, c16 AS a_verdict, c17 AS a_reason, "
-    "c18::bigint AS a_delay_ms, c19 AS a_provider_request_id, c20::boolean AS a_replayed, c21 AS a_kind, "
-    "c22::boolean AS a_processed, c23::boolean AS has_last, n "
+    "c6 AS provider_payment_id, c7 AS provider_status, c8::integer AS http_status, c9 AS money_state, "
+    "c10::bigint AS now, c11::integer AS number, c12::bigint AS ended_at, c13::bigint AS a_started_at, "
+    "c14::bigint AS a_ended_at, c15::integer AS a_http_status, c16 AS a_transport_error, c17 AS a_verdict, "
+    "c18 AS a_reason, c19::bigint AS a_delay_ms, c20 AS a_provider_request_id, c21::boolean AS a_replayed, "
+    "c22 AS a_kind, c23::boolean AS a_processed, c24 AS a_money_state, c25::boolean AS has_last, n "
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], "
     "$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], "
-    "$17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[]) "
+    "$17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::text[], $23::text[], $24::text[], "
+    "$25::text[]) "
     "WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, c17, c18, c19, "
-    "c20, c21, c22, c23, n)), "
+    "c20, c21, c22, c23, c24, c25, n)), "
     "f AS (UPDATE payments p SET state = i.state, delivery = i.delivery, detail = i.detail, "
     "provider_payment_id = CASE WHEN i.provider_payment_id = '' THEN p.provider_payment_id ELSE i.provider_payment_id END, "
-    "provider_status = i.provider_status, http_status = i.http_status, "
-    "lease_owner = '', lease_until = 0, attempts = GREATEST(p.attempts, i.number), "
+    "provider_status = i.provider_status, http_status = i.http_status, money_state = " +
+    sql_money_after("p.money_state", "i.money_state") +
+    ", lease_owner = '', lease_until = 0, attempts = GREATEST(p.attempts, i.number), "
     "updated_at = GREATEST(p.updated_at, i.now, i.ended_at) "
     "FROM input i WHERE p.order_id = i.order_id AND p.lease_owner = i.owner AND p.state COLLATE \"C\" = 'IN_FLIGHT' "
     "RETURNING p.order_id), "
     "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
     "SELECT i.order_id, i.number, i.a_started_at, i.a_ended_at, i.a_http_status, i.a_transport_error, i.a_verdict, "
-    "i.a_reason, i.a_delay_ms, i.a_provider_request_id, i.a_replayed, i.a_kind, i.a_processed "
+    "i.a_reason, i.a_delay_ms, i.a_provider_request_id, i.a_replayed, i.a_kind, i.a_processed, i.a_money_state "
     "FROM input i JOIN f ON f.order_id = i.order_id WHERE i.has_last "
     "ON CONFLICT (order_id, number) DO NOTHING RETURNING order_id) "
     "SELECT (f.order_id IS NOT NULL)::integer, (ins.order_id IS NOT NULL)::integer, i.n FROM input i "
     "LEFT JOIN f ON f.order_id = i.order_id LEFT JOIN ins ON ins.order_id = i.order_id ORDER BY i.n";
 
-// kRecord over arrays ($1..$15 as record_query orders them): one row per
+// kRecord over arrays ($1..$16 as record_query orders them): one row per
 // entry, in order, as kSettleMany answers.
 const char* const kRecordMany =
     "WITH input AS (SELECT c1 AS order_id, c2 AS owner, c3::integer AS number, c4::bigint AS now, "
     "c5::bigint AS a_started_at, c6::bigint AS a_ended_at, c7::integer AS a_http_status, c8 AS a_transport_error, "
     "c9 AS a_verdict, c10 AS a_reason, c11::bigint AS a_delay_ms, c12 AS a_provider_request_id, "
-    "c13::boolean AS a_replayed, c14 AS a_kind, c15::boolean AS a_processed, n "
+    "c13::boolean AS a_replayed, c14 AS a_kind, c15::boolean AS a_processed, c16 AS a_money_state, n "
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], "
-    "$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[]) "
-    "WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, n)), "
+    "$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[]) "
+    "WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15, c16, n)), "
     "f AS (UPDATE payments p SET attempts = GREATEST(p.attempts, i.number), "
     "updated_at = GREATEST(p.updated_at, i.now) "
     "FROM input i WHERE p.order_id = i.order_id AND p.lease_owner = i.owner AND p.state COLLATE \"C\" = 'IN_FLIGHT' "
     "RETURNING p.order_id), "
     "ins AS (INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
     "SELECT i.order_id, i.number, i.a_started_at, i.a_ended_at, i.a_http_status, i.a_transport_error, i.a_verdict, "
-    "i.a_reason, i.a_delay_ms, i.a_provider_request_id, i.a_replayed, i.a_kind, i.a_processed "
+    "i.a_reason, i.a_delay_ms, i.a_provider_request_id, i.a_replayed, i.a_kind, i.a_processed, i.a_money_state "
     "FROM input i JOIN f ON f.order_id = i.order_id "
     "ON CONFLICT (order_id, number) DO NOTHING RETURNING order_id) "
     "SELECT (f.order_id IS NOT NULL)::integer, (ins.order_id IS NOT NULL)::integer, i.n FROM input i "
     "LEFT JOIN f ON f.order_id = i.order_id LEFT JOIN ins ON ins.order_id = i.order_id ORDER BY i.n";
 
 const Prepared kCreateManyPrepared{"payretry_create_many_2", 1u << 3};
-const Prepared kSettleManyPrepared{"payretry_settle_many_2", 1u << 4};
-const Prepared kRecordManyPrepared{"payretry_record_many_1", 1u << 5};
+const Prepared kSettleManyPrepared{"payretry_settle_many_3", 1u << 4};
+const Prepared kRecordManyPrepared{"payretry_record_many_2", 1u << 5};
 
 // The answer of a fenced statement over arrays, (rows fenced in, entries
 // inserted, ordinal) per entry in order: whether each entry's lease was held.
@@ -425,7 +446,9 @@ bool records_in_one(const LedgerBatch& b) {
 }
 
 Query creates_query(const std::vector<Query>& each) { return Query{kCreateMany, columns_of(each), &kCreateManyPrepared}; }
-Query settles_query(const std::vector<Query>& each) { return Query{kSettleMany, columns_of(each), &kSettleManyPrepared}; }
+Query settles_query(const std::vector<Query>& each) {
+  return Query{kSettleMany.c_str(), columns_of(each), &kSettleManyPrepared};
+}
 Query records_query(const std::vector<Query>& each) { return Query{kRecordMany, columns_of(each), &kRecordManyPrepared}; }
 
 std::vector<Ledger::CreateOutcome> creates_done(Session& s, const PGresult* r, const LedgerBatch& b) {

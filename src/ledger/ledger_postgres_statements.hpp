@@ -33,6 +33,8 @@ class PgRow final : public SqlRowReader {
 // A row of PAYRETRY_PAYMENT_COLUMNS as stored: lease_until on the
 // SERVER's clock.
 PaymentRow read_row(const PGresult* r, int i);
+// A row of PAYRETRY_EVENT_COLUMNS.
+LedgerEvent read_event_row(const PGresult* r, int i);
 
 // Lease ends are stored and compared on the server's clock; callers get
 // them on their own clock. 0 (no lease) stays 0.

@@ -11,6 +11,8 @@
 #include <exception>
 #include <limits>
 #include <mutex>
+#include <optional>
+#include <string_view>
 #include <unordered_map>
 
 #include "fingerprint.hpp"
@@ -19,7 +21,7 @@
 namespace payretry {
 namespace {
 
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 
 // Each step brings the schema from version i to i+1; never edit a shipped
 // step, append a new one.
@@ -108,6 +110,17 @@ CREATE INDEX webhook_events_applied ON webhook_events(applied_to, received_at);
 CREATE INDEX webhook_events_kept_order ON webhook_events(scope, order_id) WHERE applied_to = '';
 CREATE INDEX webhook_events_kept_provider ON webhook_events(scope, provider_payment_id) WHERE applied_to = '';
 CREATE INDEX payments_scope_provider ON payments(scope, provider_payment_id);
+)sql",
+    // 5: where the money is (money.hpp): the row's state, moved forward
+    // only by settlements and by the events provably its payment's, and
+    // what each history entry and each stored event read. 'unknown' for
+    // everything before: nothing was read then. No CHECK on the names:
+    // states are only appended, and SQLite cannot widen a CHECK without
+    // rebuilding the table; the row codec refuses a name it does not know.
+    R"sql(
+ALTER TABLE payments ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
+ALTER TABLE attempts ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
+ALTER TABLE webhook_events ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
 )sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");
@@ -297,12 +310,45 @@ class StmtParams final : public SqlParamWriter {
   int next_;
 };
 
-PaymentRow read_row(const Stmt& s) {
+// A read by the row codec, its refusal (UnreadableRow) said as this
+// backend's.
+template <class Read>
+auto decoded(Read read) -> decltype(read()) {
   try {
-    return read_payment(StmtRow(s));
+    return read();
   } catch (const UnreadableRow& e) {
     throw LedgerError(std::string("ledger (sqlite): ") + e.what());
   }
+}
+
+PaymentRow read_row(const Stmt& s) {
+  return decoded([&] { return read_payment(StmtRow(s)); });
+}
+
+// money_after() as the SQL function payretry_money_after(from, read) of
+// this connection, by money_state_name's names: the statements that move a
+// stored money state call the C++ rule itself, evaluated against the
+// stored column inside their UPDATE, so SQLite cannot say another rule.
+// (PostgreSQL cannot call into the client: it gets the same rule as CASE
+// text, sql_money.hpp.) A stored name this code does not know stays as it
+// is (the row codec refuses it when the row is read); a NULL stays NULL.
+void sql_money_after_fn(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
+  if (argc != 2 || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+    sqlite3_result_null(ctx);
+    return;
+  }
+  auto text = [](sqlite3_value* v) {
+    const unsigned char* t = sqlite3_value_text(v);
+    return std::string_view(t ? reinterpret_cast<const char*>(t) : "", static_cast<size_t>(sqlite3_value_bytes(v)));
+  };
+  const std::optional<MoneyState> from = parse_money_state(text(argv[0]));
+  const std::optional<MoneyState> read =
+      sqlite3_value_type(argv[1]) == SQLITE_NULL ? std::nullopt : parse_money_state(text(argv[1]));
+  if (!from || !read) {
+    sqlite3_result_value(ctx, argv[0]);
+    return;
+  }
+  sqlite3_result_text(ctx, money_state_name(money_after(*from, *read)), -1, SQLITE_STATIC);
 }
 
 class SqliteLedger final : public Ledger {
@@ -326,6 +372,15 @@ class SqliteLedger final : public Ledger {
     }
     stmts_.attach(raw);
     sqlite3_extended_result_codes(db(), 1);
+    // Deterministic, and callable only from our own statements, never from
+    // a view, trigger or index that a store's schema could hold.
+    int money_flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
+#ifdef SQLITE_DIRECTONLY
+    money_flags |= SQLITE_DIRECTONLY;
+#endif
+    const int fn_rc = sqlite3_create_function_v2(db(), "payretry_money_after", 2, money_flags, nullptr,
+                                                 sql_money_after_fn, nullptr, nullptr, nullptr);
+    if (fn_rc != SQLITE_OK) fail(db(), fn_rc, "register payretry_money_after");
     sqlite3_busy_timeout(db(), busy_timeout_ms_);
     // WAL lets readers work beside the writer; FULL makes every commit
     // durable before pay_submit sends a byte (the key must survive a crash).
@@ -613,7 +668,7 @@ class SqliteLedger final : public Ledger {
   EventRecording record_in_tx(const LedgerEvent& e) {
     {
       Stmt ins(stmts_, "INSERT INTO webhook_events (" PAYRETRY_EVENT_COLUMNS ") VALUES "
-                       "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17) "
+                       "(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18) "
                        "ON CONFLICT(scope, scheme, event_id) DO NOTHING");
       StmtParams fields(ins, 1);
       write_event(fields, e);
@@ -633,7 +688,7 @@ class SqliteLedger final : public Ledger {
     Stmt s(stmts_, "SELECT " PAYRETRY_ATTEMPT_COLUMNS " FROM attempts WHERE order_id=?1 ORDER BY number");
     s.bind(1, order_id);
     std::vector<AttemptEntry> out;
-    while (s.step()) out.push_back(read_attempt(StmtRow(s)));
+    while (s.step()) out.push_back(decoded([&] { return read_attempt(StmtRow(s), order_id); }));
     return out;
   }
 
@@ -693,7 +748,7 @@ class SqliteLedger final : public Ledger {
                    "AND ?3 <> '' AND provider_payment_id = ?3 ORDER BY received_at, scheme, event_id");
     s.bind(1, scope).bind(2, order_id).bind(3, provider_payment_id);
     std::vector<LedgerEvent> out;
-    while (s.step()) out.push_back(read_event(StmtRow(s)));
+    while (s.step()) out.push_back(decoded([&] { return read_event(StmtRow(s)); }));
     return out;
   }
 
@@ -705,7 +760,7 @@ class SqliteLedger final : public Ledger {
       Stmt s(stmts_, "SELECT " PAYRETRY_EVENT_COLUMNS " FROM webhook_events "
                      "WHERE scope = ?1 AND scheme = ?2 AND event_id = ?3 AND applied_to = ''");
       s.bind(1, e.scope).bind(2, e.scheme).bind(3, e.event_id);
-      if (s.step()) stored = read_event(StmtRow(s));
+      if (s.step()) stored = decoded([&] { return read_event(StmtRow(s)); });
     }
     if (!stored || !land(*stored)) return false;  // nothing written
     tx.commit();
@@ -898,14 +953,18 @@ class SqliteLedger final : public Ledger {
   // `last` joins the history.
   bool settle_in_tx(const std::string& order_id, const std::string& owner, const AttemptEntry* last,
                     const Settlement& st, int64_t now) {
+    // The money state moves from the stored one (payretry_money_after), not
+    // from a copy the run read: what an event taught the row before the
+    // claim stays unless the run read a move forward.
     Stmt s(stmts_, "UPDATE payments SET state=?3, delivery=?4, detail=?5, "
                    "provider_payment_id=CASE WHEN ?6 = '' THEN provider_payment_id ELSE ?6 END, provider_status=?7, "
-                   "http_status=?8, lease_owner='', lease_until=0, updated_at=MAX(updated_at, ?9, ?10), "
-                   "attempts=MAX(attempts, ?11) WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
-    s.bind(1, order_id).bind(2, owner).bind(9, now);
+                   "http_status=?8, money_state=payretry_money_after(money_state, ?9), lease_owner='', lease_until=0, "
+                   "updated_at=MAX(updated_at, ?10, ?11), "
+                   "attempts=MAX(attempts, ?12) WHERE order_id=?1 AND lease_owner=?2 AND state='IN_FLIGHT'");
+    s.bind(1, order_id).bind(2, owner).bind(10, now);
     StmtParams settlement(s, 3);
     write_settlement(settlement, st);
-    s.bind(10, last ? last->ended_at : now).bind(11, static_cast<int64_t>(last ? last->number : 0));
+    s.bind(11, last ? last->ended_at : now).bind(12, static_cast<int64_t>(last ? last->number : 0));
     s.step();
     if (sqlite3_changes(db()) != 1) return false;
     if (last) store_entry(order_id, *last);
@@ -914,7 +973,9 @@ class SqliteLedger final : public Ledger {
 
   // Under a transaction: lands the stored event `e` on its row (the row
   // and the changes as Ledger::record_event says; the state's move is
-  // event_moves() in SQL, held equal to it by the conformance tests),
+  // event_moves() in SQL, held equal to it by the conformance tests; the
+  // money state's is event_moves_money() in SQL, against the columns as
+  // they were before this statement, and money_after() itself),
   // appends its entry as the row's next and marks the event applied. False
   // (nothing written) when there is no row or it is IN_FLIGHT: the claim's
   // holder numbers its own entries.
@@ -928,6 +989,9 @@ class SqliteLedger final : public Ledger {
                      " THEN ?3 ELSE provider_payment_id END, "  // event_teaches_id
                      "state = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN "
                      "(CASE ?5 WHEN 'event_succeeded' THEN 'SUCCEEDED' ELSE 'FAILED' END) ELSE state END, "
+                     "money_state = CASE WHEN (?3 <> '' AND provider_payment_id = ?3) OR ((?3 = '' OR "
+                     "provider_payment_id = '') AND " PAYRETRY_EVENT_MOVES ") THEN payretry_money_after(money_state, ?8) "
+                     "ELSE money_state END, "  // event_moves_money
                      "delivery = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN 'delivered' ELSE delivery END, "
                      "detail = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN ?6 ELSE detail END, "
                      "provider_status = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN ?7 ELSE provider_status END "
@@ -939,6 +1003,7 @@ class SqliteLedger final : public Ledger {
 #undef PAYRETRY_EVENT_MOVES
       s.bind(1, e.scope).bind(2, e.order_id).bind(3, e.provider_payment_id).bind(4, e.entry.ended_at);
       s.bind(5, e.entry.verdict).bind(6, event_settled_detail(e.entry)).bind(7, e.entry.reason);
+      s.bind(8, std::string(money_state_name(e.entry.money_state)));
       if (!s.step()) return false;
       order = s.text(0);
       number = s.integer(1);
@@ -971,7 +1036,7 @@ class SqliteLedger final : public Ledger {
   // pass silently.
   void store_entry(const std::string& order_id, const AttemptEntry& a) {
     Stmt s(stmts_, "INSERT INTO attempts (order_id, " PAYRETRY_ATTEMPT_COLUMNS ") "
-                   "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
+                   "VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14)");
     s.bind(1, order_id).bind(2, static_cast<int64_t>(a.number));
     StmtParams fields(s, 3);
     write_attempt_fields(fields, a);

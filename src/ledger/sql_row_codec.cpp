@@ -21,6 +21,17 @@ PaymentState read_state(const std::string& stored, const std::string& order_id) 
   return *state;
 }
 
+// A money state string this code does not know (a hand edit, a state a
+// later payretry appended) is refused as a state string is: read as
+// `unknown`, a row that a later payretry recorded `paid` would be settled
+// or shown as if nothing had moved, and this code's forward-only moves
+// (which compare the stored string) would then leave it as it is anyway.
+MoneyState read_money_state(const std::string& stored, const std::string& whose) {
+  const std::optional<MoneyState> money = parse_money_state(stored);
+  if (!money) throw UnreadableRow(whose + " has an unknown money state '" + stored + "'");
+  return *money;
+}
+
 PaymentRow read_payment(const SqlRowReader& row) {
   PaymentRow p;
   p.order_id = row.text(0);
@@ -41,13 +52,15 @@ PaymentRow read_payment(const SqlRowReader& row) {
   p.scope = row.text(15);
   p.submission_headers = row.text(16);
   p.submission_path = row.text(17);
+  p.money_state = read_money_state(row.text(18), "payment " + p.order_id);
   return p;
 }
 
 namespace {
 // A history entry's columns but its number, from column `at` on, in the
-// order write_attempt_fields writes them: an attempt's row and an event's.
-void read_entry_fields(const SqlRowReader& row, int at, AttemptEntry& a) {
+// order write_attempt_fields writes them: an attempt's row and an event's
+// (`whose` names it when it is refused).
+void read_entry_fields(const SqlRowReader& row, int at, AttemptEntry& a, const std::string& whose) {
   a.started_at = row.integer(at);
   a.ended_at = row.integer(at + 1);
   a.http_status = static_cast<int>(row.integer(at + 2));
@@ -59,13 +72,14 @@ void read_entry_fields(const SqlRowReader& row, int at, AttemptEntry& a) {
   a.replayed = row.boolean(at + 8);
   a.kind = row.text(at + 9);
   if (!row.is_null(at + 10)) a.processed = row.boolean(at + 10);
+  a.money_state = read_money_state(row.text(at + 11), whose);
 }
 }  // namespace
 
-AttemptEntry read_attempt(const SqlRowReader& row) {
+AttemptEntry read_attempt(const SqlRowReader& row, const std::string& order_id) {
   AttemptEntry a;
   a.number = static_cast<int>(row.integer(0));
-  read_entry_fields(row, 1, a);
+  read_entry_fields(row, 1, a, "entry " + std::to_string(a.number) + " of payment " + order_id);
   return a;
 }
 
@@ -78,7 +92,7 @@ LedgerEvent read_event(const SqlRowReader& row) {
   e.provider_payment_id = row.text(4);
   e.received_at = row.integer(5);
   e.entry.number = 0;  // the ledger's to give when it is applied
-  read_entry_fields(row, 6, e.entry);
+  read_entry_fields(row, 6, e.entry, "webhook event " + e.scheme + " " + e.event_id);
   return e;
 }
 
@@ -99,6 +113,7 @@ void write_settlement(SqlParamWriter& out, const Settlement& s) {
   out.text(s.provider_payment_id);
   out.text(s.provider_status);
   out.integer(s.http_status);
+  out.text(money_state_name(s.money_state));
 }
 
 void write_attempt_fields(SqlParamWriter& out, const AttemptEntry& a) {
@@ -114,6 +129,7 @@ void write_attempt_fields(SqlParamWriter& out, const AttemptEntry& a) {
   out.text(a.kind);
   if (a.processed) out.boolean(*a.processed);
   else out.null();
+  out.text(money_state_name(a.money_state));
 }
 
 }  // namespace payretry

@@ -17,15 +17,16 @@ namespace payretry {
 // own after these). Macros, not constants, so that the backends' constant
 // statements are built from them at compile time. scope,
 // submission_headers and submission_path came with schema 3, last, so that
-// every column before them kept its position.
+// every column before them kept its position; money_state with schema 5,
+// after them, for the same reason.
 #define PAYRETRY_PAYMENT_COLUMNS                                                                          \
   "order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, provider_status, " \
   "http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at, scope, "         \
-  "submission_headers, submission_path"
+  "submission_headers, submission_path, money_state"
 
 // How many columns PAYRETRY_PAYMENT_COLUMNS names: where the columns a
 // statement adds after them begin.
-constexpr int kPaymentColumns = 18;
+constexpr int kPaymentColumns = 19;
 constexpr int count_columns(const char* list) {
   int n = 1;
   for (; *list; ++list) n += *list == ',';
@@ -35,10 +36,11 @@ static_assert(count_columns(PAYRETRY_PAYMENT_COLUMNS) == kPaymentColumns, "kPaym
 
 // The attempts columns of an AttemptEntry, in the order read_attempt reads
 // them; write_attempt_fields writes them in the same order, from
-// started_at on.
+// started_at on. money_state (schema 5) last, so that the others kept
+// their positions.
 #define PAYRETRY_ATTEMPT_COLUMNS                                                                      \
   "number, started_at, ended_at, http_status, transport_error, verdict, reason, delay_ms, " \
-  "provider_request_id, replayed, kind, processed"
+  "provider_request_id, replayed, kind, processed, money_state"
 
 // The webhook_events columns of a LedgerEvent (schema 4), in the order
 // read_event reads them and write_event writes them: its identity, what it
@@ -46,8 +48,9 @@ static_assert(count_columns(PAYRETRY_PAYMENT_COLUMNS) == kPaymentColumns, "kPaym
 // number (an event's entry is numbered only when it joins a history).
 #define PAYRETRY_EVENT_COLUMNS                                                                         \
   "scope, scheme, event_id, order_id, provider_payment_id, received_at, started_at, ended_at, "          \
-  "http_status, transport_error, verdict, reason, delay_ms, provider_request_id, replayed, kind, processed"
-constexpr int kEventColumns = 17;
+  "http_status, transport_error, verdict, reason, delay_ms, provider_request_id, replayed, kind, processed, " \
+  "money_state"
+constexpr int kEventColumns = 18;
 static_assert(count_columns(PAYRETRY_EVENT_COLUMNS) == kEventColumns, "kEventColumns counts the columns");
 
 // One row of a result as a backend's driver holds it; columns by position.
@@ -86,26 +89,36 @@ class UnreadableRow : public LedgerError {
 // string that names no PaymentState.
 PaymentState read_state(const std::string& stored, const std::string& order_id);
 
+// A money_state column (schema 5) of `whose` ("payment o-1", "entry 3 of
+// order o-1", ...). Throws UnreadableRow for a string that names no
+// MoneyState, for the reasons read_state gives.
+MoneyState read_money_state(const std::string& stored, const std::string& whose);
+
 // A row of PAYRETRY_PAYMENT_COLUMNS, as stored (a backend translates clocks
 // itself). Throws UnreadableRow.
 PaymentRow read_payment(const SqlRowReader& row);
 
-// A row of PAYRETRY_ATTEMPT_COLUMNS. A NULL processed (an entry written
-// before schema 2) stays nullopt: "may have been processed".
-AttemptEntry read_attempt(const SqlRowReader& row);
+// A row of PAYRETRY_ATTEMPT_COLUMNS of order `order_id`'s history (named
+// when the row is refused). A NULL processed (an entry written before
+// schema 2) stays nullopt: "may have been processed". Throws UnreadableRow.
+AttemptEntry read_attempt(const SqlRowReader& row, const std::string& order_id);
 
-// A row of PAYRETRY_EVENT_COLUMNS; the entry's number is 0.
+// A row of PAYRETRY_EVENT_COLUMNS; the entry's number is 0. Throws
+// UnreadableRow.
 LedgerEvent read_event(const SqlRowReader& row);
 
 // An event as the parameters of PAYRETRY_EVENT_COLUMNS, in that order.
 void write_event(SqlParamWriter& out, const LedgerEvent& e);
 
 // A settlement as the parameters state, delivery, detail,
-// provider_payment_id, provider_status, http_status, in that order.
+// provider_payment_id, provider_status, http_status, money_state, in that
+// order. The money state is what the run read; the statement moves the
+// stored one by it (sql_money.hpp), never sets it.
 void write_settlement(SqlParamWriter& out, const Settlement& s);
 
 // An entry's PAYRETRY_ATTEMPT_COLUMNS after its number, in that order
-// (started_at ... processed; NULL when processed is not known).
+// (started_at ... processed, money_state; NULL when processed is not
+// known).
 void write_attempt_fields(SqlParamWriter& out, const AttemptEntry& a);
 
 }  // namespace payretry
