@@ -28,6 +28,7 @@
 #include "ledger.hpp"
 #include "ledger_fixture.hpp"
 #include "ledger_postgres.hpp"
+#include "sql_money.hpp"
 #include "sync_counting_vfs.hpp"
 
 using namespace payretry;
@@ -1251,10 +1252,10 @@ TEST_P(DurableLedger, ASchemaVersionNewerThanTheCodeIsRefusedAndLeftAlone) {
   } catch (const LedgerError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("999"), std::string::npos) << m;
-    EXPECT_NE(m.find("(4)"), std::string::npos) << "names the version the code knows: " << m;
+    EXPECT_NE(m.find("(5)"), std::string::npos) << "names the version the code knows: " << m;
   }
   // Refusing touched nothing.
-  store_->exec_raw("UPDATE ledger_meta SET value = '4' WHERE key = 'schema_version'");
+  store_->exec_raw("UPDATE ledger_meta SET value = '5' WHERE key = 'schema_version'");
   auto l = open();
   EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
 }
@@ -1268,6 +1269,8 @@ TEST_P(DurableLedger, ASchemaOneLedgerMigratesAndItsOldSendsReadAsPossiblyProces
     ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
   }
   store_->exec_raw("DELETE FROM attempts");
+  store_->exec_raw("ALTER TABLE payments DROP COLUMN money_state");  // schema 5's
+  store_->exec_raw("ALTER TABLE attempts DROP COLUMN money_state");
   store_->exec_raw("DROP TABLE webhook_events");          // schema 4's
   store_->exec_raw("DROP INDEX payments_scope_provider");  // schema 4's, on a column schema 3 added
   store_->exec_raw("ALTER TABLE attempts DROP COLUMN kind");
@@ -1394,7 +1397,7 @@ TEST_P(DurableLedger, ASchemaTwoLedgerMigratesToTheLatestAndItsRowsReadUnscopedW
       ", 200, '', 'success', 'HTTP 200', -1, 'req_old', true, 'send', false)");
 
   auto l = open();
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "4");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
   EXPECT_EQ(l->secret(), secret) << "the ledger's secret is kept";
   const std::string index_count =
       GetParam() == Kind::sqlite
@@ -1480,7 +1483,7 @@ TEST_P(DurableLedger, ASchemaTwoLedgerMigratesToTheLatestAndItsRowsReadUnscopedW
   // Opened again: already at the latest, nothing to do.
   l.reset();
   expect_same_row(paid, *open()->get("old-paid"));
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "4");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
 }
 
 // A state string that names no state (a hand edit, a row of a later
@@ -2378,7 +2381,8 @@ TEST_P(DurableLedger, AnEventRecordedThroughOneHandleIsADuplicateThroughAnother)
             "WHERE table_schema = current_schema() AND table_name = 'webhook_events'";
   EXPECT_EQ(store_->query_raw(columns),
             "scope,scheme,event_id,order_id,provider_payment_id,received_at,started_at,ended_at,http_status,"
-            "transport_error,verdict,reason,delay_ms,provider_request_id,replayed,kind,processed,applied_to");
+            "transport_error,verdict,reason,delay_ms,provider_request_id,replayed,kind,processed,applied_to,"
+            "money_state");
 }
 
 // What payretry's schema 3 step made, verbatim (before webhook events).
@@ -2396,10 +2400,10 @@ CREATE INDEX IF NOT EXISTS payments_state_scope_updated
   ON payments (state, scope, updated_at, order_id COLLATE "C");
 )sql";
 
-// A ledger left by a payretry of schema 3 opens under schema 4: its rows and
-// their history are as they were, and events land on them numbered after
-// their history.
-TEST_P(DurableLedger, ASchemaThreeLedgerMigratesToFourKeepingRowsAndHistoryAndTakesEvents) {
+// A ledger left by a payretry of schema 3 opens under the latest schema: its
+// rows and their history are as they were, and events land on them numbered
+// after their history.
+TEST_P(DurableLedger, ASchemaThreeLedgerMigratesToTheLatestKeepingRowsAndHistoryAndTakesEvents) {
   const std::string secret(64, 'e');
   const bool sqlite = GetParam() == Kind::sqlite;
   store_->exec_raw(sqlite ? kSqliteSchemaTwo : kPostgresSchemaTwo);
@@ -2421,7 +2425,7 @@ TEST_P(DurableLedger, ASchemaThreeLedgerMigratesToFourKeepingRowsAndHistoryAndTa
       ", 0, 'timeout', 'unknown', 'deadline', -1, '', false, 'lookup', false)");
 
   auto l = open();
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "4");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
   EXPECT_EQ(l->secret(), secret);
   PaymentRow want;
   want.order_id = "old-open";
@@ -2450,9 +2454,472 @@ TEST_P(DurableLedger, ASchemaThreeLedgerMigratesToFourKeepingRowsAndHistoryAndTa
   EXPECT_EQ(webhook_entries(*l, "old-open"), "3:evt_1 ");
   l.reset();
   auto again = open();
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "4");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
   EXPECT_EQ(again->record_event(event("scope-a", "evt_1", "", "pi_open")), EventRecording::duplicate);
   EXPECT_EQ(again->attempts("old-open").size(), 3u);
+}
+
+// ---- where the money is (money.hpp): the money state, every backend ----------------
+
+}  // namespace
+namespace payretry {
+// Failure messages say "paid", not "4-byte object".
+void PrintTo(MoneyState m, std::ostream* os) { *os << money_state_name(m); }
+}  // namespace payretry
+namespace {
+
+constexpr MoneyState kMoneyStates[] = {MoneyState::unknown,  MoneyState::awaiting_customer, MoneyState::pending,
+                                       MoneyState::authorized, MoneyState::paid,            MoneyState::partly_refunded,
+                                       MoneyState::refunded,   MoneyState::failed};
+
+// A run's end that read `money` about the money (and nothing final about the
+// payment unless `state` says so).
+Settlement money_read(MoneyState money, PaymentState state = PaymentState::unknown, const std::string& provider_id = "") {
+  Settlement s;
+  s.state = state;
+  s.delivery = "maybe_processed";
+  s.provider_payment_id = provider_id;
+  s.money_state = money;
+  return s;
+}
+
+// A verified event whose entry read `money`, with `verdict`.
+LedgerEvent money_event(const std::string& id, const std::string& order, const std::string& provider_id,
+                        MoneyState money, const char* verdict = kEventNoted, int64_t at = kNow + 1000) {
+  LedgerEvent e = event("scope-a", id, order, provider_id, at);
+  e.entry.verdict = verdict;
+  e.entry.money_state = money;
+  return e;
+}
+
+// For every stored money state and every read, a settle leaves what
+// money_moves() says (money_after), through the single call and through a
+// group commit (on PostgreSQL one statement over arrays, on SQLite one
+// transaction): the SQL backends say the rule again in their statements
+// (PostgreSQL as CASE text made by sql_money_after, SQLite by calling the
+// C++ rule as an SQL function), and this holds them to it, pair by pair.
+TEST_P(LedgerConformance, ASettleMovesTheStoredMoneyStateAsMoneyMovesSaysForEveryPairInEveryWriteOfIt) {
+  auto l = open();
+  for (const bool batched : {false, true}) {
+    SCOPED_TRACE(batched ? "group commit" : "single settle");
+    const std::string tag = batched ? "b" : "s";
+    auto order = [&](MoneyState from, MoneyState read) {
+      return "m" + tag + "-" + money_state_name(from) + "-" + money_state_name(read);
+    };
+    // Every row created and brought to `from` (from `unknown` every state
+    // is one read away) in one batch.
+    LedgerBatch start;
+    for (MoneyState from : kMoneyStates)
+      for (MoneyState read : kMoneyStates) start.creates.push_back(create_entry("first", scoped(order(from, read), "scope-a")));
+    l->apply(start);
+    for (const auto& c : start.creates) ASSERT_TRUE(c.out.created) << c.proposed.order_id << c.error;
+    LedgerBatch to_from;
+    for (MoneyState from : kMoneyStates) {
+      for (MoneyState read : kMoneyStates) {
+        LedgerBatch::Settle st;
+        st.owner = "first";
+        st.order_id = order(from, read);
+        st.settlement = money_read(from);
+        st.now = kNow + 10;
+        to_from.settles.push_back(st);
+      }
+    }
+    l->apply(to_from);
+    for (const auto& st : to_from.settles) ASSERT_TRUE(st.ok) << st.order_id << st.error;
+    for (MoneyState from : kMoneyStates)
+      for (MoneyState read : kMoneyStates) {
+        ASSERT_EQ(l->get(order(from, read))->money_state, from) << order(from, read);
+        ASSERT_TRUE(l->claim(order(from, read), "second", kNow + 20, kNow + 20 + kLease));
+      }
+
+    // The read, with the run's last entry (which keeps what it read too).
+    LedgerBatch reads;
+    for (MoneyState from : kMoneyStates) {
+      for (MoneyState read : kMoneyStates) {
+        AttemptEntry last = attempt(1, kNow + 30);
+        last.money_state = read;
+        if (batched) {
+          LedgerBatch::Settle st;
+          st.owner = "second";
+          st.order_id = order(from, read);
+          st.last = last;
+          st.settlement = money_read(read);
+          st.now = kNow + 40;
+          reads.settles.push_back(st);
+        } else {
+          ASSERT_TRUE(l->settle(order(from, read), "second", &last, money_read(read), kNow + 40));
+        }
+      }
+    }
+    if (batched) {
+      l->apply(reads);
+      for (const auto& st : reads.settles) ASSERT_TRUE(st.ok) << st.order_id << st.error;
+    }
+    for (MoneyState from : kMoneyStates) {
+      for (MoneyState read : kMoneyStates) {
+        const std::optional<MoneyState> to = money_moves(from, read);
+        EXPECT_EQ(l->get(order(from, read))->money_state, to.value_or(from))
+            << money_state_name(from) << " read " << money_state_name(read);
+        const auto history = l->attempts(order(from, read));
+        ASSERT_EQ(history.size(), 1u);
+        EXPECT_EQ(history[0].money_state, read) << "the entry keeps what it read, not where the row went";
+      }
+    }
+  }
+}
+
+// PostgreSQL's statements carry the rule as text (sql_money_after): the
+// text itself, evaluated by the server for every pair, is money_moves().
+TEST(PostgresLedger, TheMoneyRulesSqlTextIsMoneyMovesForEveryPair) {
+  LEDGER_REQUIRE_PG();
+  ScratchStore store(Kind::postgres);
+  std::string pairs, want;
+  for (MoneyState from : kMoneyStates) {
+    for (MoneyState read : kMoneyStates) {
+      if (!pairs.empty()) pairs += ", ";
+      pairs += std::string("('") + money_state_name(from) + "', '" + money_state_name(read) + "')";
+      want += std::string(money_state_name(from)) + "+" + money_state_name(read) + "=" +
+              money_state_name(money_moves(from, read).value_or(from)) + " ";
+    }
+  }
+  const std::string got = store.query_raw(
+      "SELECT string_agg(f || '+' || r || '=' || " + sql_money_after("f", "r") + ", ' ' ORDER BY n) || ' ' "
+      "FROM (SELECT f, r, row_number() OVER () AS n FROM (VALUES " + pairs + ") AS v(f, r)) AS t");
+  EXPECT_EQ(got, want);
+  // A stored name the rule does not know stays as it is (the row codec
+  // refuses it on read), whatever is read.
+  EXPECT_EQ(store.query_raw("SELECT " + sql_money_after("'bogus'", "'paid'")), "bogus");
+}
+
+// Forward only, along the way a payment goes: a settle that read less than
+// the row holds (a late lookup, a stale answer) leaves it; `failed` comes
+// only before `paid`.
+TEST_P(LedgerConformance, SettlesMoveTheMoneyStateForwardAndNeverBack) {
+  auto l = open();
+  ASSERT_TRUE(l->create_and_claim(scoped("o-1", "scope-a"), "run-1", kNow, kNow + kLease).created);
+  EXPECT_EQ(l->get("o-1")->money_state, MoneyState::unknown) << "a new row has read nothing";
+  struct Step {
+    MoneyState read, want;
+  };
+  int run = 1;
+  auto settle_reading = [&](const std::string& order, MoneyState read) {
+    const std::string owner = "run-" + std::to_string(run);
+    ASSERT_TRUE(l->settle(order, owner, nullptr, money_read(read), kNow + 100 * run)) << order;
+    ++run;
+    ASSERT_TRUE(l->claim(order, "run-" + std::to_string(run), kNow + 100 * run, kNow + 100 * run + kLease)) << order;
+  };
+  for (const Step& s : {Step{MoneyState::pending, MoneyState::pending},
+                        Step{MoneyState::awaiting_customer, MoneyState::pending},
+                        Step{MoneyState::unknown, MoneyState::pending},
+                        Step{MoneyState::failed, MoneyState::failed},
+                        Step{MoneyState::paid, MoneyState::failed}}) {
+    settle_reading("o-1", s.read);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(l->get("o-1")->money_state, s.want) << "o-1 read " << money_state_name(s.read);
+  }
+  ASSERT_TRUE(l->create_and_claim(scoped("o-2", "scope-a"), "run-" + std::to_string(run), kNow, kNow + kLease).created);
+  for (const Step& s : {Step{MoneyState::paid, MoneyState::paid},
+                        Step{MoneyState::pending, MoneyState::paid},
+                        Step{MoneyState::failed, MoneyState::paid},
+                        Step{MoneyState::partly_refunded, MoneyState::partly_refunded},
+                        Step{MoneyState::paid, MoneyState::partly_refunded},
+                        Step{MoneyState::refunded, MoneyState::refunded},
+                        Step{MoneyState::paid, MoneyState::refunded}}) {
+    settle_reading("o-2", s.read);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(l->get("o-2")->money_state, s.want) << "o-2 read " << money_state_name(s.read);
+  }
+}
+
+// The money state an event moves the row by is the event's entry's, and
+// only when the event is provably the row's payment's (event_moves_money):
+// it names the row's provider id, or settles the row and so teaches it, or
+// names no id and settles the row. Each landing is judged on the row as it
+// was before the event; the expectations are said here and checked against
+// event_moves_money() itself.
+TEST_P(LedgerConformance, AnEventMovesTheMoneyStateOnlyWhenItIsProvablyTheRowsPayment) {
+  auto l = open();
+  settled_row(*l, "o-own", "scope-a", PaymentState::unknown, "pi_own");
+  settled_row(*l, "o-other", "scope-a", PaymentState::unknown, "pi_2");
+  settled_row(*l, "o-noid", "scope-a", PaymentState::unknown, "");
+  settled_row(*l, "o-order", "scope-a", PaymentState::unknown, "");
+  settled_row(*l, "o-final", "scope-a", PaymentState::succeeded, "pi_final");
+  ASSERT_FALSE(HasFatalFailure());
+
+  int n = 0;
+  // Records `e`, expects it to land on `order` and leave its money `want`,
+  // and expects event_moves_money() to say what `moves` says.
+  auto lands = [&](const std::string& order, LedgerEvent e, bool moves, MoneyState want) {
+    e.event_id = "evt_" + std::to_string(++n);
+    SCOPED_TRACE(order + " <- " + e.event_id + " (" + e.entry.verdict + ", " + money_state_name(e.entry.money_state) +
+                 ", id '" + e.provider_payment_id + "')");
+    const PaymentRow before = *l->get(order);
+    EXPECT_EQ(event_moves_money(before, e), moves) << "the test's expectation is the C++ rule's";
+    ASSERT_EQ(l->record_event(e), EventRecording::recorded);
+    const PaymentRow after = *l->get(order);
+    EXPECT_EQ(after.attempts, before.attempts + 1) << "it landed on " << order;
+    EXPECT_EQ(after.money_state, want);
+    EXPECT_EQ(after.money_state, moves ? money_after(before.money_state, e.entry.money_state) : before.money_state);
+    EXPECT_EQ(l->attempts(order).back().money_state, e.entry.money_state) << "its entry keeps what it read";
+  };
+
+  // Its own payment's id: a noted event moves the money (a pending word
+  // of this very payment), forward only, also once the row is final.
+  lands("o-own", money_event("", "o-own", "pi_own", MoneyState::pending), true, MoneyState::pending);
+  lands("o-own", money_event("", "", "pi_own", MoneyState::awaiting_customer), true, MoneyState::pending);
+  lands("o-own", money_event("", "o-own", "pi_own", MoneyState::paid, kEventSucceeded), true, MoneyState::paid);
+  lands("o-own", money_event("", "", "pi_own", MoneyState::failed, kEventFailed), true, MoneyState::paid);
+  lands("o-own", money_event("", "", "pi_own", MoneyState::unknown), false, MoneyState::paid);
+  EXPECT_EQ(l->get("o-own")->state, PaymentState::succeeded);
+  // A final row's money still moves forward by its own payment's events.
+  lands("o-final", money_event("", "", "pi_final", MoneyState::refunded), true, MoneyState::refunded);
+
+  // Another payment of the same order (it names o-other, and pi_OTHER): it
+  // never lands on o-other, so it never says `paid` for it.
+  LedgerEvent foreign = money_event("evt_foreign", "o-other", "pi_OTHER", MoneyState::paid, kEventSucceeded);
+  EXPECT_EQ(l->record_event(foreign), EventRecording::kept_for_later);
+  EXPECT_EQ(l->get("o-other")->money_state, MoneyState::unknown);
+  EXPECT_EQ(webhook_entries(*l, "o-other"), "");
+
+  // A row without an id: a noted event naming an id lands (by its order)
+  // but may be another payment's of the order, so it moves no money and
+  // teaches no id; one that settles the row teaches its id and moves it.
+  lands("o-noid", money_event("", "o-noid", "pi_maybe", MoneyState::authorized), false, MoneyState::unknown);
+  EXPECT_EQ(l->get("o-noid")->provider_payment_id, "");
+  lands("o-noid", money_event("", "o-noid", "pi_noid", MoneyState::paid, kEventSucceeded), true, MoneyState::paid);
+  EXPECT_EQ(l->get("o-noid")->provider_payment_id, "pi_noid");
+
+  // An event naming only the order: only one that settles the row moves
+  // its money.
+  lands("o-order", money_event("", "o-order", "", MoneyState::pending), false, MoneyState::unknown);
+  lands("o-order", money_event("", "o-order", "", MoneyState::failed, kEventFailed), true, MoneyState::failed);
+  lands("o-order", money_event("", "o-order", "", MoneyState::paid), false, MoneyState::failed);
+}
+
+// An event kept for later (its row IN_FLIGHT, or not there yet) keeps the
+// money state its entry read, and moves the row by it when it is applied,
+// from the row's state then: never from what the caller hands to
+// apply_kept_event, which names the event only.
+TEST_P(LedgerConformance, AKeptEventMovesTheMoneyStateWithTheStateItWasStoredWith) {
+  auto l = open();
+  ASSERT_TRUE(l->create_and_claim(scoped("o-1", "scope-a"), "runner", kNow, kNow + kLease).created);
+  EXPECT_EQ(l->record_event(money_event("evt_paid", "o-1", "pi_1", MoneyState::paid, kEventSucceeded)),
+            EventRecording::kept_for_later);
+  EXPECT_EQ(l->record_event(money_event("evt_early", "o-2", "", MoneyState::failed, kEventFailed)),
+            EventRecording::kept_for_later);
+  EXPECT_EQ(l->get("o-1")->money_state, MoneyState::unknown) << "nothing lands beneath a claim";
+  // The run read only `pending`, and learnt the id.
+  ASSERT_TRUE(l->settle("o-1", "runner", nullptr, money_read(MoneyState::pending, PaymentState::unknown, "pi_1"),
+                        kNow + 500));
+  EXPECT_EQ(l->get("o-1")->money_state, MoneyState::pending);
+  const auto kept = l->kept_events("scope-a", "o-1", "pi_1");
+  ASSERT_EQ(event_ids(kept), "evt_paid ");
+  EXPECT_EQ(kept[0].entry.money_state, MoneyState::paid) << "stored with the state it read";
+  LedgerEvent named = kept[0];
+  named.entry.money_state = MoneyState::unknown;  // what the caller hands over names the event, no more
+  EXPECT_TRUE(l->apply_kept_event(named));
+  EXPECT_EQ(l->get("o-1")->money_state, MoneyState::paid);
+  EXPECT_EQ(l->get("o-1")->state, PaymentState::succeeded);
+  EXPECT_EQ(l->attempts("o-1").back().money_state, MoneyState::paid);
+
+  // One that came before its row: applied once the row is there.
+  settled_row(*l, "o-2", "scope-a", PaymentState::unknown, "", kNow + 600);
+  ASSERT_FALSE(HasFatalFailure());
+  const auto early = l->kept_events("scope-a", "o-2", "");
+  ASSERT_EQ(event_ids(early), "evt_early ");
+  EXPECT_EQ(early[0].entry.money_state, MoneyState::failed);
+  EXPECT_TRUE(l->apply_kept_event(early[0]));
+  EXPECT_EQ(l->get("o-2")->money_state, MoneyState::failed);
+  EXPECT_EQ(l->get("o-2")->state, PaymentState::failed);
+}
+
+// Every history entry keeps the money state it read, through every write
+// of it: a recorded attempt (alone and in a group commit of several, which
+// PostgreSQL sends as one statement), a settle's last entry, an event's.
+TEST_P(LedgerConformance, EveryHistoryEntryKeepsTheMoneyStateItReadThroughEveryWriteOfIt) {
+  auto l = open();
+  for (const char* order : {"o-1", "o-2"})
+    ASSERT_TRUE(l->create_and_claim(scoped(order, "scope-a"), "runner", kNow, kNow + kLease).created);
+  AttemptEntry one = attempt(1, kNow + 1);
+  one.money_state = MoneyState::awaiting_customer;
+  ASSERT_TRUE(l->record_attempt("o-1", "runner", one));
+  LedgerBatch records;
+  for (const char* order : {"o-1", "o-2"}) {
+    LedgerBatch::Record r;
+    r.owner = "runner";
+    r.order_id = order;
+    r.attempt = attempt(2, kNow + 200);
+    r.attempt.money_state = std::string(order) == "o-1" ? MoneyState::pending : MoneyState::authorized;
+    records.records.push_back(r);
+  }
+  l->apply(records);
+  for (const auto& r : records.records) ASSERT_TRUE(r.ok) << r.order_id << r.error;
+  AttemptEntry last = attempt(3, kNow + 300);
+  last.money_state = MoneyState::paid;
+  ASSERT_TRUE(l->settle("o-1", "runner", &last, money_read(MoneyState::paid, PaymentState::succeeded, "pi_1"),
+                        kNow + 400));
+  ASSERT_EQ(l->record_event(money_event("evt_1", "", "pi_1", MoneyState::partly_refunded)), EventRecording::recorded);
+
+  std::string got;
+  for (const AttemptEntry& a : l->attempts("o-1")) got += std::to_string(a.number) + ":" + money_state_name(a.money_state) + " ";
+  EXPECT_EQ(got, "1:awaiting_customer 2:pending 3:paid 4:partly_refunded ");
+  ASSERT_EQ(l->attempts("o-2").size(), 1u);
+  EXPECT_EQ(l->attempts("o-2")[0].money_state, MoneyState::authorized);
+  EXPECT_EQ(l->get("o-1")->money_state, MoneyState::partly_refunded);
+  EXPECT_EQ(l->get("o-2")->money_state, MoneyState::unknown) << "a recorded entry moves no row";
+}
+
+// What payretry's schema 4 step made, verbatim (before money states).
+const char* const kSqliteSchemaFourStep = R"sql(
+CREATE TABLE webhook_events (
+  scope TEXT NOT NULL,
+  scheme TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  order_id TEXT NOT NULL,
+  provider_payment_id TEXT NOT NULL,
+  received_at INTEGER NOT NULL,
+  started_at INTEGER NOT NULL,
+  ended_at INTEGER NOT NULL,
+  http_status INTEGER NOT NULL,
+  transport_error TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  delay_ms INTEGER NOT NULL,
+  provider_request_id TEXT NOT NULL,
+  replayed INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  processed INTEGER,
+  applied_to TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (scope, scheme, event_id));
+CREATE INDEX webhook_events_applied ON webhook_events(applied_to, received_at);
+CREATE INDEX webhook_events_kept_order ON webhook_events(scope, order_id) WHERE applied_to = '';
+CREATE INDEX webhook_events_kept_provider ON webhook_events(scope, provider_payment_id) WHERE applied_to = '';
+CREATE INDEX payments_scope_provider ON payments(scope, provider_payment_id);
+)sql";
+const char* const kPostgresSchemaFourStep = R"sql(
+CREATE TABLE webhook_events (
+  scope TEXT NOT NULL,
+  scheme TEXT NOT NULL,
+  event_id TEXT NOT NULL,
+  order_id TEXT NOT NULL,
+  provider_payment_id TEXT NOT NULL,
+  received_at BIGINT NOT NULL,
+  started_at BIGINT NOT NULL,
+  ended_at BIGINT NOT NULL,
+  http_status INTEGER NOT NULL,
+  transport_error TEXT NOT NULL,
+  verdict TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  delay_ms BIGINT NOT NULL,
+  provider_request_id TEXT NOT NULL,
+  replayed BOOLEAN NOT NULL,
+  kind TEXT NOT NULL,
+  processed BOOLEAN,
+  applied_to TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (scope, scheme, event_id));
+CREATE INDEX webhook_events_applied ON webhook_events (applied_to, received_at);
+CREATE INDEX webhook_events_kept_order ON webhook_events (scope, order_id) WHERE applied_to = '';
+CREATE INDEX webhook_events_kept_provider ON webhook_events (scope, provider_payment_id) WHERE applied_to = '';
+CREATE INDEX IF NOT EXISTS payments_scope_provider ON payments (scope, provider_payment_id);
+)sql";
+
+// A ledger left by a payretry of schema 4 opens under schema 5: its rows,
+// their history and its kept events read money state `unknown` (nothing
+// was read then), everything else as it was; and they take moves after.
+TEST_P(DurableLedger, ASchemaFourLedgerMigratesToFiveAndItsRowsEntriesAndKeptEventsReadMoneyUnknown) {
+  const std::string secret(64, 'e');
+  const bool sqlite = GetParam() == Kind::sqlite;
+  store_->exec_raw(sqlite ? kSqliteSchemaTwo : kPostgresSchemaTwo);
+  store_->exec_raw(sqlite ? kSqliteSchemaThreeStep : kPostgresSchemaThreeStep);
+  store_->exec_raw(sqlite ? kSqliteSchemaFourStep : kPostgresSchemaFourStep);
+  store_->exec_raw("INSERT INTO ledger_meta (key, value) VALUES ('schema_version', '4'), ('secret', '" + secret + "')");
+  store_->exec_raw(
+      "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, "
+      "provider_status, http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at, "
+      "scope, submission_headers, submission_path) VALUES "
+      "('old-open', 'key-old-open', '" + std::string(64, 'a') + "', 'UNKNOWN', 'maybe_processed', 'timeout', "
+      "'pi_open', 'processing', 0, 1, " + std::to_string(kNow) + ", " + std::to_string(kNow + kDay) + ", '', 0, " +
+      std::to_string(kNow + 300) + ", 'scope-a', '', '')");
+  store_->exec_raw(
+      "INSERT INTO attempts (order_id, number, started_at, ended_at, http_status, transport_error, verdict, reason, "
+      "delay_ms, provider_request_id, replayed, kind, processed) VALUES "
+      "('old-open', 1, " + std::to_string(kNow + 1) + ", " + std::to_string(kNow + 121) +
+      ", 0, 'timeout', 'retry', 'timeout', 250, '', false, 'send', true)");
+  store_->exec_raw(
+      "INSERT INTO webhook_events (scope, scheme, event_id, order_id, provider_payment_id, received_at, started_at, "
+      "ended_at, http_status, transport_error, verdict, reason, delay_ms, provider_request_id, replayed, kind, "
+      "processed) VALUES ('scope-a', 'stripe', 'evt_old', 'old-later', '', " + std::to_string(kNow + 5) + ", " +
+      std::to_string(kNow + 5) + ", " + std::to_string(kNow + 5) + ", 0, '', 'event_succeeded', 'succeeded', -1, "
+      "'evt_old', false, 'webhook', false)");
+
+  auto l = open();
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
+  EXPECT_EQ(l->secret(), secret);
+  const PaymentRow row = *l->get("old-open");
+  EXPECT_EQ(row.money_state, MoneyState::unknown);
+  EXPECT_EQ(row.provider_payment_id, "pi_open");
+  EXPECT_EQ(row.provider_status, "processing");
+  EXPECT_EQ(row.attempts, 1);
+  const auto history = l->attempts("old-open");
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].money_state, MoneyState::unknown);
+  EXPECT_EQ(history[0].processed, std::optional<bool>(true));
+  const auto kept = l->kept_events("scope-a", "old-later", "");
+  ASSERT_EQ(event_ids(kept), "evt_old ");
+  EXPECT_EQ(kept[0].entry.money_state, MoneyState::unknown);
+  EXPECT_EQ(kept[0].entry.verdict, kEventSucceeded);
+
+  // It works on: an event of its payment moves the old row's money, a run
+  // moves it further, and the old kept event applies without a money move.
+  EXPECT_EQ(l->record_event(money_event("evt_new", "", "pi_open", MoneyState::pending)), EventRecording::recorded);
+  EXPECT_EQ(l->get("old-open")->money_state, MoneyState::pending);
+  ASSERT_TRUE(l->claim("old-open", "worker-b", kNow + 2000, kNow + 2000 + kLease));
+  ASSERT_TRUE(l->settle("old-open", "worker-b", nullptr, money_read(MoneyState::paid, PaymentState::succeeded),
+                        kNow + 2100));
+  EXPECT_EQ(l->get("old-open")->money_state, MoneyState::paid);
+  settled_row(*l, "old-later", "scope-a", PaymentState::unknown, "", kNow + 3000);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_TRUE(l->apply_kept_event(kept[0]));
+  EXPECT_EQ(l->get("old-later")->state, PaymentState::succeeded);
+  EXPECT_EQ(l->get("old-later")->money_state, MoneyState::unknown);
+  l.reset();
+  EXPECT_EQ(open()->get("old-open")->money_state, MoneyState::paid);
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
+}
+
+// A money state string that names no state (a hand edit, a state a later
+// payretry appended) is refused like an unknown state: the read fails
+// naming whose it is and the string, in both SQL backends alike (one row
+// codec), and nothing else is read as another state.
+TEST_P(DurableLedger, AnUnknownMoneyStateStringIsRefusedNamingWhoseItIsAndTheString) {
+  auto l = open();
+  settled_row(*l, "o-1", "scope-a", PaymentState::unknown, "pi_1");
+  settled_row(*l, "o-2", "scope-a", PaymentState::unknown, "pi_2");
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_EQ(l->record_event(money_event("evt_kept", "nobody", "", MoneyState::pending)), EventRecording::kept_for_later);
+  store_->exec_raw("UPDATE payments SET money_state = 'chargeback' WHERE order_id = 'o-1'");
+  store_->exec_raw("UPDATE attempts SET money_state = 'chargeback' WHERE order_id = 'o-2'");
+  store_->exec_raw("UPDATE webhook_events SET money_state = 'chargeback' WHERE event_id = 'evt_kept'");
+  auto expect_refused = [&](const char* call, const std::string& why, const std::function<void()>& run) {
+    try {
+      run();
+      ADD_FAILURE() << call << " read a money state 'chargeback'";
+    } catch (const LedgerError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << call << ": " << e.what();
+    }
+  };
+  expect_refused("get", "payment o-1 has an unknown money state 'chargeback'", [&] { l->get("o-1"); });
+  expect_refused("list", "payment o-1 has an unknown money state 'chargeback'",
+                 [&] { l->list(std::nullopt, 0, 100, std::nullopt); });
+  expect_refused("attempts", "entry 1 of payment o-2 has an unknown money state 'chargeback'",
+                 [&] { l->attempts("o-2"); });
+  expect_refused("kept_events", "webhook event stripe evt_kept has an unknown money state 'chargeback'",
+                 [&] { l->kept_events("scope-a", "nobody", ""); });
+  // The rest reads as ever; a settle leaves the unknown string alone.
+  EXPECT_EQ(l->get("o-2")->money_state, MoneyState::unknown);
+  ASSERT_TRUE(l->claim("o-1", "again", kNow + 5000, kNow + 5000 + kLease));
+  ASSERT_TRUE(l->settle("o-1", "again", nullptr, money_read(MoneyState::paid), kNow + 5100));
+  EXPECT_EQ(store_->query_raw("SELECT money_state FROM payments WHERE order_id = 'o-1'"), "chargeback");
 }
 
 // ---- webhook events recorded from many threads at once ----------------------------------
