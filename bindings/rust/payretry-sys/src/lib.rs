@@ -55,6 +55,15 @@ pub const PAY_DELIVERY_NOT_SENT: c_int = 1;
 pub const PAY_DELIVERY_MAYBE_PROCESSED: c_int = 2;
 pub const PAY_DELIVERY_DELIVERED: c_int = 3;
 
+pub const PAY_MONEY_UNKNOWN: c_int = 0;
+pub const PAY_MONEY_AWAITING_CUSTOMER: c_int = 1;
+pub const PAY_MONEY_PENDING: c_int = 2;
+pub const PAY_MONEY_AUTHORIZED: c_int = 3;
+pub const PAY_MONEY_PAID: c_int = 4;
+pub const PAY_MONEY_PARTLY_REFUNDED: c_int = 5;
+pub const PAY_MONEY_REFUNDED: c_int = 6;
+pub const PAY_MONEY_FAILED: c_int = 7;
+
 // ---- client.h, buffer.h, submit.h, async.h, settle.h ------------------------
 pub const PAY_LOG_DEBUG: c_int = 10;
 pub const PAY_LOG_INFO: c_int = 20;
@@ -223,6 +232,7 @@ extern "C" {
     pub fn pay_result_idempotency_key(r: *const pay_result) -> *const c_char;
     pub fn pay_result_provider_payment_id(r: *const pay_result) -> *const c_char;
     pub fn pay_result_provider_status(r: *const pay_result) -> *const c_char;
+    pub fn pay_result_money_state(r: *const pay_result) -> c_int;
     pub fn pay_result_from_ledger(r: *const pay_result) -> c_int;
     pub fn pay_result_attempts(r: *const pay_result) -> c_int;
     pub fn pay_result_error(r: *const pay_result) -> *const c_char;
@@ -231,6 +241,7 @@ extern "C" {
     pub fn pay_result_free(r: *mut pay_result);
     pub fn pay_outcome_name(outcome: c_int) -> *const c_char;
     pub fn pay_delivery_name(delivery: c_int) -> *const c_char;
+    pub fn pay_money_state_name(state: c_int) -> *const c_char;
 
     // client.h, buffer.h, submit.h, async.h, settle.h, ledger.h, version.h
     pub fn pay_headers_add(

@@ -1,7 +1,7 @@
 //! Checks the hand-written declarations in src/lib.rs against the installed C
 //! headers: every `PAY_API` function is declared, every declared function
-//! exists in the headers, and every error code, outcome, delivery, log level
-//! and options-struct version has the header's value.
+//! exists in the headers, and every error code, outcome, delivery, money
+//! state, log level and options-struct version has the header's value.
 //!
 //! The headers are read from `$PAYRETRY_PREFIX/include`, else from the
 //! includedir pkg-config reported to build.rs.
@@ -137,6 +137,14 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         PAY_DELIVERY_NOT_SENT,
         PAY_DELIVERY_MAYBE_PROCESSED,
         PAY_DELIVERY_DELIVERED,
+        PAY_MONEY_UNKNOWN,
+        PAY_MONEY_AWAITING_CUSTOMER,
+        PAY_MONEY_PENDING,
+        PAY_MONEY_AUTHORIZED,
+        PAY_MONEY_PAID,
+        PAY_MONEY_PARTLY_REFUNDED,
+        PAY_MONEY_REFUNDED,
+        PAY_MONEY_FAILED,
         PAY_LOG_DEBUG,
         PAY_LOG_INFO,
         PAY_LOG_WARN,

@@ -4,9 +4,12 @@
 //! let client = payretry::Client::new(r#"{"provider":"stripe","base_url":"https://api.stripe.com",
 //!     "auth":{"bearer":"sk_test_..."},"ledger":"sqlite:///var/lib/shop/payments.db"}"#)?;
 //! let r = client.submit("order-42", br#"{"amount":1000,"currency":"eur"}"#, None)?;
-//! match r.outcome() {
-//!     payretry::Outcome::Succeeded => { /* fulfil */ }
-//!     payretry::Outcome::Failed => { /* declined: r.error() says why */ }
+//! match (r.outcome(), r.money_state()) {
+//!     (payretry::Outcome::Succeeded, payretry::MoneyState::Paid) => { /* fulfil */ }
+//!     // Took effect, but no money moved yet (Authorized: capture, then
+//!     // fulfil): never ship on Succeeded alone; wait for the webhook or query.
+//!     (payretry::Outcome::Succeeded, _) => {}
+//!     (payretry::Outcome::Failed, _) => { /* declined: r.error() says why */ }
 //!     _ => { /* UNKNOWN / IN_PROGRESS: never re-create; reconcile later */ }
 //! }
 //! # Ok::<(), payretry::Error>(())
@@ -60,7 +63,7 @@ pub use hook::{AttemptInfo, Headers};
 pub use ledger::{LedgerFilter, LedgerState};
 pub use options::SubmitOptions;
 pub use reconcile::BodyFor;
-pub use result::{Delivery, Outcome, PayResult};
+pub use result::{Delivery, MoneyState, Outcome, PayResult};
 pub use webhook::WebhookReply;
 
 use payretry_sys as sys;

@@ -3,14 +3,16 @@
 //! ([`Stats`]), a reconcile report ([`ReconcileReport`]) and the ledger's
 //! records ([`LedgerRecord`], [`LedgerPayment`]). Each derives `Serialize`
 //! and `Deserialize`; members a newer library adds are ignored, and an
-//! outcome or delivery name this binding does not know reads as `Unknown`
-//! or `MaybeProcessed` (never as a settled payment).
+//! outcome, delivery or money state name this binding does not know reads
+//! as `Unknown`, `MaybeProcessed` or `MoneyState::Unknown` (never as a
+//! settled or paid payment). A `money_state` an older library does not
+//! write reads as `MoneyState::Unknown`.
 
 use crate::client::Client;
 use crate::error::{code, Error};
 use crate::ledger::{LedgerFilter, LedgerState};
 use crate::reconcile::BodyFor;
-use crate::result::{Delivery, Outcome, PayResult};
+use crate::result::{Delivery, MoneyState, Outcome, PayResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -50,6 +52,10 @@ pub struct PaymentReport {
     pub http_status: u16,
     pub provider_payment_id: Option<String>,
     pub provider_status: Option<String>,
+    /// Where the money is: fulfil on `Paid` (or `Authorized` where you
+    /// capture later), never on `Outcome::Succeeded` alone.
+    #[serde(default)]
+    pub money_state: MoneyState,
     pub error: Option<String>,
     pub elapsed_ms: i64,
     pub from_ledger: bool,
@@ -126,6 +132,10 @@ pub struct LedgerPayment {
     pub detail: Option<String>,
     pub provider_payment_id: Option<String>,
     pub provider_status: Option<String>,
+    /// Where the money is: fulfil on `Paid` (or `Authorized` where you
+    /// capture later), never on a `Succeeded` state alone.
+    #[serde(default)]
+    pub money_state: MoneyState,
     pub http_status: u16,
     pub attempts: u32,
     pub created_at: i64,
@@ -149,6 +159,9 @@ pub struct LedgerAttempt {
     pub transport_error: Option<String>,
     pub verdict: String,
     pub reason: String,
+    /// What its answer said about the money (`Unknown`: nothing).
+    #[serde(default)]
+    pub money_state: MoneyState,
     pub delay_ms: Option<i64>,
     pub provider_request_id: Option<String>,
     pub replayed: bool,

@@ -1,5 +1,5 @@
 //! [`PayResult`]: what one submission or query ended as, with its
-//! [`Outcome`] and [`Delivery`].
+//! [`Outcome`], [`Delivery`] and [`MoneyState`].
 
 use crate::error::{code, Error};
 use crate::ffi_util::borrowed;
@@ -14,7 +14,8 @@ use std::ptr::NonNull;
 #[cfg_attr(feature = "serde", serde(rename_all = "SCREAMING_SNAKE_CASE"))]
 #[non_exhaustive]
 pub enum Outcome {
-    /// Accepted and recorded by the provider: fulfil.
+    /// Accepted and recorded by the provider: the request took effect.
+    /// Whether money moved is [`MoneyState`]: never fulfil on this alone.
     Succeeded,
     /// Definitive: the provider will not charge for it.
     Failed,
@@ -41,6 +42,75 @@ pub enum Delivery {
     /// that serde can read a name this binding does not know as this one.)
     #[cfg_attr(feature = "serde", serde(other))]
     MaybeProcessed,
+}
+
+/// Where the money is, beside whether the request took effect: a
+/// [`Outcome::Succeeded`] create of a PayPal order, or of a Stripe
+/// PaymentIntent that needs 3-D Secure, has moved no money. Fulfil on
+/// [`MoneyState::Paid`] (or [`MoneyState::Authorized`] where you capture
+/// later), never on `Succeeded` alone. It only moves forward.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[non_exhaustive]
+pub enum MoneyState {
+    /// Nothing moved; the customer (or your confirm) is next: do not ship.
+    AwaitingCustomer,
+    /// The provider, a bank or the method is deciding: do not ship.
+    Pending,
+    /// Held, not captured: capture, then fulfil.
+    Authorized,
+    /// Captured: fulfil.
+    Paid,
+    /// Paid, and part of it went back.
+    PartlyRefunded,
+    /// Paid, and all of it went back.
+    Refunded,
+    /// Final: no money moved or will; a new try is a new order.
+    Failed,
+    /// No word read yet, or one the profile does not map: wait, query.
+    /// Last, so that serde reads a name this binding does not know (a state
+    /// a newer library appended) as this one, which never fulfils.
+    #[default]
+    #[cfg_attr(feature = "serde", serde(other))]
+    Unknown,
+}
+
+impl MoneyState {
+    /// The library's name of the state (`pay_money_state_name`), e.g. `"paid"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MoneyState::Unknown => "unknown",
+            MoneyState::AwaitingCustomer => "awaiting_customer",
+            MoneyState::Pending => "pending",
+            MoneyState::Authorized => "authorized",
+            MoneyState::Paid => "paid",
+            MoneyState::PartlyRefunded => "partly_refunded",
+            MoneyState::Refunded => "refunded",
+            MoneyState::Failed => "failed",
+        }
+    }
+
+    /// The state of a `pay_money_state` value; one this binding does not
+    /// know (a newer library) reads as `Unknown`, as the C name reads "?".
+    pub(crate) fn from_c(value: std::ffi::c_int) -> MoneyState {
+        match value {
+            sys::PAY_MONEY_AWAITING_CUSTOMER => MoneyState::AwaitingCustomer,
+            sys::PAY_MONEY_PENDING => MoneyState::Pending,
+            sys::PAY_MONEY_AUTHORIZED => MoneyState::Authorized,
+            sys::PAY_MONEY_PAID => MoneyState::Paid,
+            sys::PAY_MONEY_PARTLY_REFUNDED => MoneyState::PartlyRefunded,
+            sys::PAY_MONEY_REFUNDED => MoneyState::Refunded,
+            sys::PAY_MONEY_FAILED => MoneyState::Failed,
+            _ => MoneyState::Unknown,
+        }
+    }
+}
+
+impl fmt::Display for MoneyState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The outcome of one submission, query or ledger read. Owns the C
@@ -108,6 +178,14 @@ impl PayResult {
             sys::PAY_DELIVERY_DELIVERED => Delivery::Delivered,
             _ => Delivery::MaybeProcessed,
         }
+    }
+
+    /// Where the money is. Fulfil on [`MoneyState::Paid`] (or
+    /// [`MoneyState::Authorized`] where you capture later), never on
+    /// [`Outcome::Succeeded`] alone.
+    pub fn money_state(&self) -> MoneyState {
+        // SAFETY: valid result.
+        MoneyState::from_c(unsafe { sys::pay_result_money_state(self.ptr()) })
     }
 
     /// HTTP status of the deciding response; 0 when no response decided it.
@@ -185,6 +263,7 @@ impl fmt::Debug for PayResult {
         f.debug_struct("PayResult")
             .field("outcome", &self.outcome())
             .field("delivery", &self.delivery())
+            .field("money_state", &self.money_state())
             .field("json", &self.json())
             .finish()
     }

@@ -22,8 +22,11 @@ pub struct WebhookReply {
     pub body: Vec<u8>,
     /// The library's JSON account: `{"verdict": "accepted" | "refused" |
     /// "retry", "why", "scheme", "status", "events": [{"event_id", "type",
-    /// "order_id", "provider_payment_id", "provider_status", "finding",
-    /// "effect", "state_before", "state_after", "why"}]}` (webhook.h).
+    /// "order_id", "provider_payment_id", "provider_status", "money_state",
+    /// "finding", "effect", "state_before", "state_after", "why"}]}`
+    /// (webhook.h); `money_state` is a [`MoneyState`](crate::MoneyState)
+    /// name. Fulfil on `paid` (or `authorized` where you capture later),
+    /// never on a `SUCCEEDED` `state_after` alone.
     pub outcome: String,
 }
 
