@@ -188,11 +188,12 @@ void print_reply(const pay::webhook_reply& reply, const cJSON* outcome, bool ver
       std::string states = jstr(e, "state_before");
       if (!states.empty() || !jstr(e, "state_after").empty()) states = or_dash(states) + " -> " + or_dash(jstr(e, "state_after"));
       row.push_back(or_dash(states));
+      row.push_back(or_dash(jstr(e, "money_state")));
     }
     rows.push_back(std::move(row));
   }
   if (verify) print_table({"event", "type", "order", "provider id", "finding"}, rows);
-  else print_table({"event", "type", "order", "provider id", "finding", "effect", "state"}, rows);
+  else print_table({"event", "type", "order", "provider id", "finding", "effect", "state", "money"}, rows);
 }
 
 }  // namespace

@@ -119,6 +119,9 @@ void print_result(const cJSON* r) {
       {"order", jstr(r, "order_id")},
       {"outcome", jstr(r, "outcome")},
       {"delivery", jstr(r, "delivery")},
+      // Where the money is: SUCCEEDED says the request took effect, not that
+      // money moved. Fulfil on paid (or authorized where you capture later).
+      {"money state", or_dash(jstr(r, "money_state"))},
       {"idempotency key", jstr(r, "idempotency_key")},
       {"http status", jint(r, "http_status") ? std::to_string(jint(r, "http_status")) : "-"},
       {"provider id", or_dash(jstr(r, "provider_payment_id"))},
@@ -148,6 +151,7 @@ void print_ledger_payment(const cJSON* doc) {
       {"order", jstr(p, "order_id")},
       {"state", jstr(p, "state")},
       {"delivery", or_dash(jstr(p, "delivery"))},
+      {"money state", or_dash(jstr(p, "money_state"))},
       {"detail", or_dash(jstr(p, "detail"))},
       {"idempotency key", jstr(p, "idempotency_key")},
       {"provider id", or_dash(jstr(p, "provider_payment_id"))},
@@ -168,21 +172,22 @@ void print_ledger_payment(const cJSON* doc) {
   cJSON_ArrayForEach(a, attempts) {
     const cJSON* delay = cJSON_GetObjectItemCaseSensitive(a, "delay_ms");
     rows.push_back({std::to_string(jint(a, "attempt")), format_time(jint(a, "started_at")), status_of(a),
-                    jstr(a, "verdict"), or_dash(jstr(a, "reason")), delay ? std::to_string(jint(a, "delay_ms")) : "-",
-                    jbool(a, "replayed") ? "yes" : "no"});
+                    jstr(a, "verdict"), or_dash(jstr(a, "reason")), or_dash(jstr(a, "money_state")),
+                    delay ? std::to_string(jint(a, "delay_ms")) : "-", jbool(a, "replayed") ? "yes" : "no"});
   }
-  print_table({"#", "started", "status", "verdict", "reason", "then wait ms", "replayed"}, rows);
+  print_table({"#", "started", "status", "verdict", "reason", "money", "then wait ms", "replayed"}, rows);
 }
 
 void print_ledger_rows(const cJSON* rows_doc) {
   Rows rows;
   const cJSON* p = nullptr;
   cJSON_ArrayForEach(p, rows_doc) {
-    rows.push_back({jstr(p, "order_id"), jstr(p, "state"), or_dash(jstr(p, "delivery")),
-                    std::to_string(jint(p, "attempts")), or_dash(jstr(p, "provider_payment_id")),
-                    format_time(jint(p, "updated_at")), or_dash(jstr(p, "detail"))});
+    rows.push_back({jstr(p, "order_id"), jstr(p, "state"), or_dash(jstr(p, "money_state")),
+                    or_dash(jstr(p, "delivery")), std::to_string(jint(p, "attempts")),
+                    or_dash(jstr(p, "provider_payment_id")), format_time(jint(p, "updated_at")),
+                    or_dash(jstr(p, "detail"))});
   }
-  print_table({"order", "state", "delivery", "attempts", "provider id", "updated", "detail"}, rows);
+  print_table({"order", "state", "money", "delivery", "attempts", "provider id", "updated", "detail"}, rows);
   std::printf("%zu payment%s\n", rows.size(), rows.size() == 1 ? "" : "s");
 }
 

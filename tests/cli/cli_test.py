@@ -310,6 +310,35 @@ class CommandTests(CliCase):
         self.assertIn(ok, table.stdout)
         self.assertIn("2 payments", table.stdout)
 
+    def test_the_money_state_is_printed_beside_the_outcome_and_passed_through_in_json(self):
+        # The outcome says whether the request took effect, the money state
+        # whether money moved (fulfil on paid, never on SUCCEEDED alone): the
+        # tables must show the second as the library wrote it.
+        names = {"unknown", "awaiting_customer", "pending", "authorized", "paid", "partly_refunded",
+                 "refunded", "failed"}
+        ok, declined = self.order("m-ok"), self.order("m-declined")
+        self.sim.script(declined, ["decline"])
+        for o in (ok, declined):
+            r = self.json_of(self.submit(o, None, "--json"))
+            self.assertIn(r["money_state"], names, r)
+            table = self.run_cli("query", o)
+            self.assertRegex(table.stdout, r"(?m)^money state\s+%s$" % self.json_of(self.run_cli("query", o, "--json"))["money_state"])
+            doc = self.json_of(self.run_cli("ledger", "show", o, "--json"))
+            money = doc["payment"]["money_state"]
+            self.assertIn(money, names, doc)
+            show = self.run_cli("ledger", "show", o)
+            self.assertRegex(show.stdout, r"(?m)^money state\s+%s$" % money)
+            self.assertRegex(show.stdout, r"reason\s+money\s+then wait ms")
+            for a in doc["attempts"]:
+                self.assertIn(a["money_state"], names, a)
+                self.assertRegex(show.stdout, r"(?m)^%d\s.*\s%s\s+\S+\s+(yes|no)$" % (a["attempt"], a["money_state"]))
+        rows = {r["order_id"]: r for r in self.json_of(self.run_cli("ledger", "list", "--json"))}
+        listed = self.run_cli("ledger", "list").stdout
+        self.assertRegex(listed, r"state\s+money\s+delivery")
+        for o, state in ((ok, "SUCCEEDED"), (declined, "FAILED")):
+            self.assertIn(rows[o]["money_state"], names)
+            self.assertRegex(listed, r"(?m)^%s\s+%s\s+%s\s" % (o, state, rows[o]["money_state"]))
+
     def test_reconcile_with_nothing_to_do_exits_0(self):
         p = self.run_cli("reconcile", "--json")
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -142,6 +142,11 @@ class WebhookTests(cli_test.CliCase):
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.assertRegex(p.stdout, r"verdict\s+accepted")
         self.assertRegex(p.stdout, r"evt_a1\s+.*\s+succeeded\s+settled\s+UNKNOWN -> SUCCEEDED")
+        # The event's money state in its own column ("-" from a library whose
+        # events do not name one yet).
+        self.assertRegex(p.stdout, r"effect\s+state\s+money")
+        self.assertRegex(p.stdout, r"(?m)UNKNOWN -> SUCCEEDED\s+(-|unknown|awaiting_customer|pending|authorized|paid"
+                                   r"|partly_refunded|refunded|failed)$")
         show = self.json_of(self.run_cli("ledger", "show", o, "--json"))
         self.assertEqual(show["payment"]["state"], "SUCCEEDED")
         p = self.run_cli("webhook", "apply", "--request", req, "--json")
