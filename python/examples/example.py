@@ -44,8 +44,12 @@ def main(base_url: str) -> int:
             print(f"{e.name}: {e}", file=sys.stderr)
             return 1
 
-        if result.outcome is payretry.Outcome.SUCCEEDED:
+        if result.outcome is payretry.Outcome.SUCCEEDED and result.money_state is payretry.MoneyState.PAID:
             print(f"paid: {result.provider_payment_id} ({result.provider_status})")
+        elif result.outcome is payretry.Outcome.SUCCEEDED:
+            # Took effect, but no money moved yet (AUTHORIZED: capture, then
+            # fulfil): never ship on SUCCEEDED alone; wait for the webhook.
+            print(f"not paid yet: {result.money_state}")
         elif result.outcome is payretry.Outcome.FAILED:
             print(f"declined: {result.error}")
         else:  # UNKNOWN or IN_PROGRESS: never re-create the payment

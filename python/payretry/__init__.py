@@ -32,7 +32,7 @@ from ._errors import (
 )
 from ._headers import Headers
 from ._hook import AttemptInfo, RequestHook
-from ._result import Attempt, Delivery, Outcome, ReconcileFailure, ReconcileReport, Result
+from ._result import Attempt, Delivery, MoneyState, Outcome, ReconcileFailure, ReconcileReport, Result
 from ._webhook import WebhookBody, WebhookHeaders, WebhookReply
 
 _payretry._set_hooks(error_from_code, _log.sink)
@@ -58,6 +58,7 @@ __all__ = [
     "InvalidArgumentError",
     "LedgerError",
     "MismatchError",
+    "MoneyState",
     "NotFoundError",
     "NotReadyError",
     "Outcome",

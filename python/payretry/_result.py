@@ -12,7 +12,7 @@ from typing import Any, Dict, Iterator, Mapping, Optional, Tuple
 class Outcome(str, enum.Enum):
     """What the caller may conclude about the payment (README, "Outcomes")."""
 
-    SUCCEEDED = "SUCCEEDED"  #: accepted and recorded by the provider: fulfil
+    SUCCEEDED = "SUCCEEDED"  #: took effect at the provider; fulfil on ``money_state``, never on this alone
     FAILED = "FAILED"  #: definitive: the provider will not charge for it
     UNKNOWN = "UNKNOWN"  #: may have been processed: never re-create; query or reconcile later
     IN_PROGRESS = "IN_PROGRESS"  #: another worker holds this order right now
@@ -32,8 +32,39 @@ class Delivery(str, enum.Enum):
         return self.value
 
 
+class MoneyState(str, enum.Enum):
+    """Where the money is, beside whether the request took effect
+    (docs/providers.md, "Where the money is"). A SUCCEEDED create of a PayPal
+    order or of a Stripe PaymentIntent that needs 3-D Secure has moved no
+    money: fulfil on ``PAID`` (or ``AUTHORIZED`` where you capture later),
+    never on ``Outcome.SUCCEEDED`` alone. It only moves forward."""
+
+    UNKNOWN = "unknown"  #: no word read yet, or one the profile does not map: wait, query
+    AWAITING_CUSTOMER = "awaiting_customer"  #: nothing moved; the customer (or your confirm) is next: do not ship
+    PENDING = "pending"  #: the provider, a bank or the method is deciding: do not ship
+    AUTHORIZED = "authorized"  #: held, not captured: capture, then fulfil
+    PAID = "paid"  #: captured: fulfil
+    PARTLY_REFUNDED = "partly_refunded"  #: paid, and part of it went back
+    REFUNDED = "refunded"  #: paid, and all of it went back
+    FAILED = "failed"  #: final: no money moved or will; a new try is a new order
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def _parse(cls, name: Any) -> MoneyState:
+        # The C enum is only appended to: a state this package does not know
+        # yet (or a library too old to write one) reads as UNKNOWN, which
+        # never fulfils.
+        try:
+            return cls(name)
+        except ValueError:
+            return cls.UNKNOWN
+
+
 # The C enums (result.h), for cross-checking the JSON against the accessors.
 _OUTCOME_BY_NUMBER = {1: Outcome.SUCCEEDED, 2: Outcome.FAILED, 3: Outcome.UNKNOWN, 4: Outcome.IN_PROGRESS}
+_MONEY_STATE_BY_NUMBER = dict(enumerate(MoneyState))  # PAY_MONEY_UNKNOWN = 0 ... PAY_MONEY_FAILED = 7
 
 
 def _opt_str(d: Mapping[str, Any], key: str) -> Optional[str]:
@@ -109,11 +140,15 @@ class Result:
     # it (a request was sent: treat the outcome as given, never re-create
     # the order; the ledger resumes or reconciles it once its lease ends).
     ledger_error: Optional[str] = None
+    # Fulfil on PAID (or AUTHORIZED where you capture later), never on
+    # outcome SUCCEEDED alone.
+    money_state: MoneyState = MoneyState.UNKNOWN
     body: bytes = field(default=b"", compare=False)
     _text: str = field(default="", compare=False)
 
     @property
     def succeeded(self) -> bool:
+        """The request took effect; whether money moved is :attr:`money_state`."""
         return self.outcome is Outcome.SUCCEEDED
 
     def json(self) -> Any:
@@ -136,7 +171,8 @@ class Result:
             f"Result(outcome={self.outcome.value}, delivery={self.delivery.value}, "
             f"order_id={self.order_id!r}, http_status={self.http_status}, "
             f"provider_payment_id={self.provider_payment_id!r}, "
-            f"provider_status={self.provider_status!r}, error={self.error!r}, "
+            f"provider_status={self.provider_status!r}, money_state={self.money_state.value}, "
+            f"error={self.error!r}, "
             f"attempts={len(self.attempts)}, from_ledger={self.from_ledger}, "
             f"idempotency_key={self.idempotency_key!r})"
         )
@@ -161,6 +197,7 @@ class Result:
             from_ledger=bool(d.get("from_ledger", False)),
             queried=bool(d.get("queried", False)),
             ledger_error=_opt_str(d, "ledger_error"),
+            money_state=MoneyState._parse(d.get("money_state")),
             body=body,
             _text=text if text is not None else jsonlib.dumps(d, separators=(",", ":")),
         )
@@ -173,6 +210,11 @@ def result_from_native(native: Any) -> Result:
     expected = _OUTCOME_BY_NUMBER.get(native.outcome)
     if expected is not r.outcome:  # the JSON view and the accessor must agree
         raise RuntimeError(f"payretry: outcome {native.outcome} disagrees with the result JSON ({r.outcome})")
+    money = _MONEY_STATE_BY_NUMBER.get(native.money_state, MoneyState.UNKNOWN)
+    if money is not r.money_state:
+        raise RuntimeError(
+            f"payretry: money state {native.money_state} disagrees with the result JSON ({r.money_state})"
+        )
     return r
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterable, List, Tuple, Union
 
 from ._errors import InvalidArgumentError
+from ._result import MoneyState
 
 #: A request's headers as a web framework hands them over: a mapping (a dict,
 #: ``email.message.Message``/``http.client.HTTPMessage``, Werkzeug's or
@@ -98,8 +99,9 @@ class WebhookReply:
     ``outcome`` is the library's account (include/payretry/webhook.h):
     ``{"verdict": "accepted" | "refused" | "retry", "why", "scheme",
     "status", "events": [{"event_id", "type", "order_id",
-    "provider_payment_id", "provider_status", "finding", "effect",
-    "state_before", "state_after", "why"}]}``."""
+    "provider_payment_id", "provider_status", "money_state", "finding",
+    "effect", "state_before", "state_after", "why"}]}``; ``money_state``
+    names a :class:`MoneyState` (see :attr:`WebhookReply.money_states`)."""
 
     status: int
     content_type: str
@@ -119,6 +121,14 @@ class WebhookReply:
         recorded, conflict, duplicate, kept, ignored or error)."""
         events: List[Dict[str, Any]] = list(self.outcome.get("events") or [])
         return events
+
+    @property
+    def money_states(self) -> List[MoneyState]:
+        """Each event's money state, in the order of :attr:`events`; UNKNOWN
+        where the event names none or one this package does not know. Fulfil
+        on PAID (or AUTHORIZED where you capture later), never on a
+        SUCCEEDED ``state_after`` alone."""
+        return [MoneyState._parse(e.get("money_state")) for e in self.events]
 
     @property
     def headers(self) -> List[Tuple[str, str]]:

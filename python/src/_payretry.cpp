@@ -429,6 +429,9 @@ PYBIND11_MODULE(_payretry, m) {
   m.def("version_number", &pay::version_number, "The library's PAY_VERSION_NUMBER.");
   m.attr("HEADER_VERSION_NUMBER") = PAY_VERSION_NUMBER;
   m.def("strerror", [](int code) { return std::string(pay_strerror(code)); }, py::arg("code"));
+  // "?" for a number the C enum does not name (it is only appended to).
+  m.def("money_state_name", [](int state) { return std::string(pay::to_string(static_cast<pay::money_state>(state))); },
+        py::arg("state"));
 
 #define PAY_PY_CODE_(name, value, text) m.attr(#name) = value;
   PAY_ERROR_MAP(PAY_PY_CODE_)
@@ -438,6 +441,7 @@ PYBIND11_MODULE(_payretry, m) {
   py::class_<pay::result>(m, "NativeResult")
       .def_property_readonly("outcome", [](const pay::result& r) { return static_cast<int>(r.outcome()); })
       .def_property_readonly("delivery", [](const pay::result& r) { return static_cast<int>(r.delivery()); })
+      .def_property_readonly("money_state", [](const pay::result& r) { return static_cast<int>(r.money_state()); })
       .def_property_readonly("http_status", &pay::result::http_status)
       .def_property_readonly("body", [](const pay::result& r) {
         const std::string_view b = r.body();
