@@ -130,6 +130,11 @@ std::string config_json(const Config& cfg) {
   add_string(doc.get(), "oauth2_client_id", cfg.oauth2.id);  // never the secret
   add_number(doc.get(), "oauth2_ttl_s", cfg.oauth2.ttl_s);
   add_number(doc.get(), "oauth2_delay_ms", cfg.oauth2_delay_ms);
+  cJSON* flows = add(doc.get(), "flows", cJSON_CreateObject());
+  add_number(flows, "wait", cfg.flows.wait);
+  add_number(flows, "hold", cfg.flows.hold);
+  add_number(flows, "after_ms", cfg.flows.after_ms);
+  add_number(flows, "pays", cfg.flows.pays);
   add_string(doc.get(), "profile", cfg.profile->name);
   return print(doc.get());
 }
@@ -164,6 +169,26 @@ bool apply_config_patch(const Config& base, std::string_view json, Config* out, 
     } else if (name == "oauth2_delay_ms") {
       if (get_int(item, -1, 3600 * 1000, &v)) cfg.oauth2_delay_ms = static_cast<int>(v);
       else append_join(bad, name);
+    } else if (name == "flows") {
+      if (!cJSON_IsObject(item)) {
+        append_join(bad, name);
+        continue;
+      }
+      Flows f = cfg.flows;
+      long long ms = 0;
+      for (const cJSON* x = item->child; x; x = x->next) {
+        const std::string fname = x->string ? x->string : "";
+        const bool number = cJSON_IsNumber(x) && std::isfinite(x->valuedouble);
+        const double v = number ? x->valuedouble : -1;
+        if (fname == "wait" && v >= 0 && v <= 1) f.wait = v;
+        else if (fname == "hold" && v >= 0 && v <= 1) f.hold = v;
+        else if (fname == "pays" && v >= 0 && v <= 1) f.pays = v;
+        else if (fname == "after_ms" && get_int(x, 0, 3600 * 1000, &ms)) f.after_ms = static_cast<int>(ms);
+        else if (fname == "wait" || fname == "hold" || fname == "pays" || fname == "after_ms") append_join(bad, "flows." + fname);
+        else append_join(unknown, "flows." + fname);
+      }
+      if (f.wait + f.hold > 1.0 + 1e-9) append_join(bad, "flows (wait + hold is more than 1)");
+      cfg.flows = f;
     } else if (name == "profile") {
       const Profile* p = cJSON_IsString(item) ? find_profile(item->valuestring) : nullptr;
       if (p) cfg.profile = p;
@@ -212,8 +237,87 @@ std::string truth_json(const State& state) {
   cJSON* by_order = add(doc.get(), "by_order", cJSON_CreateObject());
   for (const auto& [order, n] : state.charges_by_order()) add_number(by_order, order.c_str(), n);
   add_number(doc.get(), "requests", state.requests());
+  // "charges" counts every payment the provider made, whatever became of its money; "money"
+  // says where the money of each is: only "paid" moved it, "authorized" is held.
+  cJSON* money = add(doc.get(), "money", cJSON_CreateObject());
+  const std::array<long, kMoneyCount> counts = state.money_counts();
+  for (std::size_t i = 0; i < kMoneyCount; ++i) {
+    add_number(money, std::string(money_name(static_cast<Money>(i))).c_str(), static_cast<double>(counts[i]));
+  }
   return print(doc.get());
 }
+
+namespace {
+
+// {"id":..,"money_state":..}: one payment of the truth, in the running profile's id shape.
+cJSON* payment_json(const IdShape& shape, const State::PaymentCopy& c) {
+  CJsonPtr item = new_object();
+  add_string(item.get(), "id", format_id(shape, c.number));
+  add_string(item.get(), "money_state", money_name(c.money));
+  return item.release();
+}
+
+void add_to_array(cJSON* list, cJSON* item) {
+  if (!cJSON_AddItemToArray(list, item)) {
+    cJSON_Delete(item);
+    throw std::bad_alloc();
+  }
+}
+
+std::optional<CustomerAction> action_from_name(std::string_view name) {
+  if (name == "pay") return CustomerAction::pay;
+  if (name == "fail") return CustomerAction::fail;
+  if (name == "capture") return CustomerAction::capture;
+  return std::nullopt;
+}
+
+// POST /__admin/customer {"id":"<payment id>"|"order_id":"...","action":"pay"|"fail"|"capture"}:
+// the customer acts on the payment (every payment of the order it applies to), as the provider's
+// test mode lets a tester approve, authenticate or abandon; "capture" is the merchant's.
+void customer_action(State& state, std::string_view body, Reply& out) {
+  CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
+  const cJSON* id = root ? cJSON_GetObjectItemCaseSensitive(root.get(), "id") : nullptr;
+  const cJSON* order = root ? cJSON_GetObjectItemCaseSensitive(root.get(), "order_id") : nullptr;
+  const cJSON* action = root ? cJSON_GetObjectItemCaseSensitive(root.get(), "action") : nullptr;
+  const auto act = cJSON_IsString(action) ? action_from_name(action->valuestring) : std::nullopt;
+  if (!root || !cJSON_IsObject(root.get()) || cJSON_IsString(id) == cJSON_IsString(order) || !act) {
+    error_reply(out, 400, "parameter_invalid",
+                R"(expected {"id":"..."|"order_id":"...","action":"pay"|"fail"|"capture"})");
+    return;
+  }
+  const IdShape shape = state.config().profile->payment_id;
+  std::vector<uint64_t> numbers;
+  if (cJSON_IsString(id)) {
+    // Any scope's payment: the customer is not the merchant's account.
+    uint64_t n = 0;
+    if (parse_id(shape, id->valuestring, &n)) numbers.push_back(n);
+  } else {
+    for (const auto& c : state.payments_of_order(order->valuestring)) numbers.push_back(c.number);
+  }
+  CJsonPtr doc = new_object();
+  cJSON* moved = add(doc.get(), "moved", cJSON_CreateArray());
+  bool any_payment = false;
+  for (uint64_t n : numbers) {
+    State::PaymentCopy c;
+    if (state.customer_acts(n, *act, &c)) {
+      add_to_array(moved, payment_json(shape, c));
+    }
+    if (c.number) any_payment = true;
+  }
+  if (!any_payment) {
+    error_reply(out, 404, "resource_missing", "no such payment");
+    return;
+  }
+  if (cJSON_GetArraySize(moved) == 0) {
+    error_reply(out, 409, "payment_not_movable",
+                std::string("no payment there can ") + action->valuestring + " (paid and failed are final; only an authorized one is captured)");
+    return;
+  }
+  add_bool(doc.get(), "ok", true);
+  out.body = print(doc.get());
+}
+
+}  // namespace
 
 std::string truth_json(const State& state, std::string_view order_id) {
   const std::vector<std::string> ids = state.charge_ids_for(order_id);
@@ -224,6 +328,15 @@ std::string truth_json(const State& state, std::string_view order_id) {
   for (const std::string& id : ids) {
     cJSON* item = made(cJSON_CreateString(id.c_str()));
     if (!cJSON_AddItemToArray(list, item)) {
+      cJSON_Delete(item);
+      throw std::bad_alloc();
+    }
+  }
+  const IdShape shape = state.config().profile->payment_id;
+  cJSON* payments = add(doc.get(), "payments", cJSON_CreateArray());
+  for (const auto& c : state.payments_of_order(order_id)) {
+    cJSON* item = payment_json(shape, c);
+    if (!cJSON_AddItemToArray(payments, item)) {
       cJSON_Delete(item);
       throw std::bad_alloc();
     }
@@ -348,13 +461,15 @@ void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std:
     }
     hooks.outage(static_cast<int>(ms));
     out.body = ok_json("ms", static_cast<double>(ms));
+  } else if (what == "customer" && post) {
+    customer_action(state, body, out);
   } else if (what == "oauth2/revoke" && post) {
     // Every PayPal token issued so far stops working: the client's next call gets 401 and it
     // must fetch a new token.
     state.tokens().revoke_all();
     out.body = ok_json();
   } else if (what == "truth" || what == "stats" || what == "config" || what == "reset" || what == "webhooks" ||
-             what == "script" || what == "outage" || what == "oauth2/revoke") {
+             what == "script" || what == "outage" || what == "oauth2/revoke" || what == "customer") {
     error_reply(out, 405, "method_not_allowed", "method not allowed");
   } else {
     error_reply(out, 404, "resource_missing", "no such admin endpoint");

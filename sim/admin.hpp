@@ -1,4 +1,5 @@
 // The /__admin/* endpoints: truth, stats, config, scripts, reset, outage, health, oauth2/revoke,
+// customer (a payment waiting for its customer, or held, moves on: money.hpp),
 // webhooks (the log of the notifications sent).
 // Admin requests are never faulted.
 #pragma once

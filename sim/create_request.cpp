@@ -61,6 +61,7 @@ ParseOutcome parse_create_request(const Profile& prof, BodyFormat format, bool h
     p.order_id = p.form.order_id;
     if (!p.form.currency.empty()) p.currency = p.form.currency;
     p.amount = p.form.amount;
+    p.flow = p.form.flow;
     return ParseOutcome::ok;
   }
   if (prof.id == ProfileId::stripe) {
@@ -71,6 +72,7 @@ ParseOutcome parse_create_request(const Profile& prof, BodyFormat format, bool h
   p.order_id = p.general.order_id;
   p.currency = p.general.currency;
   p.amount = p.general.amount;
+  p.flow = p.general.flow;
   if (prof.identity != Identity::header) {
     p.has_key = true;
     p.key = p.general.key;

@@ -29,6 +29,7 @@ struct CreateRequest {
   std::string_view order_id;
   std::string_view currency = "usd";
   int64_t amount = 0;
+  Flow flow;  // what the request's own fields ask of the payment (money.hpp)
 
   PaymentFields fields;   // the Stripe JSON fast path (allocation-free scanner)
   ProfileFields general;  // the other profiles (cJSON)

@@ -34,7 +34,8 @@ bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_orde
     if (why) *why = Refusal{problem, std::move(param), std::move(reason)};
     return false;
   };
-  bool have_amount = false, have_order = false, have_currency = false;
+  bool have_amount = false, have_order = false, have_currency = false, confirm_false = false;
+  std::string payment_method;
   std::string name, value;
   while (!body.empty()) {
     const std::size_t amp = body.find('&');
@@ -58,6 +59,13 @@ bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_orde
     } else if (name == "currency" && !have_currency) {
       out->currency = value;
       have_currency = true;
+    } else if (name == "confirm") {
+      // Stripe's booleans are the words true and false.
+      if (value == "false") confirm_false = true;
+    } else if (name == "payment_method") {
+      payment_method = value;
+    } else if (name == "capture_method") {
+      if (value == "manual") out->flow.manual_capture = true;
     } else if ((name == "metadata[order_id]" || (plain_order_id && name == "order_id")) && !have_order) {
       if (value.empty()) {
         return refuse(Problem::empty, name, "must not be empty: the simulator records the payment under it");
@@ -68,6 +76,16 @@ bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_orde
     }
   }
   if (!have_amount) return refuse(Problem::missing, "amount", "is required: what to charge, in minor units");
+  // Stripe's test payment methods that need 3-D Secure (docs.stripe.com/testing#regulatory-cards).
+  const bool three_ds = payment_method == "pm_card_threeDSecure2Required" ||
+                        payment_method == "pm_card_threeDSecureRequired" ||
+                        payment_method == "pm_card_authenticationRequired";
+  if (confirm_false) {
+    out->flow.wait = payment_method.empty() ? Wait::requires_payment_method : Wait::requires_confirmation;
+  } else if (three_ds) {
+    out->flow.wait = Wait::requires_action;
+  }
+  out->flow.asked = confirm_false || three_ds || out->flow.manual_capture;
   // The simulator keys its truth on the order; Stripe itself would take a PaymentIntent
   // without one, so the message says whose rule this is.
   if (!have_order) {
@@ -80,24 +98,43 @@ bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_orde
 
 void format_payment_intent(std::string& out, uint64_t number, std::string_view order_id,
                            int64_t amount, std::string_view currency, int64_t created) {
+  format_payment_intent(out, PaymentView{number, order_id, amount, currency}, created);
+}
+
+void format_payment_intent(std::string& out, const PaymentView& v, int64_t created) {
   const Profile& stripe = stripe_profile();
   out.append(R"({"id":")");
-  append_id(out, stripe.payment_id, number);
+  append_id(out, stripe.payment_id, v.number);
   out.append(R"(","object":"payment_intent","amount":)");
-  append_int(out, static_cast<long long>(amount));
+  append_int(out, static_cast<long long>(v.amount));
+  if (v.money == Money::authorized) {
+    out.append(R"(,"amount_capturable":)");
+    append_int(out, static_cast<long long>(v.amount));
+  }
   out.append(R"(,"amount_received":)");
-  append_int(out, static_cast<long long>(amount));
+  append_int(out, static_cast<long long>(v.money == Money::paid ? v.amount : 0));
+  if (v.manual_capture) out.append(R"(,"capture_method":"manual")");
   if (created >= 0) {
     out.append(R"(,"created":)");
     append_int(out, static_cast<long long>(created));
   }
   out.append(R"(,"currency":)");
-  append_json_string(out, currency);
-  out.append(R"(,"latest_charge":")");
-  append_id(out, stripe.charge_id, number);
-  out.append(R"(","livemode":false,"metadata":{"order_id":)");
-  append_json_string(out, order_id);
-  out.append(R"(},"status":"succeeded"})");
+  append_json_string(out, v.currency);
+  // A charge exists once the customer's card was charged or held; a waiting intent has none.
+  if (v.money == Money::paid || v.money == Money::authorized || v.was_authorized) {
+    out.append(R"(,"latest_charge":")");
+    append_id(out, stripe.charge_id, v.number);
+    out.push_back('"');
+  } else {
+    out.append(R"(,"latest_charge":null)");
+  }
+  out.append(R"(,"livemode":false,"metadata":{"order_id":)");
+  append_json_string(out, v.order_id);
+  out.push_back('}');
+  if (v.money == Money::awaiting_customer && v.wait == Wait::requires_action) {
+    out.append(R"(,"next_action":{"type":"use_stripe_sdk","use_stripe_sdk":{"type":"three_d_secure_redirect"}})");
+  }
+  out.append(R"(,"status":")").append(stripe_status(v)).append(R"("})");
 }
 
 }  // namespace payretry_sim

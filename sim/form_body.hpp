@@ -18,6 +18,12 @@ struct FormPayment {
   std::string order_id;  // metadata[order_id], decoded
   std::string currency;  // decoded; empty when absent
   int64_t amount = 0;
+  // What the PaymentIntent create asks of the payment (money.hpp): confirm=false leaves it for a
+  // later confirmation, a 3-D Secure test payment_method for the customer to authenticate,
+  // capture_method=manual held once authorized. Without any of them the simulator confirms and
+  // captures at once, as it always has (Stripe itself would answer requires_payment_method
+  // without confirm=true: the shortcut is the simulator's).
+  Flow flow;
 };
 
 // Decodes application/x-www-form-urlencoded text: '+' is a space, %XX a byte. False on a
@@ -36,5 +42,9 @@ bool parse_form_payment(std::string_view body, FormPayment* out, bool plain_orde
 // writes "created" too (Unix seconds), which Stripe's OpenAPI requires of a payment_intent.
 void format_payment_intent(std::string& out, uint64_t number, std::string_view order_id,
                            int64_t amount, std::string_view currency, int64_t created = -1);
+// The same for a payment in any money state: its status is stripe_status(v); nothing is
+// received before it is paid, a held one has its amount capturable, one waiting for 3-D Secure
+// carries the next_action the customer's browser runs. A paid one writes what the above writes.
+void format_payment_intent(std::string& out, const PaymentView& v, int64_t created = -1);
 
 }  // namespace payretry_sim

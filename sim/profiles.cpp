@@ -72,7 +72,9 @@ void append_major(std::string& out, int64_t minor) {
 void stripe_created(std::string& out, const Profile& self, const PaymentView& p) {
   out.append(R"({"id":")");
   append_id(out, self.payment_id, p.number);
-  out.append(R"(","object":"payment","status":"succeeded","order_id":)");
+  out.append(R"(","object":"payment","status":")");
+  out.append(stripe_status(p));
+  out.append(R"(","order_id":)");
   append_json_string(out, p.order_id);
   out.append(R"(,"amount":)");
   append_int(out, static_cast<long long>(p.amount));
@@ -90,18 +92,44 @@ void stripe_declined(std::string& out, const Profile&, const PaymentView&) {
 // "status":"Declined"): both are 2xx, so both are cached. Response codes 10000 (Approved) and
 // 20051 (Insufficient Funds) are Checkout.com's.
 
+// Its status, after the PaymentStatus values of checkout-sdk-java: a payment sent to 3-D Secure
+// is Pending (202, with the redirect the customer follows), `capture: false` leaves it
+// Authorized, the default captures it. A failed one was Declined, or Voided if it had been held.
 void checkout_object(std::string& out, const Profile& self, const PaymentView& p, bool approved) {
   out.append(R"({"id":")");
   append_id(out, self.payment_id, p.number);
   out.push_back('"');
-  out.append(approved ? R"(,"approved":true,"status":"Captured","response_code":"10000")"
-                      : R"(,"approved":false,"status":"Declined","response_code":"20051")");
+  if (!approved) {
+    out.append(R"(,"approved":false,"status":"Declined","response_code":"20051")");
+  } else {
+    switch (p.money) {
+      case Money::awaiting_customer:
+      case Money::pending:
+        out.append(R"(,"status":"Pending")");
+        break;
+      case Money::authorized:
+        out.append(R"(,"approved":true,"status":"Authorized","response_code":"10000")");
+        break;
+      case Money::paid:
+        out.append(R"(,"approved":true,"status":"Captured","response_code":"10000")");
+        break;
+      case Money::failed:
+        out.append(p.was_authorized ? R"(,"approved":true,"status":"Voided","response_code":"10000")"
+                                    : R"(,"approved":false,"status":"Declined","response_code":"20051")");
+        break;
+    }
+  }
   out.append(R"(,"reference":)");
   append_json_string(out, p.order_id);
   out.append(R"(,"amount":)");
   append_int(out, static_cast<long long>(p.amount));
   out.append(R"(,"currency":)");
   append_json_string(out, p.currency);
+  if (approved && (p.money == Money::awaiting_customer || p.money == Money::pending)) {
+    out.append(R"(,"3ds":{"downgraded":false,"enrolled":"Y"},"_links":{"redirect":{"href":"https://3ds2-sbox.checkout.com/interceptor/)");
+    append_id(out, self.payment_id, p.number);
+    out.append(R"("}})");
+  }
   out.push_back('}');
 }
 void checkout_created(std::string& out, const Profile& self, const PaymentView& p) {
@@ -113,10 +141,55 @@ void checkout_declined(std::string& out, const Profile& self, const PaymentView&
 
 // ---- PayPal ([Pp1]-[Pp5]) ----------------------------------------------------------------------
 
+// An order ([Pp2]'s order_status). Nothing has moved while it is CREATED (no payment_source:
+// the payer approves at the "approve" link) or PAYER_ACTION_REQUIRED (payment_source.paypal:
+// the "payer-action" link). A COMPLETED order says where the money is in
+// purchase_units[0].payments: a capture (intent CAPTURE) or an authorization (intent
+// AUTHORIZE), whose status PayPal tells merchants to read before they fulfil. An order the
+// payer never approved ends VOIDED.
 void paypal_created(std::string& out, const Profile& self, const PaymentView& p) {
-  out.append(R"({"id":")");
-  append_id(out, self.payment_id, p.number);
-  out.append(R"(","status":"COMPLETED"})");
+  const std::string id = format_id(self.payment_id, p.number);
+  out.append(R"({"id":")").append(id);
+  out.append(R"(","intent":")").append(p.manual_capture ? "AUTHORIZE" : "CAPTURE");
+  const bool unpaid = p.money == Money::awaiting_customer || p.money == Money::pending ||
+                      (p.money == Money::failed && !p.was_authorized);
+  if (unpaid) {
+    const bool approve = p.wait != Wait::payer_action_required;
+    out.append(R"(","status":")");
+    out.append(p.money == Money::failed ? "VOIDED" : approve ? "CREATED" : "PAYER_ACTION_REQUIRED");
+    out.append(R"(","purchase_units":[{"reference_id":)");
+    append_json_string(out, p.order_id);
+    out.append(R"(}])");
+    if (p.money != Money::failed) {
+      out.append(R"(,"links":[{"href":"https://www.sandbox.paypal.com/checkoutnow?token=)").append(id);
+      out.append(approve ? R"(","rel":"approve","method":"GET"}])" : R"(","rel":"payer-action","method":"GET"}])");
+    }
+    out.push_back('}');
+    return;
+  }
+  std::string money;
+  money.append(R"({"currency_code":)");
+  std::string code(p.currency);
+  for (char& c : code) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  append_json_string(money, code);
+  money.append(R"(,"value":")");
+  append_major(money, p.amount);
+  money.append(R"("})");
+  out.append(R"(","status":"COMPLETED","purchase_units":[{"reference_id":)");
+  append_json_string(out, p.order_id);
+  out.append(R"(,"payments":{)");
+  if (p.manual_capture) {
+    const char* auth = p.money == Money::authorized ? "CREATED" : p.money == Money::paid ? "CAPTURED" : "VOIDED";
+    out.append(R"("authorizations":[{"id":")").append(paypal_authorization_id(p.number));
+    out.append(R"(","status":")").append(auth).append(R"(","amount":)").append(money).append("}]");
+    if (p.money == Money::paid) out.push_back(',');
+  }
+  if (p.money == Money::paid) {
+    out.append(R"("captures":[{"id":")").append(paypal_capture_id(p.number));
+    out.append(R"(","status":"COMPLETED","amount":)").append(money);
+    out.append(R"(,"final_capture":true}])");
+  }
+  out.append("}}]}");
 }
 void paypal_declined(std::string& out, const Profile&, const PaymentView&) {
   out.append(R"({"name":"UNPROCESSABLE_ENTITY","message":"The requested action could not be performed.","details":[{"issue":"INSTRUMENT_DECLINED"}]})");
@@ -124,10 +197,21 @@ void paypal_declined(std::string& out, const Profile&, const PaymentView&) {
 
 // ---- Square ([Sq1]-[Sq4]) ----------------------------------------------------------------------
 
+// autocomplete false leaves a card payment APPROVED (held) until CompletePayment, or CANCELED.
+std::string_view square_status(const PaymentView& p) {
+  switch (p.money) {
+    case Money::awaiting_customer:
+    case Money::pending: return "PENDING";
+    case Money::authorized: return "APPROVED";
+    case Money::paid: return "COMPLETED";
+    case Money::failed: return p.was_authorized ? "CANCELED" : "FAILED";
+  }
+  return "PENDING";
+}
 void square_created(std::string& out, const Profile& self, const PaymentView& p) {
   out.append(R"({"payment":{"id":")");
   append_id(out, self.payment_id, p.number);
-  out.append(R"(","status":"COMPLETED"}})");
+  out.append(R"(","status":")").append(square_status(p)).append(R"("}})");
 }
 void square_declined(std::string& out, const Profile&, const PaymentView&) {
   out.append(R"({"errors":[{"category":"PAYMENT_METHOD_ERROR","code":"CARD_DECLINED"}]})");
@@ -158,8 +242,19 @@ void wechat_declined(std::string& out, const Profile&, const PaymentView&) {
 void adyen_object(std::string& out, const Profile& self, const PaymentView& p, bool authorised) {
   out.append(R"({"pspReference":")");
   append_id(out, self.payment_id, p.number);
-  out.append(authorised ? R"(","resultCode":"Authorised")"
-                        : R"(","resultCode":"Refused","refusalReason":"Not enough balance")");
+  // The answer of /payments never says captured: a paid payment still reads Authorised (the
+  // capture is a webhook, CAPTURE). A shopper sent to a redirect method reads RedirectShopper.
+  if (!authorised || (p.money == Money::failed && !p.was_authorized)) {
+    out.append(R"(","resultCode":"Refused","refusalReason":"Not enough balance")");
+  } else if (p.money == Money::failed) {
+    out.append(R"(","resultCode":"Cancelled")");
+  } else if (p.money == Money::awaiting_customer || p.money == Money::pending) {
+    out.append(R"(","resultCode":"RedirectShopper","action":{"type":"redirect","method":"GET","url":"https://checkoutshopper-test.adyen.com/checkoutshopper/checkoutPaymentRedirect?redirectData=)");
+    append_id(out, self.payment_id, p.number);
+    out.append(R"("})");
+  } else {
+    out.append(R"(","resultCode":"Authorised")");
+  }
   out.append(R"(,"merchantReference":)");
   append_json_string(out, p.order_id);
   out.append(R"(,"amount":{"value":)");
@@ -177,10 +272,23 @@ void adyen_declined(std::string& out, const Profile& self, const PaymentView& p)
 
 // ---- Mollie ([Mo1], [Mo2]) ---------------------------------------------------------------------
 
+// mollie/openapi's payment-status: open until the customer pays, authorized under
+// captureMode manual, expired when the customer never paid, canceled when a hold is released.
+std::string_view mollie_status(const PaymentView& p) {
+  switch (p.money) {
+    case Money::awaiting_customer: return "open";
+    case Money::pending: return "pending";
+    case Money::authorized: return "authorized";
+    case Money::paid: return "paid";
+    case Money::failed: return p.was_authorized ? "canceled" : "expired";
+  }
+  return "open";
+}
 void mollie_created(std::string& out, const Profile& self, const PaymentView& p) {
   out.append(R"({"resource":"payment","id":")");
   append_id(out, self.payment_id, p.number);
-  out.append(R"(","status":"paid","amount":{"value":")");
+  out.append(R"(","status":")").append(mollie_status(p));
+  out.append(R"(","amount":{"value":")");
   append_major(out, p.amount);
   out.append(R"(","currency":)");
   append_json_string(out, p.currency);
@@ -189,7 +297,14 @@ void mollie_created(std::string& out, const Profile& self, const PaymentView& p)
   // id-only notification up finds the order (https://docs.mollie.com/reference/get-payment).
   out.append(R"(},"metadata":{"order_id":)");
   append_json_string(out, p.order_id);
-  out.append("}}");
+  out.push_back('}');
+  // An open payment is paid at its checkout page (https://docs.mollie.com/reference/create-payment).
+  if (p.money == Money::awaiting_customer) {
+    out.append(R"(,"_links":{"checkout":{"href":"https://www.mollie.com/checkout/select-method/)");
+    append_id(out, self.payment_id, p.number);
+    out.append(R"(","type":"text/html"}})");
+  }
+  out.push_back('}');
 }
 void mollie_declined(std::string& out, const Profile&, const PaymentView&) {
   out.append(R"({"status":422,"title":"Unprocessable Entity","detail":"The card was declined.","extra":{"failureReason":"insufficient_funds"}})");
@@ -200,8 +315,12 @@ void mollie_declined(std::string& out, const Profile&, const PaymentView&) {
 // 10003 waiting for the buyer, 20000 service unavailable, 40002 invalid arguments,
 // 40004 business failure with a sub_code.
 
+// A trade waiting for the buyer to confirm in the app is 10003 (poll alipay.trade.query: it says
+// WAIT_BUYER_PAY); one that went through is 10000.
 void alipay_created(std::string& out, const Profile& self, const PaymentView& p) {
-  out.append(R"({"alipay_trade_pay_response":{"code":"10000","msg":"Success","trade_no":")");
+  out.append(p.money == Money::awaiting_customer
+                 ? R"({"alipay_trade_pay_response":{"code":"10003","msg":"Waiting Payment","trade_no":")"
+                 : R"({"alipay_trade_pay_response":{"code":"10000","msg":"Success","trade_no":")");
   append_id(out, self.payment_id, p.number);
   out.append(R"(","out_trade_no":)");
   append_json_string(out, p.order_id);
@@ -762,7 +881,74 @@ const char* string_reason(Problem p) {
 constexpr const char* kMinorReason = "must be a positive whole number of minor units, at most 9007199254740991";
 constexpr const char* kMajorReason = "must be a positive decimal with at most two places, such as \"10.00\"";
 
+// The request fields by which each provider's own test mode asks for a payment that is not
+// paid at once. Fields of another type than the provider's are left to mean nothing here.
+void read_flow(const Profile& prof, const cJSON* root, Flow* flow) {
+  switch (prof.id) {
+    case ProfileId::paypal: {
+      const cJSON* intent = at_path(root, "intent");
+      flow->manual_capture = cJSON_IsString(intent) && std::string_view(intent->valuestring) == "AUTHORIZE";
+      // A card pays at once (the sim takes every card); a wallet (payment_source.paypal, venmo,
+      // ...) sends the payer to PayPal first: PAYER_ACTION_REQUIRED.
+      const cJSON* source = at_path(root, "payment_source");
+      if (cJSON_IsObject(source) && !cJSON_GetObjectItemCaseSensitive(source, "card") && source->child) {
+        flow->wait = Wait::payer_action_required;
+      }
+      break;
+    }
+    case ProfileId::checkout_com:
+      flow->manual_capture = cJSON_IsFalse(at_path(root, "capture"));
+      if (cJSON_IsTrue(at_path(root, "3ds.enabled"))) flow->wait = Wait::customer;
+      break;
+    case ProfileId::adyen: {
+      // "scheme" is Adyen's card type; iDEAL, PayPal, Klarna and the other redirect methods
+      // answer RedirectShopper.
+      const cJSON* type = at_path(root, "paymentMethod.type");
+      if (nonempty_string(type) && std::string_view(type->valuestring) != "scheme") flow->wait = Wait::customer;
+      break;
+    }
+    case ProfileId::square:
+      flow->manual_capture = cJSON_IsFalse(at_path(root, "autocomplete"));
+      break;
+    case ProfileId::mollie: {
+      const cJSON* mode = at_path(root, "captureMode");
+      flow->manual_capture = cJSON_IsString(mode) && std::string_view(mode->valuestring) == "manual";
+      break;
+    }
+    case ProfileId::stripe:
+    case ProfileId::wechatpay_v3:
+    case ProfileId::alipay:
+      break;
+  }
+  flow->asked = flow->wait != Wait::none || flow->manual_capture;
+}
+
 }  // namespace
+
+std::string_view stripe_status(const PaymentView& v) {
+  switch (v.money) {
+    case Money::awaiting_customer:
+      return v.wait == Wait::requires_confirmation ? "requires_confirmation"
+             : v.wait == Wait::requires_action    ? "requires_action"
+                                                  : "requires_payment_method";
+    case Money::pending: return "processing";
+    case Money::authorized: return "requires_capture";
+    case Money::paid: return "succeeded";
+    case Money::failed: return "canceled";
+  }
+  return "requires_payment_method";
+}
+
+int created_status(const Profile& p, const PaymentView& v) {
+  // Checkout.com: 202 Accepted for a payment that needs the customer's 3-D Secure.
+  if (p.id == ProfileId::checkout_com && (v.money == Money::awaiting_customer || v.money == Money::pending)) {
+    return 202;
+  }
+  return p.created_status;
+}
+
+std::string paypal_capture_id(uint64_t number) { return format_id({"CAP", 14}, number); }
+std::string paypal_authorization_id(uint64_t number) { return format_id({"AUT", 14}, number); }
 
 ParseOutcome parse_profile_payment(const Profile& prof, std::string_view body, ProfileFields* out, Refusal* why) {
   CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
@@ -872,6 +1058,8 @@ ParseOutcome parse_profile_payment(const Profile& prof, std::string_view body, P
                         : "is required: what to charge, in minor units");
   }
 
+  read_flow(prof, root.get(), &out->flow);
+
   out->currency.assign(prof.default_currency);
   for (const char* const* p = paths.currency; *p; ++p) {
     const cJSON* v = at_path(root.get(), *p);
@@ -974,7 +1162,7 @@ void lookup_stripe(const Profile& p, const State& state, std::string_view path, 
     State::PaymentCopy c;
     if (parse_id(p.payment_id, pi, &number) && state.payment_by_number(number, scope, &c)) {
       out.status = 200;
-      format_payment_intent(out.body, c.number, c.order_id, c.amount, c.currency);
+      format_payment_intent(out.body, c.view());
     } else {
       set_canned(out, p.no_route);
     }
@@ -1052,6 +1240,14 @@ void lookup_wechat(const Profile& p, const State& state, std::string_view path, 
     append_json_string(out.body, mchid);
   }
   if (!payments.empty()) {
+    // NOTPAY until the payer pays the prepay_id; CLOSED when it never was (TradeStateEnum of
+    // wechatpay-java). Only a paid trade has a transaction_id.
+    const Money m = payments.front().money;
+    if (m != Money::paid) {
+      out.body.append(m == Money::failed ? R"(,"trade_state":"CLOSED","trade_state_desc":"订单已关闭"})"
+                                         : R"(,"trade_state":"NOTPAY","trade_state_desc":"订单未支付"})");
+      return;
+    }
     out.body.append(R"(,"transaction_id":")");
     append_id(out.body, p.payment_id, payments.front().number);
     out.body.append(R"(","trade_state":"SUCCESS","amount":{"total":)");
@@ -1096,7 +1292,8 @@ void lookup_alipay(const Profile& p, const State& state, std::string_view body, 
   const auto payments = state.payments_for(no, scope);
   const char* trade_status = nullptr;
   if (!payments.empty()) {
-    trade_status = "TRADE_SUCCESS";
+    const Money m = payments.front().money;
+    trade_status = m == Money::paid ? "TRADE_SUCCESS" : m == Money::failed ? "TRADE_CLOSED" : "WAIT_BUYER_PAY";
   } else {
     switch (state.phase(no, scope)) {
       case State::Phase::in_progress: trade_status = "WAIT_BUYER_PAY"; break;

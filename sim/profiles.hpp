@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "money.hpp"
+
 namespace payretry_sim {
 
 class State;
@@ -99,7 +101,24 @@ struct PaymentView {
   std::string_view order_id;
   int64_t amount = 0;  // minor units
   std::string_view currency;
+  // Where its money is and what its create asked (money.hpp): the formatters write the
+  // provider's word for it. The default is the payment that went through at once.
+  Money money = Money::paid;
+  Wait wait = Wait::none;
+  bool manual_capture = false;
+  bool was_authorized = false;  // it was held before: a failed one was voided, a paid one captured
 };
+// The HTTP status of a create's answer for `v` (Checkout.com answers a payment waiting for
+// 3-D Secure 202, not 201).
+struct Profile;
+int created_status(const Profile& p, const PaymentView& v);
+// The provider's own id of a payment's capture (PayPal's captures[0].id) and authorization
+// (authorizations[0].id): 17 characters, made from the payment's number, so that a lookup, a
+// replay and a notification name the same one.
+std::string paypal_capture_id(uint64_t number);
+std::string paypal_authorization_id(uint64_t number);
+// The status word Stripe gives a PaymentIntent in this state.
+std::string_view stripe_status(const PaymentView& v);
 
 struct Profile {
   ProfileId id;
@@ -167,6 +186,11 @@ struct ProfileFields {
   std::string currency;
   std::string key;  // Identity::body_key and Identity::reference
   int64_t amount = 0;
+  // What the provider's own fields ask of the payment (money.hpp): PayPal's intent AUTHORIZE
+  // and a payment_source that is not a card, Checkout.com's capture false and 3ds.enabled,
+  // Adyen's paymentMethod.type other than scheme (a card), Square's autocomplete false,
+  // Mollie's captureMode manual.
+  Flow flow;
 };
 enum class ParseOutcome { ok, invalid };
 // On ParseOutcome::invalid, `why` says which parameter and what is wrong with it.

@@ -148,6 +148,7 @@ void ServerCore::stop() {
   for (auto& t : threads) t.join();
   threads.clear();
   workers.clear();  // closes connections and listeners
+  state.stop_customer_clock();  // it notifies through the sender: stopped first
   if (webhooks) webhooks->stop();
 }
 

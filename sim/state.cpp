@@ -1,5 +1,7 @@
 #include "state.hpp"
 
+#include <chrono>
+
 #include "create_request.hpp"
 #include "form_body.hpp"
 #include "http_conn.hpp"
@@ -13,9 +15,11 @@ namespace {
 constexpr std::string_view kMissing =
     R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})";
 
-void format_stripe(std::string& out, uint64_t number, std::string_view order_id, int64_t amount,
-                   std::string_view currency) {
-  format_created(stripe_profile(), out, PaymentView{number, order_id, amount, currency});
+// The Stripe profile's own payment object for a stored charge, in its money state.
+void format_stripe(std::string& out, const StoredCharge& c) {
+  format_created(stripe_profile(), out,
+                 PaymentView{c.number, c.order_id(), c.amount, c.currency(), c.money, c.wait, c.manual_capture,
+                             c.was_authorized});
 }
 
 void append_echo(Reply& out, std::string_view key) {
@@ -25,7 +29,7 @@ void append_echo(Reply& out, std::string_view key) {
 // What a `slow` request keeps: copies, because the client's connection (and the body the
 // request's views point into) may be gone by the time it is finished.
 std::unique_ptr<Held> held_copy(const Profile& prof, const CreateRequest& req, bool replay,
-                                uint64_t epoch) {
+                                uint64_t epoch, const Flow& flow) {
   auto h = std::make_unique<Held>();
   h->profile = &prof;
   h->has_key = req.has_key;
@@ -37,6 +41,7 @@ std::unique_ptr<Held> held_copy(const Profile& prof, const CreateRequest& req, b
   h->amount = req.amount;
   h->epoch = epoch;
   h->format = req.format;
+  h->flow = flow;
   return h;
 }
 
@@ -332,7 +337,7 @@ Disposition State::answer(const Config& cfg, const CreateRequest& req, const Dec
       replays_.fetch_add(1, std::memory_order_relaxed);
       if (f == Fault::slow) {
         out.clear();
-        *held = held_copy(prof, req, /*replay=*/true, epoch);
+        *held = held_copy(prof, req, /*replay=*/true, epoch, Flow{});
         return Disposition::hold;
       }
       shape_replay(prof, d.charge, out);
@@ -340,12 +345,13 @@ Disposition State::answer(const Config& cfg, const CreateRequest& req, const Dec
     case Transition::process:
       break;
   }
+  const Flow flow = decide_flow(cfg, req);
   if (f == Fault::slow) {
-    *held = held_copy(prof, req, /*replay=*/false, epoch);
+    *held = held_copy(prof, req, /*replay=*/false, epoch, flow);
     return Disposition::hold;
   }
   const uint64_t number = process_fresh(prof, f, req.has_key, req.key, req.scope, req.order_id,
-                                        req.amount, req.currency, out, req.format);
+                                        req.amount, req.currency, out, req.format, flow);
   if (req.has_key) {
     std::string buf;
     settle(prof, f, scoped_key(req.scope, req.key, buf), out, number, epoch);
@@ -362,14 +368,69 @@ bool State::finish_held(const Held& h, Reply& out) {
   const std::string_view stored_key = scoped_key(h.scope, h.key, buf);
   if (h.replay) return replay_into(prof, stored_key, out);
   const uint64_t number = process_fresh(prof, Fault::none, h.has_key, h.key, h.scope, h.order_id,
-                                        h.amount, h.currency, out, h.format);
+                                        h.amount, h.currency, out, h.format, h.flow);
   if (h.has_key) settle(prof, Fault::none, stored_key, out, number, h.epoch);
   return true;
 }
 
+namespace {
+
+// A uniform number in [0, 1) for (seed, order, purpose): the same order meets the same flow and
+// the same customer in every run with the seed, whatever the threads' interleaving, and a retry
+// of the order's create gets the payment its first try would have.
+double seeded_unit(uint64_t seed, std::string_view order_id, std::string_view purpose) {
+  const uint64_t h = splitmix64(seed ^ splitmix64(fnv1a64(order_id)) ^ fnv1a64(purpose));
+  return static_cast<double>(h >> 11) * 0x1.0p-53;
+}
+
+int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The state a payment starts in. Checkout.com's 3-D Secure payment is Pending, which the money
+// table reads as pending (the weaker word), so the truth says the same.
+Money initial_money(const Profile& prof, const Flow& flow) {
+  if (flow.wait != Wait::none) return prof.id == ProfileId::checkout_com ? Money::pending : Money::awaiting_customer;
+  return flow.manual_capture ? Money::authorized : Money::paid;
+}
+
+}  // namespace
+
+Flow State::decide_flow(const Config& cfg, const CreateRequest& req) const {
+  const Profile& prof = *cfg.profile;
+  Flow flow = req.flow;
+  const Flows& mix = cfg.flows;
+  if (!flow.asked && (mix.wait > 0 || mix.hold > 0)) {
+    const double u = seeded_unit(cfg.seed, req.order_id, "flow");
+    if (u < mix.wait) {
+      // Each provider's way of leaving a payment to its customer; Square has none for a card.
+      switch (prof.id) {
+        case ProfileId::stripe: flow.wait = Wait::requires_action; break;
+        case ProfileId::paypal: flow.wait = Wait::order_created; break;
+        case ProfileId::square: break;
+        case ProfileId::checkout_com:
+        case ProfileId::adyen:
+        case ProfileId::mollie:
+        case ProfileId::wechatpay_v3:
+        case ProfileId::alipay: flow.wait = Wait::customer; break;
+      }
+    } else if (u < mix.wait + mix.hold) {
+      // WeChat Pay's JSAPI and Alipay's barcode payments are captured as they are paid.
+      flow.manual_capture = prof.id != ProfileId::wechatpay_v3 && prof.id != ProfileId::alipay;
+    }
+  }
+  // Mollie holds only what its customer authorized at the checkout: open first.
+  if (prof.id == ProfileId::mollie && flow.manual_capture) flow.wait = Wait::customer;
+  // The simulator's Adyen merchant account captures by hand: Authorised is a hold until a
+  // capture (POST /__admin/customer "capture"), whose CAPTURE notification says paid.
+  if (prof.id == ProfileId::adyen) flow.manual_capture = true;
+  return flow;
+}
+
 uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::string_view key,
                               std::string_view scope, std::string_view order_id, int64_t amount,
-                              std::string_view currency, Reply& out, BodyFormat format) {
+                              std::string_view currency, Reply& out, BodyFormat format, const Flow& flow) {
   if (f == Fault::decline) {
     declines_.fetch_add(1, std::memory_order_relaxed);
     PaymentView v{0, order_id, amount, currency};
@@ -384,21 +445,31 @@ uint64_t State::process_fresh(const Profile& prof, Fault f, bool has_key, std::s
     notify(prof, v, false, has_key ? key : std::string_view{}, scope, out);
     return 0;
   }
+  const Money money = initial_money(prof, flow);
   const uint64_t number =
-      create_charge(order_id, has_key ? key : std::string_view{}, scope, amount, currency);
-  out.status = prof.created_status;
+      create_charge(order_id, has_key ? key : std::string_view{}, scope, amount, currency, money, flow);
+  const PaymentView v{number, order_id, amount, currency, money, flow.wait, flow.manual_capture, false};
+  out.status = created_status(prof, v);
   out.body.clear();
   if (format == BodyFormat::form) {
-    format_payment_intent(out.body, number, order_id, amount, currency);
+    format_payment_intent(out.body, v);
   } else {
-    format_created(prof, out.body, PaymentView{number, order_id, amount, currency});
+    format_created(prof, out.body, v);
   }
-  notify(prof, PaymentView{number, order_id, amount, currency}, true, has_key ? key : std::string_view{}, scope, out);
+  notify(prof, v, true, has_key ? key : std::string_view{}, scope, out);
+  if (money == Money::awaiting_customer || money == Money::pending) {
+    const Config cfg = config();
+    if (cfg.flows.after_ms > 0) {
+      const bool pays = seeded_unit(cfg.seed, order_id, "customer") < cfg.flows.pays;
+      schedule_customer(steady_now_ns() + static_cast<int64_t>(cfg.flows.after_ms) * 1000000, number,
+                        pays ? CustomerAction::pay : CustomerAction::fail);
+    }
+  }
   return number;
 }
 
 void State::notify(const Profile& prof, const PaymentView& v, bool charged, std::string_view key,
-                   std::string_view scope, Reply& out) {
+                   std::string_view scope, Reply& out, uint8_t move) {
   if (!webhooks_) return;
   PaymentEvent e;
   e.number = v.number;
@@ -406,6 +477,11 @@ void State::notify(const Profile& prof, const PaymentView& v, bool charged, std:
   e.amount = v.amount;
   e.currency.assign(v.currency);
   e.charged = charged;
+  e.money = v.money;
+  e.wait = v.wait;
+  e.manual_capture = v.manual_capture;
+  e.was_authorized = v.was_authorized;
+  e.move = move;
   e.idempotency_key.assign(key);
   // The scope is [bearer key] "\n" header value (scope_of): the account is the header's value.
   if (const size_t nl = scope.rfind('\n'); nl != std::string_view::npos) e.account.assign(scope.substr(nl + 1));
@@ -486,19 +562,43 @@ void State::shape_replay(const Profile& prof, uint64_t charge, Reply& out) const
       }
       return;  // no charge (a decline): its stored answer is still its current state
     }
-    case Replay::error_code:
-      if (charge) set_canned(out, prof.already_paid);
+    case Replay::error_code: {
+      // WeChat Pay and Alipay answer a paid trade's number with their "already paid" code; a
+      // trade still waiting for its payer with the create's answer again (the same prepay_id,
+      // 10003), and a closed one with their "closed" code.
+      PaymentCopy c;
+      if (!charge || !charge_copy(charge, &c) || c.money == Money::paid || c.money == Money::authorized) {
+        if (charge) set_canned(out, prof.already_paid);
+        return;
+      }
+      out.body.clear();
+      if (c.money != Money::failed) {
+        out.status = created_status(prof, c.view());
+        format_created(prof, out.body, c.view());
+      } else if (prof.id == ProfileId::wechatpay_v3) {
+        out.status = 400;
+        out.body.assign(R"({"code":"ORDER_CLOSED","message":"订单已关闭"})");
+      } else {
+        out.status = 200;
+        out.body.assign(
+            R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.TRADE_HAS_CLOSE","sub_msg":"交易已经关闭"}})");
+      }
       return;
+    }
   }
 }
 
 uint64_t State::create_charge(std::string_view order_id, std::string_view key, std::string_view scope,
-                              int64_t amount, std::string_view currency) {
+                              int64_t amount, std::string_view currency, Money money, const Flow& flow) {
   const uint64_t number = next_charge_.fetch_add(1, std::memory_order_relaxed);
+  money_counts_[static_cast<std::size_t>(money)].fetch_add(1, std::memory_order_relaxed);
   {
     StoredCharge c;
     c.number = number;
     c.amount = amount;
+    c.money = money;
+    c.wait = flow.wait;
+    c.manual_capture = flow.manual_capture;
     c.order_len = static_cast<uint32_t>(order_id.size());
     c.key_len = static_cast<uint32_t>(key.size());
     c.scope_len = static_cast<uint32_t>(scope.size());
@@ -529,7 +629,7 @@ void State::get_payment(std::string_view id, std::string_view scope, Reply& out)
   if (parse_id(stripe_profile().payment_id, id, &number)) {
     charge_log_.with(number, [&](const StoredCharge& c) {
       if (c.scope() != scope) return;
-      format_stripe(out.body, c.number, c.order_id(), c.amount, c.currency());
+      format_stripe(out.body, c);
       found = true;
     });
   }
@@ -559,20 +659,31 @@ void State::list_payments(std::string_view order_id, std::string_view scope, Rep
     charge_log_.with(n, [&](const StoredCharge& c) {
       if (c.scope() != scope) return;
       if (count++) data.push_back(',');
-      format_stripe(data, c.number, c.order_id(), c.amount, c.currency());
+      format_stripe(data, c);
     });
   }
   out.body.assign(R"({"object":"list","total_count":)" + std::to_string(count) + R"(,"data":[)");
   out.body.append(data).append("]}");
 }
 
+namespace {
+
+void copy_charge(const StoredCharge& c, State::PaymentCopy* out) {
+  out->number = c.number;
+  out->order_id.assign(c.order_id());
+  out->currency.assign(c.currency());
+  out->amount = c.amount;
+  out->money = c.money;
+  out->wait = c.wait;
+  out->manual_capture = c.manual_capture;
+  out->was_authorized = c.was_authorized;
+  out->moves = c.moves;
+}
+
+}  // namespace
+
 bool State::charge_copy(uint64_t number, PaymentCopy* out) const {
-  return charge_log_.with(number, [&](const StoredCharge& c) {
-    out->number = c.number;
-    out->order_id.assign(c.order_id());
-    out->currency.assign(c.currency());
-    out->amount = c.amount;
-  });
+  return charge_log_.with(number, [&](const StoredCharge& c) { copy_charge(c, out); });
 }
 
 bool State::payment_by_number(uint64_t number, std::string_view scope, PaymentCopy* out) const {
@@ -580,12 +691,97 @@ bool State::payment_by_number(uint64_t number, std::string_view scope, PaymentCo
   charge_log_.with(number, [&](const StoredCharge& c) {
     if (c.scope() != scope) return;
     in_scope = true;
-    out->number = c.number;
-    out->order_id.assign(c.order_id());
-    out->currency.assign(c.currency());
-    out->amount = c.amount;
+    copy_charge(c, out);
   });
   return in_scope;
+}
+
+std::vector<State::PaymentCopy> State::payments_of_order(std::string_view order_id) const {
+  std::vector<PaymentCopy> v;
+  for (uint64_t n : charge_numbers(order_id)) {
+    PaymentCopy c;
+    if (charge_copy(n, &c)) v.push_back(std::move(c));
+  }
+  return v;
+}
+
+std::array<long, kMoneyCount> State::money_counts() const {
+  std::array<long, kMoneyCount> out{};
+  for (std::size_t i = 0; i < kMoneyCount; ++i) out[i] = money_counts_[i].load(std::memory_order_relaxed);
+  return out;
+}
+
+bool State::customer_acts(uint64_t number, CustomerAction action, PaymentCopy* out) {
+  bool moved = false;
+  std::string scope;
+  std::string key;
+  const bool found = charge_log_.update(number, [&](StoredCharge& c) {
+    Money to;
+    if (customer_moves(c.money, c.manual_capture, action, &to)) {
+      money_counts_[static_cast<std::size_t>(c.money)].fetch_sub(1, std::memory_order_relaxed);
+      money_counts_[static_cast<std::size_t>(to)].fetch_add(1, std::memory_order_relaxed);
+      if (c.money == Money::authorized) c.was_authorized = true;
+      c.money = to;
+      if (c.moves < 255) ++c.moves;
+      moved = true;
+    }
+    copy_charge(c, out);
+    scope.assign(c.scope());
+    key.assign(c.key());
+  });
+  if (!found || !moved) return false;
+  // The provider tells the merchant of the move, as it told it of the create.
+  Reply ignored;
+  notify(*config().profile, out->view(), true, key, scope, ignored, out->moves);
+  return true;
+}
+
+State::~State() { stop_customer_clock(); }
+
+void State::stop_customer_clock() {
+  {
+    std::lock_guard<std::mutex> lk(clock_mu_);
+    clock_stopping_ = true;
+    due_.clear();
+  }
+  clock_cv_.notify_all();
+  if (clock_.joinable()) clock_.join();
+}
+
+void State::schedule_customer(int64_t due_ns, uint64_t number, CustomerAction action) {
+  {
+    std::lock_guard<std::mutex> lk(clock_mu_);
+    if (clock_stopping_) return;
+    due_.emplace(due_ns, Due{epoch_.load(std::memory_order_acquire), number, action});
+    if (!clock_.joinable()) clock_ = std::thread([this] { run_customer_clock(); });
+  }
+  clock_cv_.notify_all();
+}
+
+void State::run_customer_clock() {
+  std::unique_lock<std::mutex> lk(clock_mu_);
+  while (!clock_stopping_) {
+    if (due_.empty()) {
+      clock_cv_.wait(lk);
+      continue;
+    }
+    const int64_t now = steady_now_ns();
+    const auto first = due_.begin();
+    if (first->first > now) {
+      clock_cv_.wait_for(lk, std::chrono::nanoseconds(first->first - now));
+      continue;
+    }
+    const Due d = first->second;
+    due_.erase(first);
+    lk.unlock();
+    // A payment of an earlier epoch is gone with the reset; one the admin call moved already
+    // does not move again (customer_acts says no).
+    if (d.epoch == epoch_.load(std::memory_order_acquire)) {
+      PaymentCopy ignored;
+      customer_acts(d.number, d.action, &ignored);
+    }
+    lk.lock();
+  }
 }
 
 std::vector<State::PaymentCopy> State::payments_for(std::string_view order_id,
@@ -690,6 +886,11 @@ void State::reset() {
     }
   }
   charge_log_.clear();
+  {
+    std::lock_guard<std::mutex> lk(clock_mu_);
+    due_.clear();
+  }
+  for (auto& c : money_counts_) c.store(0);
   {
     std::lock_guard<std::mutex> lk(script_mu_);
     order_scripts_.clear();

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -12,17 +13,31 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "create_request.hpp"
 #include "faults.hpp"
 #include "keys.hpp"
+#include "money.hpp"
 #include "oauth2.hpp"
 #include "profiles.hpp"
 #include "string_table.hpp"
 
 namespace payretry_sim {
+
+// Payments that wait for their customer or are only held, chosen per order from the seed for
+// creates whose request asked for neither itself (money.hpp Flow), and what the customer then
+// does. All zero: every payment goes through at once, as the simulator always did.
+struct Flows {
+  double wait = 0;   // the provider's "the customer must act" answer (Stripe requires_action, ...)
+  double hold = 0;   // authorized, not captured (Stripe requires_capture, Square APPROVED, ...)
+  // > 0: the customer acts this long after the create; 0: only POST /__admin/customer moves a
+  // waiting payment.
+  int after_ms = 0;
+  double pays = 1;   // the chance that the customer pays then (otherwise it fails or expires)
+};
 
 struct Config {
   uint64_t seed = 1;
@@ -51,6 +66,7 @@ struct Config {
   // PayPal's token endpoint holds every token request this long before answering it (from the
   // event loop's timers); -1 holds it until the client closes the connection. 0: at once.
   int oauth2_delay_ms = 0;
+  Flows flows;
   const Profile* profile = &stripe_profile();
   std::string_view effective_key_header() const {
     return key_header.empty() ? profile->key_header : std::string_view(key_header);
@@ -112,6 +128,7 @@ struct Held {
   int64_t amount = 0;
   uint64_t epoch = 0;
   BodyFormat format = BodyFormat::json;
+  Flow flow;  // as answer() decided it
 };
 
 struct Stats {
@@ -135,6 +152,12 @@ struct Stats {
 struct StoredCharge {
   uint64_t number = 0;  // 0: empty slot
   int64_t amount = 0;
+  // Where its money is (the truth the money counts report) and what its create asked.
+  Money money = Money::paid;
+  Wait wait = Wait::none;
+  bool manual_capture = false;
+  bool was_authorized = false;
+  uint8_t moves = 0;  // moves since the create: each notification of a move has its own ids
   uint32_t order_len = 0;
   uint32_t key_len = 0;
   uint32_t scope_len = 0;
@@ -160,11 +183,16 @@ class ChargeLog {
   // Calls f(const StoredCharge&) under the slot's lock; false when there is no such charge.
   template <typename F>
   bool with(uint64_t number, F&& f) const {
+    return const_cast<ChargeLog*>(this)->update(number, [&](StoredCharge& c) { f(static_cast<const StoredCharge&>(c)); });
+  }
+  // The same with the charge to change (its money state: the strings stay as put).
+  template <typename F>
+  bool update(uint64_t number, F&& f) {
     if (number == 0 || (number >> kChunkBits) >= kMaxChunks) return false;
     std::lock_guard<std::mutex> lk(stripes_[number % kStripes].mu);
-    const Chunk* chunk = chunks_[number >> kChunkBits].load(std::memory_order_acquire);
+    Chunk* chunk = chunks_[number >> kChunkBits].load(std::memory_order_acquire);
     if (!chunk) return false;
-    const StoredCharge& c = chunk->slots[number & (kChunkSize - 1)];
+    StoredCharge& c = chunk->slots[number & (kChunkSize - 1)];
     if (c.number != number) return false;
     f(c);
     return true;
@@ -191,6 +219,7 @@ class WebhookSender;
 class State {
  public:
   explicit State(Config cfg);
+  ~State();
   State(const State&) = delete;
   State& operator=(const State&) = delete;
 
@@ -234,7 +263,14 @@ class State {
     std::string order_id;
     std::string currency;
     int64_t amount = 0;
-    PaymentView view() const { return {number, order_id, amount, currency}; }
+    Money money = Money::paid;
+    Wait wait = Wait::none;
+    bool manual_capture = false;
+    bool was_authorized = false;
+    uint8_t moves = 0;
+    PaymentView view() const {
+      return {number, order_id, amount, currency, money, wait, manual_capture, was_authorized};
+    }
   };
   // By number (a profile's parse_id of its payment id); false when there is no such charge in
   // `scope` (another account's payment is not found, as at the provider).
@@ -244,8 +280,20 @@ class State {
   enum class Phase { none, in_progress, done_charged, done_not_charged };
   Phase phase(std::string_view key, std::string_view scope) const;
 
+  // The customer (or, for `capture`, the merchant) acts on payment `number`, in any scope: its
+  // money state moves (money.hpp customer_moves) and the provider's notification of the new
+  // state goes out. False when there is no such payment or the action does not apply to it;
+  // `out` gets the payment as it is after.
+  bool customer_acts(uint64_t number, CustomerAction action, PaymentCopy* out);
+  // Stops the customer's clock (Flows::after_ms) for good: what it had still to do is dropped.
+  void stop_customer_clock();
+
   // Truth.
   int charges_for(std::string_view order_id) const;
+  // Payments per money state (every scope); index by Money.
+  std::array<long, kMoneyCount> money_counts() const;
+  // The order's payments as they are now, every scope.
+  std::vector<PaymentCopy> payments_of_order(std::string_view order_id) const;
   // The order's payment ids, in the running profile's payment_id shape.
   std::vector<std::string> charge_ids_for(std::string_view order_id) const;
   long total_charges() const { return charges_.load(std::memory_order_relaxed); }
@@ -332,7 +380,13 @@ class State {
   bool pop_script(std::string_view order_id, bool has_key, std::string_view key, Fault* out);
   uint64_t process_fresh(const Profile& prof, Fault f, bool has_key, std::string_view key,
                          std::string_view scope, std::string_view order_id, int64_t amount,
-                         std::string_view currency, Reply& out, BodyFormat format);
+                         std::string_view currency, Reply& out, BodyFormat format, const Flow& flow);
+  // What the payment of a create will be: what its request asked, else the seeded flow mix,
+  // as far as the provider has such a payment.
+  Flow decide_flow(const Config& cfg, const CreateRequest& req) const;
+  // The customer's clock (Flows::after_ms): the action on `number` at `due_ns` (steady clock).
+  void schedule_customer(int64_t due_ns, uint64_t number, CustomerAction action);
+  void run_customer_clock();
   // After processing a claimed key: store the outcome, or (profiles that cache only 2xx, and
   // the 401_after_forgetting fault) release the claim so the next request with the key runs
   // the payment again. `key` here and below is the key in its scope (scoped_key).
@@ -344,7 +398,7 @@ class State {
   // Turns a copied stored outcome into the profile's replay.
   void shape_replay(const Profile& prof, uint64_t charge, Reply& out) const;
   uint64_t create_charge(std::string_view order_id, std::string_view key, std::string_view scope,
-                         int64_t amount, std::string_view currency);
+                         int64_t amount, std::string_view currency, Money money, const Flow& flow);
   // A charge whatever its scope (a stored key's own charge).
   bool charge_copy(uint64_t number, PaymentCopy* out) const;
   void pre_fault_reply(const Config& cfg, Fault f, Reply& out);
@@ -353,7 +407,7 @@ class State {
   // The payment's final state to the webhook sender; an `early` notification holds `out`.
   // key: the create's idempotency key; scope: as scope_of() makes it.
   void notify(const Profile& prof, const PaymentView& v, bool charged, std::string_view key, std::string_view scope,
-              Reply& out);
+              Reply& out, uint8_t move = 0);
 
   mutable std::mutex config_mu_;
   Config config_;
@@ -384,8 +438,21 @@ class State {
   std::atomic<long> signed_{0};
   std::atomic<long> bad_signatures_{0};
   std::atomic<long> tokens_held_{0};
+  std::array<std::atomic<long>, kMoneyCount> money_counts_{};
   OAuth2Tokens tokens_;
   WebhookSender* webhooks_ = nullptr;
+
+  // The customer's clock: one thread, started by the first payment it has to move.
+  struct Due {
+    uint64_t epoch;
+    uint64_t number;
+    CustomerAction action;
+  };
+  std::mutex clock_mu_;
+  std::condition_variable clock_cv_;
+  std::multimap<int64_t, Due> due_;
+  bool clock_stopping_ = false;
+  std::thread clock_;
 };
 
 }  // namespace payretry_sim

@@ -22,8 +22,11 @@ namespace {
 // seed writes the same ids, whatever the thread interleaving.
 class IdStream {
  public:
+  // A move's notification mixes its number in, so that its ids are not the create's; the
+  // create's (move 0) are what they always were.
   IdStream(uint64_t seed, const PaymentEvent& e, std::string_view purpose)
-      : state_(splitmix64(seed ^ splitmix64(fnv1a64(e.order_id) ^ splitmix64(e.number)) ^ fnv1a64(purpose))) {}
+      : state_(splitmix64(seed ^ splitmix64(fnv1a64(e.order_id) ^ splitmix64(e.number)) ^ fnv1a64(purpose)) ^
+               (e.move ? splitmix64(0x6d6f7665ULL + e.move) : 0)) {}
   uint64_t next() { return state_ = splitmix64(state_); }
   std::string chars(std::string_view alphabet, std::size_t n) {
     std::string out;
@@ -163,11 +166,19 @@ Notice stripe_notice(const Profile&, const WebhookSettings& s, const PaymentEven
   IdStream ids(seed, e, "stripe");
   Notice n;
   n.event_id = "evt_" + ids.chars("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 24);
-  n.type = e.charged ? "payment_intent.succeeded" : "payment_intent.payment_failed";
   std::string object;
   if (e.charged) {
-    format_payment_intent(object, e.number, e.order_id, e.amount, e.currency, now_s);
+    const PaymentView view{e.number, e.order_id, e.amount, e.currency, e.money, e.wait, e.manual_capture, e.was_authorized};
+    switch (e.money) {
+      case Money::awaiting_customer: n.type = "payment_intent.requires_action"; break;
+      case Money::pending: n.type = "payment_intent.processing"; break;
+      case Money::authorized: n.type = "payment_intent.amount_capturable_updated"; break;
+      case Money::paid: n.type = "payment_intent.succeeded"; break;
+      case Money::failed: n.type = "payment_intent.canceled"; break;
+    }
+    format_payment_intent(object, view, now_s);
   } else {
+    n.type = "payment_intent.payment_failed";
     object = R"({"id":")" + format_id(stripe_profile().payment_id, e.number) +
              R"(","object":"payment_intent","amount":)" + std::to_string(e.amount) +
              R"(,"amount_received":0,"created":)" + std::to_string(now_s) +
@@ -200,26 +211,35 @@ Notice stripe_notice(const Profile&, const WebhookSettings& s, const PaymentEven
 // (https://docs.adyen.com/development-resources/webhooks/verify-hmac-signatures).
 constexpr std::string_view kAdyenMerchant = "PayretrySimECOM";
 
+// A capture (CAPTURE) and a cancellation (CANCELLATION) are modifications: their pspReference
+// is the modification's own, originalReference the payment's
+// (https://docs.adyen.com/online-payments/capture#capture-webhook).
 Notice adyen_notice(const Profile& p, const WebhookSettings& s, const PaymentEvent& e, uint64_t, NoticeVariant v,
                     int64_t now_s) {
   Notice n;
-  const std::string psp = payment_id(p, e);
-  const std::string success = e.charged ? "true" : "false";
-  n.type = "AUTHORISATION:" + success;
-  n.event_id = psp + ":AUTHORISATION:" + success;
+  const bool modification = e.charged && (e.money == Money::paid || (e.money == Money::failed && e.was_authorized));
+  const std::string code = !modification ? "AUTHORISATION" : e.money == Money::paid ? "CAPTURE" : "CANCELLATION";
+  const std::string original = modification ? payment_id(p, e) : "";
+  const std::string psp = modification ? format_id({code == "CAPTURE" ? "PSC" : "PSX", 13}, e.number) : payment_id(p, e);
+  const std::string success = e.charged && e.money != Money::failed ? "true" : modification ? "true" : "false";
+  n.type = code + ":" + success;
+  n.event_id = psp + ":" + code + ":" + success;
   std::string key;
   hex_decode(s.secret, &key);
   if (v == NoticeVariant::forged) key = hmac_key(s, v);
   const std::string value = std::to_string(e.amount);
   const std::string sig = base64_encode(hmac_sha256(
-      key, psp + "::" + std::string(kAdyenMerchant) + ":" + e.order_id + ":" + value + ":" + e.currency +
-               ":AUTHORISATION:" + success));
+      key, psp + ":" + original + ":" + std::string(kAdyenMerchant) + ":" + e.order_id + ":" + value + ":" +
+               e.currency + ":" + code + ":" + success));
   n.body = R"({"live":"false","notificationItems":[{"NotificationRequestItem":{"additionalData":{"hmacSignature":")" +
            sig + R"("},"amount":{"currency":)" + json_string(e.currency) + R"(,"value":)" + value +
-           R"(},"eventCode":"AUTHORISATION","eventDate":")" + format_time(now_s, 0, "%Y-%m-%dT%H:%M:%S+00:00") +
+           R"(},"eventCode":")" + code + R"(","eventDate":")" + format_time(now_s, 0, "%Y-%m-%dT%H:%M:%S+00:00") +
            R"(","merchantAccountCode":")" + std::string(kAdyenMerchant) + R"(","merchantReference":)" +
-           json_string(e.order_id) + R"(,"operations":["CANCEL","CAPTURE","REFUND"],"paymentMethod":"visa","pspReference":")" +
-           psp + R"(","reason":)" + (e.charged ? R"("874751:1111:03/2030")" : R"("Not enough balance")") +
+           json_string(e.order_id) +
+           (modification ? R"(,"originalReference":")" + original + R"(")"
+                         : std::string(R"(,"operations":["CANCEL","CAPTURE","REFUND"])")) +
+           R"(,"paymentMethod":"visa","pspReference":")" + psp + R"(","reason":)" +
+           (modification ? R"("")" : success == "true" ? R"("874751:1111:03/2030")" : R"("Not enough balance")") +
            R"(,"success":")" + success + R"("}}]})";
   n.content_type = "application/json";
   return n;
@@ -244,7 +264,11 @@ Notice square_notice(const Profile& p, const WebhookSettings& s, const PaymentEv
            R"(","object":{"payment":{"amount_money":)" + money + R"(,"created_at":")" + at + R"(","id":")" + id +
            R"(","location_id":"LPAYRETRYSIM","order_id":")" + ids.chars(kUpperAlnum, 24) +
            R"(","reference_id":)" + json_string(e.order_id) + R"(,"source_type":"CARD","status":")" +
-           (e.charged ? "COMPLETED" : "FAILED") + R"(","total_money":)" + money + R"(,"updated_at":")" + at +
+           (!e.charged                       ? "FAILED"
+            : e.money == Money::authorized   ? "APPROVED"
+            : e.money == Money::paid         ? "COMPLETED"
+            : e.money == Money::failed       ? (e.was_authorized ? "CANCELED" : "FAILED")
+                                             : "PENDING") + R"(","total_money":)" + money + R"(,"updated_at":")" + at +
            R"(","version":2}}}})";
   n.content_type = "application/json";
   n.headers.emplace_back("x-square-hmacsha256-signature",
@@ -262,14 +286,36 @@ Notice checkout_notice(const Profile& p, const WebhookSettings& s, const Payment
   IdStream ids(seed, e, "checkout_com");
   Notice n;
   n.event_id = "evt_" + ids.chars(kLowerAlnum, 26);
-  n.type = e.charged ? "payment_approved" : "payment_declined";
+  // A create that captured at once is notified payment_approved (Authorized), as it always was
+  // here; a later move says what it did: payment_captured, payment_voided, payment_declined.
+  const char* status = "Authorized";
+  if (!e.charged) {
+    n.type = "payment_declined";
+    status = "Declined";
+  } else if (e.money == Money::awaiting_customer || e.money == Money::pending) {
+    n.type = "payment_pending";
+    status = "Pending";
+  } else if (e.money == Money::authorized || (e.money == Money::paid && e.move == 0)) {
+    n.type = "payment_approved";
+  } else if (e.money == Money::paid) {
+    n.type = "payment_captured";
+    status = "Captured";
+  } else if (e.was_authorized) {
+    n.type = "payment_voided";
+    status = "Voided";
+  } else {
+    n.type = "payment_declined";
+    status = "Declined";
+  }
+  const bool declined = n.type == "payment_declined";
   const std::string id = payment_id(p, e);
   const std::string at = format_time(now_s, 0, "%Y-%m-%dT%H:%M:%S.000Z");
   n.body = R"({"id":")" + n.event_id + R"(","type":")" + n.type + R"(","version":"1.0.0","created_on":")" + at +
            R"(","data":{"id":")" + id + R"(","action_id":"act_)" + ids.chars(kLowerAlnum, 26) +
            R"(","amount":)" + std::to_string(e.amount) + R"(,"currency":)" + json_string(upper(e.currency)) +
-           (e.charged ? R"(,"approved":true,"status":"Authorized","response_code":"10000","response_summary":"Approved")"
-                      : R"(,"approved":false,"status":"Declined","response_code":"20051","response_summary":"Insufficient Funds")") +
+           (!declined ? R"(,"approved":true,"status":")" + std::string(status) +
+                            R"(","response_code":"10000","response_summary":"Approved")"
+                      : std::string(R"(,"approved":false,"status":"Declined","response_code":"20051","response_summary":"Insufficient Funds")")) +
            R"(,"processed_on":")" + at + R"(","reference":)" + json_string(e.order_id) +
            R"(,"metadata":{}},"_links":{"self":{"href":"https://api.sandbox.checkout.com/workflows/events/)" +
            n.event_id + R"("},"payment":{"href":"https://api.sandbox.checkout.com/payments/)" + id + R"("}}})";
@@ -346,14 +392,15 @@ Notice alipay_notice(const Profile& p, const WebhookSettings& s, const PaymentEv
   IdStream ids(seed, e, "alipay");
   Notice n;
   n.event_id = "2026" + ids.hex(30);  // a notify_id: the same for every re-send of one notice
-  n.type = e.charged ? "TRADE_SUCCESS" : "TRADE_CLOSED";
+  const bool success = e.charged && e.money == Money::paid;
+  n.type = success ? "TRADE_SUCCESS" : "TRADE_CLOSED";
   const std::string created = alipay_time(now_s);
   std::vector<std::pair<std::string, std::string>> fields = {
       {"app_id", "2021000000000001"},
       {"buyer_logon_id", "159****5620"},
       {"charset", "utf-8"},
       {"gmt_create", created},
-      {e.charged ? "gmt_payment" : "gmt_close", created},
+      {success ? "gmt_payment" : "gmt_close", created},
       {"notify_id", n.event_id},
       {"notify_time", created},
       {"notify_type", "trade_status_sync"},
@@ -363,7 +410,7 @@ Notice alipay_notice(const Profile& p, const WebhookSettings& s, const PaymentEv
       {"trade_status", n.type},
       {"version", "1.0"},
   };
-  if (e.charged) fields.emplace_back("receipt_amount", major_units(e.amount));
+  if (success) fields.emplace_back("receipt_amount", major_units(e.amount));
   std::sort(fields.begin(), fields.end());
   std::string content;
   for (const auto& [k, val] : fields) content += (content.empty() ? "" : "&") + k + "=" + val;
@@ -385,19 +432,27 @@ Notice paypal_notice(const Profile& p, const WebhookSettings& s, const PaymentEv
   IdStream ids(seed, e, "paypal");
   Notice n;
   n.event_id = "WH-" + ids.chars(kUpperAlnum, 17) + "-" + ids.chars(kUpperAlnum, 17);
-  n.type = "PAYMENT.CAPTURE.COMPLETED";
-  const std::string capture = ids.chars(kUpperAlnum, 17);
+  // The resource is the capture (PAYMENT.CAPTURE.COMPLETED) or the authorization
+  // (PAYMENT.AUTHORIZATION.CREATED / .VOIDED), with the ids the order's lookup shows.
+  const bool capture = e.money == Money::paid;
+  const std::string status = capture ? "COMPLETED" : e.money == Money::authorized ? "CREATED" : "VOIDED";
+  n.type = capture ? "PAYMENT.CAPTURE.COMPLETED" : "PAYMENT.AUTHORIZATION." + status;
+  // Drawn as before, so that the stream's later draws (the transmission id) stay as they were.
+  ids.chars(kUpperAlnum, 17);
+  const std::string resource_id = capture ? paypal_capture_id(e.number) : paypal_authorization_id(e.number);
+  const std::string kind = capture ? "capture" : "authorization";
   const std::string value = major_units(e.amount);
   const std::string currency = upper(e.currency);
   const std::string at = iso_utc(now_s);
+  const std::string summary = capture ? "Payment completed for " : e.money == Money::authorized ? "Payment authorized for " : "Payment authorization voided for ";
   n.body = R"({"id":")" + n.event_id + R"(","event_version":"1.0","create_time":")" + at +
-           R"(","resource_type":"capture","resource_version":"2.0","event_type":"PAYMENT.CAPTURE.COMPLETED","summary":"Payment completed for )" +
-           value + " " + currency + R"(","resource":{"id":")" + capture +
-           R"(","status":"COMPLETED","amount":{"currency_code":)" + json_string(currency) + R"(,"value":")" + value +
-           R"("},"final_capture":true,"custom_id":)" + json_string(e.order_id) +
+           R"(","resource_type":")" + kind + R"(","resource_version":"2.0","event_type":")" + n.type + R"(","summary":")" +
+           summary + value + " " + currency + R"(","resource":{"id":")" + resource_id +
+           R"(","status":")" + status + R"(","amount":{"currency_code":)" + json_string(currency) + R"(,"value":")" + value +
+           R"("},)" + (capture ? R"("final_capture":true,)" : "") + R"("custom_id":)" + json_string(e.order_id) +
            R"(,"supplementary_data":{"related_ids":{"order_id":")" + payment_id(p, e) + R"("}},"create_time":")" + at +
-           R"(","update_time":")" + at + R"(","links":[{"href":"https://api.sandbox.paypal.com/v2/payments/captures/)" +
-           capture + R"(","rel":"self","method":"GET"}]},"links":[{"href":"https://api.sandbox.paypal.com/v1/notifications/webhooks-events/)" +
+           R"(","update_time":")" + at + R"(","links":[{"href":"https://api.sandbox.paypal.com/v2/payments/)" + kind + "s/" +
+           resource_id + R"(","rel":"self","method":"GET"}]},"links":[{"href":"https://api.sandbox.paypal.com/v1/notifications/webhooks-events/)" +
            n.event_id + R"(","rel":"self","method":"GET"}]})";
   n.content_type = "application/json";
   const std::string transmission_id = uuid_like(ids);
@@ -415,17 +470,22 @@ Notice paypal_notice(const Profile& p, const WebhookSettings& s, const PaymentEv
 }  // namespace
 
 bool sends_notice(const Profile& p, const PaymentEvent& e) {
+  const bool waiting = e.charged && (e.money == Money::awaiting_customer || e.money == Money::pending);
   switch (p.id) {
     case ProfileId::paypal:
+      return e.charged && !waiting && (e.money != Money::failed || e.was_authorized);
     case ProfileId::mollie:
+      return e.charged && !waiting;
     case ProfileId::wechatpay_v3:
-      return e.charged;
+      return e.charged && e.money == Money::paid;
     case ProfileId::stripe:
+      return e.number != 0 && (!waiting || e.wait == Wait::requires_action || e.money == Money::pending);
     case ProfileId::checkout_com:
+      return e.number != 0;
     case ProfileId::square:
     case ProfileId::adyen:
     case ProfileId::alipay:
-      return e.number != 0;
+      return e.number != 0 && !waiting;
   }
   return false;
 }

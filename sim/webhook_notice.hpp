@@ -36,6 +36,13 @@ struct PaymentEvent {
   int64_t amount = 0;    // minor units
   std::string currency;
   bool charged = false;  // false: declined
+  // Where its money is now and what its create asked (money.hpp): the notification carries
+  // the provider's word for it. A create notifies its first state, each later move its new one.
+  Money money = Money::paid;
+  Wait wait = Wait::none;
+  bool manual_capture = false;
+  bool was_authorized = false;
+  uint8_t move = 0;  // 0: the create's notification; n: the n-th move's (its own event ids)
   std::string idempotency_key;  // the key the create carried ("" none): Stripe's event names it
   std::string account;          // the --scope-header value it was made under ("" none): a Connect event's account
 };
@@ -57,7 +64,9 @@ struct Notice {
 
 // Whether `p` sends a notification for `e` at all: not for `generic`, and not where the provider
 // notifies nothing (a PayPal or Mollie create that was declined made no object; WeChat Pay
-// notifies successes only).
+// notifies successes only; nobody but Stripe (requires_action) and Checkout.com
+// (payment_pending) notifies a payment that waits for its customer; PayPal says nothing of an
+// order that was never approved).
 bool sends_notice(const Profile& p, const PaymentEvent& e);
 
 // Whether `variant` exists for `p`: `stale` only where a signed time has a window.
