@@ -17,7 +17,7 @@ typedef struct pay_result pay_result;
 
 /* What the caller may conclude about the payment (the README's "Outcomes"). */
 typedef enum pay_outcome {
-  PAY_OUTCOME_SUCCEEDED = 1,   /* accepted and recorded by the provider: fulfil */
+  PAY_OUTCOME_SUCCEEDED = 1,   /* took effect at the provider; fulfil on the money state (pay_result_money_state), not on this */
   PAY_OUTCOME_FAILED = 2,      /* definitive: the provider will not charge for it */
   PAY_OUTCOME_UNKNOWN = 3,     /* may have been processed: never re-create, query later */
   PAY_OUTCOME_IN_PROGRESS = 4  /* another worker holds this order right now */

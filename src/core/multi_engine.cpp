@@ -416,6 +416,8 @@ void MultiEngine::step(Payment* p, AttemptRun::Step s) {
       if (!result.attempts.empty() && !result.attempts.back().recorded)
         st.last = PaymentFlow::entry_of_attempt(result.attempts.back());
       st.settlement = PaymentFlow::settlement_of_result(result);
+      // Forward only, as PaymentFlow::run says.
+      result.money_state = money_after(p->row.money_state, result.money_state);
       st.now = clock_.unix_ms();
       gather(batch_.settles, settle_of_, std::move(st), p);
       return;

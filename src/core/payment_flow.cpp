@@ -71,6 +71,7 @@ Settlement settlement_of(const PaymentResult& r) {
   s.provider_payment_id = r.provider_payment_id;
   s.provider_status = r.provider_status;
   s.http_status = r.http_status;
+  s.money_state = r.money_state;
   return s;
 }
 
@@ -104,6 +105,7 @@ PaymentResult PaymentFlow::from_ledger(const PaymentRow& row, const std::string&
   r.http_status = row.http_status;
   r.provider_payment_id = row.provider_payment_id;
   r.provider_status = row.provider_status;
+  r.money_state = row.money_state;
   switch (row.state) {
     case PaymentState::succeeded: r.outcome = Outcome::succeeded; break;
     case PaymentState::failed: r.outcome = Outcome::failed; break;
@@ -384,6 +386,10 @@ PaymentResult PaymentFlow::run(const SubmitRequest& req, const Decision& d, cons
     throw;
   }
   if (result.outcome == Outcome::in_progress) return result;  // lease lost: the new owner settles
+  // The row's money state moves forward only (the ledger applies the same
+  // rule in the settle): what this run read cannot take back what a lookup
+  // or an event had already established.
+  result.money_state = money_after(row.money_state, result.money_state);
   // The last attempt goes with the settlement unless the record step before
   // a backoff already wrote it (the run then ended without sending again).
   const bool last_unwritten = !result.attempts.empty() && !result.attempts.back().recorded;
@@ -410,6 +416,7 @@ void PaymentFlow::lost_at_settle(PaymentResult& r) const {
   if (r.outcome == Outcome::failed) {
     r.outcome = Outcome::in_progress;
     r.delivery = Delivery::maybe_processed;
+    r.money_state = MoneyState::unknown;
     r.error = "another worker took this payment over before its decline could be recorded; ask the ledger";
   }
 }
@@ -422,6 +429,7 @@ void PaymentFlow::mark_unrecorded(PaymentResult& r, const std::string& why) cons
   if (r.outcome == Outcome::failed) {
     r.outcome = Outcome::unknown;
     r.delivery = Delivery::maybe_processed;
+    r.money_state = MoneyState::unknown;
     r.error = redact("declined (" + r.error + "), but the decline is not durably recorded", config_.secrets());
   }
   log_.note(kLogError, "ledger_failed",

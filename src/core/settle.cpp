@@ -13,6 +13,7 @@
 #include "json_path.hpp"
 #include "json_util.hpp"
 #include "lookup_rules.hpp"
+#include "money_reading.hpp"
 #include "webhook_rules.hpp"
 #include "path_template.hpp"
 #include "redact.hpp"
@@ -53,6 +54,7 @@ struct Settler::Answer {
   enum Kind { found, not_found, failed } kind = failed;
   std::string provider_status;
   std::string provider_id;
+  MoneyState money_state = MoneyState::unknown;  // a found answer's, read through money.lookup
   int http_status = 0;
   std::string why;
   // Unix ms the answering request was sent: the provider read its store no
@@ -211,6 +213,7 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
   a.body = t.response.body;
   a.provider_status = std::move(*status);  // valid UTF-8 as read (json_path.hpp)
   if (id) a.provider_id = std::move(*id);
+  a.money_state = money_in_answer(profile_.money, profile_.money.lookup, answer.get());
   verdict = kLookupFound;
   reason = a.provider_status;
   return true;
@@ -333,6 +336,7 @@ AttemptEntry Settler::lookup_entry(const PaymentRow& claimed, const Answer& a, c
     case Answer::found:
       e.verdict = kLookupFound;
       e.reason = a.provider_status;
+      e.money_state = a.money_state;
       break;
     case Answer::not_found: {
       // A row written before rows kept their scope and headers, or a payment
@@ -367,8 +371,12 @@ PaymentResult Settler::settle_from(const PaymentRow& claimed, const Answer& a) {
       s.provider_status = a.provider_status;
       if (!a.provider_id.empty()) s.provider_payment_id = a.provider_id;
       s.http_status = a.http_status;
+      s.money_state = a.money_state;
       if (const std::optional<PaymentState> settled = lookup_status_settles(profile_, a.provider_status)) {
         s.state = *settled;
+        // A payment the provider reports failed in words the money block
+        // does not map moved no money, as a refused create did not.
+        if (s.state == PaymentState::failed) s.money_state = money_of_refusal(s.money_state);
         s.delivery = "delivered";
         s.detail = "settled by query: the provider reports " + a.provider_status;
       } else {
@@ -426,6 +434,7 @@ Settler::Finding Settler::look_up_provider_payment(const std::string& provider_i
   f.kind = a.kind == Answer::found ? Finding::found : a.kind == Answer::not_found ? Finding::not_found : Finding::failed;
   f.provider_status = a.provider_status;
   f.provider_id = a.provider_id.empty() ? provider_id : a.provider_id;
+  f.money_state = a.money_state;
   f.body = a.body;
   f.http_status = a.http_status;
   f.why = a.why;

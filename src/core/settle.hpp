@@ -63,6 +63,7 @@ class Settler {
     enum Kind { found, not_found, failed } kind = failed;
     std::string provider_status;
     std::string provider_id;
+    MoneyState money_state = MoneyState::unknown;  // what the found answer says (money.lookup)
     std::string body;  // the found answer, for the caller to read names from
     int http_status = 0;
     std::string why;

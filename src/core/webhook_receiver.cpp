@@ -10,6 +10,7 @@
 #include "hmac.hpp"
 #include "json_path.hpp"
 #include "json_util.hpp"
+#include "money_reading.hpp"
 #include "redact.hpp"
 #include "validate.hpp"
 #include "webhook_rules.hpp"
@@ -137,6 +138,7 @@ std::string WebhookOutcome::to_json() const {
     json_add_or_null(e, "provider_payment_id", r.provider_payment_id);
     json_add_or_null(e, "provider_status", r.provider_status);
     json_add(e, "finding", r.finding);
+    json_add(e, "money_state", money_state_name(r.money_state));
     json_add(e, "effect", r.effect);
     json_add_or_null(e, "state_before", r.state_before);
     json_add_or_null(e, "state_after", r.state_after);
@@ -260,6 +262,8 @@ void WebhookReceiver::apply_event(const cJSON* doc, WebhookOutcome& out) {
   r.provider_status = !status.empty() ? status : r.event_type;
   const char* finding = event_finding(profile_, r.event_type, status);
   r.finding = finding_word(finding);
+  r.money_state = money_in_event(profile_.money, r.event_type, doc);
+  if (std::string_view(finding) == kEventFailed) r.money_state = money_of_refusal(r.money_state);
   // A name no payment of this client's can carry names none of them.
   if (!check_order_id(r.order_id).empty()) r.order_id.clear();
   if (!check_order_id(r.provider_payment_id).empty() ||
@@ -324,6 +328,7 @@ void WebhookReceiver::apply_hint(const std::string& provider_id, WebhookOutcome&
   r.event_id = stored_event_id("lookup:" + f.provider_id + ":" + f.provider_status);
   const char* finding = event_finding(profile_, "", f.provider_status);
   r.finding = finding_word(finding);
+  r.money_state = std::string_view(finding) == kEventFailed ? money_of_refusal(f.money_state) : f.money_state;
   if (std::string why = doc ? not_ours(doc.get()) : std::string(); !why.empty()) {
     r.effect = "ignored";
     r.why = "not this client's: " + why;
@@ -349,6 +354,7 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
   e.entry.started_at = now;
   e.entry.ended_at = now;
   e.entry.reason = redact(r.provider_status, config_.secrets());
+  e.entry.money_state = r.money_state;
   e.entry.provider_request_id = e.event_id;
   e.entry.processed = false;
   std::string tmp;

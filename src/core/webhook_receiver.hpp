@@ -32,6 +32,9 @@ struct WebhookEventResult {
   std::string account;              // the account it names, where the profile reads one ("" the platform's own; not shown)
   int64_t object_created_s = 0;     // when its payment was made, where the profile reads it (0 unknown; not shown)
   std::string finding;              // succeeded | failed | noted
+  // Where the event says the money is (money_in_event); it moves the row's
+  // only when the event is provably that payment's (event_moves_money).
+  MoneyState money_state = MoneyState::unknown;
   // settled: its row moved to the event's state; recorded: in the row's
   // history, the state unchanged (it says nothing final, or the row already
   // says it); conflict: recorded, and the row's final state is the other

@@ -12,6 +12,7 @@
 #include "form_encoding.hpp"
 #include "json_path.hpp"
 #include "json_util.hpp"
+#include "money_reading.hpp"
 #include "path_template.hpp"
 #include "redact.hpp"
 #include "retry_decision.hpp"
@@ -27,8 +28,15 @@ namespace {
 // the ledger. An answer that is not a success is read only for the id of the payment it
 // names (response.error_id_path), kept for a lookup by id.
 // `body` is the parsed response body (null: none, or not JSON).
+//
+// The money state is read from the same answer (money_reading.hpp): a
+// success's words, or a refusal's (Stripe names the PaymentIntent a decline
+// left payable). finish() keeps it only for an answer that decided the
+// outcome.
 void read_provider_fields(const Profile& p, const cJSON* body, bool success, PaymentResult& r,
                           const std::vector<std::string>& secrets) {
+  r.money_state = money_in_answer(p.money, p.money.create, body);
+  if (success && r.money_state == MoneyState::unknown) r.money_state = p.money.created;
   if (!success && p.error_id_path.empty()) return;
   if (!body) return;
   // Each value read once and kept as read (already valid UTF-8) unless it
@@ -440,6 +448,11 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
 
 AttemptRun::Step AttemptRun::finish(Outcome o, const std::string& why) {
   r_.outcome = o;
+  // Where the money is, from the answer that decided (read_provider_fields):
+  // an answer that decided nothing says nothing about the money, and a
+  // refusal whose words the profile does not map moved none.
+  if (o == Outcome::unknown || o == Outcome::in_progress) r_.money_state = MoneyState::unknown;
+  else if (o == Outcome::failed) r_.money_state = money_of_refusal(r_.money_state);
   // The provider's words may carry anything; results never hold secrets.
   r_.error = redact(why, e_.secrets_);
   if (o == Outcome::succeeded || (o == Outcome::failed && r_.http_status != 0))

@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "money.hpp"
+#include "money_state.hpp"
 
 namespace payretry {
 
@@ -37,7 +37,7 @@ struct PaymentRow {
   std::string detail;               // why the state is what it is (redacted)
   std::string provider_payment_id;
   std::string provider_status;
-  // Where the money is (money.hpp), moved only forward (money_moves) by
+  // Where the money is (money_state.hpp), moved only forward (money_moves) by
   // settlements and by the events that are provably this payment's
   // (event_moves_money). Schema 5.
   MoneyState money_state = MoneyState::unknown;

@@ -111,7 +111,7 @@ CREATE INDEX webhook_events_kept_order ON webhook_events(scope, order_id) WHERE 
 CREATE INDEX webhook_events_kept_provider ON webhook_events(scope, provider_payment_id) WHERE applied_to = '';
 CREATE INDEX payments_scope_provider ON payments(scope, provider_payment_id);
 )sql",
-    // 5: where the money is (money.hpp): the row's state, moved forward
+    // 5: where the money is (money_state.hpp): the row's state, moved forward
     // only by settlements and by the events provably its payment's, and
     // what each history entry and each stored event read. 'unknown' for
     // everything before: nothing was read then. No CHECK on the names:

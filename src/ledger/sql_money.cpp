@@ -3,13 +3,13 @@
 #include <optional>
 #include <vector>
 
-#include "money.hpp"
+#include "money_state.hpp"
 
 namespace payretry {
 
 namespace {
 // Every state, by its C ABI value: the values are dense from 0 and only
-// appended (money.hpp), so the last one bounds the walk. A state appended
+// appended (money_state.hpp), so the last one bounds the walk. A state appended
 // after `failed` must be added here; the conformance test that compares the
 // SQL with money_moves() for every pair fails until it is.
 constexpr int kLastMoneyState = static_cast<int>(MoneyState::failed);

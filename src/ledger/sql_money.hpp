@@ -1,4 +1,4 @@
-// The money state's forward-only rule (money_moves, money.hpp) as SQL text,
+// The money state's forward-only rule (money_moves, money_state.hpp) as SQL text,
 // for statements that must move a stored money_state column in the same
 // UPDATE that reads it: a webhook event may have moved the row between a
 // run's read of it and its settle, so a value computed from an earlier read

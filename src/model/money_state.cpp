@@ -1,4 +1,4 @@
-#include "money.hpp"
+#include "money_state.hpp"
 
 namespace payretry {
 

@@ -48,4 +48,12 @@ inline MoneyState money_after(MoneyState from, MoneyState read) {
   return to ? *to : from;
 }
 
+// What a provider's final refusal says about the money: its words where the
+// profile maps them (a Stripe decline leaves the PaymentIntent payable:
+// awaiting_customer), else `failed`: a request the provider refused for
+// good moved no money.
+inline MoneyState money_of_refusal(MoneyState read) {
+  return read == MoneyState::unknown ? MoneyState::failed : read;
+}
+
 }  // namespace payretry

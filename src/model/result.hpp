@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "money.hpp"
+#include "money_state.hpp"
 
 namespace payretry {
 
@@ -55,7 +55,7 @@ struct PaymentResult {
   std::string body;
   std::string provider_payment_id;  // empty: none
   std::string provider_status;
-  // Where the money is (money.hpp): what the profile reads from the
+  // Where the money is (money_state.hpp): what the profile reads from the
   // provider's words, moved forward only from what the ledger held.
   MoneyState money_state = MoneyState::unknown;
   std::string error;                // empty: none

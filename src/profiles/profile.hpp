@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "money_state.hpp"
+
 namespace payretry {
 
 enum class Verdict { success, retry, retry_after_backoff, query, fail, mismatch, in_progress };
@@ -231,6 +233,33 @@ struct ProfileWebhook {
   std::string ack_body;
 };
 
+// One place an answer carries the provider's money word (docs/profiles.md
+// "money"): a JSON path, and the words it may hold when they mean something
+// there that they do not mean elsewhere (PayPal's COMPLETED is a paid
+// capture but an order whose money is still to be read).
+struct MoneyReader {
+  std::string path;
+  std::map<std::string, MoneyState> states;  // empty: the profile's money.states
+};
+
+// How the provider's words say where the money is (money_state.hpp). Readers are
+// tried in order; the first whose path yields a value decides, and a word
+// no map lists reads `unknown` (moves nothing). Forward only, and `failed`
+// only before `paid`, are the engine's rules (money_moves), not a
+// profile's: no profile can move the money back.
+struct ProfileMoney {
+  std::map<std::string, MoneyState> states;  // word -> state, for every reader without its own
+  std::vector<MoneyReader> create;   // a create's answer (a success, or a final refusal)
+  std::vector<MoneyReader> lookup;   // a found lookup's answer
+  std::vector<MoneyReader> webhook;  // an event's object, after `events`
+  // Event type -> state, read before `webhook` (as webhook.events is before
+  // webhook.status).
+  std::map<std::string, MoneyState> events;
+  // A successful create whose answer carries no word (WeChat Pay's
+  // prepay_id): what such an answer means. unknown: nothing.
+  MoneyState created = MoneyState::unknown;
+};
+
 struct Profile {
   std::string name;
   std::vector<std::string> sources;      // research tags the values come from
@@ -266,6 +295,7 @@ struct Profile {
   std::vector<Rule> classify;
   Lookup lookup;
   ProfileWebhook webhook;
+  ProfileMoney money;
   std::string extends;                   // the built-in this profile derives from ("" for generic)
   std::vector<std::string> notes;        // what is undocumented, what was chosen and why
 };

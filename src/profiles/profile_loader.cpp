@@ -19,6 +19,7 @@
 #include "json_util.hpp"
 #include "profile.hpp"
 #include "profile_fields.hpp"
+#include "profile_money.hpp"
 #include "profile_webhook.hpp"
 #include "spelling.hpp"
 
@@ -450,7 +451,7 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
   check_members(v, P,
                 {"name", "extends", "sources", "notes", "identity", "create_path", "encoding", "auth", "retention_ms",
                  "replays_server_errors", "replay", "replay_header", "request_id_headers", "response", "classify",
-                 "lookup", "webhook"});
+                 "lookup", "webhook", "money"});
 
   Profile p;
   const cJSON* ext = cJSON_GetObjectItemCaseSensitive(v, "extends");
@@ -554,10 +555,12 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
   }
   if (const cJSON* l = cJSON_GetObjectItemCaseSensitive(v, "lookup")) apply_lookup(p.lookup, l, member(P, "lookup"));
   if (const cJSON* w = cJSON_GetObjectItemCaseSensitive(v, "webhook")) apply_webhook(p.webhook, w, member(P, "webhook"));
+  if (const cJSON* m = cJSON_GetObjectItemCaseSensitive(v, "money")) apply_money(p.money, m, member(P, "money"));
 
   check_identity(p.identity, member(P, "identity"));
   check_lookup(p.lookup, member(P, "lookup"));
   check_webhook(p.webhook, p.lookup, member(P, "webhook"));
+  check_money(p.money, member(P, "money"));
   if (p.name.empty()) fail(member(P, "name"), "missing");
   return p;
 }

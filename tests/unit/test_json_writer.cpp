@@ -102,7 +102,7 @@ TEST(JsonWriter, ResultViewParsesAndKeepsEveryField) {
   const std::string text = r.to_json();
   EXPECT_EQ(text.rfind("{\"outcome\":\"SUCCEEDED\",\"delivery\":\"delivered\",\"order_id\":\"o-1\","
                        "\"idempotency_key\":\"k\\\"1\",\"http_status\":200,\"provider_payment_id\":\"pi_1\","
-                       "\"provider_status\":null,\"error\":null,\"elapsed_ms\":12,",
+                       "\"provider_status\":null,\"money_state\":\"unknown\",\"error\":null,\"elapsed_ms\":12,",
                        0),
             0u)
       << text;

@@ -1,0 +1,34 @@
+#include "money_reading.hpp"
+
+#include <optional>
+#include <string>
+
+#include "json_path.hpp"
+
+namespace payretry {
+
+MoneyState money_in_answer(const ProfileMoney& m, const std::vector<MoneyReader>& readers, const cJSON* body) {
+  if (!body) return MoneyState::unknown;
+  for (const MoneyReader& r : readers) {
+    const std::optional<std::string> word = json_path_first_string(body, r.path);
+    if (!word) continue;
+    // The first reader that finds a word decides, even when it does not
+    // know the word: a capture PayPal reports in a status this profile has
+    // no name for says nothing about the money, and the order's status
+    // behind it must not speak for the capture.
+    const std::map<std::string, MoneyState>& states = r.states.empty() ? m.states : r.states;
+    const auto it = states.find(*word);
+    return it == states.end() ? MoneyState::unknown : it->second;
+  }
+  return MoneyState::unknown;
+}
+
+MoneyState money_in_event(const ProfileMoney& m, std::string_view event_type, const cJSON* object) {
+  if (!event_type.empty()) {
+    const auto it = m.events.find(std::string(event_type));
+    if (it != m.events.end()) return it->second;
+  }
+  return money_in_answer(m, m.webhook, object);
+}
+
+}  // namespace payretry
