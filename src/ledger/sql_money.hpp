@@ -1,8 +1,9 @@
 // The money state's forward-only rule (money_moves, money_state.hpp) as SQL text,
 // for statements that must move a stored money_state column in the same
-// UPDATE that reads it: a webhook event may have moved the row between a
-// run's read of it and its settle, so a value computed from an earlier read
-// would move the money back.
+// UPDATE that reads it: the value a caller holds may be older than the
+// stored one (an event that landed before the claim, a group commit that
+// batched two writes of one row), and a state computed from it could move
+// the money back.
 #pragma once
 #include <string>
 
