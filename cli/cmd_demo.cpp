@@ -131,11 +131,12 @@ std::string read_all(int fd) {
   return s;
 }
 
-std::map<std::string, std::string> ledger_states(const pay::client& c, int payments) {
+// order -> the row's `field` ("state", "money_state").
+std::map<std::string, std::string> ledger_states(const pay::client& c, int payments, const char* field = "state") {
   std::map<std::string, std::string> states;
   const Json rows = parse_json(call([&] { return c.ledger_list(std::nullopt, 0, static_cast<uint32_t>(payments) + 16); }));
   const cJSON* r = nullptr;
-  cJSON_ArrayForEach(r, rows.get()) states[jstr(r, "order_id")] = jstr(r, "state");
+  cJSON_ArrayForEach(r, rows.get()) states[jstr(r, "order_id")] = jstr(r, field);
   return states;
 }
 
@@ -283,6 +284,7 @@ int cmd_demo(const Argv& argv) {
   }
   f.client_stats = call([&] { return client.stats(); });
   f.final_states = ledger_states(client, plan.payments);
+  f.final_money = ledger_states(client, plan.payments, "money_state");
   f.truth = sim.truth_json();
   f.provider_requests = sim.requests();
   f.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();

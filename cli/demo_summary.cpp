@@ -10,6 +10,14 @@ namespace {
 
 const char* const kOutcomes[] = {"SUCCEEDED", "FAILED", "UNKNOWN", "IN_PROGRESS"};
 const char* const kStates[] = {"SUCCEEDED", "FAILED", "UNKNOWN", "IN_FLIGHT", "PENDING"};
+const char* const kMoney[] = {"unknown", "awaiting_customer", "pending", "authorized", "paid",
+                              "partly_refunded", "refunded", "failed"};
+
+// Money the merchant may act on (ship, or capture then ship): it must have
+// moved at the provider.
+bool money_held_or_paid(const std::string& m) {
+  return m == "authorized" || m == "paid" || m == "partly_refunded" || m == "refunded";
+}
 
 void add_num(cJSON* o, const char* k, double v) { cJSON_AddNumberToObject(o, k, v); }
 
@@ -76,6 +84,10 @@ Json build_summary(const DemoFacts& f) {
   for (const auto& [order, st] : f.final_states) ++counts[st];
   for (const char* s : kStates) add_num(after, s, static_cast<double>(counts[s]));
   add_num(after, "never_recorded", static_cast<double>(f.plan.payments - static_cast<long>(f.final_states.size())));
+  cJSON* money = cJSON_AddObjectToObject(after, "money");
+  std::map<std::string, long> by_money;
+  for (const auto& [order, m] : f.final_money) ++by_money[m];
+  for (const char* m : kMoney) add_num(money, m, static_cast<double>(by_money[m]));
 
   // The provider's truth, order by order.
   const Json truth = parse_json(f.truth);
@@ -91,6 +103,13 @@ Json build_summary(const DemoFacts& f) {
     if (st == "UNKNOWN" && charges > 0) ++charged_unknown;
     if (st == "SUCCEEDED" && charges == 0) ++succeeded_uncharged;
   }
+  // The money state against the provider's truth: a merchant ships on it.
+  long money_uncharged = 0, money_failed_charged = 0;
+  for (const auto& [order, m] : f.final_money) {
+    const int64_t charges = jint(by_order, order.c_str());
+    if (money_held_or_paid(m) && charges == 0) ++money_uncharged;
+    if (m == "failed" && charges > 0) ++money_failed_charged;
+  }
   const int64_t duplicates = jint(truth.get(), "duplicates");
   cJSON* prov = cJSON_AddObjectToObject(d, "provider");
   add_num(prov, "charges", static_cast<double>(jint(truth.get(), "charges")));
@@ -99,6 +118,8 @@ Json build_summary(const DemoFacts& f) {
   add_num(prov, "charged_orders_reported_failed", static_cast<double>(charged_failed));
   add_num(prov, "charged_orders_still_unknown", static_cast<double>(charged_unknown));
   add_num(prov, "succeeded_orders_not_charged", static_cast<double>(succeeded_uncharged));
+  add_num(prov, "paid_orders_not_charged", static_cast<double>(money_uncharged));
+  add_num(prov, "charged_orders_money_failed", static_cast<double>(money_failed_charged));
   if (!bad.empty()) {
     cJSON* list = cJSON_AddArrayToObject(prov, "charged_but_failed_examples");
     for (const std::string& o : bad) cJSON_AddItemToArray(list, cJSON_CreateString(o.c_str()));
@@ -143,7 +164,7 @@ Json build_summary(const DemoFacts& f) {
     agree = agree && static_cast<long>(started) == jint(submitted.get(), "attempts");
     cJSON_AddBoolToObject(m, "agree", agree);
   }
-  const bool ok = duplicates == 0 && charged_failed == 0;
+  const bool ok = duplicates == 0 && charged_failed == 0 && money_uncharged == 0 && money_failed_charged == 0;
   cJSON_AddBoolToObject(d, "ok", ok);
   return doc;
 }
@@ -188,6 +209,9 @@ void print_summary(const cJSON* d) {
                                 {"passes", "examined", "SUCCEEDED", "FAILED", "UNKNOWN", "errors"})},
       {"after reconcile", counts_line(cJSON_GetObjectItemCaseSensitive(d, "after_reconcile"),
                                       {"SUCCEEDED", "FAILED", "UNKNOWN", "IN_FLIGHT", "PENDING", "never_recorded"})},
+      {"money after reconcile",
+       counts_line(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "after_reconcile"), "money"),
+                   {"paid", "authorized", "awaiting_customer", "pending", "failed", "unknown"})},
   };
   const cJSON* first_err = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(d, "before_reconcile"),
                                                             "first_call_error");
@@ -216,12 +240,16 @@ void print_summary(const cJSON* d) {
   fields.push_back({"duplicate charges", std::to_string(jint(p, "duplicate_charges")) + "   (must be 0)"});
   fields.push_back(
       {"charged but FAILED", std::to_string(jint(p, "charged_orders_reported_failed")) + "   (must be 0)"});
+  fields.push_back({"paid or held, not charged", std::to_string(jint(p, "paid_orders_not_charged")) + "   (must be 0)"});
+  fields.push_back({"charged, money failed", std::to_string(jint(p, "charged_orders_money_failed")) + "   (must be 0)"});
   char secs[32];
   std::snprintf(secs, sizeof secs, "%.1f s", static_cast<double>(jint(d, "elapsed_ms")) / 1000.0);
   fields.push_back({"elapsed", secs});
   print_fields(fields);
-  std::printf("\n%s\n", jbool(d, "ok") ? "OK: every order charged at most once, and no charged order reported FAILED."
-                                       : "BROKEN: a duplicate charge or a charged order reported FAILED.");
+  std::printf("\n%s\n", jbool(d, "ok") ? "OK: every order charged at most once, no charged order reported FAILED, and "
+                                         "every order whose money reads paid or held was charged."
+                                       : "BROKEN: a duplicate charge, a charged order reported FAILED, or a money state "
+                                         "the provider's charges contradict.");
 }
 
 }  // namespace cli

@@ -35,13 +35,16 @@ struct DemoFacts {
   std::string submit_metrics;
   std::vector<std::string> reconcile_reports;  // one per pass
   std::map<std::string, std::string> final_states;  // order -> ledger state
+  std::map<std::string, std::string> final_money;   // order -> the row's money state
   std::string truth;                                // the simulator's /__admin/truth document
   long provider_requests = 0;
   int64_t elapsed_ms = 0;
   CrashFacts crash;
 };
 
-// "ok" is true when no order was charged twice and no charged order is FAILED.
+// "ok" is true when no order was charged twice, no charged order is FAILED,
+// no order whose money reads held or paid went uncharged at the provider and
+// no charged order's money reads failed.
 Json build_summary(const DemoFacts& f);
 void print_summary(const cJSON* summary);
 

@@ -524,7 +524,15 @@ class DemoTests(unittest.TestCase):
         self.assertEqual(d["provider"]["duplicate_charges"], 0)
         self.assertEqual(d["provider"]["charged_orders_reported_failed"], 0)
         self.assertEqual(d["provider"]["succeeded_orders_not_charged"], 0)
+        # The money state against the simulator's charges: what a merchant ships on.
+        self.assertEqual(d["provider"]["paid_orders_not_charged"], 0)
+        self.assertEqual(d["provider"]["charged_orders_money_failed"], 0)
         after = d["after_reconcile"]
+        money = after["money"]
+        self.assertEqual(sum(money.values()), payments - after["never_recorded"])
+        # The demo's Stripe payments succeed at once: every SUCCEEDED order
+        # reads paid, and nothing else does.
+        self.assertEqual(money["paid"], after["SUCCEEDED"])
         self.assertEqual(after["SUCCEEDED"] + after["FAILED"] + after["UNKNOWN"] + after["IN_FLIGHT"] +
                          after["PENDING"] + after["never_recorded"], payments)
         self.assertEqual((after["IN_FLIGHT"], after["PENDING"], after["never_recorded"]), (0, 0, 0))
