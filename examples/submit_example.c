@@ -4,8 +4,14 @@
  *
  *   submit_example BASE_URL [PAYMENTS] [THREADS] [OUTCOMES_FILE]
  *
- * OUTCOMES_FILE, when given, receives "order_id outcome delivery attempts"
- * per payment so that a script can check them against the provider's truth.
+ * OUTCOMES_FILE, when given, receives "order_id outcome delivery attempts
+ * money_state" per payment so that a script can check them against the
+ * provider's truth.
+ *
+ * The outcome says whether a request took effect; the money state whether
+ * money moved. A shop ships on PAY_MONEY_PAID, never on SUCCEEDED alone: a
+ * payment that waits for its customer (3-D Secure, an approval) is SUCCEEDED
+ * too. The summary counts both.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <payretry/payretry.h>
@@ -24,6 +30,7 @@ struct shared {
   pthread_mutex_t mu;
   int next;
   int outcomes[5];
+  int money[8]; /* by pay_money_state; a value this example does not know counts as unknown */
   long attempts;
   int errors;
   FILE *out;
@@ -65,11 +72,13 @@ static void *worker(void *arg) {
       s->errors++;
     } else {
       int o = pay_result_outcome(r);
+      int m = pay_result_money_state(r);
       s->outcomes[o]++;
+      s->money[m >= 0 && m < 8 ? m : PAY_MONEY_UNKNOWN]++;
       s->attempts += pay_result_attempts(r);
       if (s->out)
-        fprintf(s->out, "%s %s %s %d\n", order, pay_outcome_name(o),
-                pay_delivery_name(pay_result_delivery(r)), pay_result_attempts(r));
+        fprintf(s->out, "%s %s %s %d %s\n", order, pay_outcome_name(o),
+                pay_delivery_name(pay_result_delivery(r)), pay_result_attempts(r), pay_money_state_name(m));
     }
     pthread_mutex_unlock(&s->mu);
     pay_result_free(r);
@@ -136,5 +145,10 @@ int main(int argc, char **argv) {
   printf("  SUCCEEDED %d  FAILED %d  UNKNOWN %d  IN_PROGRESS %d  call errors %d\n",
          s.outcomes[PAY_OUTCOME_SUCCEEDED], s.outcomes[PAY_OUTCOME_FAILED], s.outcomes[PAY_OUTCOME_UNKNOWN],
          s.outcomes[PAY_OUTCOME_IN_PROGRESS], s.errors);
+  /* As submitted, before reconcile: only paid may be shipped. */
+  printf("  money:");
+  for (int m = 0; m < 8; m++)
+    if (s.money[m]) printf("  %s %d", pay_money_state_name(m), s.money[m]);
+  printf("\n");
   return s.errors ? 1 : 0;
 }
