@@ -174,6 +174,14 @@ int main(int argc, char** argv) {
               (unsigned long long)t.events_kept, (unsigned long long)t.kept_applied_later,
               (unsigned long long)t.events_duplicate, (unsigned long long)t.events_conflict,
               (unsigned long long)t.events_ignored, (unsigned long long)t.settled_by_webhook);
+  std::printf("DST exercised: money: %llu payments waited for their customer (%llu paid later, %llu abandoned), %llu "
+              "were held (%llu captured later, %llu voided); rows ended %llu awaiting_customer, %llu authorized, %llu "
+              "paid, %llu failed\n",
+              (unsigned long long)t.payments_waiting, (unsigned long long)t.customers_paid,
+              (unsigned long long)t.customers_abandoned, (unsigned long long)t.payments_held,
+              (unsigned long long)t.holds_captured, (unsigned long long)t.holds_voided,
+              (unsigned long long)t.rows_awaiting, (unsigned long long)t.rows_authorized,
+              (unsigned long long)t.rows_paid, (unsigned long long)t.rows_money_failed);
   for (const auto& [which, n] : t.by_profile_driver)
     std::printf("DST schedules %s: %llu\n", which.c_str(), (unsigned long long)n);
   if (!dir.empty()) {

@@ -187,7 +187,8 @@ void ProviderModel::sign(HttpResponse& a, int64_t unix_ms) {
   }
 }
 
-TransportResult ProviderModel::say(Say what, const std::string& id, const std::string& reference, int64_t elapsed) const {
+TransportResult ProviderModel::say(Say what, const std::string& id, const std::string& reference, int64_t elapsed,
+                                   Phase phase) const {
   const AnswerShape* s = nullptr;
   switch (what) {
     case Say::success: s = &wire_.success; break;
@@ -202,7 +203,9 @@ TransportResult ProviderModel::say(Say what, const std::string& id, const std::s
     case Say::already_paid: s = &wire_.already_paid; break;
     case Say::unsigned_request: s = &wire_.unsigned_request; break;
   }
-  TransportResult t = answer(s->status, fill_answer(s->body, id, reference, ""), elapsed);
+  const Wire::MoneyWords& words = wire_.money[static_cast<size_t>(phase)];
+  TransportResult t = what == Say::success ? answer(s->status, fill_answer(s->body, id, reference, words.create, words.extra), elapsed)
+                                           : answer(s->status, fill_answer(s->body, id, reference, ""), elapsed);
   for (const auto& h : s->headers) t.response.headers.push_back(h);
   return t;
 }
@@ -214,12 +217,30 @@ void ProviderModel::complete(KeyState& k) {
     ++charges[k.order_id];
     k.charged = true;
   }
-  decided.push_back(Decided{k.store, k.order_id, k.id, k.charge_on_done, k.identity});
+  Phase phase = k.charge_on_done ? wire_.at_once : Phase::declined;
   for (Payment& p : payments_)
     if (p.id == k.id) {
       p.processing = false;
       p.charged = k.charge_on_done;
+      phase = p.phase;
     }
+  decided.push_back(Decided{k.store, k.order_id, k.id, k.charge_on_done, k.identity, phase});
+}
+
+void ProviderModel::customers_act(int64_t now_mono) {
+  for (Payment& p : payments_) {
+    if (p.processing || !p.charged || p.then == p.phase || now_mono < p.acts_at) continue;
+    p.phase = p.then;
+    p.ever_held = p.ever_held || money_of(p.phase) == Money::held;
+    p.ever_captured = p.ever_captured || money_of(p.phase) == Money::captured;
+    decided.push_back(Decided{p.store, p.order_id, p.id, true, p.identity, p.phase});
+  }
+}
+
+Phase ProviderModel::phase_of(const std::string& id) const {
+  for (const Payment& p : payments_)
+    if (p.id == id) return p.phase;
+  return wire_.at_once;
 }
 
 void ProviderModel::finish_all() {
@@ -229,6 +250,7 @@ void ProviderModel::finish_all() {
 void ProviderModel::complete_due(int64_t now_mono) {
   for (auto& [key, k] : keys_)
     if (k.processing && now_mono >= k.done_at) complete(k);
+  customers_act(now_mono);
 }
 
 ProviderModel::KeyState& ProviderModel::process_new(const std::string& store, const std::string& key,
@@ -248,14 +270,24 @@ ProviderModel::KeyState& ProviderModel::process_new(const std::string& store, co
   k.done_at = now + slow_ms;
   k.id = wire_.id_prefix + std::to_string(++next_id_);
   order_of_id[k.id] = order;
+  // Where its money goes: the order's flow, or paid at once for good.
+  const auto flow = flows.find(order);
+  const Flow f = decline ? Flow{Phase::declined, Phase::declined, 0}
+                 : flow != flows.end() ? flow->second
+                                       : Flow{wire_.at_once, wire_.at_once, 0};
   // The outcome the provider stores (error faults replace it later).
   k.stored = true;
-  const TransportResult t = say(decline ? Say::decline : Say::success, k.id, reference, 0);
+  const TransportResult t = say(decline ? Say::decline : Say::success, k.id, reference, 0, f.first);
   k.status = t.response.status;
   k.stored_body = t.response.body;
   k.stored_headers = t.response.headers;
   if (!decline && !charged_id.count(order)) charged_id[order] = k.id;
-  if (!decline || wire_.decline_leaves_record) payments_.push_back(Payment{store, order, reference, k.id, false, true, now});
+  if (!decline || wire_.decline_leaves_record) {
+    Payment p{store, order, reference, k.id, false, true, now, identity, f.first, f.then, now + slow_ms + f.after_ms};
+    p.ever_held = money_of(f.first) == Money::held;
+    p.ever_captured = money_of(f.first) == Money::captured;
+    payments_.push_back(std::move(p));
+  }
   auto& slot = keys_[key] = std::move(k);
   if (slow_ms == 0) complete(slot);
   return slot;
@@ -288,7 +320,9 @@ HttpResponse ProviderModel::lie(bool is_lookup, const std::string& order, const 
   HttpResponse a;
   const AnswerShape& s = is_lookup ? wire_.found : wire_.success;
   a.status = s.status;
-  a.body = fill_answer(s.body, fake_id, order, says_charged ? wire_.word_charged : wire_.word_declined);
+  const Wire::MoneyWords& w = wire_.money[static_cast<size_t>(wire_.at_once)];
+  a.body = is_lookup ? fill_answer(s.body, fake_id, order, says_charged ? wire_.word_charged : wire_.word_declined)
+                     : fill_answer(s.body, fake_id, order, w.create, w.extra);
   a.headers = s.headers;
   return a;
 }
@@ -298,8 +332,7 @@ ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, in
   out.lookup = true;
   ++lookups;
   // Processing that is over by now is over for the lookup too.
-  for (auto& [key, k] : keys_)
-    if (k.processing && now_mono >= k.done_at) complete(k);
+  complete_due(now_mono);
   const std::string path = path_of(req.url);
   const std::string store = store_of(req);
   auto visible = [&](const Payment& p) {
@@ -335,9 +368,12 @@ ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, in
     return out;
   }
   const std::string& word = found->processing ? wire_.word_processing
-                            : found->charged  ? wire_.word_charged
+                            : found->charged  ? wire_.lookup_word(found->phase)
                                               : wire_.word_declined;
-  out.result = answer(wire_.found.status, fill_answer(wire_.found.body, found->id, found->reference, word), elapsed);
+  const std::string& extra =
+      found->processing || !found->charged ? std::string() : wire_.money[static_cast<size_t>(found->phase)].extra;
+  out.result =
+      answer(wire_.found.status, fill_answer(wire_.found.body, found->id, found->reference, word, extra), elapsed);
   for (const auto& h : wire_.found.headers) out.result.response.headers.push_back(h);
   out.about_order = found->order_id;
   out.about_id = found->id;
@@ -441,6 +477,7 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
   TransportResult result;
   bool replayed = false;
   const KeyState* about = nullptr;  // the payment the answer states
+  customers_act(now_mono);
   auto it = keys_.find(key);
   if (it != keys_.end() && it->second.processing && now_mono >= it->second.done_at) complete(it->second);
   const bool remembered = it != keys_.end() && !key.empty() &&
@@ -471,7 +508,7 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
       out.processed = true;
     } else if (wire_.replay == ReplayKind::current_state) {
       const std::string id = charged_id.count(order) ? charged_id[order] : k.id;
-      result = say(k.charged ? Say::success : Say::decline, id, reference, elapsed);
+      result = say(k.charged ? Say::success : Say::decline, id, reference, elapsed, phase_of(id));
       if (result.response.status == 201) result.response.status = 200;  // "already created" (Pp4)
       about = &k;
     } else if (wire_.replay == ReplayKind::reference) {

@@ -91,6 +91,15 @@ class ProviderModel {
 
   // Orders whose payment the card issuer declines (decided per schedule).
   std::map<std::string, bool> declines;
+  // Where the money of an order's payment goes (decided per schedule): its
+  // first phase, and the one its customer (or merchant) moves it to
+  // `after_ms` after it was processed (`then` == `first`: nobody acts).
+  // An order without one is paid at once (Wire::at_once) for good.
+  struct Flow {
+    Phase first = Phase::paid, then = Phase::paid;
+    int64_t after_ms = 0;
+  };
+  std::map<std::string, Flow> flows;
   // How long a key is remembered after its first request (0: forever).
   // After that a same-key request is a new payment, as at a real provider.
   int64_t retention_ms = 0;
@@ -131,15 +140,37 @@ class ProviderModel {
   // Lets every processing still running finish, as it would after the run.
   void finish_all();
   // Lets every processing whose time is over by `now_mono` finish (what a
-  // lookup or a same-key request would find finished anyway).
+  // lookup or a same-key request would find finished anyway), and every
+  // customer act due by then happen.
   void complete_due(int64_t now_mono);
+
+  // A payment as the lookup sees it: by order (reference) and by id; and
+  // the truth about its money.
+  struct Payment {
+    std::string store;           // where it was made: only that store's lookups find it
+    std::string order_id;
+    std::string reference;       // what the request carried where the lookup searches
+    std::string id;
+    bool charged = false;
+    bool processing = true;
+    int64_t at = 0;              // processed at (monotonic)
+    std::string identity;        // the key (or body identity) its request carried
+    Phase phase = Phase::paid;   // where its money is now
+    Phase then = Phase::paid;    // where its customer or merchant moves it, at acts_at
+    int64_t acts_at = 0;
+    bool ever_held = false, ever_captured = false;
+  };
+  const std::vector<Payment>& payments() const { return payments_; }
 
   // Every payment whose state the provider decided, in the order it decided
   // them: what its notifications (webhooks) tell, in the store it was made.
+  // A payment's later moves (its customer paid or abandoned it, its
+  // merchant captured or voided it) are decided too, each with its phase.
   struct Decided {
     std::string store, order_id, id;
     bool charged = false;
     std::string identity;  // the key (or body identity) the request that made it carried ("" none)
+    Phase phase = Phase::paid;
   };
   std::vector<Decided> decided;
 
@@ -180,16 +211,6 @@ class ProviderModel {
     std::vector<std::pair<std::string, std::string>> stored_headers;
     bool stored = false;
   };
-  // A payment as the lookup sees it: by order (reference) and by id.
-  struct Payment {
-    std::string store;           // where it was made: only that store's lookups find it
-    std::string order_id;
-    std::string reference;       // what the request carried where the lookup searches
-    std::string id;
-    bool charged = false;
-    bool processing = true;
-    int64_t at = 0;              // processed at (monotonic)
-  };
   enum class Say { success, decline, error, in_progress, mismatch, already_paid, unsigned_request };
 
   struct Token {
@@ -202,11 +223,17 @@ class ProviderModel {
                         int ra_kind, int64_t slow_ms, AfterProcessing after);
   ProviderReply lookup(const HttpRequest& req, int64_t now_mono, int64_t elapsed);
   void complete(KeyState& k);
+  // Customers and merchants act on the payments whose moment came.
+  void customers_act(int64_t now_mono);
+  // The phase of payment `id` now (paid when unknown).
+  Phase phase_of(const std::string& id) const;
   KeyState& process_new(const std::string& store, const std::string& key, const std::string& identity,
                          const std::string& order, const std::string& reference, std::string_view body, int64_t now,
                          int64_t slow_ms);
   std::string identity_of(const HttpRequest& req, std::string& reference) const;
-  TransportResult say(Say what, const std::string& id, const std::string& reference, int64_t elapsed) const;
+  // `phase`: where a success's money is (its words).
+  TransportResult say(Say what, const std::string& id, const std::string& reference, int64_t elapsed,
+                      Phase phase = Phase::paid) const;
   TransportResult render_outcome(const KeyState& k, int64_t elapsed) const;
   // "" when the request carries the signature the provider checks, else why not.
   std::string unsigned_why(const HttpRequest& req, int64_t now_unix) const;

@@ -100,6 +100,19 @@ void flip(std::string& sig) {
   sig[10] = sig[10] == 'A' ? 'B' : sig[10] == '0' ? '1' : sig[10] == 'a' ? 'b' : 'A';
 }
 
+// Square's payment.status for each phase (nothing waits for a customer).
+const char* square_status(Phase p) {
+  static const char* const words[] = {"COMPLETED", "PENDING", "APPROVED", "COMPLETED", "FAILED", "CANCELED", "FAILED"};
+  return words[static_cast<int>(p)];
+}
+
+// Checkout.com's event type for each phase.
+const char* checkout_type(Phase p) {
+  static const char* const types[] = {"payment_captured", "payment_pending",  "payment_approved", "payment_captured",
+                                      "payment_expired",  "payment_voided",   "payment_declined"};
+  return types[static_cast<int>(p)];
+}
+
 }  // namespace
 
 bool sends_webhooks(const std::string& p) {
@@ -107,7 +120,12 @@ bool sends_webhooks(const std::string& p) {
          p == "wechatpay_v3" || p == "alipay";
 }
 
-bool notifies(const std::string& p, bool charged) { return charged || (p != "wechatpay_v3" && p != "alipay"); }
+bool notifies(const std::string& p, Phase phase) {
+  if (p == "wechatpay_v3") return phase == Phase::paid;
+  if (p == "alipay") return phase == Phase::paid || phase == Phase::abandoned;
+  if (p == "adyen") return phase != Phase::waits;
+  return true;
+}
 
 bool has_form(const std::string& p, NoteForm form) {
   switch (form) {
@@ -131,13 +149,21 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
   const EventTruth& e = events.front();
   // What the event says: a forged one the opposite of the truth.
   const bool says_charged = forged ? !e.charged : e.charged;
-  const std::string tag = forged ? "_forged" + s : other ? "_other" + s : "";
+  const Phase says = forged ? (e.charged ? Phase::declined : Phase::paid) : e.phase;
+  // A payment's events after its decision are told apart by their phase.
+  const std::string tag = std::string(says == Phase::paid || says == Phase::declined ? "" : "_") +
+                          (says == Phase::paid || says == Phase::declined ? "" : phase_name(says)) +
+                          (forged ? "_forged" + s : other ? "_other" + s : "");
   if (p == "stripe") {
     const std::string id = "evt_" + e.provider_id + tag;
-    const std::string status = other ? (e.charged ? "canceled" : "succeeded")
-                               : says_charged ? "succeeded"
-                                              : "requires_payment_method";
-    const std::string type = says_charged ? "payment_intent.succeeded" : "payment_intent.payment_failed";
+    static const char* const statuses[] = {"succeeded", "requires_action", "requires_capture", "succeeded",
+                                           "canceled",  "canceled",        "requires_payment_method"};
+    static const char* const types[] = {"payment_intent.succeeded", "payment_intent.requires_action",
+                                        "payment_intent.amount_capturable_updated", "payment_intent.succeeded",
+                                        "payment_intent.canceled", "payment_intent.canceled",
+                                        "payment_intent.payment_failed"};
+    const std::string status = other ? (e.charged ? "canceled" : "succeeded") : statuses[static_cast<int>(says)];
+    const std::string type = types[static_cast<int>(says)];
     JsonMembers m = {{"id", json_quote(id)},
                      {"object", json_quote("event")},
                      {"type", json_quote(other ? "charge.updated" : type)},
@@ -158,20 +184,25 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
   } else if (p == "adyen") {
     std::string items;
     for (const EventTruth& t : events) {
-      const bool charged = forged ? !t.charged : t.charged;
+      const Phase phase = forged ? (t.charged ? Phase::declined : Phase::paid) : t.phase;
+      // Authorised (a hold, also what a redirected shopper's payment
+      // becomes), then captured, cancelled, or closed unpaid.
+      static const char* const codes[] = {"AUTHORISATION", "AUTHORISATION", "AUTHORISATION", "CAPTURE",
+                                          "OFFER_CLOSED",  "CANCELLATION",  "AUTHORISATION"};
+      const std::string code = codes[static_cast<int>(phase)];
       const std::string mac = other ? "OtherMerchantECOM" : k.merchant_id;
-      const std::string success = charged ? "true" : "false";
-      const std::string signed_text = t.provider_id + "::" + mac + ":" + t.order_id + ":1000:EUR:AUTHORISATION:" + success;
+      const std::string success = phase == Phase::declined ? "false" : "true";
+      const std::string signed_text = t.provider_id + "::" + mac + ":" + t.order_id + ":1000:EUR:" + code + ":" + success;
       std::string sig = b64(hmac(unhex(k.adyen_hex), signed_text));
       if (forged) flip(sig);
       if (!items.empty()) items += ",";
       items += R"({"NotificationRequestItem":{"additionalData":{"hmacSignature":)" + json_quote(sig) +
-               R"(},"amount":{"currency":"EUR","value":1000},"eventCode":"AUTHORISATION","eventDate":)" +
+               R"(},"amount":{"currency":"EUR","value":1000},"eventCode":)" + json_quote(code) + R"(,"eventDate":)" +
                json_quote(iso_time(unix_ms, "%Y-%m-%dT%H:%M:%S+00:00")) + R"(,"merchantAccountCode":)" +
                json_quote(mac) + R"(,"merchantReference":)" + json_quote(t.order_id) +
                R"(,"originalReference":"","paymentMethod":"visa","pspReference":)" + json_quote(t.provider_id) +
                R"(,"reason":"","success":)" + json_quote(success) + "}}";
-      n.event_ids.push_back(t.provider_id + ":AUTHORISATION:" + success);
+      n.event_ids.push_back(t.provider_id + ":" + code + ":" + success);
     }
     n.req.body = R"({"live":"false","notificationItems":[)" + items + "]}";
     n.req.headers.emplace_back("Content-Type", "application/json");
@@ -184,8 +215,8 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
                               {"data.type", json_quote("payment")},
                               {"data.id", json_quote(e.provider_id)},
                               {"data.object.payment.id", json_quote(e.provider_id)},
-                              {"data.object.payment.status",
-                               json_quote((other ? !e.charged : says_charged) ? "COMPLETED" : "FAILED")},
+                              {"data.object.payment.status", json_quote(other ? (!e.charged ? "COMPLETED" : "FAILED")
+                                                                              : square_status(says))},
                               {"data.object.payment.reference_id", json_quote(e.order_id)}});
     std::string sig = b64(hmac(k.secret, k.notification_url + n.req.body));
     if (forged) flip(sig);
@@ -195,7 +226,7 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
   } else if (p == "checkout_com") {
     const std::string id = "evt_" + e.provider_id + tag;
     n.req.body = json_object({{"id", json_quote(id)},
-                              {"type", json_quote(says_charged ? "payment_approved" : "payment_declined")},
+                              {"type", json_quote(checkout_type(says))},
                               {"created_on", json_quote(iso_time(unix_ms, "%Y-%m-%dT%H:%M:%SZ"))},
                               {"data.id", json_quote(e.provider_id)},
                               {"data.reference", json_quote(e.order_id)},
@@ -213,7 +244,7 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
     n.req.headers.emplace_back("Content-Type", "application/x-www-form-urlencoded");
   } else if (p == "wechatpay_v3") {
     if (!k.rsa) throw std::runtime_error("dst: WeChat Pay notifications need the test keys");
-    const std::string state = says_charged ? "SUCCESS" : "PAYERROR";
+    const std::string state = says == Phase::paid ? "SUCCESS" : says == Phase::abandoned ? "CLOSED" : "PAYERROR";
     const std::string plain = json_object({{"mchid", json_quote(other ? "1900000999" : k.merchant_id)},
                                            {"appid", json_quote("wxd678efh567hg6787")},
                                            {"out_trade_no", json_quote(e.order_id)},
@@ -256,7 +287,7 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
                                             {"version", "1.0"},
                                             {"trade_no", e.provider_id},
                                             {"out_trade_no", e.order_id},
-                                            {"trade_status", says_charged ? "TRADE_SUCCESS" : "TRADE_CLOSED"},
+                                            {"trade_status", says == Phase::paid ? "TRADE_SUCCESS" : "TRADE_CLOSED"},
                                             {"total_amount", "10.00"}};
     std::string content;
     for (const auto& [name, value] : f) content += (content.empty() ? "" : "&") + name + "=" + value;

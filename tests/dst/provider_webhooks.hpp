@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "webhook_scheme.hpp"
+#include "wire.hpp"
 
 namespace payretry::dst {
 
@@ -41,6 +42,9 @@ struct EventTruth {
   // The connected account it was made in (Stripe's event names it as
   // $.account); "" the platform's own: no member.
   std::string account;
+  // Where its money went, which the event's words say (the decision, or a
+  // later move: paid, abandoned, captured, voided).
+  Phase phase = Phase::paid;
 };
 
 enum class NoteForm {
@@ -59,9 +63,10 @@ struct Notification {
 
 // The built-in profiles whose notifications the simulation sends.
 bool sends_webhooks(const std::string& profile);
-// Whether the provider notifies a payment so decided (WeChat Pay and Alipay
-// notify payments made, not refusals).
-bool notifies(const std::string& profile, bool charged);
+// Whether the provider notifies a payment's move to `phase` (WeChat Pay
+// notifies payments paid, Alipay those paid or closed; Adyen sends nothing
+// while a shopper is redirected).
+bool notifies(const std::string& profile, Phase phase);
 // Whether `form` exists for the profile's scheme (stale: a signed time;
 // not_ours: a name the profile requires).
 bool has_form(const std::string& profile, NoteForm form);

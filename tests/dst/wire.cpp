@@ -33,10 +33,38 @@ void plain_lookup(Wire& w, const std::string& path, std::string not_found_body, 
   w.word_declined = std::move(declined);
 }
 
+// The words of each phase (Phase's order): create answer, lookup, more members.
+using Words = std::array<Wire::MoneyWords, kPhases>;
+
 }  // namespace
 
+const char* phase_name(Phase p) {
+  static const char* const names[] = {"paid", "waits", "held", "captured", "abandoned", "voided", "declined"};
+  static_assert(sizeof names / sizeof names[0] == kPhases, "a name per phase");
+  return names[static_cast<int>(p)];
+}
+
+Money money_of(Phase p) {
+  switch (p) {
+    case Phase::paid:
+    case Phase::captured: return Money::captured;
+    case Phase::held: return Money::held;
+    case Phase::waits: return Money::nothing;
+    case Phase::abandoned:
+    case Phase::voided:
+    case Phase::declined: return Money::failed;
+  }
+  return Money::nothing;
+}
+
+const std::string& Wire::lookup_word(Phase p) const {
+  const std::string& w = money[static_cast<size_t>(p)].lookup;
+  if (!w.empty()) return w;
+  return money_of(p) == Money::failed ? word_declined : word_charged;
+}
+
 std::string fill_answer(const std::string& tmpl, const std::string& id, const std::string& ref,
-                        const std::string& status) {
+                        const std::string& status, const std::string& extra) {
   std::string out;
   out.reserve(tmpl.size() + id.size() + ref.size());
   for (size_t i = 0; i < tmpl.size();) {
@@ -54,6 +82,11 @@ std::string fill_answer(const std::string& tmpl, const std::string& id, const st
       if (tmpl.compare(i, 8, "{status}") == 0) {
         out += status;
         i += 8;
+        continue;
+      }
+      if (tmpl.compare(i, 7, "{extra}") == 0) {
+        out += fill_answer(extra, id, ref, status);
+        i += 7;
         continue;
       }
     }
@@ -94,7 +127,17 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     w.order_path = "metadata.order_id";  // v1 takes only its own parameters: the order goes in metadata
     w.replay_marker = "Idempotent-Replayed";
     w.should_retry_header = true;
-    w.success = ans(200, R"({"id":"{id}","status":"succeeded"})");
+    w.success = ans(200, R"({"id":"{id}","status":"{status}"})");
+    // The PaymentIntent's statuses (St8): requires_action waits for 3-D
+    // Secure, requires_capture holds (capture_method=manual), canceled ends
+    // one that was abandoned or released.
+    w.money = Words{{{"succeeded", "succeeded", ""},
+                     {"requires_action", "requires_action", ""},
+                     {"requires_capture", "requires_capture", ""},
+                     {"succeeded", "succeeded", ""},
+                     {"canceled", "canceled", ""},
+                     {"canceled", "canceled", ""},
+                     {"", "", ""}}};
     stripe_like_errors(w);
     w.mismatch = w.already_paid = w.unsigned_request = ans(400, R"({"error":{"type":"idempotency_error"}})");
     // GET /v1/payment_intents/{id} (St8). A declined PaymentIntent goes back
@@ -109,7 +152,18 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     w.replay = undocumented;
     w.hidden_uncached_errors = false;
     w.key_header = "idempotency-key";
-    w.success = ans(200, R"({"pspReference":"{id}","resultCode":"Authorised"})");
+    w.success = ans(200, R"({"pspReference":"{id}","resultCode":"{status}"})");
+    // Authorised is a hold until a capture (CAPTURE notification); a
+    // redirect method answers RedirectShopper and is authorised once the
+    // shopper completes it (Ad4). No lookup: the rest is notified.
+    w.money = Words{{{"", "", ""},
+                     {"RedirectShopper", "", ""},
+                     {"Authorised", "", ""},
+                     {"", "", ""},
+                     {"", "", ""},
+                     {"", "", ""},
+                     {"", "", ""}}};
+    w.at_once = w.customer_pays = Phase::held;
     w.decline = ans(200, R"({"pspReference":"{id}","resultCode":"Refused"})");
     w.error = ans(500, R"({"status":500,"errorCode":"905"})");
     w.in_progress = ans(422, R"({"status":422,"errorCode":"704"})", {{"transient-error", "true"}});
@@ -118,18 +172,44 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     w.id_prefix = "ORD_";
     w.replay = ReplayKind::current_state;  // "returns the latest status of the previous request" (Pp1)
     w.key_header = "PayPal-Request-Id";
-    w.success = ans(201, R"({"id":"{id}","status":"COMPLETED"})");
+    w.success = ans(201, R"({"id":"{id}","status":"{status}"{extra}})");
+    // The order's status says nothing moved while the payer has to act
+    // (PAYER_ACTION_REQUIRED) and VOIDED when it never did; a COMPLETED
+    // order carries its capture, or its authorization under intent
+    // AUTHORIZE (captured or voided later), in purchase_units[0].payments.
+    {
+      const std::string units = R"(,"purchase_units":[{"payments":{)";
+      const std::string capture = R"("captures":[{"id":"CAP_{id}","status":"COMPLETED"}])";
+      auto auth = [](const std::string& status) { return "\"authorizations\":[{\"id\":\"AUT_{id}\",\"status\":\"" + status + "\"}]"; };
+      w.money = Words{{{"COMPLETED", "COMPLETED", units + capture + "}}]"},
+                       {"PAYER_ACTION_REQUIRED", "PAYER_ACTION_REQUIRED", ""},
+                       {"COMPLETED", "COMPLETED", units + auth("CREATED") + "}}]"},
+                       {"COMPLETED", "COMPLETED", units + auth("CAPTURED") + "," + capture + "}}]"},
+                       {"VOIDED", "VOIDED", ""},
+                       {"COMPLETED", "COMPLETED", units + auth("VOIDED") + "}}]"},
+                       {"", "", ""}}};
+    }
     w.decline = ans(422, R"({"name":"UNPROCESSABLE_ENTITY","details":[{"issue":"INSTRUMENT_DECLINED"}]})");
     w.error = ans(500, R"({"name":"INTERNAL_SERVER_ERROR"})");
     w.in_progress = ans(409, R"({"details":[{"issue":"PREVIOUS_REQUEST_IN_PROGRESS"}]})");
     w.mismatch = w.already_paid = w.unsigned_request = ans(422, R"({"details":[{"issue":"DUPLICATE_INVOICE_ID"}]})");
     plain_lookup(w, "/v2/checkout/orders/", R"({"name":"RESOURCE_NOT_FOUND"})", "COMPLETED", "VOIDED");
+    w.found = ans(200, R"({"id":"{id}","status":"{status}"{extra}})");
   } else if (profile == "square") {
     w.id_prefix = "sq_";
     w.replay = ReplayKind::success_only;  // the first successful response is replayed (Sq1)
     w.identity = Wire::Identity::body_key;
     w.key_path = "idempotency_key";
-    w.success = ans(200, R"({"payment":{"id":"{id}","status":"COMPLETED"}})");
+    w.success = ans(200, R"({"payment":{"id":"{id}","status":"{status}"}})");
+    // autocomplete=false leaves a card payment APPROVED (held) until it is
+    // completed or canceled (Sq2); nothing waits for a customer.
+    w.money = Words{{{"COMPLETED", "COMPLETED", ""},
+                     {"", "", ""},
+                     {"APPROVED", "APPROVED", ""},
+                     {"COMPLETED", "COMPLETED", ""},
+                     {"", "", ""},
+                     {"CANCELED", "CANCELED", ""},
+                     {"", "", ""}}};
     w.decline = ans(402, R"({"errors":[{"category":"PAYMENT_METHOD_ERROR","code":"CARD_DECLINED"}]})");
     w.error = ans(500, R"({"errors":[{"category":"API_ERROR","code":"INTERNAL_SERVER_ERROR"}]})");
     w.in_progress = ans(409, R"({"errors":[{"category":"API_ERROR","code":"CONFLICT"}]})");
@@ -141,7 +221,17 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     w.id_prefix = "pay_";
     w.replay = ReplayKind::success_only;  // only 2xx is cached (Ck1)
     w.key_header = "Cko-Idempotency-Key";
-    w.success = ans(201, R"({"id":"{id}","status":"Authorized","reference":"{ref}"})");
+    w.success = ans(201, R"({"id":"{id}","status":"{status}","reference":"{ref}"})");
+    // Captured by default, Authorized under capture=false (voided later or
+    // captured), Pending while 3-D Secure waits for the customer (Expired
+    // when it never comes).
+    w.money = Words{{{"Captured", "Captured", ""},
+                     {"Pending", "Pending", ""},
+                     {"Authorized", "Authorized", ""},
+                     {"Captured", "Captured", ""},
+                     {"Expired", "Expired", ""},
+                     {"Voided", "Voided", ""},
+                     {"", "", ""}}};
     w.decline = ans(201, R"({"id":"{id}","status":"Declined","reference":"{ref}"})");
     w.error = ans(500, "{}");
     w.in_progress = ans(409, "{}");
@@ -160,7 +250,16 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     w.id_prefix = "tr_";
     w.replay = ReplayKind::all_answers;  // the cached initial response, Idempotent-Replayed (Mo1)
     w.replay_marker = "Idempotent-Replayed";
-    w.success = ans(201, R"({"id":"{id}","status":"paid"})");
+    w.success = ans(201, R"({"id":"{id}","status":"{status}"})");
+    // open until the customer pays at the checkout (expired when never),
+    // authorized under captureMode manual (canceled when released) (Mo3).
+    w.money = Words{{{"paid", "paid", ""},
+                     {"open", "open", ""},
+                     {"authorized", "authorized", ""},
+                     {"paid", "paid", ""},
+                     {"expired", "expired", ""},
+                     {"canceled", "canceled", ""},
+                     {"", "", ""}}};
     stripe_like_errors(w);
     plain_lookup(w, "/v2/payments/", R"({"status":404,"title":"Not Found"})", "paid", "failed");
   } else if (profile == "wechatpay_v3") {
@@ -187,6 +286,16 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     w.not_found = ans(404, R"({"code":"ORDER_NOT_EXIST","message":"order does not exist"})");
     w.word_charged = "NOTPAY";
     w.word_declined = "PAYERROR";
+    // A prepay_id is an order to pay: NOTPAY until the payer pays it
+    // (SUCCESS), CLOSED when it never was.
+    w.money = Words{{{"", "SUCCESS", ""},
+                     {"", "NOTPAY", ""},
+                     {"", "", ""},
+                     {"", "", ""},
+                     {"", "CLOSED", ""},
+                     {"", "", ""},
+                     {"", "", ""}}};
+    w.at_once = Phase::waits;
   } else if (profile == "alipay") {
     w.id_prefix = "ali_";
     w.replay = ReplayKind::reference;  // out_trade_no is permanent; a paid trade answers TRADE_HAS_SUCCESS (Al2)
@@ -197,7 +306,16 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     auto gw = [](int status, const std::string& inner) {
       return ans(status, R"({"alipay_trade_pay_response":{)" + inner + "}}");
     };
-    w.success = gw(200, R"("code":"10000","msg":"Success","trade_no":"{id}","out_trade_no":"{ref}")");
+    w.success = gw(200, R"("code":"{status}","msg":"Success","trade_no":"{id}","out_trade_no":"{ref}")");
+    // 10000: the barcode payment went through; 10003: the buyer is still
+    // confirming (WAIT_BUYER_PAY until TRADE_SUCCESS, or TRADE_CLOSED).
+    w.money = Words{{{"10000", "TRADE_SUCCESS", ""},
+                     {"10003", "WAIT_BUYER_PAY", ""},
+                     {"", "", ""},
+                     {"", "", ""},
+                     {"", "TRADE_CLOSED", ""},
+                     {"", "", ""},
+                     {"", "", ""}}};
     w.body_extras = {{"biz_content.total_amount", "\"{amount}\""}};
     // A refusal comes as a listed business failure, or as a code the
     // profile does not list (an HTTP 200 all the same): only 10000 is paid.

@@ -5,6 +5,7 @@
 // from the profile schema (random_wire.cpp), whose profile is then written
 // from the wire and loaded with the library's own parse_profile().
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -14,9 +15,22 @@
 
 namespace payretry::dst {
 
+// Where a payment's money is, in the steps the provider names with its own
+// words (docs/providers.md "Where the money is"): paid at once, waiting for
+// its customer, or held; later its customer pays or abandons it, and a held
+// one is captured or voided. A refused create is `declined`.
+enum class Phase { paid, waits, held, captured, abandoned, voided, declined };
+inline constexpr int kPhases = 7;
+const char* phase_name(Phase p);
+// What the phase means for the money, as the provider's truth: nothing
+// moved yet (waits), held, captured, or never will (failed).
+enum class Money { nothing, held, captured, failed };
+Money money_of(Phase p);
+
 // One answer as the provider renders it. The body is a template: {id} the
 // provider's payment id, {ref} the merchant reference the request carried,
-// {status} a lookup's status word.
+// {status} a lookup's status word (a create's, where its word varies), and
+// {extra} members that say more about the money (PayPal's purchase units).
 struct AnswerShape {
   int status = 0;
   std::string body;
@@ -127,6 +141,27 @@ struct Wire {
   // ("" the payment is not visible yet).
   std::string word_processing;
 
+  // The provider's words for each phase: in a create's answer ({status} of
+  // `success`), in a lookup's ({status} of `found`), and more members of
+  // both ({extra}). A phase whose create and lookup words are both empty
+  // is one this provider never draws (a lookup then says word_charged or
+  // word_declined): random wires know only paid and declined.
+  struct MoneyWords {
+    std::string create, lookup, extra;
+  };
+  std::array<MoneyWords, kPhases> money;
+  // A payment that asks nothing of its customer (Adyen's Authorised is a
+  // hold; a WeChat Pay prepay_id waits for its payer), and where a waiting
+  // payment goes when its customer pays (Adyen: authorised, not captured).
+  Phase at_once = Phase::paid;
+  Phase customer_pays = Phase::paid;
+  bool has_phase(Phase p) const {
+    const MoneyWords& m = money[static_cast<size_t>(p)];
+    return !m.create.empty() || !m.lookup.empty();
+  }
+  // A lookup's word for a payment in phase `p`.
+  const std::string& lookup_word(Phase p) const;
+
   // Which requests are lookups.
   bool is_lookup(const std::string& method, const std::string& path_and_query) const;
 };
@@ -138,6 +173,6 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented);
 
 // Fills an answer template.
 std::string fill_answer(const std::string& tmpl, const std::string& id, const std::string& ref,
-                        const std::string& status);
+                        const std::string& status, const std::string& extra = "");
 
 }  // namespace payretry::dst

@@ -19,6 +19,7 @@
 #include "history.hpp"
 #include "json_build.hpp"
 #include "ledger.hpp"
+#include "money_state.hpp"
 #include "multi_engine.hpp"
 #include "payment_flow.hpp"
 #include "profile.hpp"
@@ -532,6 +533,25 @@ class World {
   // No event applied twice, none to another account's row, none of a
   // foreign payment that could be told apart.
   void check_event_entries();
+
+  // ---- money: where each payment's money is ---------------------------------
+  // Drawn from a stream of their own: a payment paid at once, one that
+  // waits for its customer, or one held; and what its customer or merchant
+  // does later (pays, abandons, captures, voids), and when.
+  Rng money_rng;
+  void draw_flow(const std::string& order);
+  std::map<std::string, MoneyState> money_row_seen, money_result_seen;
+  // A row's or a result's money state says what the provider's truth about
+  // the order's own payment (the one named `pid`, when there is one) allows:
+  // authorized or paid only for a payment the provider held or captured,
+  // failed never while such a payment holds or has the money; and it moved
+  // only forward since `seen` (the order's last one).
+  void check_money(const std::string& order, MoneyState m, const std::string& pid, const char* where,
+                   std::map<std::string, MoneyState>& seen);
+  // Whether every payment the provider charged (made) for the order has
+  // since failed for good (abandoned, voided): a FAILED outcome is then the
+  // truth about its money.
+  bool money_failed_for_good(const std::string& order, const std::string& pid = "");
 
   int64_t lease_ms() const { return config.retry.deadline_ms + config.lease_margin_ms; }
   Ledger& ledger_for_checks(std::unique_ptr<Ledger>& holder) {
@@ -1333,7 +1353,8 @@ const std::string& test_pem(const std::string& dir, const std::string& file) {
 
 World::World(uint64_t s, const Options& o)
     : seed(s), opt(o), rng(s), pause_rng(s ^ 0xD1B54A32D192ED03ull), ext(s ^ 0x5851F42D4C957F2Dull),
-      tenant_rng(s ^ 0x9FB21C651E98DF25ull), auth_rng(s ^ 0xC2B2AE3D27D4EB4Full), wh(s ^ 0x7A3B9E2C51D4F086ull) {
+      tenant_rng(s ^ 0x9FB21C651E98DF25ull), auth_rng(s ^ 0xC2B2AE3D27D4EB4Full), wh(s ^ 0x7A3B9E2C51D4F086ull),
+      money_rng(s ^ 0x3C6EF372FE94F82Bull) {
   hook_pause_percent = pause_rng.chance(20) ? static_cast<int>(pause_rng.range(2, 15)) : 0;
   profile_name = !opt.profile.empty() ? opt.profile : kProfiles[rng.range(0, 8)];
   // Unpinned, a tenth of the schedules draw a random provider instead.
@@ -1518,6 +1539,7 @@ World::World(uint64_t s, const Options& o)
     m.emplace_back("card", json_quote("4242424242424242"));
     ord.body = json_object(m);
     provider->declines[ord.id] = rng.chance(20);
+    draw_flow(ord.id);
     orders.push_back(ord);
   }
   draw_webhooks();
@@ -1622,6 +1644,87 @@ void World::check_provider_id(const std::string& order, PaymentState state, cons
 }
 
 namespace {
+// The rank of a money state (docs/providers.md "Money states"), written
+// here apart from money_moves: the check must not trust what it checks.
+int money_rank(MoneyState m) {
+  switch (m) {
+    case MoneyState::unknown: return 0;
+    case MoneyState::awaiting_customer: return 1;
+    case MoneyState::pending: return 2;
+    case MoneyState::authorized: return 3;
+    case MoneyState::paid: return 4;
+    case MoneyState::partly_refunded: return 5;
+    case MoneyState::refunded: return 6;
+    case MoneyState::failed: return -1;
+  }
+  return 0;
+}
+// Forward only: a higher rank, or failed from below paid; failed and
+// refunded are terminal.
+bool money_forward(MoneyState from, MoneyState to) {
+  if (from == to) return true;
+  if (from == MoneyState::failed || from == MoneyState::refunded) return false;
+  if (to == MoneyState::failed) return money_rank(from) < money_rank(MoneyState::paid);
+  return money_rank(to) > money_rank(from);
+}
+}  // namespace
+
+void World::draw_flow(const std::string& order) {
+  const Wire& w = provider->wire();
+  ProviderModel::Flow f{w.at_once, w.at_once, 0};
+  const int64_t kind = money_rng.range(0, 99);
+  if (kind < 35 && w.at_once != Phase::waits && w.has_phase(Phase::waits)) f.first = Phase::waits;
+  if (kind >= 35 && kind < 70 && w.at_once != Phase::held && w.has_phase(Phase::held)) f.first = Phase::held;
+  // Later the customer pays or abandons a waiting payment (or never
+  // comes back); the merchant captures or voids a held one (or never does).
+  const int64_t act = money_rng.range(0, 99);
+  f.then = f.first == Phase::waits  ? (act < 60 ? w.customer_pays : act < 85 ? Phase::abandoned : Phase::waits)
+           : f.first == Phase::held ? (act < 60 ? Phase::captured : act < 85 ? Phase::voided : Phase::held)
+                                    : f.first;
+  // While its run still holds the payment, or any time after.
+  f.after_ms = money_rng.chance(50) ? money_rng.range(0, 5000) : money_rng.range(5000, 1800000);
+  provider->flows[order] = f;
+}
+
+bool World::money_failed_for_good(const std::string& order, const std::string& pid) {
+  provider->complete_due(clock.now_ms());
+  for (const ProviderModel::Payment& p : provider->payments())
+    if (p.order_id == order && p.charged && !p.processing && (pid.empty() || p.id == pid) &&
+        money_of(p.phase) != Money::failed)
+      return false;
+  return true;
+}
+
+void World::check_money(const std::string& order, MoneyState m, const std::string& pid, const char* where,
+                        std::map<std::string, MoneyState>& seen) {
+  const auto before = seen.find(order);
+  if (before != seen.end() && !money_forward(before->second, m))
+    fail("money_never_moves_back", std::string(where) + " of " + order + " was " + money_state_name(before->second) +
+                                       " and is now " + money_state_name(m));
+  seen[order] = m;
+  if (m == MoneyState::unknown || m == MoneyState::awaiting_customer || m == MoneyState::pending) return;
+  // Its own payments: the one it names, else every one made for the order
+  // (a payment made elsewhere is no payment of the provider model's).
+  provider->complete_due(clock.now_ms());
+  bool held = false, captured = false, holds_now = false;
+  std::string truth;
+  for (const ProviderModel::Payment& p : provider->payments()) {
+    if (p.order_id != order || !p.charged || p.processing || (!pid.empty() && p.id != pid)) continue;
+    held = held || p.ever_held;
+    captured = captured || p.ever_captured;
+    holds_now = holds_now || money_of(p.phase) == Money::held || money_of(p.phase) == Money::captured;
+    truth += " " + p.id + ":" + phase_name(p.phase);
+  }
+  const std::string said = std::string(where) + " of " + order + " says " + money_state_name(m) + " (provider id '" +
+                           pid + "'); the provider's truth:" + (truth.empty() ? " no payment of its own" : truth);
+  if (m == MoneyState::failed) {
+    if (holds_now) fail("failed_money_holds_nothing", said);
+    return;
+  }
+  if (m == MoneyState::authorized ? !(held || captured) : !captured) fail("money_only_from_its_own_payment", said);
+}
+
+namespace {
 PaymentState state_of(Outcome o) {
   switch (o) {
     case Outcome::succeeded: return PaymentState::succeeded;
@@ -1645,6 +1748,20 @@ void World::check_result(const Order& o, const PaymentResult& r, int sends_in_ca
   if (r.from_ledger && sends_in_call > 0)
     fail("stored_outcome_sends_nothing", "a result from the ledger came with " + std::to_string(sends_in_call) + " sends");
   check_provider_id(o.id, state_of(r.outcome), r.provider_payment_id, "a result");
+  // Results read from the ledger move only forward, as its rows do. (The
+  // others are each their run's own reading: a run that stalled past its
+  // lease reports an answer older than the one the run that took over
+  // reported first; an UNKNOWN or IN_PROGRESS result says nothing about the
+  // money.)
+  std::map<std::string, MoneyState> apart;
+  check_money(o.id, r.money_state, r.provider_payment_id, "a result", r.from_ledger ? money_result_seen : apart);
+  if (r.outcome == Outcome::failed && !money_failed_for_good(o.id))
+    fail("no_failed_when_processed", o.id + " reported FAILED while a payment the provider made for it can still move money");
+  {
+    std::unique_ptr<Ledger> holder;
+    if (const auto row = ledger_for_checks(holder).get(o.id))
+      check_money(o.id, row->money_state, row->provider_payment_id, "the ledger row", money_row_seen);
+  }
   if (r.outcome == Outcome::succeeded) {
     // A success read from a create answer carries the provider's id of the
     // one charge (Adyen's lives in pspReference, Square's in payment.id).
@@ -2174,14 +2291,29 @@ void World::check_final() {
   if (provider->wrong_encodings > 0)
     fail("every_body_in_the_providers_encoding",
          std::to_string(provider->wrong_encodings) + " creates reached the provider in an encoding it refuses");
+  for (const ProviderModel::Payment& p : provider->payments()) {
+    if (!p.charged) continue;
+    const auto f = provider->flows.find(p.order_id);
+    const Phase first = f == provider->flows.end() ? provider->wire().at_once : f->second.first;
+    tally.payments_waiting += first == Phase::waits;
+    tally.payments_held += first == Phase::held;
+    tally.customers_paid += first == Phase::waits && p.phase != Phase::waits && p.phase != Phase::abandoned;
+    tally.customers_abandoned += p.phase == Phase::abandoned;
+    tally.holds_captured += first == Phase::held && p.phase == Phase::captured;
+    tally.holds_voided += p.phase == Phase::voided;
+  }
   std::unique_ptr<Ledger> holder;
   Ledger& ledger = ledger_for_checks(holder);
   for (const Order& o : orders) {
     const int charged = provider->charges.count(o.id) ? provider->charges[o.id] : 0;
     tally.charged += charged > 0;
     if (charged > 1) fail("at_most_one_charge", o.id + " charged " + std::to_string(charged) + " times");
+    // (FAILED is the truth once every payment made for the order failed
+    // for good: abandoned by its customer, or voided.)
+    const bool failed_for_good = money_failed_for_good(o.id);
     for (Outcome out : outcomes[o.id])
-      if (out == Outcome::failed && charged > 0) fail("no_failed_when_processed", o.id + " reported FAILED but was charged");
+      if (out == Outcome::failed && charged > 0 && !failed_for_good)
+        fail("no_failed_when_processed", o.id + " reported FAILED but was charged");
     for (Outcome out : outcomes[o.id])
       if (out == Outcome::succeeded && charged != 1) fail("ledger_agrees_with_provider", o.id + " SUCCEEDED but not charged");
     auto row = ledger.get(o.id);
@@ -2189,8 +2321,13 @@ void World::check_final() {
     check_provider_id(o.id, row->state, row->provider_payment_id, "the ledger row");
     if (row->state == PaymentState::succeeded && charged != 1)
       fail("ledger_agrees_with_provider", o.id + " SUCCEEDED in the ledger, charged " + std::to_string(charged));
-    if (row->state == PaymentState::failed && charged != 0)
+    if (row->state == PaymentState::failed && charged != 0 && !failed_for_good)
       fail("no_failed_when_processed", o.id + " FAILED in the ledger but charged");
+    check_money(o.id, row->money_state, row->provider_payment_id, "the ledger row", money_row_seen);
+    tally.rows_awaiting += row->money_state == MoneyState::awaiting_customer;
+    tally.rows_authorized += row->money_state == MoneyState::authorized;
+    tally.rows_paid += row->money_state == MoneyState::paid;
+    tally.rows_money_failed += row->money_state == MoneyState::failed;
     if (auto s = first_seen.find(o.id); s != first_seen.end() && !s->second.key.empty() &&
                                         s->second.key != row->idempotency_key)
       fail("same_key_and_bytes", o.id + " ledger key " + row->idempotency_key + " but sent with " + s->second.key);
@@ -2277,8 +2414,9 @@ void World::collect_notes() {
   while (decided_seen < provider->decided.size()) {
     const ProviderModel::Decided d = provider->decided[decided_seen++];
     const Order* o = order_of(d.order_id);
-    if (!o || !notifies(pname, d.charged)) continue;
-    EventTruth t{d.order_id, d.id, d.charged, d.identity, account_header_value(*o, profile.webhook.account_header)};
+    if (!o || !notifies(pname, d.phase)) continue;
+    EventTruth t{d.order_id, d.id, d.charged, d.identity, account_header_value(*o, profile.webhook.account_header),
+                 d.phase};
     if (pname == "adyen" && !batches.empty() && batches.back().first == o->tenant && batches.back().second.size() < 3 &&
         wh.chance(50))
       batches.back().second.push_back(t);
@@ -2378,6 +2516,7 @@ void World::check_rows() {
   for (const Order& o : orders) {
     const auto row = l.get(o.id);
     if (!row) continue;
+    check_money(o.id, row->money_state, row->provider_payment_id, "the ledger row", money_row_seen);
     const auto seen = final_seen.find(o.id);
     if (seen != final_seen.end() && row->state != seen->second)
       fail("no_outcome_moved_backwards", o.id + " was " + state_name(seen->second) + " and is now " +
@@ -2397,7 +2536,9 @@ void World::check_rows() {
       fail("webhook_state_is_the_providers", o.id + " is " + state_name(row->state) + " " + row->detail +
                                                  ", with provider id '" + row->provider_payment_id +
                                                  "', which is no payment the provider made for it");
-    if (*charged != (row->state == PaymentState::succeeded))
+    // (A payment made and then abandoned or voided may read FAILED.)
+    const bool failed_ok = row->state == PaymentState::failed && money_failed_for_good(o.id, row->provider_payment_id);
+    if (*charged != (row->state == PaymentState::succeeded) && !failed_ok)
       fail("webhook_state_is_the_providers", o.id + " is " + state_name(row->state) + " " + row->detail + ", but " +
                                                  row->provider_payment_id + " was " +
                                                  (*charged ? "charged" : "declined"));
@@ -2692,7 +2833,8 @@ void World::run() {
       // in another connected account, where the order's own names one.
       const std::string account = account_header_value(o, profile.webhook.account_header);
       n.truths = {EventTruth{o.id, id, charged, wh.chance(50) ? "elsewhere-" + id : std::string(),
-                             !account.empty() && wh.chance(50) ? "acct_elsewhere" : account}};
+                             !account.empty() && wh.chance(50) ? "acct_elsewhere" : account,
+                             charged ? Phase::paid : Phase::declined}};
       // At once (before the row exists), any time, or late (to a final row).
       const int64_t when = wh.range(0, 9);
       schedule(std::move(n), when < 4 ? 0 : when < 7 ? draw_delay() : wh.range(1200000, 1800000));

@@ -86,6 +86,11 @@ struct Tally {
            webhook_ledger_faults = 0,
            events_settled = 0, events_kept = 0, events_duplicate = 0, events_conflict = 0, events_ignored = 0,
            settled_by_webhook = 0, kept_applied_later = 0, notes_dropped = 0;
+  // Money: payments drawn waiting for their customer or held, what their
+  // customers and merchants did later, and the money states the rows
+  // ended in.
+  uint64_t payments_waiting = 0, payments_held = 0, customers_paid = 0, customers_abandoned = 0, holds_captured = 0,
+           holds_voided = 0, rows_awaiting = 0, rows_authorized = 0, rows_paid = 0, rows_money_failed = 0;
   // The latest a concurrent payment was answered after its deadline, in
   // the engine's own time (ms; the invariant's bound is 250).
   int64_t latest_answer_ms = INT64_MIN;
