@@ -430,9 +430,10 @@ INSTANTIATE_TEST_SUITE_P(Money, MoneyPerProfile, ::testing::ValuesIn(kSpecs),
 
 // ---- a paid payment never reads failed -----------------------------------------------------------
 
-// A second simulator, numbered and keyed as the first, makes the same PaymentIntent id for the
+// A second simulator, numbering PaymentIntents and keyed as the first, makes the same PaymentIntent id for the
 // same order and has its customer abandon it: its payment_intent.canceled is signed with the
-// merchant's secret and names the order and the PaymentIntent of the first simulator's paid row.
+// merchant's secret and names the order, the key and the PaymentIntent of the first simulator's
+// paid row.
 // However late such a word comes, the row stays paid.
 TEST_F(MoneyTest, a_paid_row_never_reads_failed_however_late_a_failure_word_for_it_comes) {
   start("stripe");
@@ -441,6 +442,8 @@ TEST_F(MoneyTest, a_paid_row_never_reads_failed_however_late_a_failure_word_for_
   ASSERT_EQ(agreed(r.get(), order), "awaiting_customer");
   const std::string id = pay_result_provider_payment_id(r.get()) ? pay_result_provider_payment_id(r.get()) : "";
   ASSERT_FALSE(id.empty());
+  // The same key too: an event of another request is not this row's (the receiver ignores it).
+  const std::string key = pay_result_idempotency_key(r.get());
   act(order, "pay");
   apply_all(take_notices(2));  // requires_action, then succeeded
   ASSERT_EQ(row_money(order), "paid") << log_;
@@ -450,7 +453,7 @@ TEST_F(MoneyTest, a_paid_row_never_reads_failed_however_late_a_failure_word_for_
   });
   payretry_sim::Options o = SimTest::sim_options();
   o.profile = "stripe";
-  o.seed = 47;
+  o.seed = 48;  // its event ids come from the seed: another seed, no duplicate of the first's
   o.webhook_url = other_hooks.url() + "/hooks/payments";
   o.webhook_secret = kStripeSecret;
   payretry_sim::Server other(o);
@@ -458,7 +461,7 @@ TEST_F(MoneyTest, a_paid_row_never_reads_failed_however_late_a_failure_word_for_
   const std::string form = "amount=1000&currency=usd&metadata%5Border_id%5D=" + order +
                            "&confirm=true&payment_method=pm_card_threeDSecure2Required";
   const auto made = conn.request("POST", "/v1/payment_intents", form,
-                                 {"Idempotency-Key: other-1", "Content-Type: application/x-www-form-urlencoded",
+                                 {"Idempotency-Key: " + key, "Content-Type: application/x-www-form-urlencoded",
                                   "Authorization: Bearer sk_test_integration_secret"});
   ASSERT_EQ(simtest::Json(made.body).str("id"), id) << made.body;
   ASSERT_EQ(admin_post(other.port(), "/__admin/customer", R"({"order_id":")" + order + R"(","action":"fail"})").status, 200);
@@ -470,6 +473,9 @@ TEST_F(MoneyTest, a_paid_row_never_reads_failed_however_late_a_failure_word_for_
   for (const EventSaid& e : apply(notice_of(late[1], other_hooks.url()))) {
     EXPECT_EQ(e.type, "payment_intent.canceled");
     read_failed = read_failed || e.money == "failed";
+    // Landed on the row (a failure word on a SUCCEEDED row is a conflict), not ignored as
+    // another request's nor taken for a duplicate.
+    EXPECT_EQ(e.effect, "conflict") << log_;
     EXPECT_EQ(e.state_after, "SUCCEEDED") << log_;
   }
   EXPECT_TRUE(read_failed) << log_;  // the event did say failed, and was about this row
