@@ -2615,13 +2615,15 @@ bool World::deliver(Note& n) {
       // without an id clears it, and the kept event then lands on it. Only
       // with --webhook-foreign-open: see docs/reliability.md.)
       never_lands = true;
-    } else if (!n.truths.front().charged && row->provider_payment_id.empty() && row->state != PaymentState::succeeded &&
-               row->state != PaymentState::failed) {
-      // A decline made elsewhere, to an open row that knows no id: a failure
-      // settles only the payment proven to be the row's (event_finding_on:
-      // its id, or its request's key), so this one is recorded at most; it
-      // must neither settle the row nor give it its id (event_teaches_id:
-      // checked below, rows_name_only_their_own_payments).
+    } else if (money_of(n.truths.front().phase) == Money::failed && row->provider_payment_id.empty() &&
+               row->state != PaymentState::succeeded && row->state != PaymentState::failed) {
+      // A decline (or an abandoned payment) made elsewhere, to an open row
+      // that knows no id: a failure settles only the payment proven to be
+      // the row's (event_finding_on: its id, or its request's key), so this
+      // one is recorded at most; it must neither settle the row nor give it
+      // its id (event_teaches_id: checked below,
+      // rows_name_only_their_own_payments), nor move its money
+      // (event_moves_money: failed_money_holds_nothing).
       ++tally.foreign_declines_to_open_rows;
     } else if (row->state != PaymentState::succeeded && row->state != PaymentState::failed) {
       if (++n.tries > 20) return true;  // never
@@ -2835,6 +2837,11 @@ void World::run() {
       n.truths = {EventTruth{o.id, id, charged, wh.chance(50) ? "elsewhere-" + id : std::string(),
                              !account.empty() && wh.chance(50) ? "acct_elsewhere" : account,
                              charged ? Phase::paid : Phase::declined}};
+      // Or one made elsewhere and abandoned by its customer (canceled,
+      // expired, closed): the provider says failed of a payment that is
+      // not the order's own.
+      if (charged && provider->wire().has_phase(Phase::abandoned) && money_rng.chance(30))
+        n.truths.front().phase = Phase::abandoned;
       // At once (before the row exists), any time, or late (to a final row).
       const int64_t when = wh.range(0, 9);
       schedule(std::move(n), when < 4 ? 0 : when < 7 ? draw_delay() : wh.range(1200000, 1800000));
