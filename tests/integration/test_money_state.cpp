@@ -278,6 +278,16 @@ class MoneyTest : public SimTest {
   }
   ResultPtr query(const std::string& order) { return query_ok(client_.get(), order); }
 
+  // The notifications applied, the row must read `want`; where none moved it, the provider's
+  // lookup (pay_query) must.
+  void reaches(const std::string& order, const std::string& want) {
+    if (row_money(order) != want) {
+      auto q = query(order);
+      EXPECT_EQ(agreed(q.get(), order), want) << pay_result_json(q.get()) << "\n" << log_;
+    }
+    EXPECT_EQ(row_money(order), want) << log_ << ledger_get(client_.get(), order);
+  }
+
   // A waiting create's money: its own answer's when the create decided (SUCCEEDED), else (Alipay's
   // 10003 asks for a query: UNKNOWN) the lookup's, and never more than waiting meanwhile.
   std::string money_after_create(const pay_result* r, const std::string& order) {
@@ -348,12 +358,7 @@ TEST_P(MoneyPerProfile, a_payment_left_to_its_customer_is_not_paid_until_the_cus
   const std::string paid = truth(order);
   EXPECT_EQ(paid, std::string(s.profile) == "adyen" ? "authorized" : "paid");
   apply_all(take_notices(1));
-  if (row_money(order) != paid) {
-    // No notification moved it: the provider's lookup must.
-    auto q = query(order);
-    EXPECT_EQ(agreed(q.get(), order), paid) << pay_result_json(q.get()) << "\n" << log_;
-  }
-  EXPECT_EQ(row_money(order), paid) << log_ << ledger_get(client_.get(), order);
+  reaches(order, paid);
 
   // The older words now: the create's notifications, then every notification again.
   for (const Notice& n : early)
@@ -378,11 +383,7 @@ TEST_P(MoneyPerProfile, a_payment_its_customer_abandons_reads_failed) {
   act(order, "fail");
   EXPECT_EQ(truth(order), "failed");
   apply_all(take_notices(0));
-  if (row_money(order) != "failed") {
-    auto q = query(order);
-    EXPECT_EQ(agreed(q.get(), order), "failed") << pay_result_json(q.get()) << "\n" << log_;
-  }
-  EXPECT_EQ(row_money(order), "failed") << log_ << ledger_get(client_.get(), order);
+  reaches(order, "failed");
 }
 
 // ---- held, then captured ------------------------------------------------------------------------
@@ -406,20 +407,12 @@ TEST_P(MoneyPerProfile, a_held_payment_reads_authorized_until_captured_then_paid
   EXPECT_EQ(truth(order), "authorized");
   const std::vector<Notice> held = take_notices(0);
   apply_all(held);
-  if (row_money(order) != "authorized") {
-    auto q = query(order);
-    EXPECT_EQ(agreed(q.get(), order), "authorized") << log_;
-  }
-  EXPECT_EQ(row_money(order), "authorized") << log_;
+  reaches(order, "authorized");
 
   act(order, "capture");
   EXPECT_EQ(truth(order), "paid");
   apply_all(take_notices(1));
-  if (row_money(order) != "paid") {
-    auto q = query(order);
-    EXPECT_EQ(agreed(q.get(), order), "paid") << pay_result_json(q.get()) << "\n" << log_;
-  }
-  EXPECT_EQ(row_money(order), "paid") << log_ << ledger_get(client_.get(), order);
+  reaches(order, "paid");
   // The hold's notifications again: a duplicate each, and the row stays paid.
   apply_all(held);
   EXPECT_EQ(row_money(order), "paid") << log_;
