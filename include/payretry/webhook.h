@@ -35,7 +35,9 @@ typedef struct pay_webhook_reply {
   /* JSON: {"verdict": "accepted" | "refused" | "retry", "why", "scheme",
    * "status", "events": [{"event_id", "type", "order_id",
    * "provider_payment_id", "provider_status", "finding": "succeeded" |
-   * "failed" | "noted", "effect": "settled" | "recorded" | "conflict" |
+   * "failed" | "noted", "money_state": where the event says the money
+   * is (pay_money_state_name; it moves the payment's only when the event is
+   * provably that payment's), "effect": "settled" | "recorded" | "conflict" |
    * "duplicate" | "kept" | "ignored" | "error", "state_before",
    * "state_after", "why"}]} */
   pay_buf outcome;

@@ -396,6 +396,21 @@ void WebhookReceiver::record(LedgerEvent e, WebhookEventResult r, WebhookOutcome
       }
     }
     r.state_before = value_or_empty(before, tmp);
+    // Where the merchant reference is the payment's identity at the provider
+    // (WeChat Pay's and Alipay's out_trade_no: permanent, and a second
+    // payment under it is refused, never made), an event naming the order
+    // names the row's payment, whatever id the row knows it by (WeChat Pay
+    // answers a create with a prepay_id and notifies a transaction_id).
+    if (before && e.provider_payment_id.empty() && !before->provider_payment_id.empty() &&
+        profile_.identity.mode == IdentityMode::reference)
+      e.provider_payment_id = before->provider_payment_id;
+    if (const char* by_money = event_finding_by_money(e.entry.verdict.c_str(), r.money_state, before ? &*before : nullptr,
+                                                      e.provider_payment_id);
+        e.entry.verdict != by_money) {
+      e.entry.verdict = by_money;
+      r.why = "a success whose words say no money moved, naming this order but not the payment its row knows: "
+              "recorded, not settled (a lookup, a later event or a person settles it)";
+    }
     const char* lands_as = event_finding_on(e.entry.verdict.c_str(), before ? &*before : nullptr, e.provider_payment_id,
                          before ? key_as_proof(*before, r.idempotency_key, r.object_created_s, profile_.retention_ms)
                                 : std::string());

@@ -33,6 +33,15 @@ const char* event_finding_on(const char* finding, const PaymentRow* row, const s
   return same_id || same_key ? kEventFailed : kEventNoted;
 }
 
+const char* event_finding_by_money(const char* finding, MoneyState money, const PaymentRow* row,
+                                   const std::string& event_provider_id) {
+  if (std::string_view(finding) != kEventSucceeded) return finding;
+  if (money != MoneyState::awaiting_customer && money != MoneyState::pending && money != MoneyState::failed)
+    return finding;
+  const bool same_id = row && !row->provider_payment_id.empty() && row->provider_payment_id == event_provider_id;
+  return same_id ? finding : kEventNoted;
+}
+
 std::string key_as_proof(const PaymentRow& row, const std::string& event_key, int64_t object_created_s,
                          const std::optional<int64_t>& retention_ms) {
   constexpr int64_t kClockMarginMs = 3600 * 1000;

@@ -36,6 +36,20 @@ const char* event_finding(const Profile& profile, const std::string& event_type,
 const char* event_finding_on(const char* finding, const PaymentRow* row, const std::string& event_provider_id,
                              const std::string& event_key);
 
+// The finding a success may land with on `row` (as for event_finding_on)
+// given where its words say the money is (`money`, money_in_event). A
+// success whose words say no money moved (the payment waits for its
+// customer, is pending, or failed: PayPal's approved order, Stripe's
+// requires_action, Checkout.com's payment_voided) proves only that some
+// payment of the order exists. Unless the row already knows the very id
+// the event names, it is noted: settled by the order's name alone it would
+// give the row another payment's id, the row's own events (naming its real
+// id) would no longer land on it, and that other payment's later "canceled"
+// would read failed on an order whose own payment was charged. Failures
+// and noted findings are returned as they are.
+const char* event_finding_by_money(const char* finding, MoneyState money, const PaymentRow* row,
+                                   const std::string& event_provider_id);
+
 // The key an event carries (`event_key`), as event_finding_on may take it
 // for proof that the event is `row`'s own payment's; "" when it proves
 // nothing. A caller may choose its own keys (an order id, say) and use one

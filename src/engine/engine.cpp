@@ -35,8 +35,7 @@ namespace {
 // outcome.
 void read_provider_fields(const Profile& p, const cJSON* body, bool success, PaymentResult& r,
                           const std::vector<std::string>& secrets) {
-  r.money_state = money_in_answer(p.money, p.money.create, body);
-  if (success && r.money_state == MoneyState::unknown) r.money_state = p.money.created;
+  r.money_state = money_in_create(p.money, body, success);
   if (!success && p.error_id_path.empty()) return;
   if (!body) return;
   // Each value read once and kept as read (already valid UTF-8) unless it

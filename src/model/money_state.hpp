@@ -49,11 +49,12 @@ inline MoneyState money_after(MoneyState from, MoneyState read) {
 }
 
 // What a provider's final refusal says about the money: its words where the
-// profile maps them (a Stripe decline leaves the PaymentIntent payable:
-// awaiting_customer), else `failed`: a request the provider refused for
-// good moved no money.
+// profile maps them to a state that moved nothing (a Stripe decline leaves
+// the PaymentIntent payable: awaiting_customer), else `failed`: a request
+// the provider refused for good moved no money, whatever a profile maps its
+// words to (a refusal is never `paid` or `authorized`).
 inline MoneyState money_of_refusal(MoneyState read) {
-  return read == MoneyState::unknown ? MoneyState::failed : read;
+  return read == MoneyState::awaiting_customer || read == MoneyState::pending ? read : MoneyState::failed;
 }
 
 }  // namespace payretry

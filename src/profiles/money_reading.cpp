@@ -7,8 +7,13 @@
 
 namespace payretry {
 
-MoneyState money_in_answer(const ProfileMoney& m, const std::vector<MoneyReader>& readers, const cJSON* body) {
-  if (!body) return MoneyState::unknown;
+namespace {
+
+// The state the first reader that finds a word says; nullopt when no
+// reader finds one.
+std::optional<MoneyState> first_word(const ProfileMoney& m, const std::vector<MoneyReader>& readers,
+                                     const cJSON* body) {
+  if (!body) return std::nullopt;
   for (const MoneyReader& r : readers) {
     const std::optional<std::string> word = json_path_first_string(body, r.path);
     if (!word) continue;
@@ -20,7 +25,21 @@ MoneyState money_in_answer(const ProfileMoney& m, const std::vector<MoneyReader>
     const auto it = states.find(*word);
     return it == states.end() ? MoneyState::unknown : it->second;
   }
-  return MoneyState::unknown;
+  return std::nullopt;
+}
+
+}  // namespace
+
+MoneyState money_in_answer(const ProfileMoney& m, const std::vector<MoneyReader>& readers, const cJSON* body) {
+  return first_word(m, readers, body).value_or(MoneyState::unknown);
+}
+
+MoneyState money_in_create(const ProfileMoney& m, const cJSON* body, bool success) {
+  const std::optional<MoneyState> read = first_word(m, m.create, body);
+  // `created` speaks only for an answer that carries no word at all: a word
+  // the profile does not map is unknown, never what `created` says.
+  if (!read) return success ? m.created : MoneyState::unknown;
+  return *read;
 }
 
 MoneyState money_in_event(const ProfileMoney& m, std::string_view event_type, const cJSON* object) {

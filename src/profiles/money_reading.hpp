@@ -17,6 +17,11 @@ namespace payretry {
 // value or the word is in no map. `body` may be null (no answer, not JSON).
 MoneyState money_in_answer(const ProfileMoney& m, const std::vector<MoneyReader>& readers, const cJSON* body);
 
+// A create's answer (`success`: the create succeeded): money_in_answer over
+// m.create, and for a success whose answer carries no word any reader
+// finds (WeChat Pay's prepay_id), m.created.
+MoneyState money_in_create(const ProfileMoney& m, const cJSON* body, bool success);
+
 // An event's: its type through m.events first, else the webhook readers
 // over `object` (what the notification's fields are read from: the body,
 // an Adyen item, WeChat Pay's decrypted resource, form fields).
