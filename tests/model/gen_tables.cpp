@@ -25,7 +25,14 @@
 //     naming an order with no row, event_without_row(), and whether an
 //     event made in another account lands, event_in_payment_account(); and
 //     whether a read answer names its payment (the samples' ids, where the
-//     profile reads them).
+//     profile reads them);
+//   - where the money is (issue 47): what a run's deciding answer, a found
+//     lookup and a notification say of it, money_in_answer() and
+//     money_in_event() (src/profiles/money_reading.hpp) with
+//     money_of_refusal(); how each read moves the row's money, money_moves()
+//     (src/model/money_state.cpp), for every state the row reaches; and
+//     whether a landing event moves it, event_moves_money(), for every row
+//     state, finding, row the event meets and money it says.
 //
 //   model_gen_tables <profile>      the include, on stdout
 //   model_gen_tables --list         the built-in profile names, one a line
@@ -37,6 +44,7 @@
 // verdict the model has no class for (mismatch) is an error: the table would
 // not mean what the model assumes.
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -53,6 +61,8 @@
 #include "json_util.hpp"
 #include "ledger.hpp"
 #include "lookup_rules.hpp"
+#include "money_reading.hpp"
+#include "money_state.hpp"
 #include "payment_flow.hpp"
 #include "profile.hpp"
 #include "transport.hpp"
@@ -77,11 +87,12 @@ struct Answer {
 
 // What each provider answers when it charged, when it declined, and (for a
 // merchant reference that is permanent) when it refuses a duplicate; and,
-// for a profile whose lookup the model uses, the status word that lookup
-// reports for a charged and for a declined payment.
+// for a profile whose lookup the model uses, what that lookup answers for a
+// charged and for a declined payment (the status word at lookup.status_path
+// and the money word the profile's money.lookup readers find there).
 struct Samples {
   Answer charged, declined, duplicate;
-  std::string status_charged, status_declined;
+  std::string lookup_charged, lookup_declined;
 };
 
 const std::map<std::string, Samples>& samples() {
@@ -115,7 +126,8 @@ const std::map<std::string, Samples>& samples() {
        {{201, R"({"id":"pay_1","status":"Authorized"})"},
         {201, R"({"id":"pay_1","status":"Declined"})"},
         {409, R"({"error_type":"duplicate"})"},
-        "Authorized", "Declined"}},
+        R"({"total_count":1,"data":[{"id":"pay_1","reference":"order_1","status":"Authorized"}]})",
+        R"({"total_count":1,"data":[{"id":"pay_1","reference":"order_1","status":"Declined"}]})"}},
       {"mollie",
        {{201, R"({"id":"tr_1","status":"open"})"},
         {422, R"({"status":422,"title":"Unprocessable Entity","detail":"The card was declined"})"},
@@ -125,14 +137,16 @@ const std::map<std::string, Samples>& samples() {
        {{200, R"({"prepay_id":"wx201410272009395522657a690389285100"})"},
         {403, R"({"code":"NOTENOUGH","message":"insufficient balance"})"},
         {403, R"({"code":"ORDERPAID","message":"the order is already paid"})"},
-        "SUCCESS", "PAYERROR"}},
+        R"({"mchid":"1230000109","out_trade_no":"order_1","transaction_id":"4200000001","trade_state":"SUCCESS"})",
+        R"({"mchid":"1230000109","out_trade_no":"order_1","transaction_id":"4200000001","trade_state":"PAYERROR"})"}},
       {"alipay",
        {{200, R"({"alipay_trade_pay_response":{"code":"10000","msg":"Success","trade_no":"2013112011001004330000121536"},"sign":"x"})"},
         {200, R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.PAYMENT_FAIL"},"sign":"x"})"},
         {200, R"({"alipay_trade_pay_response":{"code":"40004","msg":"Business Failed","sub_code":"ACQ.TRADE_HAS_SUCCESS"},"sign":"x"})"},
         // A trade that was declined is closed unpaid: TRADE_CLOSED, which the
         // profile leaves unlisted (it also means "refunded after payment").
-        "TRADE_SUCCESS", "TRADE_CLOSED"}},
+        R"({"alipay_trade_query_response":{"code":"10000","out_trade_no":"order_1","trade_no":"2013112011001004330000121536","trade_status":"TRADE_SUCCESS"},"sign":"x"})",
+        R"({"alipay_trade_query_response":{"code":"10000","out_trade_no":"order_1","trade_no":"2013112011001004330000121536","trade_status":"TRADE_CLOSED"},"sign":"x"})"}},
   };
   return s;
 }
@@ -142,27 +156,55 @@ const std::map<std::string, Samples>& samples() {
 // (sim/webhook_notice.cpp sends the same): sent = false where the provider
 // sends none (WeChat Pay notifies only successes; PayPal's declined create
 // makes no order to notify). Mollie's is an id, confirmed by the provider's
-// lookup, whose status is the event (WebhookReceiver::apply_hint).
+// lookup, whose status is the event (WebhookReceiver::apply_hint: hint).
+// And the object the receiver reads the money from (money_in_event): the
+// body, Adyen's notification item, WeChat Pay's decrypted resource,
+// Alipay's form fields as an object; for Mollie the confirming lookup's
+// answer, read through money.lookup as apply_hint reads it.
 struct EventSample {
   bool sent;
-  std::string type, status;
+  std::string type, status, object;
 };
 struct EventSamples {
   EventSample charged, declined;
+  bool hint = false;
 };
 
 const std::map<std::string, EventSamples>& event_samples() {
   static const std::map<std::string, EventSamples> s = {
       {"stripe",
-       {{true, "payment_intent.succeeded", "succeeded"},
-        {true, "payment_intent.payment_failed", "requires_payment_method"}}},
-      {"adyen", {{true, "AUTHORISATION:true", ""}, {true, "AUTHORISATION:false", ""}}},
-      {"paypal", {{true, "PAYMENT.CAPTURE.COMPLETED", ""}, {false, "", ""}}},
-      {"square", {{true, "payment.updated", "COMPLETED"}, {true, "payment.updated", "FAILED"}}},
-      {"checkout_com", {{true, "payment_approved", "Authorized"}, {true, "payment_declined", "Declined"}}},
-      {"mollie", {{true, "", "paid"}, {true, "", "failed"}}},
-      {"wechatpay_v3", {{true, "SUCCESS", "SUCCESS"}, {false, "", ""}}},
-      {"alipay", {{true, "TRADE_SUCCESS", "TRADE_SUCCESS"}, {true, "TRADE_CLOSED", "TRADE_CLOSED"}}},
+       {{true, "payment_intent.succeeded", "succeeded",
+         R"({"type":"payment_intent.succeeded","data":{"object":{"id":"pi_1","object":"payment_intent","status":"succeeded"}}})"},
+        {true, "payment_intent.payment_failed", "requires_payment_method",
+         R"({"type":"payment_intent.payment_failed","data":{"object":{"id":"pi_1","object":"payment_intent","status":"requires_payment_method"}}})"}}},
+      {"adyen",
+       {{true, "AUTHORISATION:true", "", R"({"eventCode":"AUTHORISATION","success":"true","pspReference":"8815"})"},
+        {true, "AUTHORISATION:false", "", R"({"eventCode":"AUTHORISATION","success":"false","pspReference":"8815"})"}}},
+      {"paypal",
+       {{true, "PAYMENT.CAPTURE.COMPLETED", "",
+         R"({"event_type":"PAYMENT.CAPTURE.COMPLETED","resource":{"id":"3C679366HH908993F","status":"COMPLETED"}})"},
+        {false, "", "", ""}}},
+      {"square",
+       {{true, "payment.updated", "COMPLETED",
+         R"({"type":"payment.updated","data":{"type":"payment","object":{"payment":{"id":"sq_1","status":"COMPLETED"}}}})"},
+        {true, "payment.updated", "FAILED",
+         R"({"type":"payment.updated","data":{"type":"payment","object":{"payment":{"id":"sq_1","status":"FAILED"}}}})"}}},
+      {"checkout_com",
+       {{true, "payment_approved", "Authorized", R"({"type":"payment_approved","data":{"id":"pay_1","status":"Authorized"}})"},
+        {true, "payment_declined", "Declined", R"({"type":"payment_declined","data":{"id":"pay_1","status":"Declined"}})"}}},
+      {"mollie",
+       {{true, "", "paid", R"({"resource":"payment","id":"tr_1","status":"paid"})"},
+        {true, "", "failed", R"({"resource":"payment","id":"tr_1","status":"failed"})"},
+        true}},
+      {"wechatpay_v3",
+       {{true, "SUCCESS", "SUCCESS",
+         R"({"mchid":"1230000109","out_trade_no":"order_1","transaction_id":"4200000001","trade_state":"SUCCESS"})"},
+        {false, "", "", ""}}},
+      {"alipay",
+       {{true, "TRADE_SUCCESS", "TRADE_SUCCESS",
+         R"({"out_trade_no":"order_1","trade_no":"2013112011001004330000121536","trade_status":"TRADE_SUCCESS"})"},
+        {true, "TRADE_CLOSED", "TRADE_CLOSED",
+         R"({"out_trade_no":"order_1","trade_no":"2013112011001004330000121536","trade_status":"TRADE_CLOSED"})"}}},
   };
   return s;
 }
@@ -300,6 +342,14 @@ bool proves_absence(const Profile& p, const HistoryReading& h, bool grace_passed
   return read_not_found(p, h, asked_at, grace, in_scope).proves_absence;
 }
 
+// The status word a lookup answer carries at the profile's lookup.status_path.
+std::string lookup_status(const Profile& p, const std::string& body) {
+  JsonPtr doc(cJSON_Parse(body.c_str()));
+  const std::optional<std::string> word = json_path_first_string(doc.get(), p.lookup.status_path);
+  if (!word) die("a sample lookup answer of profile " + p.name + " has no status at " + p.lookup.status_path);
+  return *word;
+}
+
 std::string list_of(const std::vector<int>& v, const char* var) {
   if (v.empty()) return "0";
   std::string s;
@@ -336,7 +386,8 @@ int main(int argc, char** argv) {
   // Every comment is one line: run_spin.sh drops them when it compares tables.
   std::printf("/* Generated by model_gen_tables from profile %s with payretry::classify(), HistoryFold, */\n"
               "/* read_not_found(), lookup_status_settles(), event_finding(), event_finding_on(), event_moves(), */\n"
-              "/* event_teaches_id(), kept_event_applies(), event_without_row() and event_in_payment_account(). */\n",
+              "/* event_teaches_id(), kept_event_applies(), event_without_row(), event_in_payment_account(), */\n"
+              "/* money_in_answer(), money_in_event(), money_moves() and event_moves_money(). */\n",
               name.c_str());
   std::printf("#define PROFILE_NAME %s\n", name.c_str());
   std::printf("#define REPLAY %s  /* replay: %s */\n", replay_macro(p.replay), replay_kind_name(p.replay));
@@ -663,8 +714,8 @@ int main(int argc, char** argv) {
     std::printf("/* lookup_status_settles(): not used, no lookup by order id (lookup.by: %s) */\n",
                 lookup_by_name(p.lookup.by));
   } else {
-    if (sm.status_charged.empty() || sm.status_declined.empty())
-      die("no sample lookup status words for profile " + name + ": add them to gen_tables.cpp");
+    if (sm.lookup_charged.empty() || sm.lookup_declined.empty())
+      die("no sample lookup answers for profile " + name + ": add them to gen_tables.cpp");
     auto settles = [&](const std::string& word) {
       const std::optional<PaymentState> st = lookup_status_settles(p, word);
       if (!st) return "UNKNOWN";
@@ -674,9 +725,9 @@ int main(int argc, char** argv) {
     };
     std::printf("/* lookup_status_settles() (src/core/lookup_rules.cpp) for the status words this lookup answers */\n"
                 "/* with; UNKNOWN: the status settles nothing, the payment stays UNKNOWN */\n");
-    std::printf("#define LS_CHARGED %s  /* charged: \"%s\" */\n", settles(sm.status_charged), sm.status_charged.c_str());
-    std::printf("#define LS_DECLINED %s  /* declined: \"%s\" */\n", settles(sm.status_declined),
-                sm.status_declined.c_str());
+    const std::string charged = lookup_status(p, sm.lookup_charged), declined = lookup_status(p, sm.lookup_declined);
+    std::printf("#define LS_CHARGED %s  /* charged: \"%s\" */\n", settles(charged), charged.c_str());
+    std::printf("#define LS_DECLINED %s  /* declined: \"%s\" */\n", settles(declined), declined.c_str());
   }
 
   // ------------------------------------------------ webhooks
@@ -891,10 +942,11 @@ int main(int argc, char** argv) {
   std::printf("#define FOREIGN_EVENT %d  /* the foreign decline is sent and may land as something that matters */\n",
               foreign_matters ? 1 : 0);
   // The id the row knows is read only to judge a notification (where what
-  // one the provider sends lands as depends on it) and by the check that the
-  // row never takes the foreign id: elsewhere the model does not keep it.
-  std::printf("#define ID_MATTERS %d  /* the row's provider id decides a landing, or the foreign event exists */\n",
-              webhooks && (id_decides || foreign_matters) ? 1 : 0);
+  // one the provider sends lands as depends on it), whether a landing event
+  // moves the row's money (below), and by the check that the row never
+  // takes the foreign id: elsewhere the model does not keep it. Printed
+  // with the money tables, which it depends on.
+  const bool id_matters_for_events = webhooks && (id_decides || foreign_matters);
 
   // event_without_row(): what becomes of a notification that names an order
   // with no row yet and a provider id (every notification of the model's
@@ -948,5 +1000,161 @@ int main(int argc, char** argv) {
     std::printf("#define KEPT_APPLIES_BEFORE %d\n#define KEPT_APPLIES_AFTER %d\n", kept_event_applies(row, before) ? 1 : 0,
                 kept_event_applies(row, after) ? 1 : 0);
   }
+
+  // ------------------------------------------------ where the money is
+  // What each read the model makes says about the money, through the
+  // profile's money block (money_in_answer, money_in_event), as the engine,
+  // the settler and the receiver take it; which reads move the row's money
+  // (money_moves) for every state the model's row can reach; and whether
+  // an event that lands moves it (event_moves_money).
+  const MoneyState kMoney[] = {MoneyState::unknown,    MoneyState::awaiting_customer, MoneyState::pending,
+                               MoneyState::authorized, MoneyState::paid,              MoneyState::partly_refunded,
+                               MoneyState::refunded,   MoneyState::failed};
+  auto mname = [](MoneyState m) {
+    std::string n = std::string("M_") + money_state_name(m);
+    for (char& c : n) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return n;
+  };
+  std::printf("/* Where the money is (src/model/money_state.hpp): the states by their C ABI values */\n");
+  for (MoneyState m : kMoney) std::printf("#define %s %d\n", mname(m).c_str(), static_cast<int>(m));
+  std::set<MoneyState> reads;  // every money state a read of the model's world says
+  auto read = [&](const char* macro, MoneyState m, const std::string& how) {
+    reads.insert(m);
+    std::printf("#define %s %s  /* %s */\n", macro, mname(m).c_str(), how.c_str());
+  };
+  // A run's answer (engine.cpp read_provider_fields, AttemptRun::finish):
+  // the create readers over the answer that decided; a success whose
+  // answer carries no word says money.created; a final refusal whose words
+  // are unmapped moved no money (money_of_refusal). Any other outcome reads
+  // nothing. A 401 read by read_unauthorized() carries no words of its own
+  // (AttemptRun::unauthorized reads none). An observation whose verdict
+  // never decides that way reads nothing there.
+  std::printf("/* A run's deciding answer: money_in_answer(money.create) when it decides SUCCEEDED (MS_OF_*, with */\n"
+              "/* money.created for an answer without a word) and money_of_refusal() of it when FAILED (MF_OF_*) */\n");
+  for (const Observation& o : observations) {
+    JsonPtr doc(o.t.failure == TransportFailure::none ? cJSON_Parse(o.t.response.body.c_str()) : nullptr);
+    const MoneyState m = money_in_answer(p.money, p.money.create, doc.get());
+    const bool success = o.c.verdict == Verdict::success, fail = o.c.verdict == Verdict::fail;
+    read(("MS_OF_" + std::string(o.obs)).c_str(),
+         !success ? MoneyState::unknown : m == MoneyState::unknown ? p.money.created : m,
+         success ? std::string("a success saying ") + money_state_name(m) : "never decides a success");
+    read(("MF_OF_" + std::string(o.obs)).c_str(), fail ? money_of_refusal(m) : MoneyState::unknown,
+         fail ? std::string("a refusal saying ") + money_state_name(m) : "never decides a refusal");
+  }
+  for (const auto& [u, last] : {std::pair{u_left, ""}, std::pair{u_last, "_LAST"}}) {
+    const bool fail = u.then == UnauthorizedReading::Then::failed;
+    std::printf("#define MS_OF_401R%s M_UNKNOWN  /* never decides a success */\n", last);
+    read(("MF_OF_401R" + std::string(last)).c_str(), fail ? money_of_refusal(MoneyState::unknown) : MoneyState::unknown,
+         fail ? "a refused credential, no words" : "never decides a refusal");
+  }
+  // A found lookup (Settler::settle_from): money.lookup over its answer, a
+  // status that settles FAILED through money_of_refusal.
+  if (lookup_usable) {
+    for (const auto& [body, macro] : {std::pair{sm.lookup_charged, "ML_OF_CHARGED"}, std::pair{sm.lookup_declined, "ML_OF_DECLINED"}}) {
+      JsonPtr doc(cJSON_Parse(body.c_str()));
+      MoneyState m = money_in_answer(p.money, p.money.lookup, doc.get());
+      const std::optional<PaymentState> st = lookup_status_settles(p, lookup_status(p, body));
+      if (st && *st == PaymentState::failed) m = money_of_refusal(m);
+      read(macro, m, "money_in_answer(money.lookup) of the lookup's answer for a payment " + std::string(macro + 6));
+    }
+  } else {
+    std::printf("#define ML_OF_CHARGED M_UNKNOWN  /* no lookup by order id */\n#define ML_OF_DECLINED M_UNKNOWN\n");
+  }
+  // An event (WebhookReceiver::apply_event, apply_hint): money_in_event, or
+  // for a notification that is only an id the confirming lookup's answer
+  // through money.lookup; what event_finding() says failed through
+  // money_of_refusal. The foreign events are the same notifications.
+  std::set<MoneyState> event_reads;
+  if (webhooks) {
+    auto es = event_samples().find(name);
+    if (es == event_samples().end()) es = event_samples().find(p.extends);
+    for (const auto& [sample, macro] : {std::pair{es->second.charged, "MEV_OF_CHARGED"}, std::pair{es->second.declined, "MEV_OF_DECLINED"}}) {
+      if (!sample.sent) {
+        std::printf("#define %s M_UNKNOWN  /* none sent */\n", macro);
+        continue;
+      }
+      JsonPtr doc(cJSON_Parse(sample.object.c_str()));
+      if (!doc) die("the sample notification object of profile " + name + " is not JSON");
+      MoneyState m = es->second.hint ? money_in_answer(p.money, p.money.lookup, doc.get())
+                                     : money_in_event(p.money, sample.type, doc.get());
+      if (std::strcmp(event_finding(p, sample.type, sample.status), kEventFailed) == 0) m = money_of_refusal(m);
+      event_reads.insert(m);
+      read(macro, m, std::string(es->second.hint ? "money.lookup of the confirming lookup" : "money_in_event()") +
+                         ", type \"" + sample.type + "\"");
+    }
+  } else {
+    std::printf("#define MEV_OF_CHARGED M_UNKNOWN  /* no notifications */\n#define MEV_OF_DECLINED M_UNKNOWN\n");
+  }
+
+  // money_moves(from, read) for every state the row can reach from
+  // M_UNKNOWN through the reads above.
+  std::set<MoneyState> drawn = {MoneyState::unknown};
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (MoneyState from : std::set<MoneyState>(drawn))
+      for (MoneyState r : reads)
+        if (const std::optional<MoneyState> to = money_moves(from, r); to && drawn.insert(*to).second) grew = true;
+  }
+  std::string drawn_names, moves_inline, money_when;
+  for (MoneyState m : drawn) drawn_names += std::string(drawn_names.empty() ? "" : ", ") + money_state_name(m);
+  std::printf("/* money_moves() (src/model/money_state.cpp) for the states the row reaches: %s */\n", drawn_names.c_str());
+  for (MoneyState from : drawn)
+    for (MoneyState r : reads)
+      if (const std::optional<MoneyState> to = money_moves(from, r)) {
+        moves_inline += "  :: row_m == " + mname(from) + " && (rd) == " + mname(r) + " -> row_m = " + mname(*to) + "\n";
+        money_when += std::string(money_when.empty() ? "" : " || ") + "((m) == " + mname(from) + " && (rd) == " + mname(r) + ")";
+      }
+  std::printf("inline money_to(rd) {\n  if\n%s  :: else\n  fi\n}\n", moves_inline.c_str());
+  std::printf("#define MONEY_MOVES(m, rd) (%s)\n", money_when.empty() ? "0" : money_when.c_str());
+  std::printf("#define MONEY %d  /* some read moves the row's money */\n", drawn.size() > 1 ? 1 : 0);
+
+  // event_moves_money(row, event) for every row an event lands on (its
+  // state; no id, the event's, another), what it lands as, and what it says.
+  std::printf("/* event_moves_money() (src/ledger/ledger.cpp): a landing event moves the row's money, by the row's */\n"
+              "/* state, what the event lands as, the row it meets (R_*) and the money the event says */\n");
+  std::string moves_money;
+  std::set<std::string> money_matters[2];  // on a row that knows the event's id; on one that does not
+  bool money_id_decides = false;  // the id the row knows decides whether an event moves its money
+  for (const auto& [finding, fmacro] : event_entries) {
+    for (const auto& [from, sname] : row_states) {
+      if (from == PaymentState::pending || from == PaymentState::in_flight) continue;  // no event lands on them here
+      std::string seen_terms[4];
+      for (int r = 1; r <= 3; ++r) {
+        std::string ms;
+        for (MoneyState m : event_reads) {
+          PaymentRow row;
+          row.state = from;
+          row.provider_payment_id = r == 1 ? "" : r == 2 ? "pay_event" : "pay_other";
+          LedgerEvent e;
+          e.provider_payment_id = "pay_event";
+          e.entry.kind = "webhook";
+          e.entry.verdict = finding;
+          e.entry.money_state = m;
+          if (!event_moves_money(row, e)) continue;
+          ms += std::string(ms.empty() ? "" : " || ") + "(m) == " + mname(m);
+          if (m != MoneyState::unknown)
+            money_matters[r == 2 ? 0 : 1].insert("((f) == " + std::string(finding_macro(finding)) + " && (m) == " + mname(m) + ")");
+        }
+        seen_terms[r] = ms;
+        if (ms.empty()) continue;
+        std::printf("/*   %s on a %s row, %s: moves it if it says %s */\n", finding, sname, kRowSeen[r], ms.c_str());
+        moves_money += std::string(moves_money.empty() ? "" : " || ") + "((s) == " + sname + " && (f) == " + finding_macro(finding) +
+                       " && (r) == " + kRowSeen[r] + " && (" + ms + "))";
+      }
+      if (seen_terms[1] != seen_terms[2] || seen_terms[1] != seen_terms[3]) money_id_decides = true;
+    }
+  }
+  std::printf("#define EV_MOVES_MONEY(s, f, r, m) (%s)\n", moves_money.empty() ? "0" : moves_money.c_str());
+  std::string matters[2];
+  for (int i = 0; i < 2; ++i)
+    for (const std::string& t : money_matters[i]) matters[i] += (matters[i].empty() ? "" : " || ") + t;
+  std::printf("#define EV_MONEY_MATTERS_SAMEID(f, m) (%s)  /* landing as f, saying m, can move the money of a row that knows its id */\n",
+              matters[0].empty() ? "0" : matters[0].c_str());
+  std::printf("#define EV_MONEY_MATTERS_OTHER(f, m) (%s)  /* ... of a row that knows none, or another */\n",
+              matters[1].empty() ? "0" : matters[1].c_str());
+  std::printf("#define EVENT_MONEY %d  /* a landing event can move the row's money */\n",
+              webhooks && !(matters[0].empty() && matters[1].empty()) ? 1 : 0);
+  std::printf("#define ID_MATTERS %d  /* the row's provider id decides a landing or its money, or the foreign event exists */\n",
+              id_matters_for_events || (webhooks && money_id_decides) ? 1 : 0);
   return 0;
 }
