@@ -9,7 +9,9 @@
 #   run_spin.sh GEN MODEL WORKDIR revert PROFILE N HARM
 #       With fix N reverted (-DREVERT_FIXN) and only the invariant HARM
 #       checked (double_charge | failed_but_charged, the money invariants;
-#       foreign_id_taken: the row never takes the foreign payment's id), pan must
+#       foreign_id_taken: the row never takes the foreign payment's id;
+#       shipped_unpaid | money_failed_but_charged | money_moved_back, the
+#       row's money state's), pan must
 #       find an error, and its trail must violate that invariant. Prints the
 #       trail as a story.
 #   run_spin.sh GEN MODEL WORKDIR reverted PROFILE RULE HARM [-Dswitch...]
@@ -123,11 +125,11 @@ exhausted() {  # the search covered everything
 # "unreached" list.
 unreached_markers() {
   local name=$1 marks k all un flag
-  shift   # the search's switches: -DNO_<FLAG> takes FLAG's markers out (-DNO_WEBHOOKS: FOREIGN_EVENT's too)
+  shift   # the search's switches: -DNO_<FLAG> takes FLAG's markers out (-DNO_WEBHOOKS: FOREIGN_EVENT's and EVENT_MONEY's too)
   marks=$(grep -E 'seen_mark = [0-9]+;? +/\* must be reached \*/' settlement.pml | grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')
   for flag in $(grep -oE 'must be reached if [A-Z_]+' settlement.pml | awk '{print $5}' | sort -u); do
     off=$flag
-    [ "$flag" = FOREIGN_EVENT ] && off=WEBHOOKS
+    case $flag in FOREIGN_EVENT|EVENT_MONEY) off=WEBHOOKS ;; esac
     if grep -qE "^#define $flag 1( |\$)" tables.pml && ! printf '%s\n' "$@" | grep -qx -- "-DNO_$off"; then
       marks="$marks $(grep -E "seen_mark = [0-9]+;? +/\\* must be reached if $flag \\*/" settlement.pml |
                       grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')"
@@ -192,6 +194,9 @@ case $mode in
       double_charge) only=-DONLY_DOUBLE_CHARGE; text='charges<=1' ;;
       failed_but_charged) only=-DONLY_FAILED_BUT_CHARGED; text='failed_reported' ;;
       foreign_id_taken) only=-DONLY_FOREIGN_ID; text='row_id!=' ;;
+      shipped_unpaid) only=-DONLY_SHIPPED_UNPAID; text='(p_state==CHARGED|ev_for)' ;;
+      money_failed_but_charged) only=-DONLY_MONEY_FAILED_BUT_CHARGED; text='p_state!=CHARGED' ;;
+      money_moved_back) only=-DONLY_MONEY_MOVED_BACK; text='m_old' ;;
       *) echo "unknown harm $harm" >&2; exit 2 ;;
     esac
     search=bfs   # the shortest story
@@ -209,7 +214,7 @@ case $mode in
     fi
     trail=$(story "${switches[@]}")
     echo "$trail"
-    if ! grep -q "text of failed assertion.*$text" <<< "$trail"; then
+    if ! grep -qE "text of failed assertion.*$text" <<< "$trail"; then
       echo "FAIL: the error found is not a $harm" >&2
       exit 1
     fi
