@@ -16,7 +16,8 @@
 //     when it declined;
 //   - webhooks (issue 46): what the provider's notification of a charge and
 //     of a decline says, event_finding() (src/core/webhook_rules.cpp); what
-//     it lands as on the row the receiver reads, event_finding_on(), for
+//     it lands as on the row the receiver reads, event_finding_by_money()
+//     then event_finding_on(), for
 //     every row and key the model's world shows it; how a landed event moves
 //     a row, event_moves() (src/ledger/ledger.cpp), and whether it gives the
 //     row its provider id, event_teaches_id(), for every row state and
@@ -348,6 +349,20 @@ std::string lookup_status(const Profile& p, const std::string& body) {
   const std::optional<std::string> word = json_path_first_string(doc.get(), p.lookup.status_path);
   if (!word) die("a sample lookup answer of profile " + p.name + " has no status at " + p.lookup.status_path);
   return *word;
+}
+
+// What a notification says of the money, as the receiver reads it
+// (WebhookReceiver::apply_event, apply_hint): money_in_event() over its
+// object, or for a notification that is only an id the confirming lookup's
+// answer through money.lookup; one event_finding() reads as failed through
+// money_of_refusal().
+MoneyState event_money(const Profile& p, const EventSamples& es, const EventSample& sample) {
+  if (!sample.sent) return MoneyState::unknown;
+  JsonPtr doc(cJSON_Parse(sample.object.c_str()));
+  if (!doc) die("a sample notification object of profile " + p.name + " is not JSON");
+  const MoneyState m = es.hint ? money_in_answer(p.money, p.money.lookup, doc.get())
+                               : money_in_event(p.money, sample.type, doc.get());
+  return std::strcmp(event_finding(p, sample.type, sample.status), kEventFailed) == 0 ? money_of_refusal(m) : m;
 }
 
 std::string list_of(const std::vector<int>& v, const char* var) {
@@ -749,6 +764,7 @@ int main(int argc, char** argv) {
   };
   const char* foreign = "EV_NONE";  // what the foreign notification (a decline) says
   std::set<std::string> sent;       // what the provider's notifications say
+  std::map<std::string, MoneyState> money_of_finding;  // and what each says of the money
   if (!webhooks) {
     std::printf("#define EV_OF_CHARGED EV_NONE  /* no notifications */\n#define EV_OF_DECLINED EV_NONE\n");
   } else {
@@ -764,6 +780,9 @@ int main(int argc, char** argv) {
       const char* f = event_finding(p, sample.type, sample.status);
       if (*macro == 'D') foreign = finding_macro(f);
       sent.insert(finding_macro(f));
+      const MoneyState m = event_money(p, es->second, sample);
+      if (!money_of_finding.emplace(f, m).second && money_of_finding[f] != m)
+        die("two notifications of profile " + name + " say " + f + " with different money: the model has one EV_LANDS");
       std::printf("#define EV_OF_%s %s  /* event_finding() (src/core/webhook_rules.cpp), type \"%s\", status \"%s\": %s */\n",
                   macro, finding_macro(f), sample.type.c_str(), sample.status.c_str(), f);
     }
@@ -802,8 +821,13 @@ int main(int argc, char** argv) {
     const std::string read_key = reads_key ? sent_key : "";
     // The payment's creation, where the profile reads it (created_path).
     const int64_t made_s = p.webhook.created_path.empty() ? 0 : kAt / 1000 + (key == 0 ? 1 : -1);
-    if (seen == 0) return event_finding_on(finding, nullptr, event_id, "");
-    return event_finding_on(finding, &row, event_id, key_as_proof(row, read_key, made_s, p.retention_ms));
+    // A success whose words say no money moved is first held back unless
+    // the row knows its id (event_finding_by_money), as the receiver does.
+    const auto money = money_of_finding.find(finding);
+    const char* f = event_finding_by_money(finding, money == money_of_finding.end() ? MoneyState::unknown : money->second,
+                                           seen == 0 ? nullptr : &row, event_id);
+    if (seen == 0) return event_finding_on(f, nullptr, event_id, "");
+    return event_finding_on(f, &row, event_id, key_as_proof(row, read_key, made_s, p.retention_ms));
   };
   std::printf("/* event_finding_on() with the key key_as_proof() lets prove (src/core/webhook_rules.cpp), as the */\n"
               "/* receiver asks them: what a notification lands as, by what it says, the */\n"
@@ -1023,23 +1047,20 @@ int main(int argc, char** argv) {
     std::printf("#define %s %s  /* %s */\n", macro, mname(m).c_str(), how.c_str());
   };
   // A run's answer (engine.cpp read_provider_fields, AttemptRun::finish):
-  // the create readers over the answer that decided; a success whose
-  // answer carries no word says money.created; a final refusal whose words
-  // are unmapped moved no money (money_of_refusal). Any other outcome reads
-  // nothing. A 401 read by read_unauthorized() carries no words of its own
+  // money_in_create() over the answer that decided; a final refusal through
+  // money_of_refusal(). Any other outcome reads nothing. A 401 read by read_unauthorized() carries no words of its own
   // (AttemptRun::unauthorized reads none). An observation whose verdict
   // never decides that way reads nothing there.
-  std::printf("/* A run's deciding answer: money_in_answer(money.create) when it decides SUCCEEDED (MS_OF_*, with */\n"
-              "/* money.created for an answer without a word) and money_of_refusal() of it when FAILED (MF_OF_*) */\n");
+  std::printf("/* A run's deciding answer: money_in_create() when it decides SUCCEEDED (MS_OF_*) and */\n"
+              "/* money_of_refusal() of it when FAILED (MF_OF_*) */\n");
   for (const Observation& o : observations) {
     JsonPtr doc(o.t.failure == TransportFailure::none ? cJSON_Parse(o.t.response.body.c_str()) : nullptr);
-    const MoneyState m = money_in_answer(p.money, p.money.create, doc.get());
     const bool success = o.c.verdict == Verdict::success, fail = o.c.verdict == Verdict::fail;
-    read(("MS_OF_" + std::string(o.obs)).c_str(),
-         !success ? MoneyState::unknown : m == MoneyState::unknown ? p.money.created : m,
-         success ? std::string("a success saying ") + money_state_name(m) : "never decides a success");
-    read(("MF_OF_" + std::string(o.obs)).c_str(), fail ? money_of_refusal(m) : MoneyState::unknown,
-         fail ? std::string("a refusal saying ") + money_state_name(m) : "never decides a refusal");
+    const MoneyState ms = money_in_create(p.money, doc.get(), true), mf = money_in_create(p.money, doc.get(), false);
+    read(("MS_OF_" + std::string(o.obs)).c_str(), success ? ms : MoneyState::unknown,
+         success ? "a success: money_in_create()" : "never decides a success");
+    read(("MF_OF_" + std::string(o.obs)).c_str(), fail ? money_of_refusal(mf) : MoneyState::unknown,
+         fail ? std::string("a refusal saying ") + money_state_name(mf) : "never decides a refusal");
   }
   for (const auto& [u, last] : {std::pair{u_left, ""}, std::pair{u_last, "_LAST"}}) {
     const bool fail = u.then == UnauthorizedReading::Then::failed;
@@ -1060,10 +1081,8 @@ int main(int argc, char** argv) {
   } else {
     std::printf("#define ML_OF_CHARGED M_UNKNOWN  /* no lookup by order id */\n#define ML_OF_DECLINED M_UNKNOWN\n");
   }
-  // An event (WebhookReceiver::apply_event, apply_hint): money_in_event, or
-  // for a notification that is only an id the confirming lookup's answer
-  // through money.lookup; what event_finding() says failed through
-  // money_of_refusal. The foreign events are the same notifications.
+  // An event (event_money above). The foreign events are the same
+  // notifications.
   std::set<MoneyState> event_reads;
   if (webhooks) {
     auto es = event_samples().find(name);
@@ -1073,11 +1092,7 @@ int main(int argc, char** argv) {
         std::printf("#define %s M_UNKNOWN  /* none sent */\n", macro);
         continue;
       }
-      JsonPtr doc(cJSON_Parse(sample.object.c_str()));
-      if (!doc) die("the sample notification object of profile " + name + " is not JSON");
-      MoneyState m = es->second.hint ? money_in_answer(p.money, p.money.lookup, doc.get())
-                                     : money_in_event(p.money, sample.type, doc.get());
-      if (std::strcmp(event_finding(p, sample.type, sample.status), kEventFailed) == 0) m = money_of_refusal(m);
+      const MoneyState m = event_money(p, es->second, sample);
       event_reads.insert(m);
       read(macro, m, std::string(es->second.hint ? "money.lookup of the confirming lookup" : "money_in_event()") +
                          ", type \"" + sample.type + "\"");
