@@ -131,12 +131,17 @@ std::string read_all(int fd) {
   return s;
 }
 
-// order -> the row's `field` ("state", "money_state").
-std::map<std::string, std::string> ledger_states(const pay::client& c, int payments, const char* field = "state") {
+// order -> the row's state, and (when `money` is given) its money state,
+// from one read of the ledger.
+std::map<std::string, std::string> ledger_states(const pay::client& c, int payments,
+                                                 std::map<std::string, std::string>* money = nullptr) {
   std::map<std::string, std::string> states;
   const Json rows = parse_json(call([&] { return c.ledger_list(std::nullopt, 0, static_cast<uint32_t>(payments) + 16); }));
   const cJSON* r = nullptr;
-  cJSON_ArrayForEach(r, rows.get()) states[jstr(r, "order_id")] = jstr(r, field);
+  cJSON_ArrayForEach(r, rows.get()) {
+    states[jstr(r, "order_id")] = jstr(r, "state");
+    if (money) (*money)[jstr(r, "order_id")] = jstr(r, "money_state");
+  }
   return states;
 }
 
@@ -283,8 +288,7 @@ int cmd_demo(const Argv& argv) {
     if (exit_for_report(f.reconcile_reports.back()) == kExitOk) break;
   }
   f.client_stats = call([&] { return client.stats(); });
-  f.final_states = ledger_states(client, plan.payments);
-  f.final_money = ledger_states(client, plan.payments, "money_state");
+  f.final_states = ledger_states(client, plan.payments, &f.final_money);
   f.truth = sim.truth_json();
   f.provider_requests = sim.requests();
   f.elapsed_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count();
