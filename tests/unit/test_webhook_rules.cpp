@@ -35,6 +35,24 @@ TEST(WebhookRules, AFailureSettlesOnlyARowThatKnowsTheIdTheEventNames) {
   EXPECT_STREQ(event_finding_on(kEventNoted, nullptr, "", ""), kEventNoted);
 }
 
+// A success whose words say no money moved (another payment's requires_action
+// or void, by the order's name alone) must not settle a row that does not
+// know its id: it would take the row's id and its cancel would read failed
+// on an order whose own payment was charged (tests/outside/money_attack).
+TEST(WebhookRules, ASuccessThatMovedNoMoneySettlesOnlyARowThatKnowsItsId) {
+  const PaymentRow known = row_with("pi_1"), unknown_id = row_with("");
+  for (MoneyState m : {MoneyState::awaiting_customer, MoneyState::pending, MoneyState::failed}) {
+    EXPECT_STREQ(event_finding_by_money(kEventSucceeded, m, &unknown_id, "pi_2"), kEventNoted);
+    EXPECT_STREQ(event_finding_by_money(kEventSucceeded, m, &known, "pi_2"), kEventNoted);
+    EXPECT_STREQ(event_finding_by_money(kEventSucceeded, m, nullptr, "pi_2"), kEventNoted);
+    EXPECT_STREQ(event_finding_by_money(kEventSucceeded, m, &known, "pi_1"), kEventSucceeded);
+  }
+  // Money that moved, or words the profile does not map, land as before.
+  for (MoneyState m : {MoneyState::authorized, MoneyState::paid, MoneyState::unknown})
+    EXPECT_STREQ(event_finding_by_money(kEventSucceeded, m, &unknown_id, "pi_2"), kEventSucceeded);
+  EXPECT_STREQ(event_finding_by_money(kEventFailed, MoneyState::failed, &unknown_id, "pi_2"), kEventFailed);
+}
+
 // Only the row's own requests carried its idempotency key: a failure caused
 // by a request with that key is the row's own payment's, even when the
 // create's answer (and the id) was lost. Another key, or none (a failure
