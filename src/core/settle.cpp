@@ -194,6 +194,21 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
     reason = "answer_not_signed";
     return true;
   }
+  // A search that lists more than one payment under this reference cannot
+  // say which is this one: the first listed (Checkout.com's data[0], newest
+  // first) may be another payment of the same order, declined while this
+  // one was charged. It settles nothing; the row stays as it is for a
+  // webhook or the operator.
+  if (!lk.found_ids.empty()) {
+    const size_t listed = json_path_strings(answer.get(), lk.found_ids).size();
+    if (listed != 1) {
+      a.why = "the lookup lists " + std::to_string(listed) +
+              " payments under this reference; which one is this payment cannot be told";
+      log_.note(kLogError, "lookup_ambiguous", "lookup of " + row.order_id + ": " + a.why);
+      reason = "lookup_ambiguous";
+      return true;
+    }
+  }
   // Whose payment the answer describes: a signed answer to another order
   // (a proxy replaying it), or another payment than the id asked for,
   // settles nothing.

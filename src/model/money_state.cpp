@@ -38,4 +38,32 @@ std::optional<MoneyState> money_moves(MoneyState from, MoneyState read) {
   return std::nullopt;
 }
 
+MoneyState money_of_parts(const std::vector<MoneyState>& parts) {
+  if (parts.empty()) return MoneyState::unknown;
+  if (parts.size() == 1) return parts[0];
+  size_t moved = 0, refunded = 0, some_refund = 0, failed = 0;
+  bool held = false, unknown = false, pending = false, awaiting = false;
+  for (MoneyState p : parts) {
+    switch (p) {
+      case MoneyState::paid: ++moved; break;
+      case MoneyState::partly_refunded: ++moved; ++some_refund; break;
+      case MoneyState::refunded: ++moved; ++refunded; ++some_refund; break;
+      case MoneyState::failed: ++failed; break;
+      case MoneyState::authorized: held = true; break;
+      case MoneyState::unknown: unknown = true; break;
+      case MoneyState::pending: pending = true; break;
+      case MoneyState::awaiting_customer: awaiting = true; break;
+    }
+  }
+  if (moved > 0) {
+    if (refunded + failed == parts.size()) return MoneyState::refunded;
+    return some_refund > 0 ? MoneyState::partly_refunded : MoneyState::paid;
+  }
+  if (held) return MoneyState::authorized;
+  if (unknown) return MoneyState::unknown;
+  if (pending) return MoneyState::pending;
+  if (awaiting) return MoneyState::awaiting_customer;
+  return MoneyState::failed;
+}
+
 }  // namespace payretry

@@ -8,6 +8,7 @@
 #pragma once
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace payretry {
 
@@ -56,5 +57,18 @@ inline MoneyState money_after(MoneyState from, MoneyState read) {
 inline MoneyState money_of_refusal(MoneyState read) {
   return read == MoneyState::awaiting_customer || read == MoneyState::pending ? read : MoneyState::failed;
 }
+
+// Where the money of one payment is when it is told in several parts (the
+// words one reader finds, one per capture or authorization of a PayPal
+// order): what is true of the payment as a whole.
+//  - any part that moved money (paid, partly or fully refunded) makes it
+//    paid, refunded only when every part is refunded or failed, partly
+//    refunded when some refund is among them: a declined capture beside a
+//    completed one never reads failed;
+//  - else authorized if any part is held; else unknown if any part is
+//    (an unmapped word may be money moving); else pending, then
+//    awaiting_customer; failed only when every part failed.
+// No parts: unknown.
+MoneyState money_of_parts(const std::vector<MoneyState>& parts);
 
 }  // namespace payretry

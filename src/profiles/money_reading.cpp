@@ -15,15 +15,21 @@ std::optional<MoneyState> first_word(const ProfileMoney& m, const std::vector<Mo
                                      const cJSON* body) {
   if (!body) return std::nullopt;
   for (const MoneyReader& r : readers) {
-    const std::optional<std::string> word = json_path_first_string(body, r.path);
-    if (!word) continue;
+    const std::vector<std::string> words = json_path_strings(body, r.path);
+    if (words.empty()) continue;
     // The first reader that finds a word decides, even when it does not
     // know the word: a capture PayPal reports in a status this profile has
     // no name for says nothing about the money, and the order's status
     // behind it must not speak for the capture.
     const std::map<std::string, MoneyState>& states = r.states.empty() ? m.states : r.states;
-    const auto it = states.find(*word);
-    return it == states.end() ? MoneyState::unknown : it->second;
+    // A path with a wildcard reads every part of the payment (each of a
+    // PayPal order's captures): the whole is what money_of_parts says.
+    std::vector<MoneyState> parts;
+    for (const std::string& word : words) {
+      const auto it = states.find(word);
+      parts.push_back(it == states.end() ? MoneyState::unknown : it->second);
+    }
+    return money_of_parts(parts);
   }
   return std::nullopt;
 }

@@ -168,6 +168,13 @@ struct Lookup {
   // equal, else the answer settles nothing (answer_not_verified). A lookup
   // by provider_id also checks id_path against the id it asked for.
   AnswerNames names_request;
+  // For a lookup that searches (by reference) and may list several
+  // payments: the id of every payment the answer lists ("$.data[*].id").
+  // A found answer must list exactly one; with more, which of them this
+  // payment is cannot be told (another payment under the same reference,
+  // declined or not, would otherwise speak for it), and the lookup settles
+  // nothing. Empty: the answer describes one payment.
+  std::string found_ids;
 };
 
 // Where a notification names something: alternatives tried in order, the

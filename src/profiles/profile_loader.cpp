@@ -362,7 +362,7 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
   object_at(v, path);
   check_members(v, path,
                 {"by", "method", "path", "body", "status_path", "id_path", "status_map", "not_found", "reference_path",
-                 "names_request"});
+                 "names_request", "found_ids"});
   if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(v, "by")) {
     const std::string by = string_at(b, member(path, "by"));
     const std::optional<LookupBy> kind = parse_lookup_by(by);
@@ -408,6 +408,8 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
     lk.not_found = matcher_at(nf, member(path, "not_found"), false, true);
   if (const cJSON* n = cJSON_GetObjectItemCaseSensitive(v, "names_request"))
     lk.names_request = names_at(n, member(path, "names_request"));
+  if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, "found_ids"))
+    lk.found_ids = json_path_at(f, member(path, "found_ids"), true);
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "reference_path")) {
     const std::string rp = member(path, "reference_path");
     lk.reference_path = json_path_at(r, rp, true);

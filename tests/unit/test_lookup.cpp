@@ -124,6 +124,27 @@ TEST(Lookup, AFoundAnswerAboutAnotherOrderSettlesNothing) {
   EXPECT_TRUE(r.provider_payment_id.empty()) << "the other payment's id is not this order's";
 }
 
+// Checkout.com's search lists every payment under the reference, newest
+// first: a declined payment made later under the same order must not make
+// this one FAILED (the outside money attack's case), nor a captured one
+// settle it. Only a list of exactly one settles.
+TEST(Lookup, ASearchListingSeveralPaymentsUnderTheReferenceSettlesNothing) {
+  for (const char* first : {"Declined", "Captured"}) {
+    LookupHarness h;
+    h.leave_unknown();
+    h.transport.script = {http(200, std::string(R"({"total_count":2,"data":[{"id":"pay_new","status":")") + first +
+                                        R"(","reference":"order-1"},{"id":"pay_abc","status":"Captured","reference":"order-1"}]})")};
+    const PaymentResult r = h.settler().query("order-1");
+    EXPECT_EQ(r.outcome, Outcome::unknown) << first << ": " << r.error;
+    EXPECT_NE(r.error.find("lists 2 payments"), std::string::npos) << r.error;
+    EXPECT_TRUE(r.provider_payment_id.empty());
+  }
+  LookupHarness h;
+  h.leave_unknown();
+  h.transport.script = {found_captured()};
+  EXPECT_EQ(h.settler().query("order-1").outcome, Outcome::succeeded) << "a list of one settles";
+}
+
 // A webhook entry (Ledger::record_event) is evidence the re-send rule does
 // not read yet: it acts on nothing, like a lookup that found nothing, so a
 // history with one reads exactly as the same history without it, whatever

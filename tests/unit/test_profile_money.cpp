@@ -179,6 +179,46 @@ TEST(MoneyInAnswer, paypal_reads_the_capture_before_the_authorization_before_the
   }
 }
 
+// A PayPal order captured in parts reads every capture: a declined first
+// capture beside a completed second one is an order that was paid (the
+// outside money attack's case: captures[0] alone read it failed).
+TEST(MoneyInAnswer, paypal_reads_every_capture_of_the_order_and_one_completed_makes_it_paid) {
+  const Profile p = builtin("paypal");
+  auto captures = [](const std::string& a, const std::string& b) {
+    return R"({"status":"COMPLETED","purchase_units":[{"payments":{"captures":[{"status":")" + a +
+           R"("},{"status":")" + b + R"("}]}}]})";
+  };
+  for (const auto* readers : {&p.money.create, &p.money.lookup}) {
+    EXPECT_EQ(in_answer(p, *readers, captures("DECLINED", "COMPLETED").c_str()), MoneyState::paid);
+    EXPECT_EQ(in_answer(p, *readers, captures("COMPLETED", "DECLINED").c_str()), MoneyState::paid);
+    EXPECT_EQ(in_answer(p, *readers, captures("REFUNDED", "COMPLETED").c_str()), MoneyState::partly_refunded);
+    EXPECT_EQ(in_answer(p, *readers, captures("REFUNDED", "REFUNDED").c_str()), MoneyState::refunded);
+    EXPECT_EQ(in_answer(p, *readers, captures("REFUNDED", "DECLINED").c_str()), MoneyState::refunded);
+    EXPECT_EQ(in_answer(p, *readers, captures("PENDING", "DECLINED").c_str()), MoneyState::pending);
+    EXPECT_EQ(in_answer(p, *readers, captures("DECLINED", "FAILED").c_str()), MoneyState::failed);
+    // A word the profile does not know beside a decline may be money: unknown, never failed.
+    EXPECT_EQ(in_answer(p, *readers, captures("SOMETHING_NEW", "DECLINED").c_str()), MoneyState::unknown);
+  }
+}
+
+TEST(MoneyOfParts, what_is_true_of_the_whole_payment) {
+  using M = MoneyState;
+  EXPECT_EQ(money_of_parts({}), M::unknown);
+  for (M m : {M::unknown, M::awaiting_customer, M::pending, M::authorized, M::paid, M::partly_refunded, M::refunded,
+              M::failed})
+    EXPECT_EQ(money_of_parts({m}), m) << money_state_name(m);
+  EXPECT_EQ(money_of_parts({M::failed, M::paid}), M::paid);
+  EXPECT_EQ(money_of_parts({M::pending, M::refunded}), M::partly_refunded) << "refunded is final; a pending part is not";
+  EXPECT_EQ(money_of_parts({M::partly_refunded, M::failed}), M::partly_refunded);
+  EXPECT_EQ(money_of_parts({M::refunded, M::failed, M::refunded}), M::refunded);
+  EXPECT_EQ(money_of_parts({M::authorized, M::failed}), M::authorized);
+  EXPECT_EQ(money_of_parts({M::authorized, M::unknown}), M::authorized);
+  EXPECT_EQ(money_of_parts({M::pending, M::unknown}), M::unknown);
+  EXPECT_EQ(money_of_parts({M::awaiting_customer, M::pending}), M::pending);
+  EXPECT_EQ(money_of_parts({M::awaiting_customer, M::failed}), M::awaiting_customer);
+  EXPECT_EQ(money_of_parts({M::failed, M::failed}), M::failed);
+}
+
 TEST(MoneyInAnswer, an_unmapped_word_in_the_first_reader_that_finds_one_reads_unknown_and_never_falls_through) {
   const Profile p = builtin("paypal");
   // A capture status the profile has no name for: the order's COMPLETED
