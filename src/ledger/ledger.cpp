@@ -61,6 +61,10 @@ PaymentRow created_row(const PaymentRow& proposed, const std::string& owner, int
   row.scope = proposed.scope;
   row.submission_headers = proposed.submission_headers;
   row.submission_path = proposed.submission_path;
+  row.operation = proposed.operation;
+  row.parent_order_id = proposed.parent_order_id;
+  row.operation_ref = proposed.operation_ref;
+  row.amount = proposed.amount;
   row.state = PaymentState::in_flight;
   row.lease_owner = owner;
   row.lease_until = lease_until;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "money_state.hpp"
+#include "operation_rules.hpp"
 
 namespace payretry {
 
@@ -65,6 +66,19 @@ struct PaymentRow {
   // name an account too, so re-sends take it again, and a lookup (which
   // knows only the profile's path) cannot prove absence for such a row.
   std::string submission_path;
+  // Schema 6 (operation_rules.hpp): what the row is. A payment's create
+  // (operation create, parent and ref ""), or an operation on the payment
+  // of order `parent_order_id`, named `operation_ref` by its caller, whose
+  // order_id is operation_row_id(parent_order_id, operation, operation_ref).
+  // A row written before schema 6 reads as a create.
+  OperationKind operation = OperationKind::create;
+  std::string parent_order_id;
+  std::string operation_ref;
+  // In the provider's amount units. A create: what the payment asked (-1
+  // not known, as for every row written before schema 6). An operation:
+  // its amount as the guard decided it (the rest, when the caller asked
+  // -1 and the rest was known; 0 for a cancel).
+  int64_t amount = -1;
 };
 
 // One entry of a payment's history: a send of the payment request, or a
@@ -177,6 +191,28 @@ PaymentRow with_settlement(PaymentRow row, const Settlement& s);
 // of reading it back.
 PaymentRow created_row(const PaymentRow& proposed, const std::string& owner, int64_t now, int64_t lease_until);
 
+// ---- operations (operation_rules.hpp) -------------------------------------
+
+// A row's facts as the operation guard reads them.
+OperationRun operation_run(PaymentState s);
+OperationParent operation_parent(const PaymentRow& row);
+OperationSibling operation_sibling(const PaymentRow& row);
+
+// Refuses (LedgerError) a proposal create_operation_and_claim cannot take:
+// kind create, ids check_operation_ids refuses, or an order_id other than
+// operation_row_id(parent_order_id, operation, operation_ref).
+void check_operation_proposal(const PaymentRow& proposed);
+// Refuses (LedgerError) an operation row proposed to create_and_claim,
+// which would store it past the guard.
+void check_create_proposal(const PaymentRow& proposed);
+
+// The guard on the rows a backend read in its transaction: `parent` (the
+// row of proposed.parent_order_id, nullopt when none) and `family` (every
+// row whose parent_order_id is that order id). "" and `amount` decided
+// when allowed (operation_refused).
+std::string operation_guard(const PaymentRow& proposed, const std::optional<PaymentRow>& parent,
+                            const std::vector<PaymentRow>& family, int64_t& amount);
+
 // Failures of the store itself (locked, read-only, disk full, corrupt,
 // server down). Nothing is sent when one of these is thrown before a send.
 class LedgerError : public std::runtime_error {
@@ -260,6 +296,26 @@ class Ledger {
   virtual CreateOutcome create_and_claim(const PaymentRow& proposed, const std::string& owner,
                                          int64_t now, int64_t lease_until) = 0;
 
+  // An operation (capture, refund, cancel: operation_rules.hpp) on the
+  // payment of proposed.parent_order_id, created and claimed as
+  // create_and_claim does, in ONE transaction, guarded:
+  //  - its row id (proposed.order_id) exists: that row as it stands,
+  //    created false, not guarded again (the refund being retried may
+  //    itself have moved its payment to partly_refunded);
+  //  - else the payment's row and its operation rows are read under a
+  //    lock that serialises every operation on that payment (PostgreSQL:
+  //    the payment's row FOR UPDATE; SQLite: the write transaction;
+  //    memory: the mutex), and operation_refused() decides: refused ->
+  //    `refused` says why and nothing is written; allowed -> the row is
+  //    inserted and claimed with the amount the guard decided (its key
+  //    taken by another row: key_taken, as create_and_claim).
+  // Throws LedgerError for a proposal check_operation_proposal refuses.
+  struct OperationOutcome : CreateOutcome {
+    std::string refused;  // non-empty: nothing written, and why
+  };
+  virtual OperationOutcome create_operation_and_claim(const PaymentRow& proposed, const std::string& owner,
+                                                      int64_t now, int64_t lease_until) = 0;
+
   // Takes the lease on an existing row: only from PENDING, from UNKNOWN, or
   // from IN_FLIGHT whose lease ended before `now`. True when taken. `owner`
   // is a fencing token new for every claim (never reused by another claim,
@@ -294,6 +350,14 @@ class Ledger {
   // final row never changes again, so no run can be holding one. (A pruned
   // order submitted again is a new payment: prune only what is past any
   // chance of a re-submission.)
+  //
+  // A payment and its operation rows go together, only when every one of
+  // them is final and last updated before the cut: a payment with an open
+  // operation stays (the operation still needs settling, and its lookups
+  // name the payment; a re-submission of a forgotten order would be a new
+  // payment, and the open operation would then count against it), and an
+  // operation row never goes before its payment (the guard would no
+  // longer count it, and a refund already made could be made again).
   //
   // The events go with them: those applied to a pruned row, and those kept
   // for later (never applied) received before `updated_before` (see

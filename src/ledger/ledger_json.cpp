@@ -28,6 +28,12 @@ cJSON* row_object(const PaymentRow& p) {
   json_add(o, "updated_at", p.updated_at);
   json_add_or_null(o, "scope", p.scope);
   json_add_or_null(o, "submission_path", p.submission_path);
+  // Schema 6. A reader sees every kind by name, "create" too (stored as
+  // ""); a create has no parent and no ref (null); amount -1: not known.
+  json_add(o, "operation", p.operation == OperationKind::create ? "create" : operation_kind_name(p.operation));
+  json_add_or_null(o, "parent_order_id", p.parent_order_id);
+  json_add_or_null(o, "operation_ref", p.operation_ref);
+  json_add(o, "amount", p.amount);
   if (p.submission_headers.empty()) {
     if (!cJSON_AddNullToObject(o, "submission_headers")) throw std::bad_alloc();
   } else {

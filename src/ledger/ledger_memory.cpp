@@ -29,33 +29,35 @@ class MemoryLedger final : public Ledger {
 
   CreateOutcome create_and_claim(const PaymentRow& proposed, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {
+    check_create_proposal(proposed);
     std::lock_guard<std::mutex> lock(mu_);
-    CreateOutcome out;
-    // One walk of each tree: where the order and the key are, or would go.
-    const auto it = rows_.lower_bound(proposed.order_id);
-    if (it != rows_.end() && it->first == proposed.order_id) {
+    return create_locked(proposed, owner, now, lease_until);
+  }
+
+  // Under the mutex, which every call takes: the guard reads the payment and
+  // its operations and the row goes in with no other call in between.
+  OperationOutcome create_operation_and_claim(const PaymentRow& proposed, const std::string& owner, int64_t now,
+                                              int64_t lease_until) override {
+    check_operation_proposal(proposed);
+    std::lock_guard<std::mutex> lock(mu_);
+    OperationOutcome out;
+    const auto it = rows_.find(proposed.order_id);
+    if (it != rows_.end()) {  // a retry: its row as it stands, not guarded again
       out.row = it->second.row;
       return out;
     }
-    const auto key_at = keys_.lower_bound(proposed.idempotency_key);
-    if (key_at != keys_.end() && *key_at == proposed.idempotency_key) {
-      out.key_taken = true;
+    const auto parent = rows_.find(proposed.parent_order_id);
+    std::optional<PaymentRow> parent_row;
+    if (parent != rows_.end()) parent_row = parent->second.row;
+    std::vector<PaymentRow> family;
+    for (const Rows::iterator& op : operations_of(proposed.parent_order_id)) family.push_back(op->second.row);
+    PaymentRow decided = proposed;
+    out.refused = operation_guard(proposed, parent_row, family, decided.amount);
+    if (!out.refused.empty()) {
       out.row.order_id = proposed.order_id;
       return out;
     }
-    // Keep what the durable backends keep, nothing more. Both or neither:
-    // a row whose key is not in keys_ would let another order take the key.
-    // The key set views the stored row's key, so the row goes in first.
-    const auto stored = rows_.emplace_hint(it, proposed.order_id,
-                                           Payment{created_row(proposed, owner, now, lease_until), {}, {}});
-    try {
-      keys_.emplace_hint(key_at, stored->second.row.idempotency_key);
-    } catch (...) {
-      rows_.erase(stored);
-      throw;
-    }
-    out.row = stored->second.row;
-    out.created = true;
+    static_cast<CreateOutcome&>(out) = create_locked(decided, owner, now, lease_until);
     return out;
   }
 
@@ -107,7 +109,7 @@ class MemoryLedger final : public Ledger {
     // Only a final row may go: the open ones (UNKNOWN here) still need
     // settling, and forgetting one would let its order be paid again.
     if (final_state(r->state)) {
-      settled_.push_back(&it->first);
+      note_settled(it);
       forget_beyond_cap();
     }
     return true;
@@ -132,14 +134,20 @@ class MemoryLedger final : public Ledger {
   int64_t prune_settled(int64_t updated_before) override {
     std::lock_guard<std::mutex> lock(mu_);
     int64_t pruned = 0;
-    // settled_ holds every final row still here, oldest settle first; a
-    // pruned one leaves it too (its pointer would dangle), in one pass.
+    // settled_ holds every final payment still here, oldest settle first;
+    // a pruned one leaves it too (its pointer would dangle), in one pass.
+    // A payment goes with its operations, only when all of them are final
+    // and older than the cut (Ledger::prune_settled).
     std::deque<const std::string*> kept;
     for (const std::string* id : settled_) {
       const auto it = rows_.find(*id);
-      if (it->second.row.updated_at < updated_before) {
-        forget(it);
-        ++pruned;
+      const std::vector<Rows::iterator> ops = operations_of(it->first);
+      bool all_old = it->second.row.updated_at < updated_before;
+      for (const Rows::iterator& op : ops)
+        all_old = all_old && final_state(op->second.row.state) && op->second.row.updated_at < updated_before;
+      if (all_old) {
+        pruned += 1 + static_cast<int64_t>(ops.size());
+        forget_family(it, ops);
       } else {
         kept.push_back(id);
       }
@@ -303,7 +311,7 @@ class MemoryLedger final : public Ledger {
       r.detail = event_settled_detail(a);
       r.provider_status = a.reason;
       if (final_state(r.state)) {
-        settled_.push_back(&row->first);
+        note_settled(row);
         forget_beyond_cap();
       }
     }
@@ -318,6 +326,62 @@ class MemoryLedger final : public Ledger {
 
   void unindex_provider(const PaymentRow& r) {
     if (!r.provider_payment_id.empty()) unindex(r.scope, r.provider_payment_id, r.order_id);
+  }
+
+  // Under the mutex: create_and_claim.
+  CreateOutcome create_locked(const PaymentRow& proposed, const std::string& owner, int64_t now,
+                              int64_t lease_until) {
+    CreateOutcome out;
+    // One walk of each tree: where the order and the key are, or would go.
+    const auto it = rows_.lower_bound(proposed.order_id);
+    if (it != rows_.end() && it->first == proposed.order_id) {
+      out.row = it->second.row;
+      return out;
+    }
+    const auto key_at = keys_.lower_bound(proposed.idempotency_key);
+    if (key_at != keys_.end() && *key_at == proposed.idempotency_key) {
+      out.key_taken = true;
+      out.row.order_id = proposed.order_id;
+      return out;
+    }
+    // Keep what the durable backends keep, nothing more. Both or neither:
+    // a row whose key is not in keys_ would let another order take the key.
+    // The key set views the stored row's key, so the row goes in first.
+    const auto stored = rows_.emplace_hint(it, proposed.order_id,
+                                           Payment{created_row(proposed, owner, now, lease_until), {}, {}});
+    try {
+      keys_.emplace_hint(key_at, stored->second.row.idempotency_key);
+    } catch (...) {
+      rows_.erase(stored);
+      throw;
+    }
+    out.row = stored->second.row;
+    out.created = true;
+    return out;
+  }
+
+  // The operation rows of the payment of order `parent`: every row id
+  // "<parent> ..." (operation_row_id), one range of the map, since no
+  // order id holds a space.
+  std::vector<Rows::iterator> operations_of(const std::string& parent) {
+    const std::string prefix = parent + " ";
+    std::vector<Rows::iterator> out;
+    for (auto it = rows_.lower_bound(prefix); it != rows_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
+         ++it)
+      if (it->second.row.parent_order_id == parent) out.push_back(it);
+    return out;
+  }
+
+  // A final row joins the settled FIFO when it is a payment's create. An
+  // operation row is forgotten only with its payment (forget_family): the
+  // guard must count every operation its payment has had.
+  void note_settled(Rows::iterator it) {
+    if (it->second.row.operation == OperationKind::create) settled_.push_back(&it->first);
+  }
+
+  void forget_family(Rows::iterator payment, const std::vector<Rows::iterator>& ops) {
+    for (const Rows::iterator& op : ops) forget(op);  // a std::map's other iterators stay valid
+    forget(payment);
   }
 
   // A row leaves with its key, its provider id's index entry and the
@@ -350,11 +414,23 @@ class MemoryLedger final : public Ledger {
   // Not when its key expires: the row is then the only thing that answers
   // a re-submission of its order with the stored outcome instead of a new
   // payment under a new key (the DST's same_key_and_bytes invariant).
+  //
+  // A payment with an operation still open stays (Ledger::prune_settled
+  // says why) and goes to the back; the others go with their operations.
+  // At most one look at each held payment per call, so a cap that only
+  // payments with open operations exceed ends the loop.
   void forget_beyond_cap() {
-    while (max_settled_ > 0 && settled_.size() > max_settled_) {
+    for (size_t looks = settled_.size(); max_settled_ > 0 && settled_.size() > max_settled_ && looks > 0; --looks) {
       auto it = rows_.find(*settled_.front());
       settled_.pop_front();
-      forget(it);
+      const std::vector<Rows::iterator> ops = operations_of(it->first);
+      const bool open = std::any_of(ops.begin(), ops.end(),
+                                    [](const Rows::iterator& op) { return !final_state(op->second.row.state); });
+      if (open) {
+        settled_.push_back(&it->first);
+        continue;
+      }
+      forget_family(it, ops);
     }
   }
 

@@ -7,6 +7,11 @@
 // its key, when more than `max_settled` settled rows are held (the first
 // settled first). A forgotten order submitted again is a new payment
 // (docs/design.md, "The memory ledger").
+//
+// Operation rows (captures, refunds, cancels) are not counted: each is
+// forgotten only with its payment, and a payment with an operation still
+// open is passed over (Ledger::prune_settled says why), so the guard of the
+// payment's next operation always sees every one it had.
 #pragma once
 #include <cstddef>
 #include <memory>

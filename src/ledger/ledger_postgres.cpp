@@ -41,6 +41,18 @@ const char* const kListScope = PAYRETRY_PG_LIST("scope = $3::text AND ");
 const char* const kListStateScope = PAYRETRY_PG_LIST("state = $3::text AND scope = $4::text AND ");
 #undef PAYRETRY_PG_LIST
 
+// The rows (as p) prune_settled deletes (cut $1): final rows last updated
+// before the cut, of a family (a payment and its operation rows, found by
+// parent_order_id) with no row that is open or updated since; an
+// operation row only when its payment, if still here, goes too.
+#define PAYRETRY_PG_PRUNABLE                                                                                   \
+  "p.state IN ('SUCCEEDED','FAILED') AND p.updated_at < $1::bigint "                                           \
+  "AND NOT EXISTS (SELECT 1 FROM payments c WHERE c.parent_order_id = "                                        \
+  "(CASE WHEN p.operation = '' THEN p.order_id ELSE p.parent_order_id END) AND c.operation <> '' "             \
+  "AND (c.state NOT IN ('SUCCEEDED','FAILED') OR c.updated_at >= $1::bigint)) "                                \
+  "AND (p.operation = '' OR NOT EXISTS (SELECT 1 FROM payments q WHERE q.order_id = p.parent_order_id "       \
+  "AND (q.state NOT IN ('SUCCEEDED','FAILED') OR q.updated_at >= $1::bigint)))"
+
 // ---- webhook events -----------------------------------------------------------
 
 const char* const kInsertEvent =
@@ -210,6 +222,59 @@ class PostgresLedger final : public Ledger {
     return do_create(p, owner, now, lease_until, budget());
   }
 
+  // One transaction. The payment's row is read FOR UPDATE first, so that
+  // every operation on one payment (two workers, or two processes, racing
+  // two refunds of it) takes its turn: under READ COMMITTED each later
+  // statement reads with a snapshot taken after the lock was granted, so
+  // the operations it reads include every one committed by the lock's
+  // previous holder. Its row id found among them: a retry, answered as it
+  // stands, not guarded again. A payment that is not there is not locked
+  // (there is nothing to lock): the guard refuses, nothing is written.
+  OperationOutcome create_operation_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
+                                              int64_t lease_until) override {
+    check_operation_proposal(p);
+    check_proposal_identifiers(p);
+    check_identifier("lease owner", owner);
+    std::optional<OperationOutcome> staged;
+    return run(
+        "create_operation_and_claim",
+        [&](Session& s) {
+          staged.reset();
+          // BEGIN, the lock and the read of the family in one round trip.
+          Tx tx(s, Tx::InPipeline{});
+          const std::vector<ResultPtr> rs = exec_pipeline(
+              s,
+              {Query{"SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE order_id = $1 FOR UPDATE",
+                     Params().add(p.parent_order_id)},
+               Query{"SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE parent_order_id = $1 AND operation <> ''",
+                     Params().add(p.parent_order_id)}},
+              BeginTx::yes);
+          OperationOutcome out;
+          std::optional<PaymentRow> parent;
+          if (PQntuples(rs.at(0).get()) == 1) parent = to_client(s, read_row(rs[0].get(), 0));
+          std::vector<PaymentRow> family;
+          for (int i = 0; i < PQntuples(rs.at(1).get()); ++i) {
+            family.push_back(to_client(s, read_row(rs[1].get(), i)));
+            if (family.back().order_id == p.order_id) {  // a retry
+              out.row = family.back();
+              return out;  // read only; rolled back
+            }
+          }
+          PaymentRow decided = p;
+          out.refused = operation_guard(p, parent, family, decided.amount);
+          if (!out.refused.empty()) {
+            out.row.order_id = p.order_id;
+            return out;  // nothing written; rolled back
+          }
+          const std::vector<ResultPtr> ins = exec_pipeline(s, {create_query(s, decided, owner, now, lease_until)});
+          static_cast<CreateOutcome&>(out) = create_done(s, ins.at(0).get(), p.order_id);
+          staged = out;
+          tx.commit();
+          return out;
+        },
+        &staged);
+  }
+
   bool claim(const std::string& order_id, const std::string& owner, int64_t now, int64_t lease_until) override {
     check_identifier("order id", order_id);
     check_identifier("lease owner", owner);
@@ -265,12 +330,8 @@ class PostgresLedger final : public Ledger {
     try {
       for (const auto& c : b.creates) {
         check_identifier("lease owner", c.owner);
-        check_identifier("order id", c.proposed.order_id);
-        check_identifier("idempotency key", c.proposed.idempotency_key);
-        check_identifier("fingerprint", c.proposed.fingerprint);
-        check_identifier("scope", c.proposed.scope);
-        check_identifier("submission headers", c.proposed.submission_headers);
-        check_identifier("submission path", c.proposed.submission_path);
+        check_create_proposal(c.proposed);
+        check_proposal_identifiers(c.proposed);
       }
       for (const auto& r : b.records) {
         check_identifier("order id", r.order_id);
@@ -362,14 +423,27 @@ class PostgresLedger final : public Ledger {
   }
 
   int64_t prune_settled(int64_t updated_before) override {
+    std::optional<int64_t> staged;
     return run("prune", [&](Session& s) {
+      staged.reset();
       Params p;
       p.add(updated_before);
-      // One statement, so one transaction: the history and the rows go
-      // together (the foreign key is checked at the statement's end).
+      Tx tx(s);
+      // First the rows that would go are locked, in one order (a second
+      // prune waits, never deadlocks): an operation being created holds its
+      // payment's row FOR UPDATE (create_operation_and_claim), so this waits
+      // for it to commit, and the DELETE after it, with a snapshot of its
+      // own, sees its row and keeps the payment. Without the lock, the
+      // DELETE's snapshot could miss that row and delete its payment once
+      // the lock was released: the open operation would be left without
+      // its payment. An operation created after the lock finds no payment.
+      exec(s, "SELECT p.order_id FROM payments p WHERE " PAYRETRY_PG_PRUNABLE " ORDER BY p.order_id COLLATE \"C\" "
+              "FOR UPDATE OF p", p);
+      // Then one statement: the history and the rows go together (the
+      // foreign key is checked at the statement's end). Which rows:
+      // PAYRETRY_PG_PRUNABLE (Ledger::prune_settled says why).
       ResultPtr r = exec(s,
-                         "WITH gone AS (DELETE FROM payments WHERE state IN ('SUCCEEDED','FAILED') "
-                         "AND updated_at < $1::bigint RETURNING order_id), "
+                         "WITH gone AS (DELETE FROM payments p WHERE " PAYRETRY_PG_PRUNABLE " RETURNING order_id), "
                          "history AS (DELETE FROM attempts WHERE order_id IN (SELECT order_id FROM gone)), "
                          // The events applied to the rows that go; and the
                          // kept ones that never found a row, once older
@@ -384,8 +458,11 @@ class PostgresLedger final : public Ledger {
                          "kept AS (DELETE FROM webhook_events WHERE applied_to = '' AND received_at < $1::bigint) "
                          "SELECT count(*) FROM gone",
                          p);
-      return static_cast<int64_t>(std::stoll(PQgetvalue(r.get(), 0, 0)));
-    });
+      const int64_t pruned = static_cast<int64_t>(std::stoll(PQgetvalue(r.get(), 0, 0)));
+      staged = pruned;
+      tx.commit();
+      return pruned;
+    }, &staged);
   }
 
   // One transaction: the names' locks, the event's insert (ON CONFLICT on
@@ -496,6 +573,17 @@ class PostgresLedger final : public Ledger {
     return b;
   }
 
+  static void check_proposal_identifiers(const PaymentRow& p) {
+    check_identifier("order id", p.order_id);
+    check_identifier("idempotency key", p.idempotency_key);
+    check_identifier("fingerprint", p.fingerprint);
+    check_identifier("scope", p.scope);
+    check_identifier("submission headers", p.submission_headers);
+    check_identifier("submission path", p.submission_path);
+    check_identifier("parent order id", p.parent_order_id);
+    check_identifier("operation ref", p.operation_ref);
+  }
+
   static void check_settlement(const Settlement& s) {
     if (s.state != PaymentState::succeeded && s.state != PaymentState::failed && s.state != PaymentState::unknown)
       throw LedgerError(std::string("ledger (postgresql): settle: a settlement's state must be SUCCEEDED, FAILED or "
@@ -505,12 +593,8 @@ class PostgresLedger final : public Ledger {
 
   CreateOutcome do_create(const PaymentRow& p, const std::string& owner, int64_t now, int64_t lease_until,
                           const Budget& b) {
-    check_identifier("order id", p.order_id);
-    check_identifier("idempotency key", p.idempotency_key);
-    check_identifier("fingerprint", p.fingerprint);
-    check_identifier("scope", p.scope);
-    check_identifier("submission headers", p.submission_headers);
-    check_identifier("submission path", p.submission_path);
+    check_create_proposal(p);  // also for a batch's entry, made one by one after a refusal
+    check_proposal_identifiers(p);
     check_identifier("lease owner", owner);
     std::optional<CreateOutcome> staged;
     return run(

@@ -11,7 +11,7 @@ namespace payretry {
 namespace pg {
 namespace {
 
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 // pg_advisory_xact_lock key ("payretry" in ASCII) that serialises schema
 // migrations, so that processes opening a fresh database at once do not race.
 constexpr const char* kMigrationLockKey = "8097887137224225401";
@@ -121,6 +121,22 @@ CREATE INDEX IF NOT EXISTS payments_scope_provider ON payments (scope, provider_
 ALTER TABLE payments ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
 ALTER TABLE attempts ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
 ALTER TABLE webhook_events ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
+)sql",
+    // 6: operations (operation_rules.hpp): a capture, refund or cancel is a
+    // row of its own, naming its payment's order and the caller's ref; ''
+    // for the payment's create, which every row before was. amount is the
+    // create's asked amount or the operation's decided one, -1 not known
+    // (every row before). Constant defaults: no rewrite of the table. The
+    // guard reads a payment's operations, and prune a payment's family, by
+    // (parent_order_id, operation); building the index holds off writes
+    // while it runs, and IF NOT EXISTS lets an operator of a large ledger
+    // build it beforehand CONCURRENTLY under this name and definition.
+    R"sql(
+ALTER TABLE payments ADD COLUMN operation TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN parent_order_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN operation_ref TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN amount BIGINT NOT NULL DEFAULT -1;
+CREATE INDEX IF NOT EXISTS payments_parent_operation ON payments (parent_order_id, operation);
 )sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");

@@ -145,8 +145,10 @@ class CleanParams final : public SqlParamWriter {
 // after the statement's snapshot: finish_create looks again.
 const char* const kCreate =
     "WITH ins AS (INSERT INTO payments (order_id, idempotency_key, fingerprint, state, lease_owner, lease_until, "
-    "created_at, key_expires_at, updated_at, scope, submission_headers, submission_path) "
-    "VALUES ($1, $2, $3, 'IN_FLIGHT', $6, $7::bigint, $4::bigint, $5::bigint, $4::bigint, $8, $9, $10) "
+    "created_at, key_expires_at, updated_at, scope, submission_headers, submission_path, operation, parent_order_id, "
+    "operation_ref, amount) "
+    "VALUES ($1, $2, $3, 'IN_FLIGHT', $6, $7::bigint, $4::bigint, $5::bigint, $4::bigint, $8, $9, $10, $11, $12, $13, "
+    "$14::bigint) "
     "ON CONFLICT DO NOTHING RETURNING " PAYRETRY_PAYMENT_COLUMNS ") "
     "SELECT " PAYRETRY_PAYMENT_COLUMNS ", true FROM ins UNION ALL "
     "SELECT " PAYRETRY_PAYMENT_COLUMNS ", false FROM payments WHERE order_id = $1 AND NOT EXISTS (SELECT 1 FROM ins)";
@@ -192,7 +194,7 @@ const std::string kSettle =
 // A group commit sends these three once per entry: each is prepared once per
 // connection. A prepared statement lives as long as its connection, which
 // lives only in this process, so one name per text is enough.
-const Prepared kCreatePrepared{"payretry_create_2", 1u << 0};
+const Prepared kCreatePrepared{"payretry_create_3", 1u << 0};
 const Prepared kRecordPrepared{"payretry_record_3", 1u << 1};
 const Prepared kSettlePrepared{"payretry_settle_3", 1u << 2};
 
@@ -250,7 +252,8 @@ Query create_query(const Session& s, const PaymentRow& p, const std::string& own
   return Query{kCreate,
                Params().add(p.order_id).add(p.idempotency_key).add(p.fingerprint).add(now).add(p.key_expires_at)
                    .add(owner).add(to_server(s, lease_until)).add(p.scope).add(p.submission_headers)
-                   .add(p.submission_path),
+                   .add(p.submission_path).add(operation_kind_name(p.operation)).add(p.parent_order_id)
+                   .add(p.operation_ref).add(p.amount),
                &kCreatePrepared};
 }
 
@@ -325,7 +328,7 @@ bool distinct(const Entries& entries, Key key) {
                             [](const std::string* a, const std::string* b) { return *a == *b; }) == seen.end();
 }
 
-// kCreate over arrays ($1..$10 as create_query orders them). A row is
+// kCreate over arrays ($1..$14 as create_query orders them). A row is
 // returned for each entry that inserted its row (true) or found its order
 // (false), with the entry's ordinal last; an entry without a row is looked
 // up again, as after kCreate. The outer query's snapshot does not see the
@@ -333,13 +336,16 @@ bool distinct(const Entries& entries, Key key) {
 const char* const kCreateMany =
     "WITH input AS (SELECT c1 AS order_id, c2 AS idempotency_key, c3 AS fingerprint, c4::bigint AS now, "
     "c5::bigint AS key_expires_at, c6 AS owner, c7::bigint AS lease_until, c8 AS scope, "
-    "c9 AS submission_headers, c10 AS submission_path, n "
+    "c9 AS submission_headers, c10 AS submission_path, c11 AS operation, c12 AS parent_order_id, "
+    "c13 AS operation_ref, c14::bigint AS amount, n "
     "FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], "
-    "$9::text[], $10::text[]) WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, n)), "
+    "$9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[]) "
+    "WITH ORDINALITY AS t(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, n)), "
     "ins AS (INSERT INTO payments (order_id, idempotency_key, fingerprint, state, lease_owner, lease_until, "
-    "created_at, key_expires_at, updated_at, scope, submission_headers, submission_path) "
+    "created_at, key_expires_at, updated_at, scope, submission_headers, submission_path, operation, parent_order_id, "
+    "operation_ref, amount) "
     "SELECT order_id, idempotency_key, fingerprint, 'IN_FLIGHT', owner, lease_until, now, key_expires_at, now, "
-    "scope, submission_headers, submission_path "
+    "scope, submission_headers, submission_path, operation, parent_order_id, operation_ref, amount "
     "FROM input ORDER BY n ON CONFLICT DO NOTHING RETURNING " PAYRETRY_PAYMENT_COLUMNS ") "
     "SELECT ins.*, true, input.n FROM input JOIN ins ON ins.order_id = input.order_id "
     "UNION ALL "
@@ -404,7 +410,7 @@ const char* const kRecordMany =
     "SELECT (f.order_id IS NOT NULL)::integer, (ins.order_id IS NOT NULL)::integer, i.n FROM input i "
     "LEFT JOIN f ON f.order_id = i.order_id LEFT JOIN ins ON ins.order_id = i.order_id ORDER BY i.n";
 
-const Prepared kCreateManyPrepared{"payretry_create_many_2", 1u << 3};
+const Prepared kCreateManyPrepared{"payretry_create_many_3", 1u << 3};
 const Prepared kSettleManyPrepared{"payretry_settle_many_3", 1u << 4};
 const Prepared kRecordManyPrepared{"payretry_record_many_2", 1u << 5};
 

@@ -21,7 +21,7 @@
 namespace payretry {
 namespace {
 
-constexpr int kSchemaVersion = 5;
+constexpr int kSchemaVersion = 6;
 
 // Each step brings the schema from version i to i+1; never edit a shipped
 // step, append a new one.
@@ -122,6 +122,19 @@ ALTER TABLE payments ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
 ALTER TABLE attempts ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
 ALTER TABLE webhook_events ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
 )sql",
+    // 6: operations (operation_rules.hpp): a capture, refund or cancel is a
+    // row of its own, naming its payment's order and the caller's ref; ''
+    // for the payment's create, which every row before was. amount is the
+    // create's asked amount or the operation's decided one, -1 not known
+    // (every row before). The guard reads a payment's operations, and prune
+    // a payment's family, by (parent_order_id, operation).
+    R"sql(
+ALTER TABLE payments ADD COLUMN operation TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN parent_order_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN operation_ref TEXT NOT NULL DEFAULT '';
+ALTER TABLE payments ADD COLUMN amount INTEGER NOT NULL DEFAULT -1;
+CREATE INDEX payments_parent_operation ON payments(parent_order_id, operation);
+)sql",
 };
 static_assert(sizeof kMigrations / sizeof kMigrations[0] == kSchemaVersion, "one migration per version");
 
@@ -140,6 +153,18 @@ constexpr char kListState[] = PAYRETRY_SQLITE_LIST("state = ?1 AND ");
 constexpr char kListScope[] = PAYRETRY_SQLITE_LIST("scope = ?4 AND ");
 constexpr char kListStateScope[] = PAYRETRY_SQLITE_LIST("state = ?1 AND scope = ?4 AND ");
 #undef PAYRETRY_SQLITE_LIST
+
+// The order ids prune_settled deletes (cut ?1): final rows last updated
+// before the cut, of a family (a payment and its operation rows, found by
+// parent_order_id) with no row that is open or updated since; an operation
+// row only when its payment, if still here, goes too.
+#define PAYRETRY_SQLITE_PRUNABLE                                                                            \
+  "SELECT p.order_id FROM payments p WHERE p.state IN ('SUCCEEDED','FAILED') AND p.updated_at < ?1 "       \
+  "AND NOT EXISTS (SELECT 1 FROM payments c WHERE c.parent_order_id = "                                      \
+  "(CASE WHEN p.operation = '' THEN p.order_id ELSE p.parent_order_id END) AND c.operation <> '' "           \
+  "AND (c.state NOT IN ('SUCCEEDED','FAILED') OR c.updated_at >= ?1)) "                                      \
+  "AND (p.operation = '' OR NOT EXISTS (SELECT 1 FROM payments q WHERE q.order_id = p.parent_order_id "     \
+  "AND (q.state NOT IN ('SUCCEEDED','FAILED') OR q.updated_at >= ?1)))"
 
 struct DbCloser {
   void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
@@ -401,9 +426,42 @@ class SqliteLedger final : public Ledger {
 
   CreateOutcome create_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
                                  int64_t lease_until) override {
+    check_create_proposal(p);
     std::lock_guard<std::mutex> lock(mu_);
     Tx tx(*this);
     CreateOutcome out = create_in_tx(p, owner, now, lease_until);
+    tx.commit();
+    return out;
+  }
+
+  // One IMMEDIATE transaction: it holds the file's write lock from BEGIN,
+  // so no other handle or process writes between the guard's reads and the
+  // insert (two refunds of one payment racing in two processes take turns).
+  OperationOutcome create_operation_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
+                                              int64_t lease_until) override {
+    check_operation_proposal(p);
+    std::lock_guard<std::mutex> lock(mu_);
+    Tx tx(*this);
+    OperationOutcome out;
+    if (std::optional<PaymentRow> row = get_locked(p.order_id)) {  // a retry: as it stands, not guarded again
+      out.row = std::move(*row);
+      tx.commit();
+      return out;
+    }
+    const std::optional<PaymentRow> parent = get_locked(p.parent_order_id);
+    std::vector<PaymentRow> family;
+    {
+      Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE parent_order_id=?1 AND operation<>''");
+      s.bind(1, p.parent_order_id);
+      while (s.step()) family.push_back(read_row(s));
+    }
+    PaymentRow decided = p;
+    out.refused = operation_guard(p, parent, family, decided.amount);
+    if (!out.refused.empty()) {
+      out.row.order_id = p.order_id;
+      return out;  // ~Tx rolls back: nothing was written
+    }
+    static_cast<CreateOutcome&>(out) = create_in_tx(decided, owner, now, lease_until);
     tx.commit();
     return out;
   }
@@ -593,6 +651,7 @@ class SqliteLedger final : public Ledger {
         a.settles.resize(b.settles.size());
         for (size_t i = 0; i < b.creates.size(); ++i) {
           const auto& c = b.creates[i];
+          check_create_proposal(c.proposed);  // throws: each entry alone, this one refused
           a.creates[i] = create_in_tx(c.proposed, c.owner, c.now, c.lease_until);
         }
         for (size_t i = 0; i < b.records.size(); ++i)
@@ -701,18 +760,21 @@ class SqliteLedger final : public Ledger {
     // every payment of the account, those made outside payretry too, which
     // would otherwise pile up for ever; and an event's own row has long had
     // its provider id by then (a row exists before its payment is sent).
-    Stmt events(stmts_, "DELETE FROM webhook_events WHERE applied_to IN (SELECT order_id FROM payments "
-                        "WHERE state IN ('SUCCEEDED','FAILED') AND updated_at < ?1)");
+    //
+    // Which rows go (PAYRETRY_SQLITE_PRUNABLE): final ones older than the
+    // cut whose whole family (the payment and its operation rows) is final
+    // and older than the cut too (Ledger::prune_settled says why). The
+    // three statements read the payments as they stand before the last one.
+    Stmt events(stmts_, "DELETE FROM webhook_events WHERE applied_to IN (" PAYRETRY_SQLITE_PRUNABLE ")");
     events.bind(1, updated_before);
     events.step();
     Stmt kept(stmts_, "DELETE FROM webhook_events WHERE applied_to = '' AND received_at < ?1");
     kept.bind(1, updated_before);
     kept.step();
-    Stmt history(stmts_, "DELETE FROM attempts WHERE order_id IN (SELECT order_id FROM payments "
-                         "WHERE state IN ('SUCCEEDED','FAILED') AND updated_at < ?1)");
+    Stmt history(stmts_, "DELETE FROM attempts WHERE order_id IN (" PAYRETRY_SQLITE_PRUNABLE ")");
     history.bind(1, updated_before);
     history.step();
-    Stmt rows(stmts_, "DELETE FROM payments WHERE state IN ('SUCCEEDED','FAILED') AND updated_at < ?1");
+    Stmt rows(stmts_, "DELETE FROM payments WHERE order_id IN (" PAYRETRY_SQLITE_PRUNABLE ")");
     rows.bind(1, updated_before);
     rows.step();
     const int64_t pruned = sqlite3_changes(db());
@@ -920,11 +982,13 @@ class SqliteLedger final : public Ledger {
     try {
       Stmt ins(stmts_, "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, "
                        "key_expires_at, updated_at, lease_owner, lease_until, scope, submission_headers, "
-                       "submission_path) "
-                       "VALUES (?1, ?2, ?3, 'IN_FLIGHT', ?4, ?5, ?4, ?6, ?7, ?8, ?9, ?10) ON CONFLICT(order_id) DO NOTHING");
+                       "submission_path, operation, parent_order_id, operation_ref, amount) "
+                       "VALUES (?1, ?2, ?3, 'IN_FLIGHT', ?4, ?5, ?4, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14) "
+                       "ON CONFLICT(order_id) DO NOTHING");
       ins.bind(1, p.order_id).bind(2, p.idempotency_key).bind(3, p.fingerprint).bind(4, now).bind(5, p.key_expires_at);
       ins.bind(6, owner).bind(7, lease_until).bind(8, p.scope).bind(9, p.submission_headers);
-      ins.bind(10, p.submission_path);
+      ins.bind(10, p.submission_path).bind(11, std::string(operation_kind_name(p.operation)));
+      ins.bind(12, p.parent_order_id).bind(13, p.operation_ref).bind(14, p.amount);
       ins.step();
       out.created = sqlite3_changes(db()) == 1;
     } catch (const Stmt::Constraint&) {

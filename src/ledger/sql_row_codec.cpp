@@ -32,6 +32,12 @@ MoneyState read_money_state(const std::string& stored, const std::string& whose)
   return *money;
 }
 
+OperationKind read_operation(const std::string& stored, const std::string& order_id) {
+  const std::optional<OperationKind> kind = parse_operation_kind(stored);
+  if (!kind) throw UnreadableRow("payment " + order_id + " has an unknown operation '" + stored + "'");
+  return *kind;
+}
+
 PaymentRow read_payment(const SqlRowReader& row) {
   PaymentRow p;
   p.order_id = row.text(0);
@@ -53,6 +59,10 @@ PaymentRow read_payment(const SqlRowReader& row) {
   p.submission_headers = row.text(16);
   p.submission_path = row.text(17);
   p.money_state = read_money_state(row.text(18), "payment " + p.order_id);
+  p.operation = read_operation(row.text(19), p.order_id);
+  p.parent_order_id = row.text(20);
+  p.operation_ref = row.text(21);
+  p.amount = row.integer(22);
   return p;
 }
 

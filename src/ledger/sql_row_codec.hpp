@@ -18,15 +18,16 @@ namespace payretry {
 // statements are built from them at compile time. scope,
 // submission_headers and submission_path came with schema 3, last, so that
 // every column before them kept its position; money_state with schema 5,
-// after them, for the same reason.
+// after them, for the same reason; and schema 6's operation,
+// parent_order_id, operation_ref and amount after that.
 #define PAYRETRY_PAYMENT_COLUMNS                                                                          \
   "order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, provider_status, " \
   "http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at, scope, "         \
-  "submission_headers, submission_path, money_state"
+  "submission_headers, submission_path, money_state, operation, parent_order_id, operation_ref, amount"
 
 // How many columns PAYRETRY_PAYMENT_COLUMNS names: where the columns a
 // statement adds after them begin.
-constexpr int kPaymentColumns = 19;
+constexpr int kPaymentColumns = 23;
 constexpr int count_columns(const char* list) {
   int n = 1;
   for (; *list; ++list) n += *list == ',';
@@ -93,6 +94,12 @@ PaymentState read_state(const std::string& stored, const std::string& order_id);
 // order o-1", ...). Throws UnreadableRow for a string that names no
 // MoneyState, for the reasons read_state gives.
 MoneyState read_money_state(const std::string& stored, const std::string& whose);
+
+// An operation column (schema 6) of order `order_id`'s row. Throws
+// UnreadableRow for a kind name this code does not know, for the reasons
+// read_state gives: read as a create, a refund of a later payretry would
+// drop out of its payment's guard.
+OperationKind read_operation(const std::string& stored, const std::string& order_id);
 
 // A row of PAYRETRY_PAYMENT_COLUMNS, as stored (a backend translates clocks
 // itself). Throws UnreadableRow.

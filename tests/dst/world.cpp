@@ -165,6 +165,13 @@ class FaultyLedger final : public Ledger {
     if (out.created) granted(owner);
     return out;
   }
+  OperationOutcome create_operation_and_claim(const PaymentRow& p, const std::string& owner, int64_t now,
+                                              int64_t lease_until) override {
+    fail_maybe("create");
+    OperationOutcome out = inner_.create_operation_and_claim(p, owner, now, lease_until);
+    if (out.created) granted(owner);
+    return out;
+  }
   bool claim(const std::string& order_id, const std::string& owner, int64_t now, int64_t lease_until) override {
     fail_maybe("claim");
     const bool ok = inner_.claim(order_id, owner, now, lease_until);

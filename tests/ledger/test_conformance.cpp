@@ -34,6 +34,13 @@
 using namespace payretry;
 using namespace ledger_test;
 
+namespace ledger_test {
+// test_operations.cpp: one racer's refunds of a payment (the "refund"
+// command below).
+std::vector<std::string> refund_race_pass(Ledger& l, const std::string& parent, const std::string& name, int count,
+                                          int64_t amount, int64_t now, int* refused);
+}  // namespace ledger_test
+
 namespace {
 
 constexpr int64_t kNow = 1'700'000'000'000;  // Unix ms
@@ -159,6 +166,8 @@ std::vector<std::string> race_pass(Ledger& l, const std::string& op, const std::
 // Child mode: `--ledger-child URL NAME`. Prints "started"; then obeys
 //   open                         -> "ready SECRET"
 //   create|claim NOW LEASE OFFSET -> "won ORDER"... then "done"
+//   refund PARENT AMOUNT COUNT NOW -> "won REF"..., "refused N", then "done"
+//                                    (refund_race_pass, refs NAME-k)
 // and prints "error MESSAGE" when the ledger throws. Exits at EOF.
 int child_main(int argc, char** argv) {
   if (argc < 4) return 2;
@@ -183,6 +192,15 @@ int child_main(int argc, char** argv) {
         int offset = 0;
         in >> now >> lease >> offset;
         for (const std::string& o : race_pass(*ledger, cmd, name, offset, now, lease)) say("won " + o);
+        say("done");
+      } else if (cmd == "refund") {
+        std::string parent;
+        int64_t amount = 0, now = 0;
+        int count = 0, refused = 0;
+        in >> parent >> amount >> count >> now;
+        for (const std::string& r : refund_race_pass(*ledger, parent, name, count, amount, now, &refused))
+          say("won " + r);
+        say("refused " + std::to_string(refused));
         say("done");
       }
     } catch (const std::exception& e) {
@@ -1252,10 +1270,10 @@ TEST_P(DurableLedger, ASchemaVersionNewerThanTheCodeIsRefusedAndLeftAlone) {
   } catch (const LedgerError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("999"), std::string::npos) << m;
-    EXPECT_NE(m.find("(5)"), std::string::npos) << "names the version the code knows: " << m;
+    EXPECT_NE(m.find("(6)"), std::string::npos) << "names the version the code knows: " << m;
   }
   // Refusing touched nothing.
-  store_->exec_raw("UPDATE ledger_meta SET value = '5' WHERE key = 'schema_version'");
+  store_->exec_raw("UPDATE ledger_meta SET value = '6' WHERE key = 'schema_version'");
   auto l = open();
   EXPECT_EQ(l->get("o-1")->lease_owner, "worker-a");
 }
@@ -1269,6 +1287,9 @@ TEST_P(DurableLedger, ASchemaOneLedgerMigratesAndItsOldSendsReadAsPossiblyProces
     ASSERT_TRUE(l->create_and_claim(proposal("o-1"), "worker-a", kNow, kNow + kLease).created);
   }
   store_->exec_raw("DELETE FROM attempts");
+  store_->exec_raw("DROP INDEX payments_parent_operation");  // schema 6's, as the columns below
+  for (const char* column : {"operation", "parent_order_id", "operation_ref", "amount"})
+    store_->exec_raw(std::string("ALTER TABLE payments DROP COLUMN ") + column);
   store_->exec_raw("ALTER TABLE payments DROP COLUMN money_state");  // schema 5's
   store_->exec_raw("ALTER TABLE attempts DROP COLUMN money_state");
   store_->exec_raw("DROP TABLE webhook_events");          // schema 4's
@@ -1397,7 +1418,7 @@ TEST_P(DurableLedger, ASchemaTwoLedgerMigratesToTheLatestAndItsRowsReadUnscopedW
       ", 200, '', 'success', 'HTTP 200', -1, 'req_old', true, 'send', false)");
 
   auto l = open();
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "6");
   EXPECT_EQ(l->secret(), secret) << "the ledger's secret is kept";
   const std::string index_count =
       GetParam() == Kind::sqlite
@@ -1483,7 +1504,7 @@ TEST_P(DurableLedger, ASchemaTwoLedgerMigratesToTheLatestAndItsRowsReadUnscopedW
   // Opened again: already at the latest, nothing to do.
   l.reset();
   expect_same_row(paid, *open()->get("old-paid"));
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "6");
 }
 
 // A state string that names no state (a hand edit, a row of a later
@@ -2425,7 +2446,7 @@ TEST_P(DurableLedger, ASchemaThreeLedgerMigratesToTheLatestKeepingRowsAndHistory
       ", 0, 'timeout', 'unknown', 'deadline', -1, '', false, 'lookup', false)");
 
   auto l = open();
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "6");
   EXPECT_EQ(l->secret(), secret);
   PaymentRow want;
   want.order_id = "old-open";
@@ -2454,7 +2475,7 @@ TEST_P(DurableLedger, ASchemaThreeLedgerMigratesToTheLatestKeepingRowsAndHistory
   EXPECT_EQ(webhook_entries(*l, "old-open"), "3:evt_1 ");
   l.reset();
   auto again = open();
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "6");
   EXPECT_EQ(again->record_event(event("scope-a", "evt_1", "", "pi_open")), EventRecording::duplicate);
   EXPECT_EQ(again->attempts("old-open").size(), 3u);
 }
@@ -2853,7 +2874,7 @@ TEST_P(DurableLedger, ASchemaFourLedgerMigratesToFiveAndItsRowsEntriesAndKeptEve
       "'evt_old', false, 'webhook', false)");
 
   auto l = open();
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "6");
   EXPECT_EQ(l->secret(), secret);
   const PaymentRow row = *l->get("old-open");
   EXPECT_EQ(row.money_state, MoneyState::unknown);
@@ -2884,7 +2905,7 @@ TEST_P(DurableLedger, ASchemaFourLedgerMigratesToFiveAndItsRowsEntriesAndKeptEve
   EXPECT_EQ(l->get("old-later")->money_state, MoneyState::unknown);
   l.reset();
   EXPECT_EQ(open()->get("old-open")->money_state, MoneyState::paid);
-  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "5");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "6");
 }
 
 // A money state string that names no state (a hand edit, a state a later
@@ -2920,6 +2941,82 @@ TEST_P(DurableLedger, AnUnknownMoneyStateStringIsRefusedNamingWhoseItIsAndTheStr
   ASSERT_TRUE(l->claim("o-1", "again", kNow + 5000, kNow + 5000 + kLease));
   ASSERT_TRUE(l->settle("o-1", "again", nullptr, money_read(MoneyState::paid), kNow + 5100));
   EXPECT_EQ(store_->query_raw("SELECT money_state FROM payments WHERE order_id = 'o-1'"), "chargeback");
+}
+
+// ---- a ledger of schema 5 (before operations) ---------------------------------------
+
+// What payretry's schema 5 step made, verbatim (the same in both dialects).
+const char* const kSchemaFiveStep = R"sql(
+ALTER TABLE payments ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
+ALTER TABLE attempts ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
+ALTER TABLE webhook_events ADD COLUMN money_state TEXT NOT NULL DEFAULT 'unknown';
+)sql";
+
+// A ledger left by a payretry of schema 5 opens under schema 6: every row
+// reads as a payment's create (no parent, no ref) whose amount is not known
+// (-1), everything else as it was; and the operation guard takes them so:
+// only one refund, of the whole, of a paid one.
+TEST_P(DurableLedger, ASchemaFiveLedgerMigratesToSixAndItsRowsReadAsCreatesOfAnAmountNotKnown) {
+  const std::string secret(64, 'e');
+  const bool sqlite = GetParam() == Kind::sqlite;
+  store_->exec_raw(sqlite ? kSqliteSchemaTwo : kPostgresSchemaTwo);
+  store_->exec_raw(sqlite ? kSqliteSchemaThreeStep : kPostgresSchemaThreeStep);
+  store_->exec_raw(sqlite ? kSqliteSchemaFourStep : kPostgresSchemaFourStep);
+  store_->exec_raw(kSchemaFiveStep);
+  store_->exec_raw("INSERT INTO ledger_meta (key, value) VALUES ('schema_version', '5'), ('secret', '" + secret + "')");
+  store_->exec_raw(
+      "INSERT INTO payments (order_id, idempotency_key, fingerprint, state, delivery, detail, provider_payment_id, "
+      "provider_status, http_status, attempts, created_at, key_expires_at, lease_owner, lease_until, updated_at, "
+      "scope, submission_headers, submission_path, money_state) VALUES "
+      "('old-paid', 'key-old-paid', '" + std::string(64, 'a') + "', 'SUCCEEDED', 'delivered', 'HTTP 200', "
+      "'pi_paid', 'succeeded', 200, 1, " + std::to_string(kNow) + ", " + std::to_string(kNow + kDay) + ", '', 0, " +
+      std::to_string(kNow + 50) + ", 'scope-a', '', '', 'paid'), "
+      "('old-open', 'key-old-open', '" + std::string(64, 'b') + "', 'UNKNOWN', 'maybe_processed', 'timeout', "
+      "'', '', 0, 1, " + std::to_string(kNow) + ", " + std::to_string(kNow + kDay) + ", '', 0, " +
+      std::to_string(kNow + 300) + ", 'scope-a', '', '', 'unknown')");
+
+  auto l = open();
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "6");
+  EXPECT_EQ(l->secret(), secret);
+  const std::string index_count =
+      sqlite ? "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'payments_parent_operation'"
+             : "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() "
+               "AND indexname = 'payments_parent_operation'";
+  EXPECT_EQ(store_->query_raw(index_count), "1");
+  for (const char* order : {"old-paid", "old-open"}) {
+    const PaymentRow row = *l->get(order);
+    EXPECT_EQ(row.operation, OperationKind::create) << order;
+    EXPECT_EQ(row.parent_order_id, "") << order;
+    EXPECT_EQ(row.operation_ref, "") << order;
+    EXPECT_EQ(row.amount, -1) << order;
+    EXPECT_EQ(row.scope, "scope-a") << order;
+  }
+  EXPECT_EQ(l->get("old-paid")->money_state, MoneyState::paid);
+  EXPECT_EQ(l->get("old-paid")->provider_payment_id, "pi_paid");
+  EXPECT_EQ(l->get("old-open")->state, PaymentState::unknown);
+
+  auto refund = [&](const std::string& ref, int64_t amount) {
+    PaymentRow p;
+    p.order_id = operation_row_id("old-paid", OperationKind::refund, ref);
+    p.idempotency_key = "key-refund-" + ref;
+    p.fingerprint = std::string(64, 'c');
+    p.key_expires_at = kNow + kDay;
+    p.scope = "scope-a";
+    p.operation = OperationKind::refund;
+    p.parent_order_id = "old-paid";
+    p.operation_ref = ref;
+    p.amount = amount;
+    return l->create_operation_and_claim(p, "worker-a", kNow + 1000, kNow + 1000 + kLease);
+  };
+  EXPECT_NE(refund("r1", 100).refused.find("not known"), std::string::npos) << "a part of an amount not known";
+  const auto whole = refund("r1", -1);
+  EXPECT_EQ(whole.refused, "");
+  ASSERT_TRUE(whole.created);
+  EXPECT_EQ(whole.row.amount, -1);
+  EXPECT_NE(refund("r2", -1).refused, "") << "one refund of the whole";
+  l.reset();
+  EXPECT_EQ(open()->get("old-paid refund r1")->parent_order_id, "old-paid");
+  EXPECT_EQ(store_->query_raw("SELECT value FROM ledger_meta WHERE key = 'schema_version'"), "6");
 }
 
 // ---- webhook events recorded from many threads at once ----------------------------------
