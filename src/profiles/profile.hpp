@@ -50,6 +50,9 @@ enum class IdentityMode {
   body,       // a top-level body field payretry writes or checks, e.g. Square's idempotency_key
   reference,  // the merchant reference already in the body is the identity
               // (WeChat Pay / Alipay out_trade_no); it must equal the order id
+  none,       // an operation only (profile_operations.hpp): the provider
+              // takes no key for it (Square's complete, PayPal's void), so a
+              // re-send is safe only where the operation itself is
 };
 
 struct Identity {
@@ -267,6 +270,74 @@ struct ProfileMoney {
   MoneyState created = MoneyState::unknown;
 };
 
+// Where a request body carries an amount, and in what unit (docs/profiles.md
+// "amount"): read by read_amount (amount_reading.hpp).
+enum class AmountFormat {
+  minor,    // an integer of the currency's minor units (Stripe's 1000 for 10.00 EUR)
+  decimal,  // a decimal string of major units, at most two decimals ("10.00": PayPal, Mollie, Alipay)
+};
+const char* amount_format_name(AmountFormat f);
+
+struct AmountField {
+  std::string path;  // a JSON path without wildcards ("$.amount.value"); "" = not given
+  AmountFormat format = AmountFormat::minor;
+};
+
+// A capture, a refund or a cancel of an existing payment (issue 47), as
+// data: how to send it safely, with its own key, window, rules and lookup
+// (docs/profiles.md "operations"). The library does not send operations
+// yet; this is what the engine will send them by.
+struct ProfileOperation {
+  std::string method = "POST";  // POST, or DELETE (Mollie cancels a payment with DELETE)
+  // Template: {provider_id} and {order_id} (the parent payment's), {key}
+  // (the operation's own idempotency key), {target_id}, {merchant_id}.
+  std::string path;
+  // Where {target_id} comes from: a JSON path over the parent's lookup
+  // answer (PayPal refunds a capture, "$.purchase_units[0].payments.captures[0].id");
+  // the caller may give the id instead. "" = the operation names none.
+  std::string target_id;
+  // Where the operation's own key travels: header, body (a path the library
+  // writes, nested paths allowed: Alipay's $.biz_content.out_request_no), or
+  // none. Unless identity_given, the profile's identity (resolved after
+  // every layer of extends, so that a child's identity reaches it).
+  Identity identity;
+  bool identity_given = false;
+  // What the library writes into the operation's body besides the caller's
+  // fields: JSON path -> template ({provider_id} {order_id} {key}
+  // {target_id} {merchant_id} and literal text), e.g. Stripe's
+  // {"$.payment_intent": "{provider_id}"}.
+  std::vector<std::pair<std::string, std::string>> body;
+  AmountField amount;  // where the operation's body carries its amount
+  // The operation's own window and replay kind; unless given, the profile's.
+  std::optional<int64_t> retention_ms = int64_t(24) * 3600 * 1000;
+  bool retention_given = false;
+  ReplayKind replay = ReplayKind::none;
+  bool replay_given = false;
+  // Tried before the profile's own classify rules (which keep the generic
+  // fallback behind them).
+  std::vector<Rule> classify;
+  // The operation's answer: where its status and its own id are, and what
+  // each status settles.
+  std::string status_path = "$.status";
+  std::string id_path = "$.id";
+  std::map<std::string, StatusTarget> status_map;
+  // Its own lookup. Placeholders as in `path`, and {operation_id}: the id
+  // its answer gave. by provider_id: by {operation_id}; by order_id: by what
+  // is known before the first send (its key, the parent's ids); none: it
+  // settles only by webhook (Adyen's modifications).
+  Lookup lookup;
+  // Where the money is, read from its answer (`create`), its lookup and its
+  // notifications: the money state the payment reaches when the operation
+  // says the word (a capture's succeeded: paid; a refund's: refunded; a
+  // cancel's: failed). A word that moves nothing is not listed.
+  ProfileMoney money;
+  // The money states of the payment that allow it; unless given, the
+  // kind's default (operation_default_parent_states).
+  std::vector<MoneyState> parent_states;
+  bool parent_states_given = false;
+  std::vector<std::string> notes;
+};
+
 struct Profile {
   std::string name;
   std::vector<std::string> sources;      // research tags the values come from
@@ -303,6 +374,11 @@ struct Profile {
   Lookup lookup;
   ProfileWebhook webhook;
   ProfileMoney money;
+  // Where a create's body carries its amount ("" path: not read).
+  AmountField amount;
+  // "capture", "refund", "cancel" -> how each is sent; none for a provider
+  // whose profile does not say.
+  std::map<std::string, ProfileOperation> operations;
   std::string extends;                   // the built-in this profile derives from ("" for generic)
   std::vector<std::string> notes;        // what is undocumented, what was chosen and why
 };

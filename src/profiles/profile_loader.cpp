@@ -20,6 +20,8 @@
 #include "profile.hpp"
 #include "profile_fields.hpp"
 #include "profile_money.hpp"
+#include "profile_operations.hpp"
+#include "profile_parts.hpp"
 #include "profile_webhook.hpp"
 #include "spelling.hpp"
 
@@ -136,18 +138,24 @@ std::optional<ReplayKind> parse_replay_kind(std::string_view s) {
   return std::nullopt;
 }
 
-namespace {
+// The readers below are shared with the operations block
+// (profile_operations.cpp), which reads rules, identities and lookups in
+// the same vocabulary (profile_parts.hpp).
+namespace profile_parts {
 
 constexpr const char* kVerdicts = "success, retry, retry_after_backoff, query, fail, mismatch, in_progress";
 constexpr const char* kTransports = "not_sent, timeout, connection_lost, tls_verify, malformed_2xx, any_failure";
-constexpr const char* kPlaceholders = "{order_id}, {provider_id}, {key}, {merchant_id}";
+const std::vector<std::string>& create_placeholders() {
+  static const std::vector<std::string> names = {"{order_id}", "{provider_id}", "{key}", "{merchant_id}"};
+  return names;
+}
 
 using BaseLookup = std::function<const Profile*(std::string_view name)>;
 
 using namespace profile_fields;
 
 // A path or body template may name only the placeholders the lookup fills.
-void check_placeholders(const std::string& tmpl, const std::string& path) {
+void check_placeholders(const std::string& tmpl, const std::string& path, const std::vector<std::string>& known) {
   for (size_t at = tmpl.find('{'); at != std::string::npos; at = tmpl.find('{', at + 1)) {
     size_t end = at + 1;
     while (end < tmpl.size() && (std::isalnum(static_cast<unsigned char>(tmpl[end])) || tmpl[end] == '_')) ++end;
@@ -155,8 +163,13 @@ void check_placeholders(const std::string& tmpl, const std::string& path) {
     if (end == at + 1 || end >= tmpl.size() || tmpl[end] != '}' || std::isdigit(static_cast<unsigned char>(tmpl[at + 1])))
       continue;
     const std::string name = tmpl.substr(at, end - at + 1);
-    if (name != "{order_id}" && name != "{provider_id}" && name != "{key}" && name != "{merchant_id}")
-      fail(path, "unknown placeholder " + name + " (known: " + kPlaceholders + ")");
+    bool ok = false;
+    std::string list;
+    for (const std::string& k : known) {
+      ok = ok || name == k;
+      list += (list.empty() ? "" : ", ") + k;
+    }
+    if (!ok) fail(path, "unknown placeholder " + name + " (known: " + list + ")");
   }
 }
 
@@ -267,7 +280,8 @@ void apply_identity(Identity& id, const cJSON* v, const std::string& path) {
     if (s == "header") id.mode = IdentityMode::header;
     else if (s == "body") id.mode = IdentityMode::body;
     else if (s == "reference") id.mode = IdentityMode::reference;
-    else fail(member(path, "mode"), quoted(s) + " is not an identity mode (header, body, reference)");
+    else if (s == "none") id.mode = IdentityMode::none;
+    else fail(member(path, "mode"), quoted(s) + " is not an identity mode (header, body, reference, none)");
   }
   if (const cJSON* n = cJSON_GetObjectItemCaseSensitive(v, "name")) id.name = string_at(n, member(path, "name"));
   if (const cJSON* n = cJSON_GetObjectItemCaseSensitive(v, "min_length"))
@@ -304,6 +318,9 @@ void check_identity(const Identity& id, const std::string& path) {
       if (!ok) fail(np, "identity mode \"reference\" needs a JSON path into the body such as $.out_trade_no, not " + quoted(id.name));
       break;
     }
+    case IdentityMode::none:
+      // A create without a key could never be retried safely.
+      fail(member(path, "mode"), "\"none\" is for an operation the provider takes no key for, never a create");
   }
   if (id.min_length > id.max_length)
     fail(member(path, "min_length"), "is " + std::to_string(id.min_length) + ", above max_length " + std::to_string(id.max_length));
@@ -358,7 +375,7 @@ AnswerNames names_at(const cJSON* v, const std::string& path) {
   return out;
 }
 
-void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
+void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path, const std::vector<std::string>& placeholders) {
   object_at(v, path);
   check_members(v, path,
                 {"by", "method", "path", "body", "status_path", "id_path", "status_map", "not_found", "reference_path",
@@ -378,11 +395,11 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path) {
     lk.path = string_at(p, pp);
     if (!lk.path.empty() && (lk.path[0] != '/' || !visible_ascii(lk.path)))
       fail(pp, "must start with / and hold no spaces or control characters");
-    check_placeholders(lk.path, pp);
+    check_placeholders(lk.path, pp, placeholders);
   }
   if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(v, "body")) {
     lk.body = string_at(b, member(path, "body"));
-    check_placeholders(lk.body, member(path, "body"));
+    check_placeholders(lk.body, member(path, "body"), placeholders);
   }
   if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "status_path"))
     lk.status_path = json_path_at(s, member(path, "status_path"), false);
@@ -431,6 +448,12 @@ void check_lookup(const Lookup& lk, const std::string& path) {
     fail(member(path, "reference_path"), "only a lookup by order_id searches by a reference");
 }
 
+}  // namespace profile_parts
+
+namespace {
+
+using namespace profile_parts;
+
 bool valid_name(const std::string& s) {
   if (s.empty() || s.size() > 64) return false;
   for (char c : s)
@@ -453,7 +476,7 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
   check_members(v, P,
                 {"name", "extends", "sources", "notes", "identity", "create_path", "encoding", "auth", "retention_ms",
                  "replays_server_errors", "replay", "replay_header", "request_id_headers", "response", "classify",
-                 "lookup", "webhook", "money"});
+                 "lookup", "webhook", "money", "amount", "operations"});
 
   Profile p;
   const cJSON* ext = cJSON_GetObjectItemCaseSensitive(v, "extends");
@@ -493,7 +516,7 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
     p.create_path = string_at(cp, member(P, "create_path"));
     if (!p.create_path.empty() && (p.create_path[0] != '/' || !visible_ascii(p.create_path)))
       fail(member(P, "create_path"), "must be empty or start with / and hold no spaces or control characters");
-    check_placeholders(p.create_path, member(P, "create_path"));
+    check_placeholders(p.create_path, member(P, "create_path"), create_placeholders());
     if (p.create_path.find("{provider_id}") != std::string::npos || p.create_path.find("{key}") != std::string::npos)
       fail(member(P, "create_path"), "may name only {order_id} and {merchant_id}");
   }
@@ -555,14 +578,19 @@ Profile parse_impl(std::string_view json, const BaseLookup& base_of, bool root) 
     rules.insert(rules.end(), p.classify.begin(), p.classify.end());
     p.classify = std::move(rules);
   }
-  if (const cJSON* l = cJSON_GetObjectItemCaseSensitive(v, "lookup")) apply_lookup(p.lookup, l, member(P, "lookup"));
+  if (const cJSON* l = cJSON_GetObjectItemCaseSensitive(v, "lookup"))
+    apply_lookup(p.lookup, l, member(P, "lookup"), create_placeholders());
   if (const cJSON* w = cJSON_GetObjectItemCaseSensitive(v, "webhook")) apply_webhook(p.webhook, w, member(P, "webhook"));
   if (const cJSON* m = cJSON_GetObjectItemCaseSensitive(v, "money")) apply_money(p.money, m, member(P, "money"));
+  if (const cJSON* a = cJSON_GetObjectItemCaseSensitive(v, "amount")) p.amount = amount_field_at(a, member(P, "amount"));
+  if (const cJSON* o = cJSON_GetObjectItemCaseSensitive(v, "operations"))
+    apply_operations(p.operations, o, member(P, "operations"));
 
   check_identity(p.identity, member(P, "identity"));
   check_lookup(p.lookup, member(P, "lookup"));
   check_webhook(p.webhook, p.lookup, member(P, "webhook"));
   check_money(p.money, member(P, "money"));
+  check_operations(p, member(P, "operations"));
   if (p.name.empty()) fail(member(P, "name"), "missing");
   return p;
 }

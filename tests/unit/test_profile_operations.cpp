@@ -1,0 +1,450 @@
+// A profile's "operations" block (src/profiles/profile_operations.cpp) and
+// the "amount" readers (amount_reading.cpp), against docs/profiles.md
+// "operations" and the per-provider operations tables of docs/providers.md:
+// the loader refuses what cannot be sent safely and names the field, extends
+// merges member by member, an amount reads as the provider writes it, and
+// each built-in's capture, refund and cancel go where its provider documents.
+#include <gtest/gtest.h>
+
+#include <cJSON.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "amount_reading.hpp"
+#include "json_util.hpp"
+#include "money_reading.hpp"
+#include "path_template.hpp"
+#include "profile.hpp"
+#include "profile_operations.hpp"
+
+namespace payretry {
+namespace {
+
+std::string error_of(const std::string& json) {
+  try {
+    parse_profile(json);
+  } catch (const ProfileError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Profile builtin(const char* name) {
+  auto p = builtin_profile(name);
+  if (!p) ADD_FAILURE() << "no built-in profile " << name;
+  return p ? *p : Profile{};
+}
+
+// A profile over `base` whose operations block is `ops` (JSON text).
+std::string with_ops(const std::string& ops, const std::string& base = "generic") {
+  return R"({"name":"o","extends":")" + base + R"(","operations":)" + ops + "}";
+}
+
+// A refund that loads over generic: the smallest operation that is whole.
+const char kRefund[] = R"("refund":{"path":"/v1/payments/{provider_id}/refunds")";
+
+std::string refund_with(const std::string& members) {
+  return with_ops(std::string("{") + kRefund + (members.empty() ? "" : "," + members) + "}}");
+}
+
+// ---- the loader -------------------------------------------------------------------------------
+
+TEST(ProfileOperations, every_built_in_loads_and_generic_has_no_operations) {
+  for (const std::string& n : builtin_profile_names()) {
+    const Profile p = builtin(n.c_str());
+    for (const auto& [name, op] : p.operations) {
+      EXPECT_TRUE(name == "capture" || name == "refund" || name == "cancel") << n << ": " << name;
+      EXPECT_FALSE(op.path.empty()) << n << "." << name;
+      EXPECT_FALSE(op.notes.empty()) << n << "." << name << ": every operation says where its facts come from";
+      EXPECT_FALSE(op.parent_states.empty()) << n << "." << name;
+    }
+  }
+  EXPECT_TRUE(builtin("generic").operations.empty());
+  EXPECT_TRUE(builtin("generic").amount.path.empty());
+}
+
+TEST(ProfileOperations, a_minimal_operation_inherits_the_profiles_key_window_and_replay_and_its_kinds_parent_states) {
+  const Profile p = parse_profile(refund_with(""));
+  ASSERT_EQ(p.operations.count("refund"), 1u);
+  const ProfileOperation& r = p.operations.at("refund");
+  EXPECT_EQ(r.method, "POST");
+  EXPECT_EQ(r.identity.mode, IdentityMode::header);
+  EXPECT_EQ(r.identity.name, "Idempotency-Key");
+  EXPECT_EQ(r.retention_ms, p.retention_ms);
+  EXPECT_EQ(r.replay, p.replay);
+  EXPECT_EQ(r.parent_states, (std::vector<MoneyState>{MoneyState::paid, MoneyState::partly_refunded}));
+  EXPECT_EQ(operation_default_parent_states("capture"), std::vector<MoneyState>{MoneyState::authorized});
+  EXPECT_EQ(operation_default_parent_states("cancel"),
+            (std::vector<MoneyState>{MoneyState::awaiting_customer, MoneyState::pending, MoneyState::authorized}));
+  EXPECT_EQ(r.lookup.by, LookupBy::none);
+}
+
+TEST(ProfileOperations, an_operation_name_the_library_does_not_know_is_refused) {
+  EXPECT_EQ(error_of(with_ops(R"({"void":{"path":"/v"}})")),
+            "profile.operations.void: unknown operation (known: capture, refund, cancel)");
+  EXPECT_EQ(error_of(with_ops(R"([])")), "profile.operations: must be an object");
+  EXPECT_EQ(error_of(with_ops(R"({"refund":{"path":"/a"},"refund":{"path":"/b"}})")),
+            "profile.operations.refund: given twice");
+}
+
+TEST(ProfileOperations, malformed_members_are_refused_naming_the_field) {
+  const std::pair<std::string, std::string> cases[] = {
+      {R"("methd":"POST")", "profile.operations.refund.methd: unknown key; did you mean \"method\"?"},
+      {R"("method":"PUT")", "profile.operations.refund.method: must be \"POST\" or \"DELETE\""},
+      {R"("target_id":"$.captures[*].id")",
+       "profile.operations.refund.target_id: must be a JSON path to one value"},
+      {R"("identity":{"mode":"reference","name":"$.out_trade_no"})",
+       "profile.operations.refund.identity.mode: an operation's key is its own"},
+      {R"("identity":{"mode":"body","name":"$.refunds[0].key"})",
+       "profile.operations.refund.identity.name: identity mode \"body\" needs a JSON path of members"},
+      {R"("body":{"$.a[0]":"{provider_id}"})", "profile.operations.refund.body.$.a[0]: must be a JSON path of members"},
+      {R"("body":{"$.pi":"{payment}"})", "profile.operations.refund.body.$.pi: unknown placeholder {payment}"},
+      {R"("body":{"$.pi":""})", "profile.operations.refund.body.$.pi: must be a template"},
+      {R"("body":{})", "profile.operations.refund.body: must name at least one field"},
+      {R"("amount":{"path":"$.amount","format":"cents"})",
+       "profile.operations.refund.amount.format: \"cents\" is not an amount format (minor, decimal)"},
+      {R"("amount":{"path":"$.amounts[*]","format":"minor"})",
+       "profile.operations.refund.amount.path: \"$.amounts[*]\" is not a JSON path to one value"},
+      {R"("amount":{"path":"$.amount"})", "profile.operations.refund.amount.format: missing"},
+      {R"("retention_ms":0)", "profile.operations.refund.retention_ms: must be an integer from 1"},
+      {R"("replay":"always")", "profile.operations.refund.replay: must be none, success_only"},
+      {R"("classify":[{"when":{"status":700},"verdict":"retry"}])",
+       "profile.operations.refund.classify[0].when.status: must be an integer from 100 to 599"},
+      {R"("response":{"status_map":{"ok":"DONE"}})",
+       "profile.operations.refund.response.status_map.ok: must be \"SUCCEEDED\", \"FAILED\" or \"PENDING\""},
+      {R"("response":{"state_path":"$.s"})", "profile.operations.refund.response.state_path: unknown key"},
+      {R"("lookup":{"by":"provider_id","path":"/v1/refunds/{provider_id}"})",
+       "profile.operations.refund.lookup.path: a refund's lookup by provider_id needs {operation_id} in its path"},
+      {R"("lookup":{"by":"order_id","path":"/v1/refunds/{operation_id}"})",
+       "profile.operations.refund.lookup.by: \"order_id\" asks by what is known before the send"},
+      {R"("lookup":{"by":"order_id","path":"/v1/refunds"})",
+       "profile.operations.refund.lookup.path: a lookup by order_id names the operation's {key}"},
+      {R"("lookup":{"by":"replay"})",
+       "profile.operations.refund.lookup.by: \"replay\" is a same-key re-send, which replay \"none\" does not make safe"},
+      {R"("lookup":{"by":"provider_id","path":"/r/{refund_id}"})",
+       "profile.operations.refund.lookup.path: unknown placeholder {refund_id}"},
+      {R"("money":{"states":{"succeeded":"returned"}})",
+       "profile.operations.refund.money.states.succeeded: \"returned\" is not a money state"},
+      {R"("money":{"create":[{"path":"$.status"}]})",
+       "profile.operations.refund.money.create[0]: reads words that no map lists"},
+      {R"("parent_states":["paid","unknown"])", "profile.operations.refund.parent_states[1]: \"unknown\" is not a money state"},
+      {R"("parent_states":["paid","paid"])", "profile.operations.refund.parent_states[1]: given twice"},
+      {R"("parent_states":[])", "profile.operations.refund.parent_states: must name at least one money state"},
+      {R"("notes":"x")", "profile.operations.refund.notes: must be an array of strings"},
+  };
+  for (const auto& [members, want] : cases) {
+    const std::string got = error_of(refund_with(members));
+    EXPECT_EQ(got.substr(0, want.size()), want) << members << "\n got: " << got;
+  }
+}
+
+TEST(ProfileOperations, the_whole_operation_is_checked_once_every_member_is_known) {
+  EXPECT_EQ(error_of(with_ops(R"({"refund":{"method":"POST"}})")),
+            "profile.operations.refund.path: missing: where the refund is sent");
+  EXPECT_EQ(error_of(with_ops(R"({"refund":{"path":"v1/refunds"}})")),
+            "profile.operations.refund.path: must start with / and hold no spaces or control characters");
+  EXPECT_EQ(error_of(with_ops(R"({"refund":{"path":"/captures/{target_id}/refund"}})")),
+            "profile.operations.refund.target_id: missing: the operation names {target_id}; say where the payment's "
+            "lookup answer carries it");
+  EXPECT_EQ(error_of(with_ops(R"({"refund":{"path":"/r","target_id":"$.id"}})")),
+            "profile.operations.refund.target_id: is given, but neither the path, the body nor the lookup names "
+            "{target_id}");
+  // generic has no lookup, so there is no answer to read a target from.
+  EXPECT_EQ(error_of(with_ops(R"({"refund":{"path":"/c/{target_id}/refund","target_id":"$.capture.id"}})")),
+            "profile.operations.refund.target_id: is read from the payment's lookup answer, and the profile has no "
+            "lookup");
+  EXPECT_EQ(error_of(with_ops(
+                R"({"refund":{"path":"/r","identity":{"mode":"body","name":"$.key"},"body":{"$.key":"{order_id}"}}})")),
+            "profile.operations.refund.body.$.key: is where the identity writes the key");
+  EXPECT_EQ(error_of(with_ops(
+                R"({"refund":{"path":"/r","amount":{"path":"$.amount","format":"minor"},"body":{"$.amount":"1"}}})")),
+            "profile.operations.refund.body.$.amount: is where the caller gives the amount");
+  EXPECT_EQ(error_of(with_ops(
+                R"({"cancel":{"method":"DELETE","path":"/p/{provider_id}","identity":{"mode":"body","name":"$.k"}}})")),
+            "profile.operations.cancel.identity: a DELETE has no body to carry the key in");
+  EXPECT_EQ(error_of(with_ops(R"({"refund":{"path":"/r","response":{"id_path":""},
+                                 "lookup":{"by":"provider_id","path":"/r/{operation_id}"}}})")),
+            "profile.operations.refund.response.id_path: is empty, and the lookup asks by the id the answer gives");
+  // A profile whose key is the payment's reference (WeChat Pay) cannot
+  // lend it to an operation.
+  EXPECT_EQ(error_of(with_ops(R"({"refund":{"path":"/v3/refund/domestic/refunds"}})", "wechatpay_v3")),
+            "profile.operations.refund.identity: missing: the profile's identity is the payment's reference, which "
+            "cannot name a refund; give the operation its own (header, body or none)");
+  EXPECT_EQ(error_of(R"({"name":"o","identity":{"mode":"none"}})"),
+            "profile.identity.mode: \"none\" is for an operation the provider takes no key for, never a create");
+}
+
+TEST(ProfileOperations, the_create_amount_reader_is_checked_too) {
+  EXPECT_EQ(error_of(R"({"name":"o","amount":{"path":"amount","format":"minor"}})"),
+            "profile.amount.path: \"amount\" is not a JSON path to one value ($.amount, $.amount.value, "
+            "$.purchase_units[0].amount.value)");
+  EXPECT_EQ(error_of(R"({"name":"o","amount":{"path":"$.amount","format":"minor","currency":"$.c"}})")
+                .substr(0, 30),
+            "profile.amount.currency: unkno");
+  EXPECT_EQ(parse_profile(R"({"name":"o","amount":{"path":"$.amount.value","format":"decimal"}})").amount.format,
+            AmountFormat::decimal);
+}
+
+TEST(ProfileOperations, extends_merges_an_operation_member_by_member) {
+  // stripe's refund has a lookup and notes; a child that moves the path
+  // keeps them, puts its rules before the base's and adds a note.
+  const Profile base = builtin("stripe");
+  ASSERT_EQ(base.operations.count("refund"), 1u);
+  const ProfileOperation& br = base.operations.at("refund");
+  const Profile child = parse_profile(R"({"name":"c","extends":"stripe","operations":{"refund":{
+      "path":"/v1/charges/{provider_id}/refunds",
+      "classify":[{"when":{"status":402},"verdict":"fail"}],
+      "notes":["the legacy charge refunds"]}}})");
+  const ProfileOperation& cr = child.operations.at("refund");
+  EXPECT_EQ(cr.path, "/v1/charges/{provider_id}/refunds");
+  EXPECT_EQ(cr.lookup.path, br.lookup.path);
+  EXPECT_EQ(cr.lookup.status_map, br.lookup.status_map);
+  EXPECT_EQ(cr.status_map, br.status_map);
+  EXPECT_EQ(cr.body, br.body);
+  EXPECT_EQ(cr.money.states, br.money.states);
+  ASSERT_EQ(cr.classify.size(), br.classify.size() + 1);
+  EXPECT_EQ(cr.classify[0].when.status, (std::vector<std::pair<int, int>>{{402, 402}}));
+  EXPECT_EQ(cr.notes.size(), br.notes.size() + 1);
+  EXPECT_EQ(cr.notes.back(), "the legacy charge refunds");
+  // The operations the child does not name stay as they were.
+  EXPECT_EQ(child.operations.at("capture").path, base.operations.at("capture").path);
+
+  // A lookup member replaces only itself; a status_map is replaced whole.
+  const Profile c2 = parse_profile(R"({"name":"c","extends":"stripe","operations":{"refund":{
+      "lookup":{"status_map":{"succeeded":"SUCCEEDED"}}}}})");
+  EXPECT_EQ(c2.operations.at("refund").lookup.path, br.lookup.path);
+  EXPECT_EQ(c2.operations.at("refund").lookup.status_map.size(), 1u);
+}
+
+TEST(ProfileOperations, an_inherited_operation_follows_the_childs_identity_window_and_replay_unless_it_gave_its_own) {
+  // stripe's operations give no identity, window or replay of their own:
+  // they are the profile's, and a child's top level reaches them.
+  const Profile child = parse_profile(R"({"name":"c","extends":"stripe",
+      "identity":{"name":"X-Key","max_length":64},"retention_ms":3600000,"replay":"none"})");
+  for (const auto& [name, op] : child.operations) {
+    EXPECT_EQ(op.identity.name, "X-Key") << name;
+    EXPECT_EQ(op.identity.max_length, 64u) << name;
+    EXPECT_EQ(op.retention_ms, std::optional<int64_t>(3600000)) << name;
+    EXPECT_EQ(op.replay, ReplayKind::none) << name;
+  }
+  // One given on the operation stays its own.
+  const Profile c2 = parse_profile(R"({"name":"c","extends":"stripe","operations":{"refund":{"retention_ms":null,
+      "identity":{"mode":"body","name":"$.idempotency_key"}}},"retention_ms":3600000})");
+  EXPECT_EQ(c2.operations.at("refund").retention_ms, std::nullopt);
+  EXPECT_EQ(c2.operations.at("refund").identity.mode, IdentityMode::body);
+  EXPECT_EQ(c2.operations.at("capture").retention_ms, std::optional<int64_t>(3600000));
+  // And a grandchild keeps what the child gave.
+  EXPECT_EQ(c2.operations.at("refund").identity_given, true);
+}
+
+// ---- read_amount ------------------------------------------------------------------------------
+
+std::optional<int64_t> amount_in(AmountFormat f, const char* path, const char* json, std::string& error) {
+  JsonPtr doc(cJSON_Parse(json));
+  EXPECT_TRUE(doc) << json;
+  return read_amount(AmountField{path, f}, doc.get(), error);
+}
+
+TEST(AmountReading, minor_units_are_a_whole_non_negative_number) {
+  std::string e;
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":1000})", e), 1000);
+  EXPECT_EQ(e, "");
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":0})", e), 0);
+  // Stripe's form fields make "1000" and 1000 the same bytes.
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":"1000"})", e), 1000);
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount.value", R"({"amount":{"value":9007199254740992}})", e),
+            int64_t(1) << 53);
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":10.5})", e), std::nullopt);
+  EXPECT_EQ(e, "$.amount: must be a whole number of minor units, not a fraction");
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":-5})", e), std::nullopt);
+  EXPECT_EQ(e, "$.amount: must not be negative");
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":"10.00"})", e), std::nullopt);
+  EXPECT_EQ(e, "$.amount: \"10.00\" is not a whole number of minor units");
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":"-5"})", e), std::nullopt);
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":9007199254740994})", e), std::nullopt);
+  EXPECT_EQ(e, "$.amount: is too large");
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":true})", e), std::nullopt);
+  EXPECT_EQ(e, "$.amount: must be a whole number of minor units");
+}
+
+TEST(AmountReading, a_decimal_is_read_as_hundredths_with_at_most_two_decimals) {
+  std::string e;
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":"10.00"})", e), 1000);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":"10"})", e), 1000);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":"10.5"})", e), 1050);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":"0.01"})", e), 1);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":"0.00"})", e), 0);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":"10.001"})", e), std::nullopt);
+  EXPECT_EQ(e, "$.v: \"10.001\" has more than two decimals");
+  for (const char* bad : {R"({"v":"abc"})", R"({"v":"-1.00"})", R"({"v":"+1.00"})", R"({"v":"1e3"})",
+                          R"({"v":"1."})", R"({"v":".5"})", R"({"v":""})", R"({"v":"1,00"})", R"({"v":" 1.00"})"}) {
+    EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", bad, e), std::nullopt) << bad;
+    EXPECT_NE(e.find("is not a decimal amount"), std::string::npos) << bad << ": " << e;
+  }
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":"123456789012345.00"})", e), std::nullopt);
+  EXPECT_EQ(e, "$.v: \"123456789012345.00\" is too large");
+  // A JSON number only when it is exactly such a value.
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":88.88})", e), 8888);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":10})", e), 1000);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":0.1})", e), 10);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":10.001})", e), std::nullopt);
+  EXPECT_EQ(e, "$.v: has more than two decimals");
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":-1})", e), std::nullopt);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, "$.v", R"({"v":{"x":1}})", e), std::nullopt);
+  EXPECT_EQ(e, "$.v: must be a decimal amount (\"10.00\")");
+}
+
+TEST(AmountReading, a_missing_value_or_body_is_an_error_not_zero) {
+  std::string e;
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount.value", R"({"amount":5})", e), std::nullopt);
+  EXPECT_EQ(e, "$.amount.value: no value there");
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.purchase_units[1].amount", R"({"purchase_units":[{"amount":1}]})", e),
+            std::nullopt);
+  EXPECT_EQ(read_amount(AmountField{"$.amount", AmountFormat::minor}, nullptr, e), std::nullopt);
+  EXPECT_EQ(e, "the body is not a JSON document");
+  EXPECT_EQ(read_amount(AmountField{}, nullptr, e), std::nullopt);
+  EXPECT_EQ(e, "the profile names no amount");
+}
+
+TEST(AmountReading, alipays_biz_content_is_read_as_an_object_or_as_its_json_text) {
+  std::string e;
+  const char* path = "$.biz_content.total_amount";
+  // What tests/integration hands pay_submit for alipay (form_flat sends the
+  // object as its JSON text), and the same body with that text already.
+  EXPECT_EQ(amount_in(AmountFormat::decimal, path, R"({"biz_content":{"out_trade_no":"o1","total_amount":"10.00"}})", e),
+            1000);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, path,
+                      R"({"biz_content":"{\"out_trade_no\":\"o1\",\"total_amount\":\"88.88\"}"})", e),
+            8888);
+  EXPECT_EQ(amount_in(AmountFormat::decimal, path, R"({"biz_content":"not json"})", e), std::nullopt);
+  EXPECT_EQ(e, "$.biz_content.total_amount: no value there");
+}
+
+// Each built-in's create amount, on the body shape its provider takes (the
+// bodies tests/integration and the simulator send).
+TEST(AmountReading, each_built_in_reads_its_create_amount_where_its_provider_carries_it) {
+  const std::map<std::string, std::pair<const char*, int64_t>> bodies = {
+      {"stripe", {R"({"amount":1000,"currency":"eur","metadata":{"order_id":"o"}})", 1000}},
+      {"adyen", {R"({"amount":{"currency":"EUR","value":1000},"reference":"o","merchantAccount":"M"})", 1000}},
+      {"checkout_com", {R"({"amount":1000,"currency":"EUR","reference":"o"})", 1000}},
+      {"mollie", {R"({"amount":{"currency":"EUR","value":"10.00"},"description":"Order","metadata":{"order_id":"o"}})", 1000}},
+      {"paypal", {R"({"intent":"CAPTURE","purchase_units":[{"reference_id":"pr","amount":{"currency_code":"USD","value":"10.50"}}]})", 1050}},
+      {"square", {R"({"source_id":"cnon:card-nonce-ok","amount_money":{"amount":1000,"currency":"USD"}})", 1000}},
+      {"wechatpay_v3", {R"({"out_trade_no":"wx_order_1","amount":{"total":100,"currency":"CNY"}})", 100}},
+      {"alipay", {R"({"biz_content":{"out_trade_no":"o","total_amount":"88.88","subject":"x"}})", 8888}},
+  };
+  for (const auto& [name, body] : bodies) {
+    const Profile p = builtin(name.c_str());
+    if (p.amount.path.empty()) {
+      ADD_FAILURE() << name << ": no create amount";
+      continue;
+    }
+    JsonPtr doc(cJSON_Parse(body.first));
+    std::string e;
+    EXPECT_EQ(read_amount(p.amount, doc.get(), e), body.second) << name << ": " << e;
+  }
+}
+
+// ---- the built-ins against docs/providers.md ---------------------------------------------------
+
+// What docs/providers.md says of one operation of one provider.
+struct Documented {
+  const char* method;
+  const char* endpoint;   // the path with the sample ids below filled in
+  IdentityMode carrier;
+  const char* key_name;   // header name or body path; "" for none
+  std::map<std::string, StatusTarget> answer;  // status words of its answer
+  LookupBy lookup;
+  const char* lookup_endpoint;  // with the sample ids; "" for none
+  const char* amount_path;      // "" for none
+};
+
+// Sample ids: the parent's provider id and order id, the operation's key,
+// a target id and the operation's own id.
+std::string expand(const std::string& tmpl) {
+  return fill_template(tmpl,
+                       {{"provider_id", "PAY1"}, {"order_id", "ORD1"}, {"key", "KEY1"}, {"target_id", "TGT1"},
+                        {"operation_id", "OP1"}, {"merchant_id", "M1"}},
+                       false);
+}
+
+constexpr StatusTarget S = StatusTarget::succeeded;
+constexpr StatusTarget F = StatusTarget::failed;
+constexpr StatusTarget P = StatusTarget::pending;
+
+const std::map<std::string, std::map<std::string, Documented>>& documented() {
+  static const std::map<std::string, std::map<std::string, Documented>> table = {
+      {"stripe",
+       {{"capture",
+         {"POST", "/v1/payment_intents/PAY1/capture", IdentityMode::header, "Idempotency-Key",
+          {{"succeeded", S}, {"processing", P}, {"canceled", F}}, LookupBy::order_id, "/v1/payment_intents/PAY1",
+          "$.amount_to_capture"}},
+        {"refund",
+         {"POST", "/v1/refunds", IdentityMode::header, "Idempotency-Key",
+          {{"succeeded", S}, {"pending", P}, {"requires_action", P}, {"failed", F}, {"canceled", F}},
+          LookupBy::provider_id, "/v1/refunds/OP1", "$.amount"}},
+        {"cancel",
+         {"POST", "/v1/payment_intents/PAY1/cancel", IdentityMode::header, "Idempotency-Key", {{"canceled", S}},
+          LookupBy::order_id, "/v1/payment_intents/PAY1", ""}}}},
+  };
+  return table;
+}
+
+TEST(ProfileOperations, each_built_in_operation_goes_where_its_provider_documents_with_the_documented_key) {
+  for (const auto& [name, ops] : documented()) {
+    const Profile p = builtin(name.c_str());
+    EXPECT_EQ(p.operations.size(), ops.size()) << name;
+    for (const auto& [kind, want] : ops) {
+      const auto it = p.operations.find(kind);
+      if (it == p.operations.end()) {
+        ADD_FAILURE() << name << " has no " << kind;
+        continue;
+      }
+      const ProfileOperation& op = it->second;
+      const std::string where = name + "." + kind;
+      EXPECT_EQ(op.method, want.method) << where;
+      EXPECT_EQ(expand(op.path), want.endpoint) << where;
+      EXPECT_EQ(op.identity.mode, want.carrier) << where;
+      if (want.carrier != IdentityMode::none) {
+        EXPECT_EQ(op.identity.name, want.key_name) << where;
+      }
+      EXPECT_EQ(op.status_map, want.answer) << where;
+      EXPECT_EQ(op.lookup.by, want.lookup) << where;
+      EXPECT_EQ(expand(op.lookup.path), want.lookup_endpoint) << where;
+      EXPECT_EQ(op.amount.path, want.amount_path) << where;
+    }
+  }
+}
+
+// Money: what each operation's success word says the payment reaches.
+TEST(ProfileOperations, each_built_in_operations_success_word_moves_the_money_as_documented) {
+  struct Case {
+    const char* profile;
+    const char* op;
+    const char* answer;
+    MoneyState money;
+  };
+  const Case cases[] = {
+      {"stripe", "capture", R"({"id":"pi_1","status":"succeeded"})", MoneyState::paid},
+      {"stripe", "capture", R"({"id":"pi_1","status":"requires_capture"})", MoneyState::unknown},
+      {"stripe", "refund", R"({"id":"re_1","status":"succeeded"})", MoneyState::refunded},
+      {"stripe", "refund", R"({"id":"re_1","status":"failed"})", MoneyState::unknown},
+      {"stripe", "cancel", R"({"id":"pi_1","status":"canceled"})", MoneyState::failed},
+  };
+  for (const Case& c : cases) {
+    const Profile p = builtin(c.profile);
+    const auto it = p.operations.find(c.op);
+    if (it == p.operations.end()) {
+      ADD_FAILURE() << c.profile << " has no " << c.op;
+      continue;
+    }
+    JsonPtr doc(cJSON_Parse(c.answer));
+    EXPECT_EQ(money_in_answer(it->second.money, it->second.money.create, doc.get()), c.money)
+        << c.profile << "." << c.op << " " << c.answer;
+  }
+}
+
+}  // namespace
+}  // namespace payretry
