@@ -469,6 +469,51 @@ TEST(MemoryLedgerOperations, TheCapOfSettledRowsNeverForgetsAnOperationBeforeIts
   EXPECT_FALSE(l->get("p refund r2"));
 }
 
+// PostgreSQL runs under READ COMMITTED: a prune whose DELETE took its
+// snapshot before an operation on one of its payments committed would not
+// see the operation's row, wait for the payment's row lock, and then delete
+// the payment anyway, leaving the open operation without it. Staged here
+// by hand: a transaction holds the payment FOR UPDATE and inserts an open
+// refund of it, as create_operation_and_claim does, while the prune runs.
+TEST(PostgresOperations, APruneRacingAnOperationOnItsPaymentKeepsThePayment) {
+  LEDGER_REQUIRE_PG();
+  ScratchStore store(Kind::postgres);
+  auto l = open_ledger(store.url(), "");
+  make_payment(*l, "p", PaymentState::succeeded, MoneyState::paid, 1000);
+  ASSERT_FALSE(HasFatalFailure());
+  PgSession op(store.url()), watch(store.url());
+  op.exec("BEGIN");
+  op.exec("SELECT order_id FROM payments WHERE order_id = 'p' FOR UPDATE");
+  op.exec("INSERT INTO payments (order_id, idempotency_key, fingerprint, state, created_at, key_expires_at, "
+          "updated_at, lease_owner, lease_until, scope, operation, parent_order_id, operation_ref, amount) VALUES "
+          "('p refund r1', 'key-p-refund-r1', 'fp', 'IN_FLIGHT', " + std::to_string(kNow + 100) + ", " +
+          std::to_string(kNow + kDay) + ", " + std::to_string(kNow + 100) + ", 'worker', " +
+          std::to_string(kNow + 100 + kLease) + ", 'scope-a', 'refund', 'p', 'r1', 100)");
+  int64_t pruned = -1;
+  std::string error;
+  std::thread prune([&] {
+    try {
+      pruned = l->prune_settled(kNow + kDay);
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+  });
+  // The prune waits for the payment's row lock (whichever of its
+  // statements meets it first), then the operation commits.
+  bool waiting = false;
+  for (int i = 0; i < 500 && !waiting; ++i) {
+    waiting = watch.exec("SELECT count(*) FROM pg_locks WHERE NOT granted") != "0";
+    if (!waiting) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  op.exec("COMMIT");
+  prune.join();
+  ASSERT_TRUE(waiting) << "the prune never waited for the payment's lock";
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(pruned, 0);
+  EXPECT_TRUE(l->get("p")) << "the payment of an open refund was pruned";
+  EXPECT_TRUE(l->get("p refund r1"));
+}
+
 // ---- the race ------------------------------------------------------------------------
 
 TEST_P(LedgerOperations, RefundsOfOnePaymentRacingFromEightThreadsCreateOnlyWhatFits) { refund_race(8, 0, 2, 5); }
