@@ -388,6 +388,17 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
         {"cancel",
          {"POST", "/v1/payment_intents/PAY1/cancel", IdentityMode::header, "Idempotency-Key", {{"canceled", S}},
           LookupBy::order_id, "/v1/payment_intents/PAY1", ""}}}},
+      // Checkout.com answers 202 with an action id and no status word.
+      {"checkout_com",
+       {{"capture",
+         {"POST", "/payments/PAY1/captures", IdentityMode::header, "Cko-Idempotency-Key", {}, LookupBy::order_id,
+          "/payments/PAY1", "$.amount"}},
+        {"refund",
+         {"POST", "/payments/PAY1/refunds", IdentityMode::header, "Cko-Idempotency-Key", {}, LookupBy::none, "",
+          "$.amount"}},
+        {"cancel",
+         {"POST", "/payments/PAY1/voids", IdentityMode::header, "Cko-Idempotency-Key", {}, LookupBy::order_id,
+          "/payments/PAY1", ""}}}},
   };
   return table;
 }
@@ -418,6 +429,43 @@ TEST(ProfileOperations, each_built_in_operation_goes_where_its_provider_document
   }
 }
 
+// Money read by each operation's lookup and notifications.
+TEST(ProfileOperations, each_built_in_operations_lookup_and_events_move_the_money_as_documented) {
+  struct Case {
+    const char* profile;
+    const char* op;
+    const char* lookup_answer;  // "" none
+    const char* event_type;     // "" none
+    MoneyState money;
+  };
+  const Case cases[] = {
+      {"stripe", "capture", R"({"id":"pi_1","status":"succeeded"})", "", MoneyState::paid},
+      {"stripe", "refund", R"({"id":"re_1","status":"pending","payment_intent":"pi_1"})", "", MoneyState::unknown},
+      {"checkout_com", "capture", R"({"id":"pay_1","status":"Partially Captured"})", "", MoneyState::paid},
+      {"checkout_com", "capture", R"({"id":"pay_1","status":"Authorized"})", "", MoneyState::unknown},
+      {"checkout_com", "capture", "", "payment_captured", MoneyState::paid},
+      {"checkout_com", "refund", "", "payment_refunded", MoneyState::refunded},
+      {"checkout_com", "refund", "", "payment_refund_declined", MoneyState::unknown},
+      {"checkout_com", "cancel", R"({"id":"pay_1","status":"Voided"})", "", MoneyState::failed},
+  };
+  for (const Case& c : cases) {
+    const Profile p = builtin(c.profile);
+    const auto it = p.operations.find(c.op);
+    if (it == p.operations.end()) {
+      ADD_FAILURE() << c.profile << " has no " << c.op;
+      continue;
+    }
+    const ProfileMoney& m = it->second.money;
+    const std::string where = std::string(c.profile) + "." + c.op + " " + c.lookup_answer + c.event_type;
+    if (*c.lookup_answer) {
+      JsonPtr doc(cJSON_Parse(c.lookup_answer));
+      EXPECT_EQ(money_in_answer(m, m.lookup, doc.get()), c.money) << where;
+    } else {
+      EXPECT_EQ(money_in_event(m, c.event_type, nullptr), c.money) << where;
+    }
+  }
+}
+
 // Money: what each operation's success word says the payment reaches.
 TEST(ProfileOperations, each_built_in_operations_success_word_moves_the_money_as_documented) {
   struct Case {
@@ -432,6 +480,9 @@ TEST(ProfileOperations, each_built_in_operations_success_word_moves_the_money_as
       {"stripe", "refund", R"({"id":"re_1","status":"succeeded"})", MoneyState::refunded},
       {"stripe", "refund", R"({"id":"re_1","status":"failed"})", MoneyState::unknown},
       {"stripe", "cancel", R"({"id":"pi_1","status":"canceled"})", MoneyState::failed},
+      // An accepted (202) Checkout.com action says nothing of the money.
+      {"checkout_com", "capture", R"({"action_id":"act_1"})", MoneyState::unknown},
+      {"checkout_com", "refund", R"({"action_id":"act_1"})", MoneyState::unknown},
   };
   for (const Case& c : cases) {
     const Profile p = builtin(c.profile);
