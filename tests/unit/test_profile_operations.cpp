@@ -399,6 +399,17 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
         {"cancel",
          {"POST", "/payments/PAY1/voids", IdentityMode::header, "Cko-Idempotency-Key", {}, LookupBy::order_id,
           "/payments/PAY1", ""}}}},
+      // Adyen answers received and settles by notification only.
+      {"adyen",
+       {{"capture",
+         {"POST", "/v72/payments/PAY1/captures", IdentityMode::header, "idempotency-key", {{"received", S}},
+          LookupBy::none, "", "$.amount.value"}},
+        {"refund",
+         {"POST", "/v72/payments/PAY1/refunds", IdentityMode::header, "idempotency-key", {{"received", S}},
+          LookupBy::none, "", "$.amount.value"}},
+        {"cancel",
+         {"POST", "/v72/payments/PAY1/cancels", IdentityMode::header, "idempotency-key", {{"received", S}},
+          LookupBy::none, "", ""}}}},
   };
   return table;
 }
@@ -447,6 +458,12 @@ TEST(ProfileOperations, each_built_in_operations_lookup_and_events_move_the_mone
       {"checkout_com", "refund", "", "payment_refunded", MoneyState::refunded},
       {"checkout_com", "refund", "", "payment_refund_declined", MoneyState::unknown},
       {"checkout_com", "cancel", R"({"id":"pay_1","status":"Voided"})", "", MoneyState::failed},
+      {"adyen", "capture", "", "CAPTURE:true", MoneyState::paid},
+      {"adyen", "capture", "", "CAPTURE:false", MoneyState::unknown},
+      {"adyen", "capture", "", "CAPTURE_FAILED:true", MoneyState::unknown},
+      {"adyen", "refund", "", "REFUND:true", MoneyState::refunded},
+      {"adyen", "refund", "", "REFUND_FAILED:true", MoneyState::unknown},
+      {"adyen", "cancel", "", "CANCELLATION:true", MoneyState::failed},
   };
   for (const Case& c : cases) {
     const Profile p = builtin(c.profile);
@@ -483,6 +500,8 @@ TEST(ProfileOperations, each_built_in_operations_success_word_moves_the_money_as
       // An accepted (202) Checkout.com action says nothing of the money.
       {"checkout_com", "capture", R"({"action_id":"act_1"})", MoneyState::unknown},
       {"checkout_com", "refund", R"({"action_id":"act_1"})", MoneyState::unknown},
+      // received: recorded, no money moved yet.
+      {"adyen", "refund", R"({"pspReference":"R1","paymentPspReference":"P1","status":"received"})", MoneyState::unknown},
   };
   for (const Case& c : cases) {
     const Profile p = builtin(c.profile);
