@@ -410,6 +410,19 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
         {"cancel",
          {"POST", "/v72/payments/PAY1/cancels", IdentityMode::header, "idempotency-key", {{"received", S}},
           LookupBy::none, "", ""}}}},
+      // Mollie: major units as strings; a cancel is a DELETE of the payment.
+      {"mollie",
+       {{"capture",
+         {"POST", "/v2/payments/PAY1/captures", IdentityMode::header, "Idempotency-Key",
+          {{"succeeded", S}, {"pending", P}, {"failed", F}}, LookupBy::provider_id, "/v2/payments/PAY1/captures/OP1",
+          "$.amount.value"}},
+        {"refund",
+         {"POST", "/v2/payments/PAY1/refunds", IdentityMode::header, "Idempotency-Key",
+          {{"refunded", S}, {"queued", P}, {"pending", P}, {"processing", P}, {"failed", F}, {"canceled", F}},
+          LookupBy::provider_id, "/v2/payments/PAY1/refunds/OP1", "$.amount.value"}},
+        {"cancel",
+         {"DELETE", "/v2/payments/PAY1", IdentityMode::header, "Idempotency-Key", {{"canceled", S}}, LookupBy::order_id,
+          "/v2/payments/PAY1", ""}}}},
   };
   return table;
 }
@@ -464,6 +477,10 @@ TEST(ProfileOperations, each_built_in_operations_lookup_and_events_move_the_mone
       {"adyen", "refund", "", "REFUND:true", MoneyState::refunded},
       {"adyen", "refund", "", "REFUND_FAILED:true", MoneyState::unknown},
       {"adyen", "cancel", "", "CANCELLATION:true", MoneyState::failed},
+      {"mollie", "refund", R"({"id":"re_1","paymentId":"tr_1","status":"refunded"})", "", MoneyState::refunded},
+      {"mollie", "refund", R"({"id":"re_1","paymentId":"tr_1","status":"queued"})", "", MoneyState::unknown},
+      {"mollie", "capture", R"({"id":"cpt_1","paymentId":"tr_1","status":"succeeded"})", "", MoneyState::paid},
+      {"mollie", "cancel", R"({"id":"tr_1","status":"canceled"})", "", MoneyState::failed},
   };
   for (const Case& c : cases) {
     const Profile p = builtin(c.profile);
