@@ -244,6 +244,19 @@ std::string truth_json(const State& state) {
   for (std::size_t i = 0; i < kMoneyCount; ++i) {
     add_number(money, std::string(money_name(static_cast<Money>(i))).c_str(), static_cast<double>(counts[i]));
   }
+  // Captures, refunds and cancels (operations.hpp): "money_movements" those that moved money,
+  // "duplicate_movements" the operation keys that moved money more than once, which must stay
+  // 0 as "duplicates" must.
+  const State::OperationTotals ops = state.operation_totals();
+  cJSON* o = add(doc.get(), "operations", cJSON_CreateObject());
+  add_number(o, "operations", ops.operations);
+  add_number(o, "captures", ops.captures);
+  add_number(o, "refunds", ops.refunds);
+  add_number(o, "cancels", ops.cancels);
+  add_number(o, "money_movements", ops.money_movements);
+  add_number(o, "duplicate_movements", ops.duplicate_movements);
+  add_number(o, "captured", static_cast<double>(ops.captured));
+  add_number(o, "refunded", static_cast<double>(ops.refunded));
   return print(doc.get());
 }
 
@@ -262,6 +275,30 @@ void add_to_array(cJSON* list, cJSON* item) {
     cJSON_Delete(item);
     throw std::bad_alloc();
   }
+}
+
+// A payment's operations in the truth: what was captured and refunded, each operation the
+// simulator executed (its kind, amount, key, provider id, Unix ms, and whether it moved money),
+// and the money movements per operation key ("" for requests without one).
+void add_operations(cJSON* item, const Profile& prof, const State::PaymentCopy& c, const PaymentOps& ops) {
+  // Paid at once (or captured by POST /__admin/customer) without an operation: all captured.
+  const int64_t captured = ops.captures == 0 && c.money == Money::paid ? c.amount : ops.captured;
+  add_number(item, "amount", static_cast<double>(c.amount));
+  add_number(item, "captured", static_cast<double>(captured));
+  add_number(item, "refunded", static_cast<double>(ops.refunded));
+  cJSON* list = add(item, "operations", cJSON_CreateArray());
+  for (const OperationRecord& r : ops.ops) {
+    CJsonPtr op = new_object();
+    add_string(op.get(), "kind", op_kind_name(r.kind));
+    add_number(op.get(), "amount", static_cast<double>(r.amount));
+    add_string(op.get(), "key", r.key);
+    add_string(op.get(), "id", operation_truth_id(prof, r, c.number));
+    add_number(op.get(), "at_ms", static_cast<double>(r.at_ms));
+    add_bool(op.get(), "moved", r.moved);
+    add_to_array(list, op.release());
+  }
+  cJSON* moves = add(item, "movements_by_key", cJSON_CreateObject());
+  for (const auto& [key, n] : ops.moves_by_key) add_number(moves, key.c_str(), n);
 }
 
 std::optional<CustomerAction> action_from_name(std::string_view name) {
@@ -334,12 +371,14 @@ std::string truth_json(const State& state, std::string_view order_id) {
   }
   const IdShape shape = state.config().profile->payment_id;
   cJSON* payments = add(doc.get(), "payments", cJSON_CreateArray());
+  const Profile& prof = *state.config().profile;
   for (const auto& c : state.payments_of_order(order_id)) {
     cJSON* item = payment_json(shape, c);
     if (!cJSON_AddItemToArray(payments, item)) {
       cJSON_Delete(item);
       throw std::bad_alloc();
     }
+    add_operations(item, prof, c, state.operations_of(c.number));
   }
   return print(doc.get());
 }
@@ -461,6 +500,17 @@ void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std:
     }
     hooks.outage(static_cast<int>(ms));
     out.body = ok_json("ms", static_cast<double>(ms));
+  } else if (what == "clock" && post) {
+    // {"advance_s": N}: the operation key windows (Mollie's 1 hour, Stripe's 24 hours, ...) see
+    // the clock N seconds later, so a test can outlive a window without waiting for it.
+    CJsonPtr root(cJSON_ParseWithLength(body.data(), body.size()));
+    long long s = 0;
+    if (!root || !get_int(cJSON_GetObjectItemCaseSensitive(root.get(), "advance_s"), 1, 400LL * 24 * 3600, &s)) {
+      error_reply(out, 400, "parameter_invalid", R"(expected {"advance_s":<positive integer>})");
+      return;
+    }
+    state.advance_clock(s);
+    out.body = ok_json("now_ms", static_cast<double>(state.sim_now_ms()));
   } else if (what == "customer" && post) {
     customer_action(state, body, out);
   } else if (what == "oauth2/revoke" && post) {
@@ -469,7 +519,7 @@ void handle_admin(State& state, AdminHooks& hooks, std::string_view method, std:
     state.tokens().revoke_all();
     out.body = ok_json();
   } else if (what == "truth" || what == "stats" || what == "config" || what == "reset" || what == "webhooks" ||
-             what == "script" || what == "outage" || what == "oauth2/revoke" || what == "customer") {
+             what == "script" || what == "outage" || what == "oauth2/revoke" || what == "customer" || what == "clock") {
     error_reply(out, 405, "method_not_allowed", "method not allowed");
   } else {
     error_reply(out, 404, "resource_missing", "no such admin endpoint");

@@ -1,5 +1,7 @@
 #include "alipay_gateway.hpp"
 
+#include "operations.hpp"
+
 #include <ctime>
 #include <map>
 
@@ -150,7 +152,7 @@ bool admit_gateway(std::string_view query, std::string_view content_type, std::s
     *refusal = missing("error_response", "isv.missing-method", "缺少方法名参数");
     return false;
   }
-  if (method != kPay && method != kQuery) {
+  if (method != kPay && method != kQuery && !is_gateway_operation(method)) {
     *refusal = invalid("error_response", "isv.invalid-method", "不存在的方法名");
     return false;
   }

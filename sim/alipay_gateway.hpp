@@ -18,7 +18,9 @@ inline constexpr int64_t kAlipayMaxSkewS = 15 * 60;
 
 // An admitted gateway request.
 struct GatewayCall {
-  std::string method;       // alipay.trade.pay or alipay.trade.query
+  // alipay.trade.pay, alipay.trade.query, or an operation (operations.hpp: alipay.trade.refund,
+  // alipay.trade.fastpay.refund.query, alipay.trade.cancel, alipay.trade.close)
+  std::string method;
   std::string biz_content;  // the decoded JSON text, as sent
 };
 

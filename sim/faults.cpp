@@ -99,4 +99,18 @@ Fault choose_fault(const FaultMix& mix, uint64_t seed, std::string_view identity
   return Fault::none;
 }
 
+bool is_pre_fault(Fault f) {
+  switch (f) {
+    case Fault::refuse:
+    case Fault::reset_before:
+    case Fault::too_many_requests:
+    case Fault::too_many_requests_date:
+    case Fault::bad_gateway:
+    case Fault::service_unavailable:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace payretry_sim

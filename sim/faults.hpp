@@ -47,6 +47,9 @@ struct FaultMix {
   std::map<std::string, double> to_map() const;
 };
 
+// Faults that act before the provider: the request never reached it, nothing is processed.
+bool is_pre_fault(Fault f);
+
 uint64_t splitmix64(uint64_t x);
 uint64_t fnv1a64(std::string_view s);
 

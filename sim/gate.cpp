@@ -8,7 +8,8 @@
 namespace payretry_sim {
 
 bool admit(const Config& cfg, const OAuth2Tokens& tokens, const Request& req, Route route,
-           int64_t now_s, Route* routed, std::string_view* body, std::string& storage, Reply& refusal) {
+           int64_t now_s, Route* routed, std::string_view* body, std::string& storage, Reply& refusal,
+           OpTarget* op) {
   const Profile& prof = *cfg.profile;
   const KeySet* keys = cfg.keys.get();
   *routed = route;
@@ -44,6 +45,7 @@ bool admit(const Config& cfg, const OAuth2Tokens& tokens, const Request& req, Ro
         return false;
       }
       *routed = call.method == "alipay.trade.pay" ? Route::create : Route::lookup;
+      if (op && gateway_operation(call.method, op)) *routed = Route::operation;
       // The profile reads this JSON; the idempotency fingerprint is therefore the business
       // content alone, not the timestamp and sign that change with every retry.
       storage.assign(R"({"biz_content":)");

@@ -19,8 +19,10 @@ namespace payretry_sim {
 // be processed then. On success `*routed` is the route to serve (a gateway call becomes create
 // or lookup by its method) and `*body` the body the profile reads: the request's own, or for
 // Alipay the admitted form as {"biz_content":"<JSON text>"}, kept in `storage`.
+// An Alipay operation method becomes Route::operation with `*op` set (gateway_operation).
 bool admit(const Config& cfg, const OAuth2Tokens& tokens, const Request& req, Route route,
-           int64_t now_s, Route* routed, std::string_view* body, std::string& storage, Reply& refusal);
+           int64_t now_s, Route* routed, std::string_view* body, std::string& storage, Reply& refusal,
+           OpTarget* op = nullptr);
 
 // --hmac-secret: true when `req` carries `X-Signature: v1=<lower-case hex HMAC-SHA256(secret,
 // METHOD "\n" TARGET "\n" BODY)>`, TARGET being the path and query exactly as sent. Otherwise

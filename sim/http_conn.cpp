@@ -161,6 +161,8 @@ std::string_view reason_phrase(int status) {
     case 100: return "Continue";
     case 200: return "OK";
     case 201: return "Created";
+    case 202: return "Accepted";
+    case 204: return "No Content";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 402: return "Payment Required";

@@ -199,7 +199,8 @@ ParseOutcome parse_profile_payment(const Profile& p, std::string_view body, Prof
 // create_form: Stripe's form-encoded POST /v1/payment_intents (the Stripe profile only).
 // gateway: Alipay's POST /gateway.do, a create or a lookup by its method parameter (gate.cpp).
 // oauth2_token: PayPal's POST /v1/oauth2/token.
-enum class Route { create, create_form, lookup, gateway, oauth2_token, method_not_allowed, no_route };
+// operation: a capture, refund or cancel, or a lookup of one (operations.hpp route_operation).
+enum class Route { create, create_form, lookup, gateway, oauth2_token, method_not_allowed, no_route, operation };
 Route route(const Profile& p, std::string_view method, std::string_view path);
 // Answers a Route::lookup request (authorization already checked) in `scope`, the account and
 // scope it was made in (state.hpp scope_of): payments of other scopes are not found. Alipay's

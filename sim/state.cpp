@@ -45,20 +45,6 @@ std::unique_ptr<Held> held_copy(const Profile& prof, const CreateRequest& req, b
   return h;
 }
 
-bool is_pre_fault(Fault f) {
-  switch (f) {
-    case Fault::refuse:
-    case Fault::reset_before:
-    case Fault::too_many_requests:
-    case Fault::too_many_requests_date:
-    case Fault::bad_gateway:
-    case Fault::service_unavailable:
-      return true;
-    default:
-      return false;
-  }
-}
-
 // Lookups in unordered_map<std::string, ...> need a std::string in C++17; reusing one per
 // thread keeps the hot path free of allocations for keys that are already there.
 std::string& scratch(std::string_view s) {
@@ -114,7 +100,8 @@ void ChargeLog::clear() {
 State::State(Config cfg)
     : config_(std::move(cfg)),
       key_shards_(new KeyShard[kShards]),
-      order_shards_(new OrderShard[kShards]) {}
+      order_shards_(new OrderShard[kShards]),
+      ops_(new OperationBook) {}
 
 Config State::config() const {
   std::lock_guard<std::mutex> lk(config_mu_);
@@ -886,6 +873,11 @@ void State::reset() {
     }
   }
   charge_log_.clear();
+  {
+    std::lock_guard<std::mutex> lk(ops_->mu);
+    ops_->clear();
+  }
+  clock_offset_ms_.store(0);
   {
     std::lock_guard<std::mutex> lk(clock_mu_);
     due_.clear();

@@ -22,6 +22,7 @@
 #include "keys.hpp"
 #include "money.hpp"
 #include "oauth2.hpp"
+#include "operations.hpp"
 #include "profiles.hpp"
 #include "string_table.hpp"
 
@@ -303,6 +304,26 @@ class State {
   std::map<std::string, int> charges_by_order() const;
   Stats stats() const;
 
+  // Operations (operations.cpp): a capture, refund or cancel at the provider's endpoint `t`,
+  // or a lookup of one. `has_key`/`key`: the key header's value (header profiles); `scope` as
+  // scope_of makes it. Faults, scripts and latency apply as to creates.
+  Disposition post_operation(const Config& cfg, const OpTarget& t, std::string_view body, bool has_key,
+                             std::string_view key, std::string_view scope, Reply& out);
+  // The truth of a payment's operations (a copy; empty when it had none).
+  PaymentOps operations_of(uint64_t number) const;
+  struct OperationTotals {
+    long operations = 0, captures = 0, refunds = 0, cancels = 0;
+    long money_movements = 0;  // operations that moved money
+    // Operation keys that moved money more than once: what a client's retries must never do.
+    long duplicate_movements = 0;
+    int64_t captured = 0, refunded = 0;  // minor units, summed over every currency
+  };
+  OperationTotals operation_totals() const;
+  // The clock the operation key windows read (Mollie's 1 h, Stripe's 24 h, ...): the wall clock
+  // moved on by POST /__admin/clock, so a test can outlive a window without waiting for it.
+  int64_t sim_now_ms() const;
+  void advance_clock(int64_t seconds) { clock_offset_ms_.fetch_add(seconds * 1000, std::memory_order_relaxed); }
+
   // Scripts: the next requests of that order (or key) meet these faults, in order.
   void script_order(const std::string& order_id, std::vector<Fault> faults);
   void script_key(const std::string& key, std::vector<Fault> faults);
@@ -409,6 +430,11 @@ class State {
   void notify(const Profile& prof, const PaymentView& v, bool charged, std::string_view key, std::string_view scope,
               Reply& out, uint8_t move = 0);
 
+  // Operations (operations.cpp). The payment's money state moves with a capture or cancel:
+  // `to` from the state the rules checked, the notification of the new state goes out.
+  bool move_payment(uint64_t number, Money to, PaymentCopy* out, std::string* create_key, std::string* scope);
+  void lookup_operation(const Config& cfg, const OpRequest& req, std::string_view scope, Reply& out);
+
   mutable std::mutex config_mu_;
   Config config_;
   std::atomic<uint64_t> config_version_{1};
@@ -441,6 +467,8 @@ class State {
   std::array<std::atomic<long>, kMoneyCount> money_counts_{};
   OAuth2Tokens tokens_;
   WebhookSender* webhooks_ = nullptr;
+  std::unique_ptr<OperationBook> ops_;
+  std::atomic<int64_t> clock_offset_ms_{0};
 
   // The customer's clock: one thread, started by the first payment it has to move.
   struct Due {

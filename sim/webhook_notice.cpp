@@ -10,6 +10,7 @@
 #include "faults.hpp"
 #include "form_body.hpp"
 #include "http_conn.hpp"
+#include "operations.hpp"
 #include "wechat_auth.hpp"
 
 namespace payretry_sim {
@@ -217,17 +218,29 @@ constexpr std::string_view kAdyenMerchant = "PayretrySimECOM";
 Notice adyen_notice(const Profile& p, const WebhookSettings& s, const PaymentEvent& e, uint64_t, NoticeVariant v,
                     int64_t now_s) {
   Notice n;
-  const bool modification = e.charged && (e.money == Money::paid || (e.money == Money::failed && e.was_authorized));
-  const std::string code = !modification ? "AUTHORISATION" : e.money == Money::paid ? "CAPTURE" : "CANCELLATION";
+  const bool modification =
+      e.op_number || (e.charged && (e.money == Money::paid || (e.money == Money::failed && e.was_authorized)));
+  std::string code = !modification ? "AUTHORISATION" : e.money == Money::paid ? "CAPTURE" : "CANCELLATION";
   const std::string original = modification ? payment_id(p, e) : "";
-  const std::string psp = modification ? format_id({code == "CAPTURE" ? "PSC" : "PSX", 13}, e.number) : payment_id(p, e);
-  const std::string success = e.charged && e.money != Money::failed ? "true" : modification ? "true" : "false";
+  std::string psp = modification ? format_id({code == "CAPTURE" ? "PSC" : "PSX", 13}, e.number) : payment_id(p, e);
+  std::string success = e.charged && e.money != Money::failed ? "true" : modification ? "true" : "false";
+  std::string value = std::to_string(e.amount);
+  std::string reason = modification ? "" : success == "true" ? "874751:1111:03/2030" : "Not enough balance";
+  if (e.op_number) {
+    // An operation's notification: its own pspReference, its amount, and success "false" with
+    // the reason when Adyen refused it (Webhooks-v1.json CAPTURE, REFUND, CANCELLATION).
+    const OpKind kind = static_cast<OpKind>(e.op_kind);
+    code = kind == OpKind::capture ? "CAPTURE" : kind == OpKind::refund ? "REFUND" : "CANCELLATION";
+    psp = operation_id(p, kind, e.op_number);
+    success = e.op_success ? "true" : "false";
+    value = std::to_string(e.op_amount);
+    reason = e.op_reason;
+  }
   n.type = code + ":" + success;
   n.event_id = psp + ":" + code + ":" + success;
   std::string key;
   hex_decode(s.secret, &key);
   if (v == NoticeVariant::forged) key = hmac_key(s, v);
-  const std::string value = std::to_string(e.amount);
   const std::string sig = base64_encode(hmac_sha256(
       key, psp + ":" + original + ":" + std::string(kAdyenMerchant) + ":" + e.order_id + ":" + value + ":" +
                e.currency + ":" + code + ":" + success));
@@ -238,8 +251,7 @@ Notice adyen_notice(const Profile& p, const WebhookSettings& s, const PaymentEve
            json_string(e.order_id) +
            (modification ? R"(,"originalReference":")" + original + R"(")"
                          : std::string(R"(,"operations":["CANCEL","CAPTURE","REFUND"])")) +
-           R"(,"paymentMethod":"visa","pspReference":")" + psp + R"(","reason":)" +
-           (modification ? R"("")" : success == "true" ? R"("874751:1111:03/2030")" : R"("Not enough balance")") +
+           R"(,"paymentMethod":"visa","pspReference":")" + psp + R"(","reason":)" + json_string(reason) +
            R"(,"success":")" + success + R"("}}]})";
   n.content_type = "application/json";
   return n;
@@ -470,6 +482,8 @@ Notice paypal_notice(const Profile& p, const WebhookSettings& s, const PaymentEv
 }  // namespace
 
 bool sends_notice(const Profile& p, const PaymentEvent& e) {
+  // Of the operations, only Adyen's answers wait for a notification (the others answer at once).
+  if (e.op_number) return p.id == ProfileId::adyen;
   const bool waiting = e.charged && (e.money == Money::awaiting_customer || e.money == Money::pending);
   switch (p.id) {
     case ProfileId::paypal:

@@ -45,6 +45,15 @@ struct PaymentEvent {
   uint8_t move = 0;  // 0: the create's notification; n: the n-th move's (its own event ids)
   std::string idempotency_key;  // the key the create carried ("" none): Stripe's event names it
   std::string account;          // the --scope-header value it was made under ("" none): a Connect event's account
+  // An operation's own notification (operations.hpp; Adyen's CAPTURE, REFUND and CANCELLATION
+  // modifications): the operation's number (its id, in operation_id's shape), its kind
+  // (OpKind), its amount and whether it went through. op_number 0: a notification of the
+  // payment's own state, as above.
+  uint64_t op_number = 0;
+  uint8_t op_kind = 0;
+  int64_t op_amount = 0;
+  bool op_success = true;
+  std::string op_reason;  // why it did not go through
 };
 
 // The copies a notification can go out as.

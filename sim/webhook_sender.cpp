@@ -1,5 +1,7 @@
 #include "webhook_sender.hpp"
 
+#include "operations.hpp"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -169,7 +171,10 @@ bool WebhookSender::payment_final(const Profile& p, const PaymentEvent& e) {
   }
   Record r;
   r.order_id = e.order_id;
-  r.provider_id = format_id(p.payment_id, e.number);
+  // An operation's notification is about the operation: its own id (Adyen's modification
+  // pspReference).
+  r.provider_id = e.op_number ? operation_id(p, static_cast<OpKind>(e.op_kind), e.op_number)
+                              : format_id(p.payment_id, e.number);
   r.event_id = real.event_id;
   r.type = real.type;
   r.kind = "real";

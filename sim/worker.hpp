@@ -88,6 +88,13 @@ class Worker final : public AdminHooks {
   // A create, once routed and admitted: `body` is what the gate made of the request's body.
   Next answer_payment(Conn* c, const Request& req, std::string_view body, BodyFormat format,
                       bool close);
+  // An operation (operations.hpp), once routed and admitted.
+  Next answer_operation(Conn* c, const Request& req, std::string_view body, const OpTarget& op, bool close);
+  // The key header's value in a header profile (false: none, or not a header profile).
+  bool header_key(const Request& req, std::string_view* key) const;
+  // Sends what State decided for a create or an operation: the reply (now or after latency or
+  // a hold), an RST, a refusal of connections, or a `slow` hold (`held`: a create's).
+  Next deliver(Conn* c, Disposition d, std::unique_ptr<Held>* held, bool close);
   bool flush(Conn* c);
   void update_interest(Conn* c);
   void close_conn(Conn* c);

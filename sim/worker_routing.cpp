@@ -96,7 +96,10 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
   if (starts_with(req.path, "/__admin/")) return answer_admin(c, req, close);
 
   const Profile& prof = *cfg_.profile;
-  Route routed = route(prof, req.method, req.path);
+  // Operations first: their paths sit under the create and lookup paths
+  // (/v2/checkout/orders/{id}/capture, /payments/{id}/refunds, ...).
+  OpTarget op;
+  Route routed = route_operation(prof, req.method, req.path, &op) ? Route::operation : route(prof, req.method, req.path);
   if (routed == Route::oauth2_token) {
     // Never faulted, nor delayed by latency_ms: the faults are about payments, not
     // credentials. oauth2_delay_ms is the token endpoint's own slowness.
@@ -108,7 +111,7 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
   }
   std::string_view body = req.body;
   if (routed == Route::create || routed == Route::create_form || routed == Route::lookup ||
-      routed == Route::gateway) {
+      routed == Route::gateway || routed == Route::operation) {
     if (!cfg_.hmac_secret.empty()) {
       const bool good = signature_ok(cfg_, req, reply_);
       srv_.state.count_signature(good);
@@ -119,7 +122,7 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
         return Next::more;
       }
     }
-    if (!admit(cfg_, srv_.state.tokens(), req, routed, unix_now_s(), &routed, &body, gate_body_, reply_)) {
+    if (!admit(cfg_, srv_.state.tokens(), req, routed, unix_now_s(), &routed, &body, gate_body_, reply_, &op)) {
       srv_.state.count_auth_refused();
       if (cfg_.latency_ms > 0) return answer_later(c, close, false);
       append_reply(c, reply_, close);
@@ -154,6 +157,8 @@ Worker::Next Worker::handle_request(Conn* c, const Request& req) {
       if (cfg_.latency_ms > 0) return answer_later(c, close, false);
       append_reply(c, reply_, close);
       return Next::more;
+    case Route::operation:
+      return answer_operation(c, req, body, op, close);
     case Route::method_not_allowed:
       set_canned(reply_, prof.method_not_allowed);
       append_reply(c, reply_, close);
@@ -210,28 +215,48 @@ Worker::Next Worker::answer_admin(Conn* c, const Request& req, bool close) {
   return Next::more;
 }
 
-Worker::Next Worker::answer_payment(Conn* c, const Request& req, std::string_view body,
-                                    BodyFormat format, bool close) {
+bool Worker::header_key(const Request& req, std::string_view* key) const {
   // With a key header profile the key is the header; otherwise State finds the identity in
   // the body.
-  const Profile& prof = *cfg_.profile;
-  bool has_key = false;
-  std::string_view key;
-  if (prof.identity == Identity::header) {
-    const std::string_view key_header = cfg_.effective_key_header();
-    for (std::size_t i = 0; i < req.header_count; ++i) {
-      if (iequals(req.headers[i].name, key_header)) {
-        key = req.headers[i].value;
-        has_key = !key.empty();
-        break;
-      }
+  if (cfg_.profile->identity != Identity::header) return false;
+  const std::string_view key_header = cfg_.effective_key_header();
+  for (std::size_t i = 0; i < req.header_count; ++i) {
+    if (iequals(req.headers[i].name, key_header)) {
+      *key = req.headers[i].value;
+      return !key->empty();
     }
   }
+  return false;
+}
+
+Worker::Next Worker::answer_operation(Conn* c, const Request& req, std::string_view body, const OpTarget& op,
+                                      bool close) {
+  const Profile& prof = *cfg_.profile;
+  if (!srv_.state.authorized(cfg_, cfg_.api_keys.empty() ? std::string_view{} : req.header("Authorization"))) {
+    srv_.state.count_auth_refused();
+    set_canned(reply_, prof.unauthorized);
+    append_reply(c, reply_, close);
+    return Next::more;
+  }
+  std::string_view key;
+  const bool has_key = header_key(req, &key);
+  return deliver(c, srv_.state.post_operation(cfg_, op, body, has_key, key, request_scope(req), reply_), nullptr,
+                 close);
+}
+
+Worker::Next Worker::answer_payment(Conn* c, const Request& req, std::string_view body,
+                                    BodyFormat format, bool close) {
+  std::string_view key;
+  const bool has_key = header_key(req, &key);
   std::string_view auth;
   if (!cfg_.api_keys.empty()) auth = req.header("Authorization");
   std::unique_ptr<Held> held;
-  switch (srv_.state.post_payment(cfg_, auth, has_key, key, body, reply_, &held, format,
-                                  request_scope(req))) {
+  return deliver(c, srv_.state.post_payment(cfg_, auth, has_key, key, body, reply_, &held, format, request_scope(req)),
+                 &held, close);
+}
+
+Worker::Next Worker::deliver(Conn* c, Disposition d, std::unique_ptr<Held>* held, bool close) {
+  switch (d) {
     case Disposition::respond:
       // An `early` notification is on its way: the client has its answer only after it.
       if (cfg_.latency_ms > 0 || reply_.hold_ms > 0) {
@@ -257,7 +282,7 @@ Worker::Next Worker::answer_payment(Conn* c, const Request& req, std::string_vie
       t.when = now_ns() + static_cast<int64_t>(cfg_.slow_ms + cfg_.latency_ms) * 1000000;
       t.conn_key = key_of(*c);
       t.close = close;
-      t.held = std::move(held);
+      t.held = std::move(*held);
       add_timer(std::move(t));
       return Next::stop;
     }

@@ -289,9 +289,9 @@ TEST_F(Auth, alipay_refuses_json_bodies_and_missing_parameters) {
     q["sign"] = "c2lnbg==";
     expect_gateway_error(send(port_, gateway_request(q)), "alipay_trade_pay_response", "40002", sub_code);
   }
-  Params refund = alipay_params("alipay.trade.refund", biz("alj"));
-  refund["sign"] = "c2lnbg==";
-  expect_gateway_error(send(port_, gateway_request(refund)), "error_response", "40002", "isv.invalid-method");
+  Params unknown_method = alipay_params("alipay.trade.precreate", biz("alj"));
+  unknown_method["sign"] = "c2lnbg==";
+  expect_gateway_error(send(port_, gateway_request(unknown_method)), "error_response", "40002", "isv.invalid-method");
   GatewayRequest bad_escape = alipay_call("alipay.trade.pay", biz("alj"));
   bad_escape.body += "&x=%zz";
   expect_gateway_error(send(port_, bad_escape), "error_response", "40002", "isv.invalid-encoding");
@@ -357,7 +357,7 @@ TEST_F(Auth, alipay_with_keys_verifies_the_sign_and_signs_every_answer) {
   Response q = send_signed(port_, alipay_params("alipay.trade.query", R"({"out_trade_no":"alk"})"));
   EXPECT_EQ(Json(q.body).str("alipay_trade_query_response.trade_status"), "TRADE_SUCCESS") << q.body;
   EXPECT_TRUE(alipay_answer_verifies(q.body));
-  Response unknown = send_signed(port_, alipay_params("alipay.trade.close", content));
+  Response unknown = send_signed(port_, alipay_params("alipay.trade.precreate", content));
   EXPECT_EQ(Json(unknown.body).str("error_response.sub_code"), "isv.invalid-method");
   EXPECT_TRUE(alipay_answer_verifies(unknown.body));
   Response no_route = call(port_, "POST", "/elsewhere");

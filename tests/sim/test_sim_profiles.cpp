@@ -756,7 +756,7 @@ TEST_F(Profiles, alipay_trade_pay_replays_as_error_codes) {
   EXPECT_EQ(bad.status, 200);
   EXPECT_EQ(Json(bad.body).str("alipay_trade_pay_response.code"), "40002");
   EXPECT_EQ(Json(bad.body).str("alipay_trade_pay_response.sub_code"), "isv.missing-parameter");
-  Response unknown = ali(port_, "alipay.trade.refund", R"({"out_trade_no":"al1"})");
+  Response unknown = ali(port_, "alipay.trade.precreate", R"({"out_trade_no":"al1"})");
   EXPECT_EQ(Json(unknown.body).str("error_response.sub_code"), "isv.invalid-method");
   EXPECT_TRUE(alipay_answer_verifies(unknown.body));
 }

@@ -1,0 +1,734 @@
+// Operations on a payment (sim/operations.hpp): each provider's capture, refund and cancel at its
+// own endpoint, through plain HTTP on a real loopback socket. What every provider must keep: a
+// partial capture and a partial refund move what they name, a same-key retry moves nothing
+// more where the provider promises it, a refund beyond what was captured is refused with the
+// provider's own error, only an uncaptured payment is canceled, and the truth counts each money
+// movement once. Where a provider promises less (a Mollie key after its hour, a Checkout.com
+// refund re-sent after a 5xx) the simulator moves money twice, as the provider would.
+#include <gtest/gtest.h>
+#include <openssl/hmac.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "sim_auth.hpp"
+#include "sim_client.hpp"
+
+namespace {
+
+using namespace simtest;
+using payretry_sim::Server;
+
+// ---- the truth of one order ----------------------------------------------------------------------
+
+struct Truth {
+  std::string money_state;
+  double captured = -1, refunded = -1;
+  int operations = 0, moved = 0;
+  std::map<std::string, int> moves_by_key;
+  std::vector<std::string> kinds;  // the operations' kinds, in order
+  int moves(const std::string& key) const {
+    auto it = moves_by_key.find(key);
+    return it == moves_by_key.end() ? 0 : it->second;
+  }
+};
+
+Truth truth(uint16_t port, const std::string& order) {
+  const Response r = get(port, "/__admin/truth?order_id=" + order);
+  Json j(r.body);
+  Truth t;
+  const cJSON* p = cJSON_GetArrayItem(j.at("payments"), 0);
+  if (!p) return t;
+  auto num = [&](const char* n) {
+    const cJSON* v = cJSON_GetObjectItemCaseSensitive(p, n);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+  };
+  const cJSON* ms = cJSON_GetObjectItemCaseSensitive(p, "money_state");
+  t.money_state = cJSON_IsString(ms) ? ms->valuestring : "";
+  t.captured = num("captured");
+  t.refunded = num("refunded");
+  const cJSON* ops = cJSON_GetObjectItemCaseSensitive(p, "operations");
+  for (const cJSON* o = ops ? ops->child : nullptr; o; o = o->next) {
+    ++t.operations;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "moved"))) ++t.moved;
+    t.kinds.push_back(cJSON_GetObjectItemCaseSensitive(o, "kind")->valuestring);
+  }
+  const cJSON* moves = cJSON_GetObjectItemCaseSensitive(p, "movements_by_key");
+  for (const cJSON* m = moves ? moves->child : nullptr; m; m = m->next) t.moves_by_key[m->string] = m->valueint;
+  return t;
+}
+
+double duplicate_movements(uint16_t port) { return Json(get(port, "/__admin/truth").body).num("operations.duplicate_movements"); }
+
+Options options(const std::string& profile) {
+  Options o = fast_options();
+  o.profile = profile;
+  o.keys_dir = PAYRETRY_TEST_KEYS_DIR;
+  return o;
+}
+
+// ---- each provider's own calls -------------------------------------------------------------------
+
+// How a provider's client asks for a held payment, captures, refunds and cancels, and what its
+// answers and refusals say.
+struct Provider {
+  std::string name;
+  // Makes a held (authorized, uncaptured) payment for `order`; returns its id.
+  std::function<std::string(uint16_t, const std::string&)> hold;
+  // Captures `amount` (minor units) with `key`; returns the answer and, in *capture, what a
+  // refund then names (PayPal: the capture's id; the others: the payment's).
+  std::function<Response(uint16_t, const std::string& id, int amount, const std::string& key, std::string* capture)> capture;
+  std::function<Response(uint16_t, const std::string& target, int amount, const std::string& key)> refund;
+  std::function<Response(uint16_t, const std::string& id)> cancel;
+  int captured_partially;     // what a partial capture of 600 captures (Square completes the whole)
+  int refused_status;         // the status of a refund beyond what was captured
+  std::string refused_code;   // ... and what its body says
+};
+
+std::string paypal_authorization(const Response& r) {
+  const Json j(r.body);
+  const cJSON* units = j.at("purchase_units");
+  const cJSON* payments = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(units, 0), "payments");
+  const cJSON* auth = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(payments, "authorizations"), 0);
+  const cJSON* id = cJSON_GetObjectItemCaseSensitive(auth, "id");
+  return cJSON_IsString(id) ? id->valuestring : "";
+}
+
+std::vector<Provider> providers() {
+  std::vector<Provider> v;
+  const std::string form = "Content-Type: application/x-www-form-urlencoded";
+  v.push_back({"stripe",
+               [form](uint16_t port, const std::string& order) {
+                 Conn c(port);
+                 return Json(c.request("POST", "/v1/payment_intents",
+                                       "amount=1000&currency=usd&metadata%5Border_id%5D=" + order +
+                                           "&confirm=true&payment_method=pm_card_visa&capture_method=manual",
+                                       {"Idempotency-Key: k-" + order, form})
+                                 .body)
+                     .str("id");
+               },
+               [form](uint16_t port, const std::string& id, int amount, const std::string& key, std::string* capture) {
+                 *capture = id;
+                 Conn c(port);
+                 return c.request("POST", "/v1/payment_intents/" + id + "/capture",
+                                  "amount_to_capture=" + std::to_string(amount), {"Idempotency-Key: " + key, form});
+               },
+               [form](uint16_t port, const std::string& id, int amount, const std::string& key) {
+                 Conn c(port);
+                 return c.request("POST", "/v1/refunds", "payment_intent=" + id + "&amount=" + std::to_string(amount),
+                                  {"Idempotency-Key: " + key, form});
+               },
+               [form](uint16_t port, const std::string& id) {
+                 Conn c(port);
+                 return c.request("POST", "/v1/payment_intents/" + id + "/cancel", "", {"Idempotency-Key: x-" + id, form});
+               },
+               600, 400, "amount_too_large"});
+  v.push_back({"adyen",
+               [](uint16_t port, const std::string& order) {
+                 Conn c(port);
+                 return Json(c.request("POST", "/v71/payments",
+                                       R"({"reference":")" + order +
+                                           R"(","amount":{"value":1000,"currency":"EUR"},"merchantAccount":"PayretrySimECOM"})",
+                                       {"idempotency-key: k-" + order})
+                                 .body)
+                     .str("pspReference");
+               },
+               [](uint16_t port, const std::string& id, int amount, const std::string& key, std::string* capture) {
+                 *capture = id;
+                 Conn c(port);
+                 return c.request("POST", "/v71/payments/" + id + "/captures",
+                                  R"({"merchantAccount":"PayretrySimECOM","amount":{"value":)" + std::to_string(amount) +
+                                      R"(,"currency":"EUR"}})",
+                                  {"Idempotency-Key: " + key});
+               },
+               [](uint16_t port, const std::string& id, int amount, const std::string& key) {
+                 Conn c(port);
+                 return c.request("POST", "/v71/payments/" + id + "/refunds",
+                                  R"({"merchantAccount":"PayretrySimECOM","amount":{"value":)" + std::to_string(amount) +
+                                      R"(,"currency":"EUR"}})",
+                                  {"Idempotency-Key: " + key});
+               },
+               [](uint16_t port, const std::string& id) {
+                 Conn c(port);
+                 return c.request("POST", "/v71/payments/" + id + "/cancels", R"({"merchantAccount":"PayretrySimECOM"})",
+                                  {"Idempotency-Key: x-" + id});
+               },
+               // Adyen takes the refund (201 received) and refuses it by notification.
+               600, 201, "received"});
+  v.push_back({"paypal",
+               [](uint16_t port, const std::string& order) {
+                 Conn c(port);
+                 return paypal_authorization(c.request(
+                     "POST", "/v2/checkout/orders",
+                     R"({"intent":"AUTHORIZE","purchase_units":[{"reference_id":")" + order +
+                         R"(","amount":{"currency_code":"USD","value":"10.00"}}],"payment_source":{"card":{"number":"4111111111111111","expiry":"2030-03"}}})",
+                     {bearer(paypal_token(port)), "PayPal-Request-Id: k-" + order}));
+               },
+               [](uint16_t port, const std::string& id, int amount, const std::string& key, std::string* capture) {
+                 Conn c(port);
+                 Response r = c.request("POST", "/v2/payments/authorizations/" + id + "/capture",
+                                        R"({"amount":{"currency_code":"USD","value":")" + std::to_string(amount / 100) + "." +
+                                            (amount % 100 < 10 ? "0" : "") + std::to_string(amount % 100) + R"("}})",
+                                        {bearer(paypal_token(port)), "PayPal-Request-Id: " + key});
+                 *capture = Json(r.body).str("id");
+                 return r;
+               },
+               [](uint16_t port, const std::string& capture, int amount, const std::string& key) {
+                 Conn c(port);
+                 return c.request("POST", "/v2/payments/captures/" + capture + "/refund",
+                                  R"({"amount":{"currency_code":"USD","value":")" + std::to_string(amount / 100) + "." +
+                                      (amount % 100 < 10 ? "0" : "") + std::to_string(amount % 100) + R"("}})",
+                                  {bearer(paypal_token(port)), "PayPal-Request-Id: " + key});
+               },
+               [](uint16_t port, const std::string& id) {
+                 Conn c(port);
+                 return c.request("POST", "/v2/payments/authorizations/" + id + "/void", "", {bearer(paypal_token(port))});
+               },
+               600, 422, "REFUND_AMOUNT_EXCEEDED"});
+  v.push_back({"square",
+               [](uint16_t port, const std::string& order) {
+                 Conn c(port);
+                 return Json(c.request("POST", "/v2/payments",
+                                       R"({"idempotency_key":"k-)" + order + R"(","reference_id":")" + order +
+                                           R"(","source_id":"cnon:card-nonce-ok","amount_money":{"amount":1000,"currency":"USD"},"autocomplete":false})")
+                                 .body)
+                     .str("payment.id");
+               },
+               // CompletePayment takes no amount and no key: the whole payment.
+               [](uint16_t port, const std::string& id, int, const std::string&, std::string* capture) {
+                 *capture = id;
+                 Conn c(port);
+                 return c.request("POST", "/v2/payments/" + id + "/complete", "{}");
+               },
+               [](uint16_t port, const std::string& id, int amount, const std::string& key) {
+                 Conn c(port);
+                 return c.request("POST", "/v2/refunds",
+                                  R"({"idempotency_key":")" + key + R"(","payment_id":")" + id +
+                                      R"(","amount_money":{"amount":)" + std::to_string(amount) + R"(,"currency":"USD"}})");
+               },
+               [](uint16_t port, const std::string& id) {
+                 Conn c(port);
+                 return c.request("POST", "/v2/payments/" + id + "/cancel", "{}");
+               },
+               1000, 400, "REFUND_AMOUNT_INVALID"});
+  v.push_back({"checkout_com",
+               [](uint16_t port, const std::string& order) {
+                 Conn c(port);
+                 return Json(c.request("POST", "/payments",
+                                       R"({"reference":")" + order + R"(","amount":1000,"currency":"USD","capture":false})",
+                                       {"Cko-Idempotency-Key: k-" + order})
+                                 .body)
+                     .str("id");
+               },
+               [](uint16_t port, const std::string& id, int amount, const std::string& key, std::string* capture) {
+                 *capture = id;
+                 Conn c(port);
+                 return c.request("POST", "/payments/" + id + "/captures", R"({"amount":)" + std::to_string(amount) + "}",
+                                  {"Cko-Idempotency-Key: " + key});
+               },
+               [](uint16_t port, const std::string& id, int amount, const std::string& key) {
+                 Conn c(port);
+                 return c.request("POST", "/payments/" + id + "/refunds", R"({"amount":)" + std::to_string(amount) + "}",
+                                  {"Cko-Idempotency-Key: " + key});
+               },
+               [](uint16_t port, const std::string& id) {
+                 Conn c(port);
+                 return c.request("POST", "/payments/" + id + "/voids", "{}", {"Cko-Idempotency-Key: x-" + id});
+               },
+               600, 422, "refund_amount_exceeds_balance"});
+  v.push_back({"mollie",
+               [](uint16_t port, const std::string& order) {
+                 Conn c(port);
+                 const std::string id =
+                     Json(c.request("POST", "/v2/payments",
+                                    R"({"amount":{"currency":"EUR","value":"10.00"},"description":"Order","metadata":{"order_id":")" +
+                                        order + R"("},"captureMode":"manual"})",
+                                    {"Idempotency-Key: k-" + order})
+                              .body)
+                         .str("id");
+                 // Held only once its customer authorized it at the checkout.
+                 admin_post(port, "/__admin/customer", R"({"id":")" + id + R"(","action":"pay"})");
+                 return id;
+               },
+               [](uint16_t port, const std::string& id, int amount, const std::string& key, std::string* capture) {
+                 *capture = id;
+                 Conn c(port);
+                 return c.request("POST", "/v2/payments/" + id + "/captures",
+                                  R"({"amount":{"currency":"EUR","value":")" + std::to_string(amount / 100) + "." +
+                                      (amount % 100 < 10 ? "0" : "") + std::to_string(amount % 100) + R"("}})",
+                                  {"Idempotency-Key: " + key});
+               },
+               [](uint16_t port, const std::string& id, int amount, const std::string& key) {
+                 Conn c(port);
+                 return c.request("POST", "/v2/payments/" + id + "/refunds",
+                                  R"({"amount":{"currency":"EUR","value":")" + std::to_string(amount / 100) + "." +
+                                      (amount % 100 < 10 ? "0" : "") + std::to_string(amount % 100) + R"("}})",
+                                  {"Idempotency-Key: " + key});
+               },
+               [](uint16_t port, const std::string& id) {
+                 Conn c(port);
+                 return c.request("DELETE", "/v2/payments/" + id);
+               },
+               600, 422, "The specified amount cannot be refunded"});
+  return v;
+}
+
+bool ok(const Response& r) { return r.status >= 200 && r.status <= 299; }
+
+class Operations : public ::testing::TestWithParam<Provider> {};
+
+// A partial capture and a partial refund each move money once, however often the client
+// re-sends them with their key; a refund beyond what is left is refused with the provider's
+// own error and moves nothing; the truth agrees.
+TEST_P(Operations, partial_capture_and_refund_move_money_once_per_key_and_never_beyond_the_capture) {
+  const Provider& p = GetParam();
+  Server sim(options(p.name));
+  const uint16_t port = sim.port();
+  const std::string order = "op-" + p.name;
+  const std::string id = p.hold(port, order);
+  ASSERT_FALSE(id.empty());
+  ASSERT_EQ(truth(port, order).money_state, "authorized");
+
+  std::string capture;
+  const Response c1 = p.capture(port, id, 600, "cap-" + order, &capture);
+  ASSERT_TRUE(ok(c1)) << c1.status << " " << c1.body;
+  ASSERT_FALSE(capture.empty());
+  if (p.name != "square") {  // Square's complete has no key to retry with
+    std::string again;
+    const Response c2 = p.capture(port, id, 600, "cap-" + order, &again);
+    EXPECT_TRUE(ok(c2)) << c2.status << " " << c2.body;
+    EXPECT_EQ(again, capture);
+  }
+  Truth t = truth(port, order);
+  EXPECT_EQ(t.money_state, "paid");
+  EXPECT_EQ(t.captured, p.captured_partially);
+
+  const Response r1 = p.refund(port, capture, 200, "ref-" + order);
+  ASSERT_TRUE(ok(r1)) << r1.status << " " << r1.body;
+  const Response r2 = p.refund(port, capture, 200, "ref-" + order);
+  ASSERT_TRUE(ok(r2)) << r2.status << " " << r2.body;
+  if (p.name == "stripe" || p.name == "mollie") {
+    EXPECT_EQ(r2.header("idempotent-replayed"), "true");
+  }
+  t = truth(port, order);
+  EXPECT_EQ(t.refunded, 200);
+
+  // More than is left of the capture.
+  const Response beyond = p.refund(port, capture, p.captured_partially, "ref2-" + order);
+  EXPECT_EQ(beyond.status, p.refused_status) << beyond.body;
+  EXPECT_NE(beyond.body.find(p.refused_code), std::string::npos) << beyond.body;
+
+  t = truth(port, order);
+  EXPECT_EQ(t.refunded, 200);
+  EXPECT_EQ(t.moves("ref-" + order), 1);
+  EXPECT_EQ(t.moves("ref2-" + order), 0);
+  if (p.name != "square") {
+    EXPECT_EQ(t.moves("cap-" + order), 1);
+  }
+  EXPECT_EQ(t.moved, 2);  // one capture, one refund
+  EXPECT_EQ(duplicate_movements(port), 0);
+}
+
+// A cancel releases a held payment; a captured one is not canceled.
+TEST_P(Operations, only_an_uncaptured_payment_is_canceled) {
+  const Provider& p = GetParam();
+  Server sim(options(p.name));
+  const uint16_t port = sim.port();
+  const std::string held = p.hold(port, "held-" + p.name);
+  const Response r = p.cancel(port, held);
+  ASSERT_TRUE(ok(r)) << r.status << " " << r.body;
+  Truth t = truth(port, "held-" + p.name);
+  EXPECT_EQ(t.money_state, "failed");
+  ASSERT_EQ(t.kinds, std::vector<std::string>{"cancel"});
+  EXPECT_EQ(t.moved, 1);
+
+  const std::string taken = p.hold(port, "taken-" + p.name);
+  std::string capture;
+  ASSERT_TRUE(ok(p.capture(port, taken, 1000, "cap-taken-" + p.name, &capture)));
+  const Response refused = p.cancel(port, taken);
+  t = truth(port, "taken-" + p.name);
+  EXPECT_EQ(t.money_state, "paid");
+  if (p.name == "adyen") {
+    // Taken, and refused by notification: recorded, nothing moved.
+    EXPECT_EQ(refused.status, 201);
+    EXPECT_EQ(t.operations, 2);
+  } else {
+    EXPECT_GE(refused.status, 400) << refused.body;
+    EXPECT_EQ(t.operations, 1);
+  }
+  EXPECT_EQ(t.moved, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Providers, Operations, ::testing::ValuesIn(providers()),
+                         [](const auto& info) { return info.param.name; });
+
+// ---- where a provider promises less --------------------------------------------------------------
+
+Response mollie_refund(uint16_t port, const std::string& id, const std::string& key) {
+  Conn c(port);
+  return c.request("POST", "/v2/payments/" + id + "/refunds", R"({"amount":{"currency":"EUR","value":"1.00"}})",
+                   {"Idempotency-Key: " + key});
+}
+
+// Mollie keeps a key for one hour: within it the refund is replayed, after it the same request
+// is a new refund, and the money moves twice.
+TEST(OperationsWindow, mollie_refund_resent_after_its_key_hour_moves_money_twice) {
+  Server sim(options("mollie"));
+  const uint16_t port = sim.port();
+  Conn c(port);
+  const std::string id = Json(c.request("POST", "/v2/payments",
+                                        R"({"amount":{"currency":"EUR","value":"10.00"},"metadata":{"order_id":"mw"}})",
+                                        {"Idempotency-Key: k-mw"})
+                                  .body)
+                             .str("id");
+  ASSERT_EQ(mollie_refund(port, id, "r-mw").status, 201);
+  const Response again = mollie_refund(port, id, "r-mw");
+  EXPECT_EQ(again.status, 201);
+  EXPECT_EQ(again.header("idempotent-replayed"), "true");
+  EXPECT_EQ(truth(port, "mw").moves("r-mw"), 1);
+
+  ASSERT_EQ(admin_post(port, "/__admin/clock", R"({"advance_s":3601})").status, 200);
+  const Response late = mollie_refund(port, id, "r-mw");
+  EXPECT_EQ(late.status, 201);
+  EXPECT_EQ(late.header("idempotent-replayed"), "");
+  EXPECT_NE(Json(late.body).str("id"), Json(again.body).str("id"));
+  const Truth t = truth(port, "mw");
+  EXPECT_EQ(t.moves("r-mw"), 2);
+  EXPECT_EQ(t.refunded, 200);
+  EXPECT_EQ(duplicate_movements(port), 1);
+}
+
+Response keyed_refund(const std::string& profile, uint16_t port, const std::string& id, const std::string& key) {
+  Conn c(port);
+  if (profile == "checkout_com") {
+    return c.request("POST", "/payments/" + id + "/refunds", R"({"amount":100})", {"Cko-Idempotency-Key: " + key});
+  }
+  return c.request("POST", "/v1/refunds", "payment_intent=" + id + "&amount=100",
+                   {"Idempotency-Key: " + key, "Content-Type: application/x-www-form-urlencoded"});
+}
+
+std::string paid(const std::string& profile, uint16_t port, const std::string& order) {
+  Conn c(port);
+  if (profile == "checkout_com") {
+    return Json(c.request("POST", "/payments", R"({"reference":")" + order + R"(","amount":1000,"currency":"USD"})",
+                          {"Cko-Idempotency-Key: k-" + order})
+                    .body)
+        .str("id");
+  }
+  return Json(c.request("POST", "/v1/payments", R"({"order_id":")" + order + R"(","amount":1000})", {"Idempotency-Key: k-" + order})
+                  .body)
+      .str("id");
+}
+
+// Checkout.com caches only 2xx answers: a refund that was made and then answered 500 is made
+// again by its same-key re-send. Stripe replays what it stored: the re-send moves nothing.
+TEST(OperationsAfter5xx, checkout_refund_resent_after_a_500_moves_money_twice_stripe_replays) {
+  for (const std::string profile : {"checkout_com", "stripe"}) {
+    Server sim(options(profile));
+    const uint16_t port = sim.port();
+    const std::string id = paid(profile, port, "o5");
+    sim.script_key("r5", {"500"});
+    const Response first = keyed_refund(profile, port, id, "r5");
+    EXPECT_EQ(first.status, 500) << profile;
+    const Response again = keyed_refund(profile, port, id, "r5");
+    EXPECT_TRUE(ok(again)) << profile << " " << again.body;
+    const Truth t = truth(port, "o5");
+    EXPECT_EQ(t.moves("r5"), profile == "checkout_com" ? 2 : 1) << profile;
+    EXPECT_EQ(t.refunded, profile == "checkout_com" ? 200 : 100) << profile;
+  }
+}
+
+// ---- the chaos switches apply to operations ------------------------------------------------------
+
+// A refund made and then lost on the wire (the connection reset after acting): the money moved
+// once; the client's same-key retry gets the stored answer and moves nothing.
+TEST(OperationsFaults, a_refund_lost_after_acting_moved_money_once_and_its_retry_replays) {
+  Server sim(options("stripe"));
+  const uint16_t port = sim.port();
+  const std::string id = paid("stripe", port, "lost");
+  sim.script_key("r-lost", {"lost_response"});
+  const Response lost = keyed_refund("stripe", port, id, "r-lost");
+  EXPECT_EQ(lost.status, 0);
+  EXPECT_TRUE(lost.error == ECONNRESET || lost.eof) << lost.error;
+  EXPECT_EQ(truth(port, "lost").refunded, 100);
+  const Response again = keyed_refund("stripe", port, id, "r-lost");
+  EXPECT_EQ(again.status, 200);
+  EXPECT_EQ(again.header("idempotent-replayed"), "true");
+  EXPECT_EQ(truth(port, "lost").moves("r-lost"), 1);
+  // And a fault before the provider (503) moves nothing: the retry is the first to act.
+  sim.script_key("r-503", {"503"});
+  EXPECT_EQ(keyed_refund("stripe", port, id, "r-503").status, 503);
+  EXPECT_EQ(truth(port, "lost").refunded, 100);
+  EXPECT_EQ(keyed_refund("stripe", port, id, "r-503").status, 200);
+  EXPECT_EQ(truth(port, "lost").refunded, 200);
+}
+
+// A `slow` operation is made at once and answered slow_ms later; meanwhile its key is in use.
+TEST(OperationsFaults, a_slow_refund_answers_in_use_to_a_same_key_retry_while_held) {
+  Server sim(options("stripe"));
+  const uint16_t port = sim.port();
+  const std::string id = paid("stripe", port, "slow");
+  sim.script_key("r-slow", {"slow"});
+  Conn first(port);
+  ASSERT_TRUE(first.send_raw(Conn::format("POST", "/v1/refunds", "payment_intent=" + id + "&amount=100",
+                                          {"Idempotency-Key: r-slow", "Content-Type: application/x-www-form-urlencoded"})));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const Response during = keyed_refund("stripe", port, id, "r-slow");
+  EXPECT_EQ(during.status, 409);
+  EXPECT_NE(during.body.find("idempotency_key_in_use"), std::string::npos);
+  const Response held = first.read(3000);
+  EXPECT_EQ(held.status, 200);
+  EXPECT_EQ(truth(port, "slow").moves("r-slow"), 1);
+}
+
+// ---- WeChat Pay and Alipay: the merchant's own refund numbers --------------------------------------
+
+Response wechat(uint16_t port, const std::string& method, const std::string& target, const std::string& body) {
+  Conn c(port);
+  return c.request(method, target, body, {wechat_authorization(method, target, body)});
+}
+
+std::string wechat_refund_body(const std::string& trade, const std::string& no, int amount) {
+  return R"({"out_trade_no":")" + trade + R"(","out_refund_no":")" + no + R"(","amount":{"refund":)" +
+         std::to_string(amount) + R"(,"total":1000,"currency":"CNY"}})";
+}
+
+TEST(OperationsWechat, out_refund_no_refunds_once_beyond_is_refused_and_a_paid_trade_is_not_closed) {
+  Server sim(options("wechatpay_v3"));
+  const uint16_t port = sim.port();
+  const std::string order_body = R"({"appid":"wxd678efh567hg6787","mchid":"1900000109","description":"t","out_trade_no":"wx1","notify_url":"https://example.com/n","amount":{"total":1000,"currency":"CNY"}})";
+  ASSERT_EQ(wechat(port, "POST", "/v3/pay/transactions/native", order_body).status, 200);
+
+  const Response r1 = wechat(port, "POST", "/v3/refund/domestic/refunds", wechat_refund_body("wx1", "R1", 300));
+  ASSERT_EQ(r1.status, 200) << r1.body;
+  EXPECT_TRUE(wechat_answer_verifies(r1));
+  EXPECT_EQ(Json(r1.body).str("status"), "PROCESSING");
+  const Response r2 = wechat(port, "POST", "/v3/refund/domestic/refunds", wechat_refund_body("wx1", "R1", 300));
+  EXPECT_EQ(r2.status, 200);
+  EXPECT_EQ(Json(r2.body).str("refund_id"), Json(r1.body).str("refund_id"));
+  EXPECT_EQ(Json(r2.body).str("status"), "SUCCESS");
+  const Response other = wechat(port, "POST", "/v3/refund/domestic/refunds", wechat_refund_body("wx1", "R1", 400));
+  EXPECT_EQ(other.status, 400);
+  EXPECT_EQ(Json(other.body).str("code"), "INVALID_REQUEST");
+  const Response beyond = wechat(port, "POST", "/v3/refund/domestic/refunds", wechat_refund_body("wx1", "R2", 800));
+  EXPECT_EQ(beyond.status, 400);
+  EXPECT_EQ(Json(beyond.body).str("code"), "INVALID_REQUEST");
+  const Response looked = wechat(port, "GET", "/v3/refund/domestic/refunds/R1", "");
+  EXPECT_EQ(looked.status, 200);
+  EXPECT_EQ(Json(looked.body).num("amount.refund"), 300);
+  const Response close = wechat(port, "POST", "/v3/pay/transactions/out-trade-no/wx1/close", R"({"mchid":"1900000109"})");
+  EXPECT_EQ(close.status, 400);
+  EXPECT_EQ(Json(close.body).str("code"), "ORDERPAID");
+
+  const Truth t = truth(port, "wx1");
+  EXPECT_EQ(t.refunded, 300);
+  EXPECT_EQ(t.moves("R1"), 1);
+  EXPECT_EQ(t.moved, 1);
+  EXPECT_EQ(duplicate_movements(port), 0);
+
+  // A trade its payer has not paid is closed.
+  ASSERT_EQ(admin_post(port, "/__admin/config", R"({"flows":{"wait":1}})").status, 200);
+  std::string waiting = order_body;
+  waiting.replace(waiting.find("wx1"), 3, "wx2");
+  ASSERT_EQ(wechat(port, "POST", "/v3/pay/transactions/native", waiting).status, 200);
+  EXPECT_EQ(wechat(port, "POST", "/v3/pay/transactions/out-trade-no/wx2/close", R"({"mchid":"1900000109"})").status, 204);
+  EXPECT_EQ(truth(port, "wx2").money_state, "failed");
+}
+
+Response alipay(uint16_t port, const std::string& method, const std::string& biz) {
+  const GatewayRequest g = alipay_call(method, biz);
+  Conn c(port);
+  return c.request("POST", g.target, g.body, g.headers);
+}
+
+TEST(OperationsAlipay, out_request_no_refunds_once_and_a_repeat_answers_fund_change_n) {
+  Server sim(options("alipay"));
+  const uint16_t port = sim.port();
+  ASSERT_EQ(alipay(port, "alipay.trade.pay",
+                   R"({"out_trade_no":"al1","total_amount":"10.00","subject":"t","scene":"bar_code","auth_code":"28763443825664394"})")
+                .status,
+            200);
+  const std::string refund = R"({"out_trade_no":"al1","refund_amount":"3.00","out_request_no":"q1"})";
+  const Response r1 = alipay(port, "alipay.trade.refund", refund);
+  EXPECT_TRUE(alipay_answer_verifies(r1.body)) << r1.body;
+  EXPECT_EQ(Json(r1.body).str("alipay_trade_refund_response.fund_change"), "Y") << r1.body;
+  const Response r2 = alipay(port, "alipay.trade.refund", refund);
+  EXPECT_EQ(Json(r2.body).str("alipay_trade_refund_response.fund_change"), "N") << r2.body;
+  EXPECT_EQ(Json(r2.body).str("alipay_trade_refund_response.refund_fee"), "3.00");
+  const Response beyond = alipay(port, "alipay.trade.refund", R"({"out_trade_no":"al1","refund_amount":"8.00","out_request_no":"q2"})");
+  EXPECT_EQ(Json(beyond.body).str("alipay_trade_refund_response.sub_code"), "ACQ.REFUND_AMT_NOT_EQUAL_TOTAL") << beyond.body;
+  const Response q = alipay(port, "alipay.trade.fastpay.refund.query", R"({"out_trade_no":"al1","out_request_no":"q1"})");
+  EXPECT_EQ(Json(q.body).str("alipay_trade_fastpay_refund_query_response.refund_status"), "REFUND_SUCCESS") << q.body;
+  const Response closed = alipay(port, "alipay.trade.close", R"({"out_trade_no":"al1"})");
+  EXPECT_EQ(Json(closed.body).str("alipay_trade_close_response.sub_code"), "ACQ.TRADE_STATUS_ERROR") << closed.body;
+
+  const Truth t = truth(port, "al1");
+  EXPECT_EQ(t.refunded, 300);
+  EXPECT_EQ(t.moves("q1"), 1);
+  EXPECT_EQ(t.moved, 1);
+}
+
+// ---- Adyen: the outcome comes by notification ----------------------------------------------------
+
+// One loopback listener that records every notification's body.
+class Hooks {
+ public:
+  Hooks() {
+    fd_ = Sock(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(fd_.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd_.get(), 16) != 0) {
+      throw std::runtime_error("cannot listen");
+    }
+    socklen_t len = sizeof sa;
+    getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&sa), &len);
+    port_ = ntohs(sa.sin_port);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~Hooks() {
+    stop_ = true;
+    ::shutdown(fd_.get(), SHUT_RDWR);
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/hooks"; }
+  // The bodies received so far, once one contains `needle` (or 10 s went by).
+  std::vector<std::string> wait_for(const std::string& needle) {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait_for(lk, std::chrono::seconds(10), [&] {
+      for (const auto& b : bodies_)
+        if (b.find(needle) != std::string::npos) return true;
+      return false;
+    });
+    return bodies_;
+  }
+
+ private:
+  void run() {
+    while (!stop_) {
+      Sock c(::accept4(fd_.get(), nullptr, nullptr, SOCK_CLOEXEC));
+      if (!c.ok()) continue;
+      std::string buf;
+      char tmp[8192];
+      for (;;) {
+        const std::size_t end = buf.find("\r\n\r\n");
+        if (end != std::string::npos) {
+          const std::string head = lower(buf.substr(0, end));
+          const std::size_t cl = head.find("content-length:");
+          const std::size_t n = cl == std::string::npos ? 0 : std::strtoul(head.c_str() + cl + 15, nullptr, 10);
+          if (buf.size() >= end + 4 + n) {
+            std::lock_guard<std::mutex> lk(mu_);
+            bodies_.push_back(buf.substr(end + 4, n));
+            break;
+          }
+        }
+        const ssize_t r = ::recv(c.get(), tmp, sizeof tmp, 0);
+        if (r <= 0) break;
+        buf.append(tmp, static_cast<std::size_t>(r));
+      }
+      cv_.notify_all();
+      const std::string answer = "HTTP/1.1 200 OK\r\nContent-Length: 8\r\nConnection: close\r\n\r\n[accepted]";
+      (void)::send(c.get(), answer.data(), answer.size(), MSG_NOSIGNAL);
+    }
+  }
+  Sock fd_;
+  uint16_t port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::string> bodies_;
+};
+
+const char kAdyenHmacKey[] = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
+
+// Adyen's HMAC over a NotificationRequestItem, computed here with OpenSSL (not the simulator's
+// code): base64 HMAC-SHA256 under the hex-decoded key of
+// pspReference:originalReference:merchantAccountCode:merchantReference:value:currency:eventCode:success.
+std::string adyen_hmac(const cJSON* item) {
+  auto s = [&](const char* path) {
+    const cJSON* cur = item;
+    std::string p = path;
+    std::size_t start = 0;
+    while (cur) {
+      const std::size_t dot = p.find('.', start);
+      cur = cJSON_GetObjectItemCaseSensitive(cur, p.substr(start, dot - start).c_str());
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    if (cJSON_IsNumber(cur)) return std::to_string(static_cast<long long>(cur->valuedouble));
+    return std::string(cJSON_IsString(cur) ? cur->valuestring : "");
+  };
+  const std::string data = s("pspReference") + ":" + s("originalReference") + ":" + s("merchantAccountCode") + ":" +
+                           s("merchantReference") + ":" + s("amount.value") + ":" + s("amount.currency") + ":" +
+                           s("eventCode") + ":" + s("success");
+  std::string key;
+  const std::string hex = kAdyenHmacKey;
+  for (std::size_t i = 0; i < hex.size(); i += 2) key.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  unsigned char mac[32];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+       data.size(), mac, &len);
+  return to_base64(std::string(reinterpret_cast<char*>(mac), len));
+}
+
+TEST(OperationsAdyen, a_refund_is_notified_with_its_own_psp_reference_and_one_beyond_the_capture_as_refused) {
+  Hooks hooks;
+  Options o = options("adyen");
+  o.webhook_url = hooks.url();
+  o.webhook_secret = kAdyenHmacKey;
+  Server sim(o);
+  const uint16_t port = sim.port();
+  const Provider adyen = providers()[1];
+  const std::string psp = adyen.hold(port, "ad1");
+  std::string capture;
+  ASSERT_EQ(adyen.capture(port, psp, 1000, "cap-ad1", &capture).status, 201);
+  const Response refund = adyen.refund(port, psp, 300, "ref-ad1");
+  ASSERT_EQ(refund.status, 201);
+  const Json answer(refund.body);
+  EXPECT_EQ(answer.str("status"), "received");
+  EXPECT_EQ(answer.str("paymentPspReference"), psp);
+  const std::string modification = answer.str("pspReference");
+  ASSERT_FALSE(modification.empty());
+  EXPECT_NE(modification, psp);
+  const Response beyond = adyen.refund(port, psp, 900, "ref2-ad1");
+  ASSERT_EQ(beyond.status, 201);
+  const std::string refused = Json(beyond.body).str("pspReference");
+
+  bool saw_refund = false, saw_refused = false;
+  for (const std::string& body : hooks.wait_for(refused)) {
+    Json j(body);
+    const cJSON* item = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(j.at("notificationItems"), 0),
+                                                         "NotificationRequestItem");
+    auto str = [&](const char* n) {
+      const cJSON* v = cJSON_GetObjectItemCaseSensitive(item, n);
+      return std::string(cJSON_IsString(v) ? v->valuestring : "");
+    };
+    const cJSON* sig = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(item, "additionalData"), "hmacSignature");
+    ASSERT_TRUE(cJSON_IsString(sig));
+    EXPECT_EQ(std::string(sig->valuestring), adyen_hmac(item)) << body;
+    if (str("eventCode") != "REFUND") continue;
+    EXPECT_EQ(str("originalReference"), psp);
+    EXPECT_EQ(str("merchantReference"), "ad1");
+    if (str("pspReference") == modification) {
+      saw_refund = true;
+      EXPECT_EQ(str("success"), "true");
+      EXPECT_EQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(item, "amount"), "value")->valueint, 300);
+    }
+    if (str("pspReference") == refused) {
+      saw_refused = true;
+      EXPECT_EQ(str("success"), "false");
+      EXPECT_FALSE(str("reason").empty());
+    }
+  }
+  EXPECT_TRUE(saw_refund);
+  EXPECT_TRUE(saw_refused);
+  const Truth t = truth(port, "ad1");
+  EXPECT_EQ(t.refunded, 300);
+  EXPECT_EQ(t.moved, 2);  // the capture and the first refund
+  EXPECT_EQ(t.operations, 3);
+}
+
+}  // namespace
