@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "amount_reading.hpp"
+#include "json_path.hpp"
 #include "json_util.hpp"
 #include "money_reading.hpp"
 #include "path_template.hpp"
@@ -239,6 +240,21 @@ TEST(ProfileOperations, an_inherited_operation_follows_the_childs_identity_windo
   EXPECT_EQ(c2.operations.at("refund").identity_given, true);
 }
 
+TEST(ProfileOperations, paypal_reads_the_capture_and_authorization_it_targets_from_the_orders_lookup_answer) {
+  const Profile p = builtin("paypal");
+  // An order authorized, then captured in part (Orders v2 GET answer).
+  JsonPtr order(cJSON_Parse(R"({"id":"ORDER1","status":"COMPLETED","purchase_units":[{"payments":{
+      "authorizations":[{"id":"AUTH1","status":"PARTIALLY_CAPTURED"}],
+      "captures":[{"id":"CAP1","status":"COMPLETED"}]}}]})"));
+  EXPECT_EQ(json_path_first_string(order.get(), p.operations.at("refund").target_id), "CAP1");
+  EXPECT_EQ(json_path_first_string(order.get(), p.operations.at("capture").target_id), "AUTH1");
+  EXPECT_EQ(json_path_first_string(order.get(), p.operations.at("cancel").target_id), "AUTH1");
+  // Payments v2 keeps request ids 45 days, Orders v2 6 h.
+  EXPECT_EQ(p.operations.at("refund").retention_ms, std::optional<int64_t>(int64_t(45) * 24 * 3600 * 1000));
+  EXPECT_EQ(p.retention_ms, std::optional<int64_t>(int64_t(6) * 3600 * 1000));
+  EXPECT_EQ(p.operations.at("cancel").replay, ReplayKind::none);
+}
+
 // ---- read_amount ------------------------------------------------------------------------------
 
 std::optional<int64_t> amount_in(AmountFormat f, const char* path, const char* json, std::string& error) {
@@ -423,6 +439,20 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
         {"cancel",
          {"DELETE", "/v2/payments/PAY1", IdentityMode::header, "Idempotency-Key", {{"canceled", S}}, LookupBy::order_id,
           "/v2/payments/PAY1", ""}}}},
+      // PayPal: captures and voids name the authorization, refunds the
+      // capture ({target_id}); the void takes no PayPal-Request-Id.
+      {"paypal",
+       {{"capture",
+         {"POST", "/v2/payments/authorizations/TGT1/capture", IdentityMode::header, "PayPal-Request-Id",
+          {{"COMPLETED", S}, {"PARTIALLY_REFUNDED", S}, {"REFUNDED", S}, {"PENDING", P}, {"DECLINED", F}, {"FAILED", F}},
+          LookupBy::provider_id, "/v2/payments/captures/OP1", "$.amount.value"}},
+        {"refund",
+         {"POST", "/v2/payments/captures/TGT1/refund", IdentityMode::header, "PayPal-Request-Id",
+          {{"COMPLETED", S}, {"PENDING", P}, {"FAILED", F}, {"CANCELLED", F}}, LookupBy::provider_id,
+          "/v2/payments/refunds/OP1", "$.amount.value"}},
+        {"cancel",
+         {"POST", "/v2/payments/authorizations/TGT1/void", IdentityMode::none, "", {{"VOIDED", S}},
+          LookupBy::order_id, "/v2/payments/authorizations/TGT1", ""}}}},
   };
   return table;
 }
@@ -481,6 +511,10 @@ TEST(ProfileOperations, each_built_in_operations_lookup_and_events_move_the_mone
       {"mollie", "refund", R"({"id":"re_1","paymentId":"tr_1","status":"queued"})", "", MoneyState::unknown},
       {"mollie", "capture", R"({"id":"cpt_1","paymentId":"tr_1","status":"succeeded"})", "", MoneyState::paid},
       {"mollie", "cancel", R"({"id":"tr_1","status":"canceled"})", "", MoneyState::failed},
+      {"paypal", "capture", R"({"id":"CAP1","status":"COMPLETED"})", "", MoneyState::paid},
+      {"paypal", "refund", R"({"id":"REF1","status":"COMPLETED"})", "", MoneyState::refunded},
+      {"paypal", "refund", R"({"id":"REF1","status":"CANCELLED"})", "", MoneyState::unknown},
+      {"paypal", "cancel", R"({"id":"AUTH1","status":"VOIDED"})", "", MoneyState::failed},
   };
   for (const Case& c : cases) {
     const Profile p = builtin(c.profile);
