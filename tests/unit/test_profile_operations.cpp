@@ -453,6 +453,18 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
         {"cancel",
          {"POST", "/v2/payments/authorizations/TGT1/void", IdentityMode::none, "", {{"VOIDED", S}},
           LookupBy::order_id, "/v2/payments/authorizations/TGT1", ""}}}},
+      // Square: complete and cancel take no key; a refund's is in its body.
+      {"square",
+       {{"capture",
+         {"POST", "/v2/payments/PAY1/complete", IdentityMode::none, "", {{"COMPLETED", S}, {"CANCELED", F}, {"FAILED", F}},
+          LookupBy::order_id, "/v2/payments/PAY1", ""}},
+        {"refund",
+         {"POST", "/v2/refunds", IdentityMode::body, "$.idempotency_key",
+          {{"COMPLETED", S}, {"PENDING", P}, {"REJECTED", F}, {"FAILED", F}}, LookupBy::provider_id, "/v2/refunds/OP1",
+          "$.amount_money.amount"}},
+        {"cancel",
+         {"POST", "/v2/payments/PAY1/cancel", IdentityMode::none, "", {{"CANCELED", S}, {"COMPLETED", F}},
+          LookupBy::order_id, "/v2/payments/PAY1", ""}}}},
   };
   return table;
 }
@@ -515,6 +527,10 @@ TEST(ProfileOperations, each_built_in_operations_lookup_and_events_move_the_mone
       {"paypal", "refund", R"({"id":"REF1","status":"COMPLETED"})", "", MoneyState::refunded},
       {"paypal", "refund", R"({"id":"REF1","status":"CANCELLED"})", "", MoneyState::unknown},
       {"paypal", "cancel", R"({"id":"AUTH1","status":"VOIDED"})", "", MoneyState::failed},
+      {"square", "capture", R"({"payment":{"id":"P1","status":"COMPLETED"}})", "", MoneyState::paid},
+      {"square", "refund", R"({"refund":{"id":"R1","payment_id":"P1","status":"COMPLETED"}})", "", MoneyState::refunded},
+      {"square", "refund", R"({"refund":{"id":"R1","payment_id":"P1","status":"REJECTED"}})", "", MoneyState::unknown},
+      {"square", "cancel", R"({"payment":{"id":"P1","status":"CANCELED"}})", "", MoneyState::failed},
   };
   for (const Case& c : cases) {
     const Profile p = builtin(c.profile);
