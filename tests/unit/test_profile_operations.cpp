@@ -170,9 +170,14 @@ TEST(ProfileOperations, the_whole_operation_is_checked_once_every_member_is_know
             "profile.operations.refund.response.id_path: is empty, and the lookup asks by the id the answer gives");
   // A profile whose key is the payment's reference (WeChat Pay) cannot
   // lend it to an operation.
-  EXPECT_EQ(error_of(with_ops(R"({"refund":{"path":"/v3/refund/domestic/refunds"}})", "wechatpay_v3")),
-            "profile.operations.refund.identity: missing: the profile's identity is the payment's reference, which "
-            "cannot name a refund; give the operation its own (header, body or none)");
+  EXPECT_EQ(error_of(with_ops(R"({"capture":{"path":"/v3/pay/capture"}})", "wechatpay_v3")),
+            "profile.operations.capture.identity: missing: the profile's identity is the payment's reference, which "
+            "cannot name a capture; give the operation its own (header, body or none)");
+  // wechatpay_v3's refund gave its own, which a child naming the refund keeps.
+  EXPECT_EQ(parse_profile(with_ops(R"({"refund":{"path":"/v3/refund/domestic/refunds"}})", "wechatpay_v3"))
+                .operations.at("refund")
+                .identity.name,
+            "$.out_refund_no");
   EXPECT_EQ(error_of(R"({"name":"o","identity":{"mode":"none"}})"),
             "profile.identity.mode: \"none\" is for an operation the provider takes no key for, never a create");
 }
@@ -465,6 +470,15 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
         {"cancel",
          {"POST", "/v2/payments/PAY1/cancel", IdentityMode::none, "", {{"CANCELED", S}, {"COMPLETED", F}},
           LookupBy::order_id, "/v2/payments/PAY1", ""}}}},
+      // WeChat Pay: a refund's own number travels in its body; no capture.
+      {"wechatpay_v3",
+       {{"refund",
+         {"POST", "/v3/refund/domestic/refunds", IdentityMode::body, "$.out_refund_no",
+          {{"SUCCESS", S}, {"PROCESSING", P}, {"ABNORMAL", P}, {"CLOSED", F}}, LookupBy::order_id,
+          "/v3/refund/domestic/refunds/KEY1", "$.amount.refund"}},
+        {"cancel",
+         {"POST", "/v3/pay/transactions/out-trade-no/ORD1/close", IdentityMode::none, "", {}, LookupBy::order_id,
+          "/v3/pay/transactions/out-trade-no/ORD1?mchid=M1", ""}}}},
   };
   return table;
 }
@@ -531,6 +545,9 @@ TEST(ProfileOperations, each_built_in_operations_lookup_and_events_move_the_mone
       {"square", "refund", R"({"refund":{"id":"R1","payment_id":"P1","status":"COMPLETED"}})", "", MoneyState::refunded},
       {"square", "refund", R"({"refund":{"id":"R1","payment_id":"P1","status":"REJECTED"}})", "", MoneyState::unknown},
       {"square", "cancel", R"({"payment":{"id":"P1","status":"CANCELED"}})", "", MoneyState::failed},
+      {"wechatpay_v3", "refund", R"({"refund_id":"5030","out_refund_no":"K","status":"SUCCESS"})", "", MoneyState::refunded},
+      {"wechatpay_v3", "refund", R"({"refund_id":"5030","out_refund_no":"K","status":"ABNORMAL"})", "", MoneyState::unknown},
+      {"wechatpay_v3", "cancel", R"({"out_trade_no":"o","mchid":"m","trade_state":"CLOSED"})", "", MoneyState::failed},
   };
   for (const Case& c : cases) {
     const Profile p = builtin(c.profile);
