@@ -343,6 +343,17 @@ TEST(AmountReading, alipays_biz_content_is_read_as_an_object_or_as_its_json_text
   EXPECT_EQ(e, "$.biz_content.total_amount: no value there");
 }
 
+TEST(AmountReading, alipays_refund_amount_is_read_inside_biz_content_as_the_gateway_form_carries_it) {
+  const Profile p = builtin("alipay");
+  const AmountField& f = p.operations.at("refund").amount;
+  JsonPtr body(cJSON_Parse(R"({"biz_content":{"refund_amount":"3.50","refund_reason":"x"}})"));
+  std::string e;
+  EXPECT_EQ(read_amount(f, body.get(), e), 350) << e;
+  const ProfileOperation& r = p.operations.at("refund");
+  EXPECT_EQ(r.body, (std::vector<std::pair<std::string, std::string>>{{"$.biz_content.out_trade_no", "{order_id}"}}));
+  EXPECT_EQ(r.replay, ReplayKind::none) << "a repeated out_request_no refunding once is only a community source's";
+}
+
 // Each built-in's create amount, on the body shape its provider takes (the
 // bodies tests/integration and the simulator send).
 TEST(AmountReading, each_built_in_reads_its_create_amount_where_its_provider_carries_it) {
@@ -479,11 +490,23 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
         {"cancel",
          {"POST", "/v3/pay/transactions/out-trade-no/ORD1/close", IdentityMode::none, "", {}, LookupBy::order_id,
           "/v3/pay/transactions/out-trade-no/ORD1?mchid=M1", ""}}}},
+      // Alipay: gateway methods in the path, the refund's key inside biz_content.
+      {"alipay",
+       {{"refund",
+         {"POST", "/gateway.do?method=alipay.trade.refund", IdentityMode::body, "$.biz_content.out_request_no",
+          {{"Y", S}}, LookupBy::order_id, "/gateway.do?method=alipay.trade.fastpay.refund.query",
+          "$.biz_content.refund_amount"}},
+        {"cancel",
+         {"POST", "/gateway.do?method=alipay.trade.close", IdentityMode::none, "", {}, LookupBy::order_id,
+          "/gateway.do?method=alipay.trade.query", ""}}}},
   };
   return table;
 }
 
 TEST(ProfileOperations, each_built_in_operation_goes_where_its_provider_documents_with_the_documented_key) {
+  // Every built-in but generic describes its operations.
+  for (const std::string& n : builtin_profile_names())
+    EXPECT_EQ(documented().count(n), n == "generic" ? 0u : 1u) << n;
   for (const auto& [name, ops] : documented()) {
     const Profile p = builtin(name.c_str());
     EXPECT_EQ(p.operations.size(), ops.size()) << name;
@@ -548,6 +571,13 @@ TEST(ProfileOperations, each_built_in_operations_lookup_and_events_move_the_mone
       {"wechatpay_v3", "refund", R"({"refund_id":"5030","out_refund_no":"K","status":"SUCCESS"})", "", MoneyState::refunded},
       {"wechatpay_v3", "refund", R"({"refund_id":"5030","out_refund_no":"K","status":"ABNORMAL"})", "", MoneyState::unknown},
       {"wechatpay_v3", "cancel", R"({"out_trade_no":"o","mchid":"m","trade_state":"CLOSED"})", "", MoneyState::failed},
+      // A synchronous refund's query carries no refund_status: it moves nothing.
+      {"alipay", "refund", R"({"alipay_trade_fastpay_refund_query_response":{"code":"10000","out_request_no":"K","refund_amount":"1.00"}})",
+       "", MoneyState::unknown},
+      {"alipay", "refund", R"({"alipay_trade_fastpay_refund_query_response":{"code":"10000","refund_status":"REFUND_SUCCESS"}})",
+       "", MoneyState::refunded},
+      {"alipay", "cancel", R"({"alipay_trade_query_response":{"code":"10000","trade_status":"TRADE_CLOSED"}})", "",
+       MoneyState::failed},
   };
   for (const Case& c : cases) {
     const Profile p = builtin(c.profile);
@@ -586,6 +616,9 @@ TEST(ProfileOperations, each_built_in_operations_success_word_moves_the_money_as
       {"checkout_com", "refund", R"({"action_id":"act_1"})", MoneyState::unknown},
       // received: recorded, no money moved yet.
       {"adyen", "refund", R"({"pspReference":"R1","paymentPspReference":"P1","status":"received"})", MoneyState::unknown},
+      {"alipay", "refund", R"({"alipay_trade_refund_response":{"code":"10000","fund_change":"Y","refund_fee":"1.00"}})",
+       MoneyState::refunded},
+      {"alipay", "refund", R"({"alipay_trade_refund_response":{"code":"10000","fund_change":"N"}})", MoneyState::unknown},
   };
   for (const Case& c : cases) {
     const Profile p = builtin(c.profile);
