@@ -112,7 +112,8 @@ void format_payment_intent(std::string& out, const PaymentView& v, int64_t creat
     append_int(out, static_cast<long long>(v.amount));
   }
   out.append(R"(,"amount_received":)");
-  append_int(out, static_cast<long long>(v.money == Money::paid ? v.amount : 0));
+  // A partial capture (operations.hpp) received only what it took.
+  append_int(out, static_cast<long long>(v.money != Money::paid ? 0 : v.captured >= 0 ? v.captured : v.amount));
   if (v.manual_capture) out.append(R"(,"capture_method":"manual")");
   if (created >= 0) {
     out.append(R"(,"created":)");

@@ -281,6 +281,7 @@ bool route_operation(const Profile& p, std::string_view method, std::string_view
         if (post && n == 4 && s[3] == "refunds") return set(OpKind::refund, false, N::payment, s[2]);
         if (post && n == 4 && s[3] == "captures") return set(OpKind::capture, false, N::payment, s[2]);
         if (get && n == 5 && s[3] == "refunds") return set(OpKind::refund, true, N::refund, s[2], s[4]);
+        if (get && n == 5 && s[3] == "captures") return set(OpKind::capture, true, N::capture, s[2], s[4]);
       }
       return false;
     case ProfileId::wechatpay_v3:

@@ -74,6 +74,17 @@ PaymentOps State::operations_of(uint64_t number) const {
   return it == ops_->payments.end() ? PaymentOps{} : it->second;
 }
 
+PaymentView State::with_operations(const PaymentCopy& c) const {
+  PaymentView v = c.view();
+  if (!ops_made_.load(std::memory_order_acquire)) return v;
+  std::lock_guard<std::mutex> lk(ops_->mu);
+  auto it = ops_->payments.find(c.number);
+  if (it == ops_->payments.end() || it->second.ops.empty()) return v;
+  v.captured = it->second.captures == 0 && c.money == Money::paid ? c.amount : it->second.captured;
+  v.refunded = it->second.refunded;
+  return v;
+}
+
 State::OperationTotals State::operation_totals() const {
   OperationTotals t;
   std::lock_guard<std::mutex> lk(ops_->mu);
@@ -210,7 +221,8 @@ void State::lookup_operation(const Config& cfg, const OpRequest& req, std::strin
   OperationBook& book = *ops_;
   uint64_t payment = 0, op = 0;
   uint64_t number = 0;
-  const std::string& id = t.names == OpTarget::Names::refund && prof.id == ProfileId::mollie ? t.sub : t.id;
+  // Mollie's path names the payment, then the refund or capture.
+  const std::string& id = t.sub.empty() ? t.id : t.sub;
   switch (prof.id) {
     case ProfileId::wechatpay_v3:
     case ProfileId::alipay: {
@@ -504,6 +516,7 @@ Disposition State::post_operation(const Config& cfg, const OpTarget& t, std::str
           r.rec.moved = r.ok;
           if (!r.ok) r.rec.amount = req.has_amount ? req.amount : 0;
           po.ops.push_back(r.rec);
+          ops_made_.store(true, std::memory_order_release);
           made = &po.ops.back();
           book.op_payment[made->number] = number;
           if (r.ok) {

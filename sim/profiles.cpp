@@ -111,7 +111,11 @@ void checkout_object(std::string& out, const Profile& self, const PaymentView& p
         out.append(R"(,"approved":true,"status":"Authorized","response_code":"10000")");
         break;
       case Money::paid:
-        out.append(R"(,"approved":true,"status":"Captured","response_code":"10000")");
+        // After operations: Checkout.com's words for what was captured and refunded of it.
+        out.append(p.refunded > 0 && p.refunded >= p.captured     ? R"(,"approved":true,"status":"Refunded","response_code":"10000")"
+                   : p.refunded > 0                               ? R"(,"approved":true,"status":"Partially Refunded","response_code":"10000")"
+                   : p.captured >= 0 && p.captured < p.amount     ? R"(,"approved":true,"status":"Partially Captured","response_code":"10000")"
+                                                                  : R"(,"approved":true,"status":"Captured","response_code":"10000")");
         break;
       case Money::failed:
         out.append(p.was_authorized ? R"(,"approved":true,"status":"Voided","response_code":"10000")"
@@ -292,10 +296,23 @@ void mollie_created(std::string& out, const Profile& self, const PaymentView& p)
   append_major(out, p.amount);
   out.append(R"(","currency":)");
   append_json_string(out, p.currency);
+  out.push_back('}');
+  // After operations: what was captured and refunded of it (Mollie's amountCaptured and
+  // amountRefunded, as strings of major units).
+  if (p.captured >= 0) {
+    for (const auto& [name, minor] : {std::pair<const char*, int64_t>{"amountCaptured", p.captured},
+                                      std::pair<const char*, int64_t>{"amountRefunded", p.refunded}}) {
+      out.append(R"(,")").append(name).append(R"(":{"value":")");
+      append_major(out, minor);
+      out.append(R"(","currency":)");
+      append_json_string(out, p.currency);
+      out.push_back('}');
+    }
+  }
   // Mollie echoes the create's metadata in every answer about the payment; the creates this
   // sim takes carry the order there (metadata.order_id), which is how a receiver that looked an
   // id-only notification up finds the order (https://docs.mollie.com/reference/get-payment).
-  out.append(R"(},"metadata":{"order_id":)");
+  out.append(R"(,"metadata":{"order_id":)");
   append_json_string(out, p.order_id);
   out.push_back('}');
   // An open payment is paid at its checkout page (https://docs.mollie.com/reference/create-payment).
@@ -1162,7 +1179,7 @@ void lookup_stripe(const Profile& p, const State& state, std::string_view path, 
     State::PaymentCopy c;
     if (parse_id(p.payment_id, pi, &number) && state.payment_by_number(number, scope, &c)) {
       out.status = 200;
-      format_payment_intent(out.body, c.view());
+      format_payment_intent(out.body, state.with_operations(c));
     } else {
       set_canned(out, p.no_route);
     }
@@ -1191,7 +1208,7 @@ void lookup_by_id(const Profile& p, const State& state, std::string_view path, s
   if (one_segment(path, prefix, &id) && parse_id(p.payment_id, id, &number) &&
       state.payment_by_number(number, scope, &c)) {
     out.status = 200;
-    format_created(p, out.body, c.view());
+    format_created(p, out.body, state.with_operations(c));
     return;
   }
   set_canned(out, p.no_route);
@@ -1216,7 +1233,7 @@ void lookup_checkout(const Profile& p, const State& state, std::string_view path
   out.body.append(R"(,"data":[)");
   for (std::size_t i = 0; i < payments.size(); ++i) {
     if (i) out.body.push_back(',');
-    format_created(p, out.body, payments[i].view());
+    format_created(p, out.body, state.with_operations(payments[i]));
   }
   out.body.append("]}");
 }

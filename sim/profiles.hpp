@@ -107,6 +107,11 @@ struct PaymentView {
   Wait wait = Wait::none;
   bool manual_capture = false;
   bool was_authorized = false;  // it was held before: a failed one was voided, a paid one captured
+  // What operations (operations.hpp) captured and refunded of it: -1, none made, the money state
+  // says it all (a paid payment is captured whole). Lookups of the payment write them the
+  // provider's way (Checkout.com's Partially Captured and Refunded, Stripe's amount_received).
+  int64_t captured = -1;
+  int64_t refunded = 0;
 };
 // The HTTP status of a create's answer for `v` (Checkout.com answers a payment waiting for
 // 3-D Secure 202, not 201).

@@ -878,6 +878,7 @@ void State::reset() {
     ops_->clear();
   }
   clock_offset_ms_.store(0);
+  ops_made_.store(false);
   {
     std::lock_guard<std::mutex> lk(clock_mu_);
     due_.clear();

@@ -311,6 +311,8 @@ class State {
                              std::string_view key, std::string_view scope, Reply& out);
   // The truth of a payment's operations (a copy; empty when it had none).
   PaymentOps operations_of(uint64_t number) const;
+  // The payment as its lookups show it: with what operations captured and refunded of it.
+  PaymentView with_operations(const PaymentCopy& c) const;
   struct OperationTotals {
     long operations = 0, captures = 0, refunds = 0, cancels = 0;
     long money_movements = 0;  // operations that moved money
@@ -468,6 +470,7 @@ class State {
   OAuth2Tokens tokens_;
   WebhookSender* webhooks_ = nullptr;
   std::unique_ptr<OperationBook> ops_;
+  std::atomic<bool> ops_made_{false};  // lookups read the book only once an operation was made
   std::atomic<int64_t> clock_offset_ms_{0};
 
   // The customer's clock: one thread, started by the first payment it has to move.

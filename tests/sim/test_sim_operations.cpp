@@ -87,6 +87,9 @@ struct Provider {
   std::string refused_code;   // ... and what its body says
 };
 
+// gtest prints a parameter by its name, not its bytes.
+void PrintTo(const Provider& p, std::ostream* os) { *os << p.name; }
+
 std::string paypal_authorization(const Response& r) {
   const Json j(r.body);
   const cJSON* units = j.at("purchase_units");
@@ -363,6 +366,63 @@ TEST_P(Operations, only_an_uncaptured_payment_is_canceled) {
 
 INSTANTIATE_TEST_SUITE_P(Providers, Operations, ::testing::ValuesIn(providers()),
                          [](const auto& info) { return info.param.name; });
+
+// The payment's own lookup and the operation's tell what the operations did, each in its
+// provider's words.
+TEST(OperationsLookups, the_payment_and_its_operations_are_looked_up_as_their_provider_shows_them) {
+  const std::vector<Provider> all = providers();
+  {
+    Server sim(options("checkout_com"));
+    const uint16_t port = sim.port();
+    const std::string id = all[4].hold(port, "lc");
+    std::string capture;
+    ASSERT_EQ(all[4].capture(port, id, 600, "cap-lc", &capture).status, 202);
+    EXPECT_EQ(Json(get(port, "/payments/" + id).body).str("status"), "Partially Captured");
+    ASSERT_EQ(all[4].refund(port, id, 200, "ref-lc").status, 202);
+    EXPECT_EQ(Json(get(port, "/payments/" + id).body).str("status"), "Partially Refunded");
+    const Response actions = get(port, "/payments/" + id + "/actions");
+    ASSERT_EQ(actions.status, 200);
+    const Json list(actions.body);
+    ASSERT_EQ(cJSON_GetArraySize(list.j), 3);  // the refund, the capture, the authorization
+    EXPECT_STREQ(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(list.j, 0), "type")->valuestring, "Refund");
+  }
+  {
+    Server sim(options("stripe"));
+    const uint16_t port = sim.port();
+    const std::string id = all[0].hold(port, "ls");
+    std::string capture;
+    ASSERT_EQ(all[0].capture(port, id, 600, "cap-ls", &capture).status, 200);
+    const Json pi(get(port, "/v1/payment_intents/" + id).body);
+    EXPECT_EQ(pi.str("status"), "succeeded");
+    EXPECT_EQ(pi.num("amount_received"), 600);
+    const Response refund = all[0].refund(port, id, 200, "ref-ls");
+    const Json looked(get(port, "/v1/refunds/" + Json(refund.body).str("id")).body);
+    EXPECT_EQ(looked.str("payment_intent"), id);
+    EXPECT_EQ(looked.num("amount"), 200);
+    EXPECT_EQ(get(port, "/v1/refunds/re_999999").status, 404);
+  }
+  {
+    Server sim(options("mollie"));
+    const uint16_t port = sim.port();
+    const std::string id = all[5].hold(port, "lm");
+    std::string capture;
+    const Response c = all[5].capture(port, id, 600, "cap-lm", &capture);
+    ASSERT_EQ(c.status, 201);
+    const std::string cpt = Json(c.body).str("id");
+    EXPECT_EQ(cpt.rfind("cpt_", 0), 0u) << cpt;
+    const Json looked(get(port, "/v2/payments/" + id + "/captures/" + cpt).body);
+    EXPECT_EQ(looked.str("status"), "succeeded");
+    EXPECT_EQ(looked.str("paymentId"), id);
+    const Response r = all[5].refund(port, id, 200, "ref-lm");
+    const std::string re = Json(r.body).str("id");
+    EXPECT_EQ(Json(get(port, "/v2/payments/" + id + "/refunds/" + re).body).str("status"), "refunded");
+    // A refund looked up under another payment is not found.
+    EXPECT_EQ(get(port, "/v2/payments/tr_999999/refunds/" + re).status, 404);
+    const Json payment(get(port, "/v2/payments/" + id).body);
+    EXPECT_EQ(payment.str("amountCaptured.value"), "6.00");
+    EXPECT_EQ(payment.str("amountRefunded.value"), "2.00");
+  }
+}
 
 // ---- where a provider promises less --------------------------------------------------------------
 
