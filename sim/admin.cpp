@@ -277,10 +277,12 @@ void add_to_array(cJSON* list, cJSON* item) {
   }
 }
 
-// A payment's operations in the truth: what was captured and refunded, each operation the
+// A payment's operations in the truth (only a payment that had any): what was captured and refunded, each operation the
 // simulator executed (its kind, amount, key, provider id, Unix ms, and whether it moved money),
 // and the money movements per operation key ("" for requests without one).
 void add_operations(cJSON* item, const Profile& prof, const State::PaymentCopy& c, const PaymentOps& ops) {
+  // A payment without operations keeps the two fields it always had.
+  if (ops.ops.empty()) return;
   // Paid at once (or captured by POST /__admin/customer) without an operation: all captured.
   const int64_t captured = ops.captures == 0 && c.money == Money::paid ? c.amount : ops.captured;
   add_number(item, "amount", static_cast<double>(c.amount));
