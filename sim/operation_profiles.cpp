@@ -277,7 +277,11 @@ bool route_operation(const Profile& p, std::string_view method, std::string_view
       return false;
     case ProfileId::mollie:
       if (n >= 3 && s[0] == "v2" && s[1] == "payments" && !s[2].empty()) {
+        // DELETE cancels a payment still open; release-authorization lets go of a held one
+        // (mollie/openapi specs.yaml cancel-payment and release-authorization, as Mollie's
+        // generated SDKs document them).
         if (method == "DELETE" && n == 3) return set(OpKind::cancel, false, N::payment, s[2]);
+        if (post && n == 4 && s[3] == "release-authorization") return set(OpKind::cancel, false, N::authorization, s[2]);
         if (post && n == 4 && s[3] == "refunds") return set(OpKind::refund, false, N::payment, s[2]);
         if (post && n == 4 && s[3] == "captures") return set(OpKind::capture, false, N::payment, s[2]);
         if (get && n == 5 && s[3] == "refunds") return set(OpKind::refund, true, N::refund, s[2], s[4]);
@@ -737,6 +741,8 @@ void format_operation(const OpView& v, Reply& out) {
         b.append(R"(,"status":")").append(refund ? (v.lookup ? "refunded" : "pending") : "succeeded");
         b.append(R"(","paymentId":)").append(json(pid));
         b.append(R"(,"createdAt":)").append(json(iso_utc(op->at_ms))).append("}");
+      } else if (v.op && v.op->kind == OpKind::cancel && pay.was_authorized) {
+        out.status = 202;  // release-authorization: accepted, no body
       } else {
         // DELETE /v2/payments/{id}: the canceled payment.
         b.append(R"({"resource":"payment","id":)").append(json(pid));

@@ -196,7 +196,17 @@ Ruling rule(const Profile& p, const OpRules& rules, const OpRequest& req, const 
       // unpaid ones: Stripe, Mollie, WeChat Pay, Alipay) one still waiting for its customer.
       const bool closes_unpaid = p.id == ProfileId::stripe || p.id == ProfileId::mollie ||
                                  p.id == ProfileId::wechatpay_v3 || p.id == ProfileId::alipay;
-      if (!(pay.money == Money::authorized && po.captured == 0) && !(waiting && closes_unpaid)) {
+      bool releases_held = true;
+      if (p.id == ProfileId::mollie) {
+        // Mollie: DELETE cancels only what is still open; release-authorization only a hold.
+        const bool release = req.target.names == OpTarget::Names::authorization;
+        releases_held = release;
+        if (release && waiting) {
+          r.err = OpError::not_cancelable;
+          return r;
+        }
+      }
+      if (!(releases_held && pay.money == Money::authorized && po.captured == 0) && !(waiting && closes_unpaid)) {
         r.err = OpError::not_cancelable;
         return r;
       }

@@ -270,9 +270,11 @@ std::vector<Provider> providers() {
                                       (amount % 100 < 10 ? "0" : "") + std::to_string(amount % 100) + R"("}})",
                                   {"Idempotency-Key: " + key});
                },
+               // A held payment is let go by release-authorization (DELETE cancels open ones).
                [](uint16_t port, const std::string& id) {
                  Conn c(port);
-                 return c.request("DELETE", "/v2/payments/" + id);
+                 return c.request("POST", "/v2/payments/" + id + "/release-authorization", "{}",
+                                  {"Idempotency-Key: x-" + id});
                },
                600, 422, "The specified amount cannot be refunded"});
   return v;
@@ -422,6 +424,28 @@ TEST(OperationsLookups, the_payment_and_its_operations_are_looked_up_as_their_pr
     EXPECT_EQ(payment.str("amountCaptured.value"), "6.00");
     EXPECT_EQ(payment.str("amountRefunded.value"), "2.00");
   }
+}
+
+// Mollie cancels an open payment with DELETE and lets go of a held one with
+// release-authorization; neither crosses over.
+TEST(OperationsMollie, delete_cancels_an_open_payment_and_release_authorization_a_held_one) {
+  Server sim(options("mollie"));
+  const uint16_t port = sim.port();
+  Conn c(port);
+  const std::string open = Json(c.request("POST", "/v2/payments",
+                                          R"({"amount":{"currency":"EUR","value":"10.00"},"metadata":{"order_id":"mo"},"captureMode":"manual"})",
+                                          {"Idempotency-Key: k-mo"})
+                                    .body)
+                               .str("id");
+  EXPECT_EQ(c.request("POST", "/v2/payments/" + open + "/release-authorization", "{}").status, 422);
+  const Response deleted = c.request("DELETE", "/v2/payments/" + open);
+  EXPECT_EQ(deleted.status, 200);
+  EXPECT_EQ(Json(deleted.body).str("status"), "canceled");
+  EXPECT_EQ(truth(port, "mo").money_state, "failed");
+
+  const std::string held = providers()[5].hold(port, "mh");
+  EXPECT_EQ(Conn(port).request("DELETE", "/v2/payments/" + held).status, 422);
+  EXPECT_EQ(truth(port, "mh").money_state, "authorized");
 }
 
 // ---- where a provider promises less --------------------------------------------------------------
