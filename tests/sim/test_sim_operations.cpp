@@ -549,6 +549,47 @@ TEST(OperationsFaults, a_refund_lost_after_acting_moved_money_once_and_its_retry
   EXPECT_EQ(truth(port, "lost").refunded, 200);
 }
 
+// Under a seeded mix of faults, a client that re-sends each refund with its key until it gets a
+// 2xx moves each refund's money once at Stripe, which replays what it stored; at Checkout.com,
+// which keeps only 2xx answers, the re-sends after its 500s move money again.
+TEST(OperationsFaults, same_key_retries_under_a_fault_mix_move_money_once_where_the_provider_replays) {
+  for (const std::string profile : {"stripe", "checkout_com"}) {
+    Options o = options(profile);
+    o.faults = {{"lost_response", 0.15}, {"500", 0.15}, {"503", 0.15}, {"reset_before", 0.1}};
+    o.seed = 47;
+    Server sim(o);
+    const uint16_t port = sim.port();
+    int tries = 0;
+    for (int i = 0; i < 12; ++i) {
+      const std::string order = "mix" + std::to_string(i);
+      sim.script(order, {"none"});  // the create goes through; the refunds meet the mix
+      const std::string id = paid(profile, port, order);
+      ASSERT_FALSE(id.empty()) << profile << " " << order;
+      for (int attempt = 0; attempt < 30; ++attempt) {
+        ++tries;
+        if (ok(keyed_refund(profile, port, id, "r-" + order))) break;
+      }
+    }
+    long refunded = 0, duplicated = 0;
+    for (int i = 0; i < 12; ++i) {
+      const Truth t = truth(port, "mix" + std::to_string(i));
+      refunded += static_cast<long>(t.refunded);
+      duplicated += t.moves("r-mix" + std::to_string(i)) > 1;
+    }
+    EXPECT_GT(tries, 12) << profile << ": the mix dealt no fault";
+    if (profile == "stripe") {
+      EXPECT_EQ(refunded, 12 * 100);
+      EXPECT_EQ(duplicated, 0);
+      EXPECT_EQ(duplicate_movements(port), 0);
+    } else {
+      // The seed deals at least one 500 after acting: that refund was made twice.
+      EXPECT_GT(refunded, 12 * 100);
+      EXPECT_GT(duplicated, 0);
+      EXPECT_EQ(duplicate_movements(port), duplicated);
+    }
+  }
+}
+
 // A `slow` operation is made at once and answered slow_ms later; meanwhile its key is in use.
 TEST(OperationsFaults, a_slow_refund_answers_in_use_to_a_same_key_retry_while_held) {
   Server sim(options("stripe"));
