@@ -524,6 +524,31 @@ TEST(OperationsAfter5xx, checkout_refund_resent_after_a_500_moves_money_twice_st
   }
 }
 
+// Refunds racing on one payment from many connections and two workers: exactly as many go
+// through as the capture holds, the others are refused, and the money refunded is the capture.
+TEST(OperationsRace, concurrent_refunds_never_sum_to_more_than_was_captured) {
+  Options o = options("stripe");
+  o.threads = 2;
+  Server sim(o);
+  const uint16_t port = sim.port();
+  const std::string id = paid("stripe", port, "race");
+  std::atomic<int> made{0}, refused{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 16; ++i) {
+    threads.emplace_back([&, i] {
+      const Response r = keyed_refund("stripe", port, id, "race-" + std::to_string(i));
+      if (r.status == 200) ++made;
+      if (r.status == 400 && r.body.find("amount_too_large") != std::string::npos) ++refused;
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(made.load(), 10);
+  EXPECT_EQ(refused.load(), 6);
+  const Truth t = truth(port, "race");
+  EXPECT_EQ(t.refunded, 1000);
+  EXPECT_EQ(t.moved, 10);
+}
+
 // ---- the chaos switches apply to operations ------------------------------------------------------
 
 // A refund made and then lost on the wire (the connection reset after acting): the money moved
