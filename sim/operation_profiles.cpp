@@ -803,6 +803,8 @@ void format_operation_error(const Profile& p, OpKind kind, OpError e, int64_t le
                             std::string_view gateway_method, Reply& out) {
   std::string& b = out.body;
   b.clear();
+  // Only Square tells a held payment's refund apart; the others refuse it as not refundable.
+  if (e == OpError::held && p.id != ProfileId::square) e = OpError::not_refundable;
   const std::string left_major = major(left);
   switch (p.id) {
     case ProfileId::stripe: {
@@ -831,10 +833,12 @@ void format_operation_error(const Profile& p, OpKind kind, OpError e, int64_t le
       b = R"({"status":422,"errorCode":"167","message":"Original pspReference required for this operation","errorType":"validation"})";
       return;
     case ProfileId::paypal: {
-      // 422 UNPROCESSABLE_ENTITY with the issue (payments_payment_v2.json and PayPal's error
-      // pages: REFUND_AMOUNT_EXCEEDED, CAPTURE_FULLY_REFUNDED, MAX_CAPTURE_AMOUNT_EXCEEDED,
-      // AUTHORIZATION_ALREADY_CAPTURED, ORDER_ALREADY_CAPTURED, ACTION_DOES_NOT_MATCH_INTENT);
-      // AUTHORIZATION_VOIDED and PAYMENT_NOT_REFUNDABLE are sim choices.
+      // 422 UNPROCESSABLE_ENTITY with the issue, each from the operation's own 422 list in
+      // paypal-rest-api-specifications @ec4d8f3 (payments_payment_v2.json: captures.refund-422
+      // REFUND_AMOUNT_EXCEEDED, CAPTURE_FULLY_REFUNDED, REFUND_NOT_ALLOWED; the capture's
+      // MAX_CAPTURE_AMOUNT_EXCEEDED, AUTHORIZATION_ALREADY_CAPTURED, AUTHORIZATION_VOIDED;
+      // authorizations.void-422 PREVIOUSLY_CAPTURED, PREVIOUSLY_VOIDED; checkout_orders_v2.json
+      // ORDER_ALREADY_CAPTURED, ACTION_DOES_NOT_MATCH_INTENT).
       if (e == OpError::not_found) {
         set_canned(out, p.no_route);
         return;
@@ -845,9 +849,9 @@ void format_operation_error(const Profile& p, OpKind kind, OpError e, int64_t le
         case OpError::fully_refunded: issue = "CAPTURE_FULLY_REFUNDED"; break;
         case OpError::not_capturable: issue = "AUTHORIZATION_ALREADY_CAPTURED"; break;
         case OpError::order_captured: issue = "ORDER_ALREADY_CAPTURED"; break;
-        case OpError::voided: issue = "AUTHORIZATION_VOIDED"; break;
-        case OpError::not_cancelable: issue = "AUTHORIZATION_ALREADY_CAPTURED"; break;
-        case OpError::not_refundable: issue = "PAYMENT_NOT_REFUNDABLE"; break;
+        case OpError::voided: issue = kind == OpKind::cancel ? "PREVIOUSLY_VOIDED" : "AUTHORIZATION_VOIDED"; break;
+        case OpError::not_cancelable: issue = "PREVIOUSLY_CAPTURED"; break;
+        case OpError::not_refundable: issue = "REFUND_NOT_ALLOWED"; break;
         case OpError::intent_mismatch: issue = "ACTION_DOES_NOT_MATCH_INTENT"; break;
         default: break;
       }
@@ -858,19 +862,23 @@ void format_operation_error(const Profile& p, OpKind kind, OpError e, int64_t le
       return;
     }
     case ProfileId::square: {
-      // REFUND_AMOUNT_INVALID: "The requested refund amount exceeds the amount available to
-      // refund" (Square's ErrorCode list, square-python-sdk doc/models/error-code.md);
-      // PAYMENT_NOT_REFUNDABLE there too. A complete or cancel in the wrong state: BAD_REQUEST
-      // (sim choice).
+      // RefundPayment's own errors (square/connect-api-specification api.json @5733f66,
+      // x-endpoint-errors of POST /v2/refunds, category REFUND_ERROR): REFUND_AMOUNT_INVALID
+      // "exceeds the amount available to refund", REFUND_ERROR_PAYMENT_NEEDS_COMPLETION for a
+      // payment still APPROVED, PAYMENT_NOT_REFUNDABLE otherwise. A complete or cancel in the
+      // wrong state: BAD_REQUEST (sim choice; the spec lists only VERSION_MISMATCH there).
       if (e == OpError::not_found) {
         set_canned(out, p.no_route);
         return;
       }
       out.status = 400;
-      const char* code = e == OpError::exceeds ? "REFUND_AMOUNT_INVALID"
-                         : e == OpError::not_refundable || e == OpError::fully_refunded ? "PAYMENT_NOT_REFUNDABLE"
-                                                                                         : "BAD_REQUEST";
-      b = std::string(R"({"errors":[{"category":"INVALID_REQUEST_ERROR","code":")") + code + R"(","detail":)" +
+      const bool refund = kind == OpKind::refund;
+      const char* code = e == OpError::exceeds                     ? "REFUND_AMOUNT_INVALID"
+                         : e == OpError::held                      ? "REFUND_ERROR_PAYMENT_NEEDS_COMPLETION"
+                         : refund                                  ? "PAYMENT_NOT_REFUNDABLE"
+                                                                   : "BAD_REQUEST";
+      b = std::string(R"({"errors":[{"category":")") + (refund ? "REFUND_ERROR" : "INVALID_REQUEST_ERROR") +
+          R"(","code":")" + code + R"(","detail":)" +
           json(e == OpError::exceeds ? "Only " + std::to_string(left) + " can be refunded"
                                      : "The payment's status does not allow this") +
           (kind == OpKind::refund && e == OpError::exceeds ? R"(,"field":"amount_money.amount")" : "") + "}]}";

@@ -156,7 +156,7 @@ Ruling rule(const Profile& p, const OpRules& rules, const OpRequest& req, const 
     }
     case OpKind::refund: {
       if (pay.money != Money::paid) {
-        r.err = OpError::not_refundable;
+        r.err = pay.money == Money::authorized ? OpError::held : OpError::not_refundable;
         return r;
       }
       // PayPal refunds a capture: what is left of that capture; the others what is left of the
@@ -207,7 +207,7 @@ Ruling rule(const Profile& p, const OpRules& rules, const OpRequest& req, const 
         }
       }
       if (!(releases_held && pay.money == Money::authorized && po.captured == 0) && !(waiting && closes_unpaid)) {
-        r.err = OpError::not_cancelable;
+        r.err = p.id == ProfileId::paypal && pay.money == Money::failed ? OpError::voided : OpError::not_cancelable;
         return r;
       }
       r.rec.amount = pay.money == Money::authorized ? pay.amount : 0;
@@ -319,8 +319,9 @@ void State::lookup_operation(const Config& cfg, const OpRequest& req, std::strin
   v.key = req.key;
   OperationRecord own;  // a PayPal order's own capture (paid at once)
   if (op) {
+    // The id must name an operation of the kind looked up (a capture's number is no refund id).
     for (const OperationRecord& r : po.ops)
-      if (r.number == op) v.op = &r;
+      if (r.number == op && r.kind == t.kind) v.op = &r;
     if (!v.op) return not_found();
   } else if (prof.id == ProfileId::paypal && t.names == OpTarget::Names::capture) {
     if (pay.money != Money::paid || po.captures > 0) return not_found();

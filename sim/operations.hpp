@@ -118,7 +118,8 @@ enum class OpError : uint8_t {
   not_found,        // no such payment (or capture, authorization, refund) in this scope
   exceeds,          // more than is left: to capture (authorized - captured) or to refund
   not_capturable,   // nothing held to capture: paid at once, captured already, canceled
-  not_refundable,   // nothing captured to refund: waiting, held, canceled
+  not_refundable,   // nothing captured to refund: waiting, canceled
+  held,             // nothing captured to refund yet: the payment is only held
   not_cancelable,   // captured (or already final): a cancel would release nothing
   fully_refunded,   // everything captured is back (PayPal CAPTURE_FULLY_REFUNDED)
   total_mismatch,   // WeChat Pay: amount.total is not the order's

@@ -402,6 +402,10 @@ TEST(OperationsLookups, the_payment_and_its_operations_are_looked_up_as_their_pr
     EXPECT_EQ(looked.str("payment_intent"), id);
     EXPECT_EQ(looked.num("amount"), 200);
     EXPECT_EQ(get(port, "/v1/refunds/re_999999").status, 404);
+    // The capture's operation number is no refund's id.
+    const std::string refund_id = Json(refund.body).str("id");
+    const std::string capture_number = "re_" + std::to_string(std::stoi(refund_id.substr(3)) - 1);
+    EXPECT_EQ(get(port, "/v1/refunds/" + capture_number).status, 404);
   }
   {
     Server sim(options("mollie"));
