@@ -470,8 +470,16 @@ bool parse_operation(const Profile& p, const OpTarget& t, std::string_view body,
   const cJSON* r = root.get();
   switch (p.id) {
     case ProfileId::adyen:
-      // amount is required of captures and refunds (CheckoutService-v72.json
-      // PaymentCaptureRequest, PaymentRefundRequest); a cancel names none.
+      // merchantAccount is required of all three, amount of captures and refunds
+      // (CheckoutService-v72.json @aa014f0 PaymentCaptureRequest, PaymentRefundRequest,
+      // PaymentCancelRequest); `reference` is the merchant's own for the modification.
+      if (!text(r, "merchantAccount", &out->currency)) {
+        refuse(p, at(r, "merchantAccount") ? Problem::not_string : Problem::missing, "merchantAccount",
+               "is required: the merchant account the payment was made under", refusal);
+        return false;
+      }
+      out->currency.clear();
+      text(r, "reference", &out->reference);
       if (t.kind != OpKind::cancel) {
         if (!minor_units(r, "amount.value", &out->amount)) {
           refuse(p, at(r, "amount.value") ? Problem::bad_number : Problem::missing, "amount.value",
@@ -664,7 +672,7 @@ void format_operation(const OpView& v, Reply& out) {
       out.status = 201;
       b.append(R"({"merchantAccount":"PayretrySimECOM","paymentPspReference":)").append(json(pid));
       b.append(R"(,"pspReference":)").append(json(op ? operation_id(p, op->kind, op->number) : pid));
-      b.append(R"(,"reference":)").append(json(pay.order_id));
+      if (!v.reference.empty()) b.append(R"(,"reference":)").append(json(v.reference));
       b.append(R"(,"status":"received")");
       if (op && op->kind != OpKind::cancel) {
         b.append(R"(,"amount":{"currency":)").append(json(pay.currency)).append(R"(,"value":)");
@@ -885,9 +893,11 @@ void format_operation_error(const Profile& p, OpKind kind, OpError e, int64_t le
       return;
     }
     case ProfileId::checkout_com:
-      // refund_amount_exceeds_balance (what Checkout.com answers a refund beyond the balance,
-      // as hyperswitch's Checkout connector test reads it); capture_value_greater_than_authorized
-      // and the 403 for an action the payment's state does not allow are sim choices.
+      // checkout-api-reference @2fc946c (nas_spec/paths/payments@{id}@captures|refunds|voids):
+      // 422 ValidationError for invalid data, 403 "Capture not allowed" / "Refund not allowed" /
+      // "Void not allowed", 404 payment not found. The 422's code for a refund beyond the
+      // balance, refund_amount_exceeds_balance, is what hyperswitch's Checkout connector test
+      // reads; capture_value_greater_than_authorized and the 403's body are sim choices.
       if (e == OpError::not_found) {
         set_canned(out, p.no_route);
         return;

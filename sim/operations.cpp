@@ -504,7 +504,7 @@ Disposition State::post_operation(const Config& cfg, const OpTarget& t, std::str
           r.ok = r.rec.amount > 0;
           if (!r.ok) {
             // Refunded already: the same answer, nothing moves.
-            OpView v{&prof, pay.view(), &po, nullptr, true, false, req.key, method};
+            OpView v{&prof, pay.view(), &po, nullptr, true, false, req.key, method, {}};
             format_operation(v, out);
             break;
           }
@@ -513,7 +513,7 @@ Disposition State::post_operation(const Config& cfg, const OpTarget& t, std::str
         // nothing moves (sim choice: n.d.).
         if (!r.ok && r.err == OpError::not_cancelable && pay.money == Money::failed &&
             (prof.id == ProfileId::wechatpay_v3 || prof.id == ProfileId::alipay)) {
-          OpView v{&prof, pay.view(), &po, nullptr, true, false, req.key, method};
+          OpView v{&prof, pay.view(), &po, nullptr, true, false, req.key, method, {}};
           format_operation(v, out);
           break;
         }
@@ -562,7 +562,7 @@ Disposition State::post_operation(const Config& cfg, const OpTarget& t, std::str
             events.push_back(std::move(e));
             notify_payment = false;  // Adyen's word is the modification's notification
           }
-          OpView v{&prof, pay.view(), &po, made, false, false, req.key, method};
+          OpView v{&prof, pay.view(), &po, made, false, false, req.key, method, req.reference};
           format_operation(v, out);
         } else {
           format_operation_error(prof, t.kind, r.err, r.left, pay.currency, method, out);

@@ -71,6 +71,8 @@ struct OpRequest {
   int64_t total = -1;
   // Alipay: the refund named its out_request_no (without one only a full refund is taken).
   bool request_no = true;
+  // Adyen: the merchant's reference for the modification, echoed in the answer.
+  std::string reference;
 };
 
 // Reads an operation request's fields. False with `refusal` set to the provider's answer when
@@ -111,6 +113,7 @@ struct OpView {
                           // COMPLETED, Mollie refunded, WeChat Pay SUCCESS)
   std::string key;        // the operation's own identity as sent (WeChat's out_refund_no, ...)
   std::string_view method;  // Alipay: the gateway method answered
+  std::string_view reference;  // Adyen: the request's own reference ("" none)
 };
 
 // Why an operation is refused by the money rules.

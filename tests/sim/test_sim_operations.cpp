@@ -847,6 +847,11 @@ TEST(OperationsAdyen, a_refund_is_notified_with_its_own_psp_reference_and_one_be
   const std::string modification = answer.str("pspReference");
   ASSERT_FALSE(modification.empty());
   EXPECT_NE(modification, psp);
+  // merchantAccount is required of a modification: refused, nothing recorded.
+  const Response unnamed = Conn(port).request("POST", "/v71/payments/" + psp + "/refunds",
+                                              R"({"amount":{"value":100,"currency":"EUR"}})", {"Idempotency-Key: ref0-ad1"});
+  EXPECT_EQ(unnamed.status, 422);
+  EXPECT_NE(unnamed.body.find("merchantAccount"), std::string::npos) << unnamed.body;
   const Response beyond = adyen.refund(port, psp, 900, "ref2-ad1");
   ASSERT_EQ(beyond.status, 201);
   const std::string refused = Json(beyond.body).str("pspReference");
