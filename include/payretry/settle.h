@@ -15,7 +15,11 @@ PAY_BEGIN_DECL
 /* Asks the provider what happened to one payment, through the profile's
  * lookup (by merchant reference, or by the provider's id when one is known),
  * with its own bounded retry, and records the answer in the ledger. A
- * settled payment comes back from the ledger without any HTTP. "Not found"
+ * settled payment keeps its outcome: it comes back from the ledger without
+ * any HTTP, unless its money may still move (unknown, awaiting_customer,
+ * pending, authorized) and its row names the provider's payment; then the
+ * provider is asked where the money is and the answer moves the money
+ * state forward only. "Not found"
  * proves "no payment" only after not_found_grace_ms since the last attempt;
  * the payment is then UNKNOWN/not_sent, safe to re-send with its key.
  * Where the provider offers no lookup (or only a same-key re-send), the

@@ -466,6 +466,73 @@ PaymentRow Settler::apply_kept_events(const PaymentRow& row) {
   return now ? *now : row;
 }
 
+// Only a row that names its provider payment can have its money moved by
+// what a lookup says (event_moves_money: the lookup is recorded as an event
+// naming that id), and only a money state below `paid` (or unread) moves
+// on a read: paid and beyond move by refunds, failed and refunded never.
+PaymentResult Settler::refresh_money(const PaymentRow& row) {
+  const MoneyState m = row.money_state;
+  const bool may_move = m == MoneyState::unknown || m == MoneyState::awaiting_customer || m == MoneyState::pending ||
+                        m == MoneyState::authorized;
+  const LookupBy by = profile_.lookup.by;
+  if (!may_move || row.provider_payment_id.empty() || (by != LookupBy::order_id && by != LookupBy::provider_id))
+    return flow_.stored_result(row, {});
+  const Answer a = look_up(row);
+  if (a.kind != Answer::found) {
+    log_.note(kLogInfo, "money_not_refreshed", "payment " + row.order_id + ": " + redact(a.why, config_.secrets()));
+    return flow_.stored_result(row, {});
+  }
+  // The answer must be about the row's own payment: a lookup by reference
+  // names it (names_request, found_ids), and its id, when it gives one, is
+  // the row's. Where the merchant reference is the payment's identity
+  // (WeChat Pay, Alipay: one payment per out_trade_no, ever), the order
+  // names it, whatever id each answer knows it by (WeChat Pay's create
+  // answers a prepay_id, its lookup a transaction_id).
+  if (!a.provider_id.empty() && a.provider_id != row.provider_payment_id &&
+      profile_.identity.mode != IdentityMode::reference) {
+    log_.note(kLogWarn, "money_not_refreshed",
+              "payment " + row.order_id + ": the lookup answered about another payment of the order");
+    return flow_.stored_result(row, {});
+  }
+  // A status the profile reads as failed moved no money, whatever word the
+  // money block has for it (as settle_from reads it for an open row).
+  MoneyState read = a.money_state;
+  if (lookup_status_settles(profile_, a.provider_status) == PaymentState::failed) read = money_of_refusal(read);
+  if (!money_moves(m, read)) return flow_.stored_result(row, {});
+  // Recorded as the provider's word about this payment, like a webhook's:
+  // the ledger moves the money only forward and only for the row whose id
+  // the event names, and the same word read again is one event.
+  LedgerEvent e;
+  e.scope = row.scope;
+  // The scheme a Mollie hint's lookup is recorded under too: the same
+  // status read by either path is one event.
+  e.scheme = profile_.webhook.scheme.empty() ? std::string("lookup") : profile_.webhook.scheme;
+  e.event_id = lookup_event_id(row.provider_payment_id, a.provider_status);
+  e.order_id = row.order_id;
+  e.provider_payment_id = row.provider_payment_id;
+  e.received_at = clock_.unix_ms();
+  e.entry.kind = "webhook";
+  e.entry.verdict = kEventNoted;  // a settled row's outcome never changes
+  e.entry.reason = redact(a.provider_status, config_.secrets());
+  e.entry.money_state = read;
+  e.entry.http_status = a.http_status;
+  e.entry.started_at = a.asked_at ? a.asked_at : e.received_at;
+  e.entry.ended_at = e.received_at;
+  e.entry.provider_request_id = e.event_id;
+  e.entry.processed = false;
+  try {
+    ledger_.record_event(e);
+  } catch (const LedgerError& err) {
+    // The row as stored stays true; the next query asks again.
+    log_.note(kLogError, "ledger_failed", "payment " + row.order_id + ": its money could not be moved: " + err.what());
+    return flow_.stored_result(row, {});
+  }
+  const std::optional<PaymentRow> after = ledger_.get(row.order_id);
+  PaymentResult r = flow_.stored_result(after ? *after : row, {});
+  r.queried = true;
+  return r;
+}
+
 PaymentResult Settler::query(const std::string& order_id) {
   const auto found = ledger_.get(order_id);
   if (!found) throw Error(Errc::PAY_ENOTFOUND, "no payment for order " + order_id + " in the ledger");
@@ -478,7 +545,7 @@ PaymentResult Settler::query(const std::string& order_id) {
     if (found->state != row.state)
       stats_.on_settlement(row.state == PaymentState::succeeded ? Outcome::succeeded : Outcome::failed,
                            Stats::SettledBy::webhook);
-    return flow_.stored_result(row, {});
+    return refresh_money(row);
   }
   if (row.state == PaymentState::in_flight && row.lease_until >= now)
     return flow_.stored_result(row, "another worker holds this payment");

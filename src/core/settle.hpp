@@ -88,6 +88,10 @@ class Settler {
   Answer look_up(const PaymentRow& row);
   AttemptEntry lookup_entry(const PaymentRow& claimed, const Answer& a, const HistoryReading& h, int64_t now) const;
   PaymentResult settle_from(const PaymentRow& claimed, const Answer& a);
+  // A settled payment whose money may still move (its customer may yet
+  // pay, its hold be captured or voided): the provider is asked again and
+  // what it says moves the money forward, outcome unchanged.
+  PaymentResult refresh_money(const PaymentRow& row);
   PaymentResult unchanged(const PaymentRow& row, const std::string& why);
   PaymentResult settle_unknown(const PaymentRow& row, const std::string& why);
   PaymentResult reconcile_one(const PaymentRow& row, const ReconcileOptions& o);

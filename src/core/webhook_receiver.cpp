@@ -63,14 +63,6 @@ JsonPtr form_as_object(const std::string& body) {
   return obj;
 }
 
-// An event id as the ledger keeps it: as sent when it is short visible
-// ASCII (every provider's is), else a digest of it, so that an odd one can
-// neither fail the store on every redelivery nor be told apart from itself.
-std::string stored_event_id(const std::string& id) {
-  if (check_order_id(id).empty()) return id;
-  return "sha256:" + hex_encode(hmac_sha256("payretry webhook event id", id));
-}
-
 const char* finding_word(const char* verdict) {
   if (std::string_view(verdict) == kEventSucceeded) return "succeeded";
   if (std::string_view(verdict) == kEventFailed) return "failed";
@@ -325,7 +317,7 @@ void WebhookReceiver::apply_hint(const std::string& provider_id, WebhookOutcome&
   r.order_id = doc ? read_field(doc.get(), profile_.webhook.order_id) : "";
   if (!check_order_id(r.order_id).empty()) r.order_id.clear();
   // Its status is the event: the same status read twice is one event.
-  r.event_id = stored_event_id("lookup:" + f.provider_id + ":" + f.provider_status);
+  r.event_id = lookup_event_id(f.provider_id, f.provider_status);
   const char* finding = event_finding(profile_, "", f.provider_status);
   r.finding = finding_word(finding);
   r.money_state = std::string_view(finding) == kEventFailed ? money_of_refusal(f.money_state) : f.money_state;

@@ -1,5 +1,8 @@
 #include "webhook_rules.hpp"
 
+#include "hmac.hpp"
+#include "validate.hpp"
+
 namespace payretry {
 namespace {
 
@@ -73,6 +76,15 @@ const char* recorded_event_effect(const PaymentRow* before, const PaymentRow* af
   if (before && after && !final_state(before) && after->state != before->state && after->detail == settled_detail)
     return "settled";
   return "recorded";
+}
+
+std::string stored_event_id(const std::string& id) {
+  if (check_order_id(id).empty()) return id;
+  return "sha256:" + hex_encode(hmac_sha256("payretry webhook event id", id));
+}
+
+std::string lookup_event_id(const std::string& provider_id, const std::string& status) {
+  return stored_event_id("lookup:" + provider_id + ":" + status);
 }
 
 bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event) {

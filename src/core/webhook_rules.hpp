@@ -116,4 +116,13 @@ const char* recorded_event_effect(const PaymentRow* before, const PaymentRow* af
 // is held back by event_finding_on whatever the clocks say.)
 bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event);
 
+// An event id as the ledger keeps it: as sent when it is short visible
+// ASCII (every provider's is), else a digest of it, so that an odd one can
+// neither fail the store on every redelivery nor be told apart from itself.
+std::string stored_event_id(const std::string& id);
+// The event a lookup's answer is recorded as (a Mollie hint's confirming
+// lookup, a query of a settled payment): the payment and its status, so
+// that the same word read twice, by either path, is one event.
+std::string lookup_event_id(const std::string& provider_id, const std::string& status);
+
 }  // namespace payretry

@@ -176,12 +176,14 @@ int main(int argc, char** argv) {
               (unsigned long long)t.events_ignored, (unsigned long long)t.settled_by_webhook);
   std::printf("DST exercised: money: %llu payments waited for their customer (%llu paid later, %llu abandoned), %llu "
               "were held (%llu captured later, %llu voided); rows ended %llu awaiting_customer, %llu authorized, %llu "
-              "paid, %llu failed\n",
+              "paid, %llu failed; %llu queries of settled payments (%llu lookups, holding nothing), %llu of which moved the money\n",
               (unsigned long long)t.payments_waiting, (unsigned long long)t.customers_paid,
               (unsigned long long)t.customers_abandoned, (unsigned long long)t.payments_held,
               (unsigned long long)t.holds_captured, (unsigned long long)t.holds_voided,
               (unsigned long long)t.rows_awaiting, (unsigned long long)t.rows_authorized,
-              (unsigned long long)t.rows_paid, (unsigned long long)t.rows_money_failed);
+              (unsigned long long)t.rows_paid, (unsigned long long)t.rows_money_failed,
+              (unsigned long long)t.settled_queries, (unsigned long long)t.settled_lookups,
+              (unsigned long long)t.money_refreshed);
   for (const auto& [which, n] : t.by_profile_driver)
     std::printf("DST schedules %s: %llu\n", which.c_str(), (unsigned long long)n);
   if (!dir.empty()) {

@@ -547,6 +547,12 @@ class World {
   // does later (pays, abandons, captures, voids), and when.
   Rng money_rng;
   void draw_flow(const std::string& order);
+  // Callers asking again about settled payments whose money may still move
+  // (pay_query looks them up again): from a stream of their own, so that
+  // the other draws of a seed stay as they were.
+  Rng refresh_rng;
+  void query_settled(Process& p, const Order& o);
+  std::set<std::string> settled_reads;  // orders whose settled row a lookup read
   std::map<std::string, MoneyState> money_row_seen, money_result_seen;
   // A row's or a result's money state says what the provider's truth about
   // the order's own payment (the one named `pid`, when there is one) allows:
@@ -877,11 +883,20 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
     if (!order.empty()) {
       const auto row = l.get(order);
       if (!row) fail("key_committed_before_send", "a request for " + order + " left before its row existed");
-      if (row->state != PaymentState::in_flight || row->lease_owner != req.claim)
+      // pay_query of a settled payment asks where its money is, holding
+      // nothing: a read of a row whose outcome never changes again (its
+      // money moves only through the ledger's event rule).
+      const bool settled_read = lookup && req.claim.empty() &&
+                                (row->state == PaymentState::succeeded || row->state == PaymentState::failed);
+      if (settled_read) {
+        ++tally.settled_lookups;
+        settled_reads.insert(order);
+      } else if (row->state != PaymentState::in_flight || row->lease_owner != req.claim) {
         fail("no_send_after_losing_the_lease", "a request for " + order + " left under claim '" + req.claim +
                                                    "' while the row is " + state_name(row->state) + " held by '" +
                                                    row->lease_owner + "'");
-      if (clock.unix_ms() >= row->lease_until)
+      }
+      if (!settled_read && clock.unix_ms() >= row->lease_until)
         fail("no_send_after_losing_the_lease", "a request for " + order + " left " +
                                                    std::to_string(clock.unix_ms() - row->lease_until) +
                                                    " ms after its lease ended");
@@ -1361,7 +1376,7 @@ const std::string& test_pem(const std::string& dir, const std::string& file) {
 World::World(uint64_t s, const Options& o)
     : seed(s), opt(o), rng(s), pause_rng(s ^ 0xD1B54A32D192ED03ull), ext(s ^ 0x5851F42D4C957F2Dull),
       tenant_rng(s ^ 0x9FB21C651E98DF25ull), auth_rng(s ^ 0xC2B2AE3D27D4EB4Full), wh(s ^ 0x7A3B9E2C51D4F086ull),
-      money_rng(s ^ 0x3C6EF372FE94F82Bull) {
+      money_rng(s ^ 0x3C6EF372FE94F82Bull), refresh_rng(s ^ 0x1B873593CC9E2D51ull) {
   hook_pause_percent = pause_rng.chance(20) ? static_cast<int>(pause_rng.range(2, 15)) : 0;
   profile_name = !opt.profile.empty() ? opt.profile : kProfiles[rng.range(0, 8)];
   // Unpinned, a tenth of the schedules draw a random provider instead.
@@ -1918,6 +1933,23 @@ void World::query(Process& p, const Order& o) {
   }
 }
 
+// pay_query of a settled payment: the outcome never changes; the money
+// moves only forward and only as the provider's truth allows (check_result,
+// check_rows).
+void World::query_settled(Process& p, const Order& o) {
+  std::unique_ptr<Ledger> holder;
+  const std::optional<PaymentRow> before = ledger_for_checks(holder).get(o.id);
+  if (!before || (before->state != PaymentState::succeeded && before->state != PaymentState::failed)) return;
+  ++tally.settled_queries;
+  query(p, o);
+  const std::optional<PaymentRow> after = ledger_for_checks(holder).get(o.id);
+  if (!after) return;  // pruned meanwhile
+  if (after->state != before->state)
+    fail("settled_stays_settled", o.id + " was " + state_name(before->state) + " and a query made it " +
+                                      state_name(after->state));
+  tally.money_refreshed += after->money_state != before->money_state;
+}
+
 void World::maybe_prune() {
   if (prune_percent == 0 || !ext.chance(prune_percent)) return;
   ++tally.prunes;
@@ -2063,6 +2095,12 @@ void World::run_blocking() {
           }
           done = r.ledger_error.empty();
           if (!done) clock.advance(lease_ms() + 1);
+          // Sometimes the caller asks again later where the money is.
+          if (done && refresh_rng.chance(30)) {
+            clock.advance(refresh_rng.range(0, 600000));
+            deliver_due(false, true);
+            query_settled(*proc, o);
+          }
           break;
         case Outcome::unknown:
           if (rng.chance(25)) {
@@ -2282,6 +2320,12 @@ void World::run_concurrent() {
           if (Process* p = procs[static_cast<size_t>(o.tenant)].get()) query(*p, o);
           tally.resubmits_after_query += open_order(o);
         }
+    // And ask again about settled ones whose money may still move.
+    if (refresh_rng.chance(50))
+      for (const Order& o : orders)
+        if (!outcomes[o.id].empty() && outcomes[o.id].back() != Outcome::unknown &&
+            outcomes[o.id].back() != Outcome::in_progress && refresh_rng.chance(30))
+          if (Process* p = procs[static_cast<size_t>(o.tenant)].get()) query_settled(*p, o);
     maybe_prune();
     if (rng.chance(20)) break;  // the rest is left for reconciliation
   }
@@ -2575,6 +2619,12 @@ void World::check_event_entries() {
         fail("event_lands_only_on_its_payment", "event " + id + " of a payment made elsewhere is in the history of " +
                                                     o.id + " (" + state_name(row->state) + ")");
       const size_t t = static_cast<size_t>(o.tenant);
+      // What pay_query read about a settled payment is recorded as the
+      // provider's word about it ("lookup:<its id>:<status>"): only on the
+      // row that was read, and only naming that row's own payment.
+      const std::string own = "lookup:" + row->provider_payment_id + ":";
+      if (settled_reads.count(o.id) && !row->provider_payment_id.empty() && id.compare(0, own.size(), own) == 0)
+        continue;
       if (t >= delivered_ids.size() || !delivered_ids[t].count(id))
         fail("event_applied_in_its_own_scope", "event " + id + " is in the history of " + o.id + " of account " +
                                                    tenants[t]->name + ", whose endpoint never received it");

@@ -90,7 +90,8 @@ struct Tally {
   // customers and merchants did later, and the money states the rows
   // ended in.
   uint64_t payments_waiting = 0, payments_held = 0, customers_paid = 0, customers_abandoned = 0, holds_captured = 0,
-           holds_voided = 0, rows_awaiting = 0, rows_authorized = 0, rows_paid = 0, rows_money_failed = 0;
+           holds_voided = 0, rows_awaiting = 0, rows_authorized = 0, rows_paid = 0, rows_money_failed = 0,
+           settled_queries = 0, money_refreshed = 0, settled_lookups = 0;
   // The latest a concurrent payment was answered after its deadline, in
   // the engine's own time (ms; the invariant's bound is 250).
   int64_t latest_answer_ms = INT64_MIN;
