@@ -134,9 +134,10 @@ std::optional<int64_t> read_amount(const AmountField& field, const cJSON* body, 
     }
     if (cJSON_IsString(v) && v->valuestring) {
       const std::string s = v->valuestring;
-      bool digits = !s.empty() && s.size() <= 16;
+      bool digits = !s.empty();
       for (char c : s) digits = digits && c >= '0' && c <= '9';
       if (!digits) return bad(error, where + ": \"" + s.substr(0, 40) + "\" is not a whole number of minor units");
+      if (s.size() > 16) return bad(error, where + ": is too large");
       const int64_t n = std::stoll(s);
       if (n > kMaxAmount) return bad(error, where + ": is too large");
       return n;

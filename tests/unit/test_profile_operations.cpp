@@ -284,6 +284,10 @@ TEST(AmountReading, minor_units_are_a_whole_non_negative_number) {
   EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":"10.00"})", e), std::nullopt);
   EXPECT_EQ(e, "$.amount: \"10.00\" is not a whole number of minor units");
   EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":"-5"})", e), std::nullopt);
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":"90071992547409930"})", e), std::nullopt);
+  EXPECT_EQ(e, "$.amount: is too large");
+  EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":"9007199254740993"})", e), std::nullopt);
+  EXPECT_EQ(e, "$.amount: is too large");
   EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":9007199254740994})", e), std::nullopt);
   EXPECT_EQ(e, "$.amount: is too large");
   EXPECT_EQ(amount_in(AmountFormat::minor, "$.amount", R"({"amount":true})", e), std::nullopt);
