@@ -544,7 +544,7 @@ Disposition State::post_operation(const Config& cfg, const OpTarget& t, std::str
             if (r.moves_payment) notify_payment = move_payment(number, r.to, &moved, &create_key, &create_scope);
             if (notify_payment) pay = moved;
           }
-          if (webhooks_ && prof.id == ProfileId::adyen) {
+          if (webhooks_ && (prof.id == ProfileId::adyen || (prof.id == ProfileId::checkout_com && r.ok))) {
             PaymentEvent e;
             e.number = number;
             e.order_id = pay.order_id;
@@ -560,7 +560,7 @@ Disposition State::post_operation(const Config& cfg, const OpTarget& t, std::str
             e.op_success = r.ok;
             if (!r.ok) e.op_reason = r.err == OpError::exceeds ? "Insufficient in-process funds on paymentmethod" : "Modification in different currency than authorisation or state does not allow it";
             events.push_back(std::move(e));
-            notify_payment = false;  // Adyen's word is the modification's notification
+            notify_payment = false;  // the operation's own notification says it
           }
           OpView v{&prof, pay.view(), &po, made, false, false, req.key, method, req.reference};
           format_operation(v, out);

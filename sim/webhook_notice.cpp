@@ -27,7 +27,9 @@ class IdStream {
   // create's (move 0) are what they always were.
   IdStream(uint64_t seed, const PaymentEvent& e, std::string_view purpose)
       : state_(splitmix64(seed ^ splitmix64(fnv1a64(e.order_id) ^ splitmix64(e.number)) ^ fnv1a64(purpose)) ^
-               (e.move ? splitmix64(0x6d6f7665ULL + e.move) : 0)) {}
+               (e.move ? splitmix64(0x6d6f7665ULL + e.move) : 0) ^
+               // An operation's notification has ids of its own, apart from its payment's.
+               (e.op_number ? splitmix64(0x6f70ULL + e.op_number) : 0)) {}
   uint64_t next() { return state_ = splitmix64(state_); }
   std::string chars(std::string_view alphabet, std::size_t n) {
     std::string out;
@@ -301,7 +303,18 @@ Notice checkout_notice(const Profile& p, const WebhookSettings& s, const Payment
   // A create that captured at once is notified payment_approved (Authorized), as it always was
   // here; a later move says what it did: payment_captured, payment_voided, payment_declined.
   const char* status = "Authorized";
-  if (!e.charged) {
+  std::string action_id;
+  int64_t amount = e.amount;
+  if (e.op_number) {
+    // An operation's own event, naming its action (operations.hpp): payment_captured,
+    // payment_refunded or payment_voided, with the action's id and amount. A refund is notified
+    // only so: no lookup tells one refund of a payment from another.
+    const OpKind kind = static_cast<OpKind>(e.op_kind);
+    n.type = kind == OpKind::capture ? "payment_captured" : kind == OpKind::refund ? "payment_refunded" : "payment_voided";
+    status = kind == OpKind::capture ? "Captured" : kind == OpKind::refund ? "Refunded" : "Voided";
+    action_id = operation_id(p, kind, e.op_number);
+    amount = e.op_amount;
+  } else if (!e.charged) {
     n.type = "payment_declined";
     status = "Declined";
   } else if (e.money == Money::awaiting_customer || e.money == Money::pending) {
@@ -323,8 +336,9 @@ Notice checkout_notice(const Profile& p, const WebhookSettings& s, const Payment
   const std::string id = payment_id(p, e);
   const std::string at = format_time(now_s, 0, "%Y-%m-%dT%H:%M:%S.000Z");
   n.body = R"({"id":")" + n.event_id + R"(","type":")" + n.type + R"(","version":"1.0.0","created_on":")" + at +
-           R"(","data":{"id":")" + id + R"(","action_id":"act_)" + ids.chars(kLowerAlnum, 26) +
-           R"(","amount":)" + std::to_string(e.amount) + R"(,"currency":)" + json_string(upper(e.currency)) +
+           R"(","data":{"id":")" + id + R"(","action_id":")" +
+           (action_id.empty() ? "act_" + ids.chars(kLowerAlnum, 26) : action_id) + R"(","amount":)" +
+           std::to_string(amount) + R"(,"currency":)" + json_string(upper(e.currency)) +
            (!declined ? R"(,"approved":true,"status":")" + std::string(status) +
                             R"(","response_code":"10000","response_summary":"Approved")"
                       : std::string(R"(,"approved":false,"status":"Declined","response_code":"20051","response_summary":"Insufficient Funds")")) +
@@ -482,8 +496,10 @@ Notice paypal_notice(const Profile& p, const WebhookSettings& s, const PaymentEv
 }  // namespace
 
 bool sends_notice(const Profile& p, const PaymentEvent& e) {
-  // Of the operations, only Adyen's answers wait for a notification (the others answer at once).
-  if (e.op_number) return p.id == ProfileId::adyen;
+  // An operation's own notification: Adyen's (its only outcome) and Checkout.com's (its answers
+  // are 202 "accepted"; the events say what happened). The others notify a capture or cancel by
+  // the payment's new state, and no refund.
+  if (e.op_number) return p.id == ProfileId::adyen || p.id == ProfileId::checkout_com;
   const bool waiting = e.charged && (e.money == Money::awaiting_customer || e.money == Money::pending);
   switch (p.id) {
     case ProfileId::paypal:

@@ -775,6 +775,7 @@ class Hooks {
           if (buf.size() >= end + 4 + n) {
             std::lock_guard<std::mutex> lk(mu_);
             bodies_.push_back(buf.substr(end + 4, n));
+            heads_.push_back(head);
             break;
           }
         }
@@ -794,6 +795,19 @@ class Hooks {
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> bodies_;
+  std::vector<std::string> heads_;  // lower-cased, one per body
+
+ public:
+  // The value of header `name` (lower case) of the i-th notification.
+  std::string header(std::size_t i, const std::string& name) {
+    std::lock_guard<std::mutex> lk(mu_);
+    const std::string& h = heads_.at(i);
+    const std::size_t at = h.find("\r\n" + name + ":");
+    if (at == std::string::npos) return "";
+    std::size_t v = at + 3 + name.size();
+    while (v < h.size() && h[v] == ' ') ++v;
+    return h.substr(v, h.find("\r\n", v) - v);
+  }
 };
 
 const char kAdyenHmacKey[] = "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056";
@@ -888,6 +902,56 @@ TEST(OperationsAdyen, a_refund_is_notified_with_its_own_psp_reference_and_one_be
   EXPECT_EQ(t.refunded, 300);
   EXPECT_EQ(t.moved, 2);  // the capture and the first refund
   EXPECT_EQ(t.operations, 3);
+}
+
+// Checkout.com answers an operation 202 "accepted"; its events say what happened, each naming
+// the action: a refund's only word is payment_refunded, signed with Cko-Signature.
+TEST(OperationsCheckout, a_refund_is_notified_payment_refunded_with_its_action_id) {
+  Hooks hooks;
+  Options o = options("checkout_com");
+  o.webhook_url = hooks.url();
+  o.webhook_secret = "cko-signature-key-test";
+  Server sim(o);
+  const uint16_t port = sim.port();
+  const Provider checkout = providers()[4];
+  const std::string id = checkout.hold(port, "ck1");
+  std::string capture;
+  const Response c = checkout.capture(port, id, 1000, "cap-ck1", &capture);
+  ASSERT_EQ(c.status, 202);
+  const Response r = checkout.refund(port, id, 300, "ref-ck1");
+  ASSERT_EQ(r.status, 202);
+  const std::string action = Json(r.body).str("action_id");
+  ASSERT_FALSE(action.empty());
+  const std::vector<std::string> bodies = hooks.wait_for(action);
+  bool refunded = false, captured = false;
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    const Json j(bodies[i]);
+    unsigned char mac[32];
+    unsigned int len = 0;
+    const std::string key = "cko-signature-key-test";
+    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(bodies[i].data()),
+         bodies[i].size(), mac, &len);
+    std::string hex;
+    for (unsigned int k = 0; k < len; ++k) {
+      static const char kHex[] = "0123456789abcdef";
+      hex.push_back(kHex[mac[k] >> 4]);
+      hex.push_back(kHex[mac[k] & 15]);
+    }
+    EXPECT_EQ(hooks.header(i, "cko-signature"), hex) << bodies[i];
+    if (j.str("type") == "payment_refunded") {
+      refunded = true;
+      EXPECT_EQ(j.str("data.action_id"), action);
+      EXPECT_EQ(j.str("data.id"), id);
+      EXPECT_EQ(j.num("data.amount"), 300);
+      EXPECT_EQ(j.str("data.reference"), "ck1");
+    }
+    if (j.str("type") == "payment_captured") {
+      captured = true;
+      EXPECT_EQ(j.str("data.action_id"), Json(c.body).str("action_id"));
+    }
+  }
+  EXPECT_TRUE(refunded);
+  EXPECT_TRUE(captured);
 }
 
 }  // namespace
