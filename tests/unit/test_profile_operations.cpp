@@ -8,7 +8,11 @@
 
 #include <cJSON.h>
 
+#include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -258,6 +262,36 @@ TEST(ProfileOperations, paypal_reads_the_capture_and_authorization_it_targets_fr
   EXPECT_EQ(p.operations.at("refund").retention_ms, std::optional<int64_t>(int64_t(45) * 24 * 3600 * 1000));
   EXPECT_EQ(p.retention_ms, std::optional<int64_t>(int64_t(6) * 3600 * 1000));
   EXPECT_EQ(p.operations.at("cancel").replay, ReplayKind::none);
+}
+
+// The notes of every operation cite their sources by tag; each tag is one of
+// the profile's sources and is defined in docs/providers.md, whose
+// operations section has a table for every built-in that has operations.
+TEST(ProfileOperations, every_operations_source_tag_is_the_profiles_and_defined_in_providers_md) {
+  std::ifstream in(std::string(PAYRETRY_SOURCE_DIR) + "/docs/providers.md");
+  ASSERT_TRUE(in) << "docs/providers.md";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::regex tag(R"(\b([A-Z][a-z][0-9]+[a-z]?)\b)");
+  for (const std::string& n : builtin_profile_names()) {
+    const Profile p = builtin(n.c_str());
+    if (p.operations.empty()) continue;
+    EXPECT_NE(doc.find("### `" + n + "` operations"), std::string::npos) << n;
+    size_t cited = 0;
+    for (const auto& [kind, op] : p.operations) {
+      for (const std::string& note : op.notes) {
+        for (std::sregex_iterator it(note.begin(), note.end(), tag), end; it != end; ++it) {
+          const std::string t = (*it)[1];
+          ++cited;
+          EXPECT_NE(std::find(p.sources.begin(), p.sources.end(), t), p.sources.end())
+              << n << "." << kind << " cites " << t << ", not among the profile's sources";
+          std::string anchor = "<a id=\"" + t + "\"></a>";
+          for (char& c : anchor) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          EXPECT_NE(doc.find(anchor), std::string::npos) << n << "." << kind << ": " << t << " is not defined in providers.md";
+        }
+      }
+    }
+    EXPECT_GT(cited, 0u) << n << ": its operations cite no source";
+  }
 }
 
 // ---- read_amount ------------------------------------------------------------------------------
