@@ -221,6 +221,16 @@ TEST(ProfileOperations, extends_merges_an_operation_member_by_member) {
   // The operations the child does not name stay as they were.
   EXPECT_EQ(child.operations.at("capture").path, base.operations.at("capture").path);
 
+  // A child that moves PayPal's void off the authorization must clear the
+  // inherited target reader, which nothing would use any more.
+  EXPECT_EQ(error_of(R"({"name":"c","extends":"paypal","operations":{"cancel":{"path":"/orders/{provider_id}/void",
+      "lookup":{"path":"/orders/{provider_id}"}}}})"),
+            "profile.operations.cancel.target_id: is given, but neither the path, the body nor the lookup names "
+            "{target_id}");
+  EXPECT_EQ(error_of(R"({"name":"c","extends":"paypal","operations":{"cancel":{"path":"/orders/{provider_id}/void",
+      "target_id":"","lookup":{"path":"/orders/{provider_id}"}}}})"),
+            "");
+
   // A lookup member replaces only itself; a status_map is replaced whole.
   const Profile c2 = parse_profile(R"({"name":"c","extends":"stripe","operations":{"refund":{
       "lookup":{"status_map":{"succeeded":"SUCCEEDED"}}}}})");
