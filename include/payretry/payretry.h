@@ -22,6 +22,7 @@
 #include "payretry/submit.h"   /* pay_submit and its options */
 #include "payretry/async.h"    /* pay_submit_batch, pay_submit_async, pay_submit_start, pay_pending */
 #include "payretry/settle.h"   /* pay_query, pay_reconcile and its options */
+#include "payretry/operation.h" /* pay_submit_operation: captures, refunds, cancels */
 #include "payretry/ledger.h"   /* pay_ledger_get, pay_ledger_list */
 #include "payretry/webhook.h"  /* pay_webhook_apply: provider notifications */
 

@@ -110,6 +110,10 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   const std::string owner = owner_id();
   flow_ = std::make_unique<PaymentFlow>(*engine_, *ledger_, config_, system_clock(), system_sleeper(), keys_, stats_,
                                         *log_, owner, client_scope(config_, profile_, ledger_->secret()));
+  operations_ = std::make_unique<OperationFlow>(
+      config_, profile_, *ledger_, *flow_,
+      OperationFlow::Deps{*transport_, system_clock(), system_sleeper(), *jitter_, keys_, *log_, *budget_, stats_,
+                          auth_.get(), hook});
   settler_ = std::make_unique<Settler>(*ledger_, *transport_, profile_, config_, system_clock(), system_sleeper(),
                                        *jitter_, *budget_, *log_, stats_, *flow_, std::move(hook), auth_.get());
   // Notifications: a config that gives webhook secrets the profile's scheme

@@ -16,6 +16,7 @@
 #include "engine.hpp"
 #include "ledger.hpp"
 #include "multi_engine.hpp"
+#include "operation_flow.hpp"
 #include "payment_flow.hpp"
 #include "settle.hpp"
 #include "random.hpp"
@@ -41,6 +42,9 @@ class Client {
   ~Client();
 
   PaymentResult submit(const SubmitRequest& r) { return flow_->submit(r); }
+  // A capture, refund or cancel of a payment this client made
+  // (operation_flow.hpp).
+  PaymentResult submit_operation(const OperationRequest& r) { return operations_->submit(r); }
   // The concurrent engine (batch and asynchronous submits), started on first
   // use: `engine_threads` engines, each on its own thread. A payment runs on
   // the one its order id picks, or, started from a `done` callback, on the
@@ -105,6 +109,7 @@ class Client {
   std::unique_ptr<Ledger> ledger_;
   std::unique_ptr<PaymentFlow> flow_;
   std::unique_ptr<Settler> settler_;
+  std::unique_ptr<OperationFlow> operations_;
   std::unique_ptr<WebhookReceiver> webhooks_;  // null: notifications are not read (webhooks_unavailable_ says why)
   std::string webhooks_unavailable_;
   std::once_flag multi_once_;

@@ -6,6 +6,7 @@
 
 #include "error.hpp"
 #include "fingerprint.hpp"
+#include "amount_reading.hpp"
 #include "history.hpp"
 #include "redact.hpp"
 #include "scope.hpp"
@@ -204,6 +205,20 @@ PaymentFlow::Admission PaymentFlow::admit(const SubmitRequest& req) {
   proposed.scope = scope_;
   proposed.submission_headers = headers_to_json(req.headers);
   proposed.submission_path = req.path;
+  // What the payment asks, where the profile reads it: the amount its
+  // captures and refunds are held to (operation_rules.hpp). Not read (a
+  // body of hand-written form fields, a profile with no reader): -1, and
+  // only one whole capture or refund is allowed.
+  if (!engine_.profile().amount.path.empty()) {
+    JsonPtr own;
+    const cJSON* doc = a.parsed_body.get();
+    if (!doc) {
+      own.reset(cJSON_ParseWithLength(req.body.data(), req.body.size()));
+      doc = own.get();
+    }
+    std::string unread;
+    if (doc) proposed.amount = read_amount(engine_.profile().amount, doc, unread).value_or(-1);
+  }
   // Never re-send a key the provider may have forgotten: stop a margin short.
   const int64_t retention = config_.key_retention_ms.value_or(kForever);
   proposed.key_expires_at = retention >= kForever ? kForever : now + retention - std::min<int64_t>(3600000, retention / 10);
@@ -304,8 +319,10 @@ PaymentResult PaymentFlow::submit(const SubmitRequest& req) {
   if (created.key_taken)
     throw Error(Errc::PAY_EMISMATCH, "idempotency key " + adm.proposed.idempotency_key + " already belongs to another order");
 
-  PaymentRow row = std::move(created.row);
-  bool fresh = created.created;
+  return go_on(req, adm, std::move(created.row), created.created);
+}
+
+PaymentResult PaymentFlow::go_on(const SubmitRequest& req, const Admission& adm, PaymentRow row, bool fresh) {
   const int64_t wait_until = clock_.now_ms() + config_.in_progress_wait_ms;
   for (;;) {
     Decision d = decide(adm, std::move(row), fresh, wait_until);

@@ -47,6 +47,11 @@ class PaymentFlow {
     JsonPtr parsed_body;  // the body as validate() parsed it, if it did (SubmitRequest::parsed_body)
   };
   Admission admit(const SubmitRequest& request);
+  // submit() after its row was created (or found) and claimed by
+  // admission.fence: decide, then run, answer, wait or re-read. For an
+  // operation (OperationFlow), whose row the ledger's guarded
+  // create_operation_and_claim made, and whose admission it built.
+  PaymentResult go_on(const SubmitRequest& request, const Admission& admission, PaymentRow row, bool created);
   // What to do with the order's row as create_and_claim (or a re-read) left
   // it. May claim the row, and then reads its history: a payment that may
   // have been processed resumes only when a same-key re-send cannot charge

@@ -537,6 +537,7 @@ PaymentResult Settler::query(const std::string& order_id) {
   const auto found = ledger_.get(order_id);
   if (!found) throw Error(Errc::PAY_ENOTFOUND, "no payment for order " + order_id + " in the ledger");
   flow_.check_scope(*found);  // another client's payment: nothing is asked, nothing said
+  if (found->operation != OperationKind::create) return leave_operation(*found);
   // A notification that came while the payment was being sent settles it
   // first: it is the provider's own word, and costs no request.
   const PaymentRow row = apply_kept_events(*found);
@@ -573,7 +574,22 @@ PaymentResult Settler::query(const std::string& order_id) {
   return settle_from(*claimed, a);
 }
 
+// An operation's row (a capture, refund or cancel) is not looked up by
+// its payment's lookup, which would read the payment's status as the
+// operation's, nor re-sent with a body from body_for: a same-key re-send of
+// the operation itself (pay_submit_operation with its ref) resumes it where
+// its re-send rule allows. A dead run's abandoned row is taken over and left
+// UNKNOWN, its possible last send recorded.
+PaymentResult Settler::leave_operation(const PaymentRow& row) {
+  if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) return flow_.stored_result(row, {});
+  if (row.state == PaymentState::in_flight && row.lease_until >= clock_.unix_ms())
+    return flow_.stored_result(row, "another worker holds this operation");
+  return settle_unknown(row, "an operation is settled by submitting it again with its ref (its own lookup is not "
+                             "built yet); never by a new ref");
+}
+
 PaymentResult Settler::reconcile_one(const PaymentRow& first, const ReconcileOptions& o) {
+  if (first.operation != OperationKind::create) return leave_operation(first);
   // The provider's notifications first: one kept while the payment was in
   // flight may settle it, and a settled payment is never re-sent.
   PaymentRow row = apply_kept_events(first);

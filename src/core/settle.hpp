@@ -92,6 +92,7 @@ class Settler {
   // pay, its hold be captured or voided): the provider is asked again and
   // what it says moves the money forward, outcome unchanged.
   PaymentResult refresh_money(const PaymentRow& row);
+  PaymentResult leave_operation(const PaymentRow& row);
   PaymentResult unchanged(const PaymentRow& row, const std::string& why);
   PaymentResult settle_unknown(const PaymentRow& row, const std::string& why);
   PaymentResult reconcile_one(const PaymentRow& row, const ReconcileOptions& o);
