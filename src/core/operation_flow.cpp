@@ -136,8 +136,11 @@ OperationFlow::Sender& OperationFlow::sender_for(const std::string& kind, const 
   made->engine = std::make_unique<Engine>(
       made->config, made->profile,
       EngineDeps{d_.transport, d_.clock, d_.sleeper, d_.jitter, d_.keys, d_.log, d_.budget, d_.stats}, d_.hook, d_.auth);
+  // Its own owner name: every claim's fencing token must be new, and the
+  // payment flow numbers its claims from one too ("worker#1" twice would let
+  // a stale run of one pass the other's fence).
   made->flow = std::make_unique<PaymentFlow>(*made->engine, ledger_, made->config, d_.clock, d_.sleeper, d_.keys,
-                                             d_.stats, d_.log, payments_.owner(), payments_.scope());
+                                             d_.stats, d_.log, payments_.owner() + "/" + kind, payments_.scope());
   s = std::move(made);
   return *s;
 }
