@@ -21,6 +21,7 @@
 #include "ledger.hpp"
 #include "money_state.hpp"
 #include "multi_engine.hpp"
+#include "operation_flow.hpp"
 #include "payment_flow.hpp"
 #include "profile.hpp"
 #include "provider_auth.hpp"
@@ -346,6 +347,10 @@ class Process {
   std::unique_ptr<Engine> engine;
   std::unique_ptr<PaymentFlow> flow;
   std::unique_ptr<Settler> settler;
+  std::unique_ptr<OperationFlow> operations;
+  // The operation being submitted (its row id), "" none: its sends are
+  // checked against its own row and its payment's.
+  std::string op_row;
   std::vector<std::unique_ptr<SimAsyncTransport>> asyncs;
   std::vector<std::unique_ptr<MultiEngine>> multis;
 
@@ -552,6 +557,17 @@ class World {
   // the other draws of a seed stay as they were.
   Rng refresh_rng;
   void query_settled(Process& p, const Order& o);
+  // ---- operations: refunds of a settled payment (issue 47) ------------------
+  // Drawn from a stream of their own, for the profiles whose refunds the
+  // provider model speaks (a header key, a POST): each refund's key must
+  // move money at most once, a succeeded refund must have moved it, a
+  // failed one not, the refunds the ledger counts never exceed what the
+  // payment asked, and no refund leaves before its payment is settled.
+  Rng ops_rng;
+  int ops_percent = 0;
+  std::vector<std::string> op_rows;  // every operation row id asked for
+  void refund_some(std::unique_ptr<Process>& proc, const Order& o);
+  void check_operations();
   std::set<std::string> settled_reads;  // orders whose settled row a lookup read
   std::map<std::string, MoneyState> money_row_seen, money_result_seen;
   // A row's or a result's money state says what the provider's truth about
@@ -722,6 +738,9 @@ Process::Process(World& world, int ident, int dep, bool concurrent, int tenant_o
   flow = std::make_unique<PaymentFlow>(*engine, *ledger, config, w.clock, sleeper, keys, stats, *log, owner, scope);
   settler = std::make_unique<Settler>(*ledger, transport, w.profile, config, w.clock, sleeper, jitter, *budget, *log,
                                       stats, *flow, hook, auth.get());
+  operations = std::make_unique<OperationFlow>(
+      config, w.profile, *ledger, *flow,
+      OperationFlow::Deps{transport, w.clock, sleeper, jitter, keys, *log, *budget, stats, auth.get(), hook});
   if (concurrent) {
     // With several engines, or several accounts' clients, the world moves
     // the clock for all of them.
@@ -875,6 +894,22 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
       if (const std::string why = final_answer_in(ledger_for_checks(holder).attempts(order)); !why.empty())
         fail("reconcile_never_resends_a_final_answer", "a reconcile pass re-sent " + order + " although " + why);
     }
+  }
+  // An operation leaves only on a settled payment, under its own row's
+  // live claim.
+  if (!p.op_row.empty() && !lookup) {
+    Ledger& l = ledger_for_checks(holder);
+    const auto op = l.get(p.op_row);
+    if (!op) fail("operation_committed_before_send", "a request of " + p.op_row + " left before its row existed");
+    const auto parent = l.get(op->parent_order_id);
+    if (!parent || parent->state != PaymentState::succeeded)
+      fail("operation_only_on_a_settled_payment", p.op_row + " left while its payment is " +
+                                                      (parent ? state_name(parent->state) : "gone"));
+    if (op->state != PaymentState::in_flight || op->lease_owner != req.claim || clock.unix_ms() >= op->lease_until)
+      fail("no_send_after_losing_the_lease", "a request of " + p.op_row + " left under claim '" + req.claim +
+                                                 "' while its row is " + state_name(op->state) + " held by '" +
+                                                 op->lease_owner + "'");
+    ++tally.operation_sends;
   }
   // No byte leaves under a claim that is over: the ledger's row must still
   // be held by this request's claim, with its lease running.
@@ -1376,7 +1411,7 @@ const std::string& test_pem(const std::string& dir, const std::string& file) {
 World::World(uint64_t s, const Options& o)
     : seed(s), opt(o), rng(s), pause_rng(s ^ 0xD1B54A32D192ED03ull), ext(s ^ 0x5851F42D4C957F2Dull),
       tenant_rng(s ^ 0x9FB21C651E98DF25ull), auth_rng(s ^ 0xC2B2AE3D27D4EB4Full), wh(s ^ 0x7A3B9E2C51D4F086ull),
-      money_rng(s ^ 0x3C6EF372FE94F82Bull), refresh_rng(s ^ 0x1B873593CC9E2D51ull) {
+      money_rng(s ^ 0x3C6EF372FE94F82Bull), refresh_rng(s ^ 0x1B873593CC9E2D51ull), ops_rng(s ^ 0x85EBCA6B27D4EB2Full) {
   hook_pause_percent = pause_rng.chance(20) ? static_cast<int>(pause_rng.range(2, 15)) : 0;
   profile_name = !opt.profile.empty() ? opt.profile : kProfiles[rng.range(0, 8)];
   // Unpinned, a tenth of the schedules draw a random provider instead.
@@ -1515,6 +1550,10 @@ World::World(uint64_t s, const Options& o)
   ledger_fault_percent = rng.chance(70) ? 0 : static_cast<int>(rng.range(1, 12));
   prune_percent = ext.chance(30) ? static_cast<int>(ext.range(20, 100)) : 0;
   query_percent = ext.chance(50) ? static_cast<int>(ext.range(20, 80)) : 0;
+  // Refunds, where the provider model speaks them: Stripe's (all answers
+  // replayed) and Checkout.com's (only a 2xx is), both with a header key.
+  if ((profile_name == "stripe" || profile_name == "checkout_com") && profile.operations.count("refund"))
+    ops_percent = ops_rng.chance(60) ? static_cast<int>(ops_rng.range(20, 80)) : 0;
 
   // The schedule's character: how likely each fault is.
   for (int& wgt : weights) wgt = static_cast<int>(rng.range(0, 10));
@@ -1950,6 +1989,129 @@ void World::query_settled(Process& p, const Order& o) {
   tally.money_refreshed += after->money_state != before->money_state;
 }
 
+// A caller refunds parts of a settled payment: new refunds, the same one
+// asked again (its ref and amount), and now and then the same ref with
+// another amount (a mismatch, nothing sent). A crash ends its process; the
+// restarted one asks for the refund again, as the docs tell callers to.
+void World::refund_some(std::unique_ptr<Process>& proc, const Order& o) {
+  const int n = static_cast<int>(ops_rng.range(1, 3));
+  std::vector<std::pair<std::string, int64_t>> asked;  // ref -> amount as asked
+  for (int i = 0; i < n + 1; ++i) {
+    std::string ref;
+    int64_t amount = -1;
+    bool other_amount = false;
+    if (i == n) {
+      if (asked.empty() || !ops_rng.chance(40)) break;
+      // The same refund again, or (a caller's bug) the same ref with another amount.
+      const auto& again = asked[static_cast<size_t>(ops_rng.range(0, static_cast<int64_t>(asked.size()) - 1))];
+      ref = again.first;
+      amount = again.second;
+      if (ops_rng.chance(25)) {
+        amount = amount < 0 ? 1 : amount + 1;
+        other_amount = true;
+      }
+    } else {
+      ref = "r" + std::to_string(i + 1);
+      amount = ops_rng.chance(30) ? -1 : ops_rng.range(1, 40000);
+      asked.emplace_back(ref, amount);
+    }
+    OperationRequest req;
+    req.order_id = o.id;
+    req.kind = OperationKind::refund;
+    req.ref = ref;
+    req.amount = amount;
+    const std::string row_id = operation_row_id(o.id, OperationKind::refund, ref);
+    // The caller's own field naming the refund where the provider model
+    // reads an order (metadata): the model then counts the money each
+    // refund moved, as it counts each order's charges.
+    {
+      std::string body = json_quote(row_id);
+      const std::string& path = provider->wire().order_path;
+      size_t end = path.size();
+      for (;;) {
+        const size_t dot = path.rfind('.', end - 1);
+        const size_t start = dot == std::string::npos ? 0 : dot + 1;
+        body = "{" + json_quote(path.substr(start, end - start)) + ":" + body + "}";
+        if (dot == std::string::npos) break;
+        end = dot;
+      }
+      req.body = body;
+    }
+    op_rows.push_back(row_id);
+    for (int round = 0; round < 6; ++round) {
+      if (!proc) proc = std::make_unique<Process>(*this, next_process++, 0, false, o.tenant);
+      Process& p = *proc;
+      ++tally.operations;
+      p.order = nullptr;
+      p.op_row = row_id;
+      p.run_start = clock.now_ms();
+      p.run_deadline = p.run_start + config.retry.deadline_ms;
+      p.run_attempts = 0;
+      p.run_sends = 0;
+      say("p" + std::to_string(p.id) + " refunds " + row_id + " (" + (amount < 0 ? std::string("the rest") : std::to_string(amount)) + ")");
+      try {
+        const PaymentResult r = p.operations->submit(req);
+        p.op_row.clear();
+        if (other_amount) fail("operation_mismatch_refused", row_id + " asked with another amount and got " + outcome_name(r.outcome));
+        if (r.outcome == Outcome::unknown || r.outcome == Outcome::in_progress) {
+          ++tally.operations_unknown;
+          clock.advance(r.outcome == Outcome::in_progress ? lease_ms() + 1 : ops_rng.range(0, 3000));
+          continue;  // asked again with the same ref, as the docs say
+        }
+        tally.operations_succeeded += r.outcome == Outcome::succeeded;
+        break;
+      } catch (const Crash&) {
+        proc.reset();
+        clock.advance(ops_rng.chance(50) ? lease_ms() + 1 : ops_rng.range(0, 1000));
+      } catch (const Error& e) {
+        p.op_row.clear();
+        if (p.run_sends > 0) fail("operation_error_sends_nothing", row_id + ": " + e.what());
+        if (e.code() == Errc::PAY_EMISMATCH && other_amount) {
+          ++tally.operations_mismatched;
+        } else if (e.code() == Errc::PAY_EINVALID || e.code() == Errc::PAY_ENOTFOUND) {
+          ++tally.operations_refused;  // the guard (nothing left, not paid), or a payment pruned
+        } else {
+          fail("unexpected_operation_error", row_id + ": " + e.what());
+        }
+        break;
+      } catch (const LedgerError&) {
+        p.op_row.clear();
+        clock.advance(ops_rng.range(0, 2000));
+      }
+    }
+    if (proc) proc->op_row.clear();
+  }
+}
+
+void World::check_operations() {
+  if (op_rows.empty()) return;
+  std::unique_ptr<Ledger> holder;
+  Ledger& l = ledger_for_checks(holder);
+  std::map<std::string, int64_t> spent;  // payment -> its refunds the ledger does not know failed
+  std::set<std::string> seen;
+  for (const std::string& id : op_rows) {
+    if (!seen.insert(id).second) continue;
+    const int moved = provider->charges.count(id) ? provider->charges[id] : 0;
+    if (moved > 1) fail("operation_moves_money_once", id + " moved money " + std::to_string(moved) + " times");
+    const auto row = l.get(id);
+    if (!row) {
+      if (moved > 0 && !pruned.count(id)) fail("operation_committed_before_send", id + " moved money but has no row");
+      continue;
+    }
+    if (row->state == PaymentState::succeeded && moved != 1)
+      fail("operation_agrees_with_provider", id + " SUCCEEDED but moved money " + std::to_string(moved) + " times");
+    if (row->state == PaymentState::failed && moved != 0)
+      fail("operation_agrees_with_provider", id + " FAILED but moved money");
+    if (row->state != PaymentState::failed) spent[row->parent_order_id] += std::max<int64_t>(row->amount, 0);
+  }
+  for (const auto& [order, sum] : spent) {
+    const auto parent = l.get(order);
+    if (parent && parent->amount >= 0 && sum > parent->amount)
+      fail("refunds_within_what_was_paid", order + " has refunds of " + std::to_string(sum) + " counted against " +
+                                               std::to_string(parent->amount));
+  }
+}
+
 void World::maybe_prune() {
   if (prune_percent == 0 || !ext.chance(prune_percent)) return;
   ++tally.prunes;
@@ -1961,6 +2123,18 @@ void World::maybe_prune() {
   std::map<std::string, PaymentRow> before;
   for (const Order& o : orders)
     if (auto row = ledger.get(o.id)) before.emplace(o.id, *row);
+  // A payment goes only with its operations, and only when every one of
+  // them is settled before the cutoff too (Ledger::prune_settled).
+  std::map<std::string, bool> family_ready;  // payment -> every operation settled before the cutoff
+  for (const std::string& id : std::set<std::string>(op_rows.begin(), op_rows.end())) {
+    if (auto row = ledger.get(id)) {
+      before.emplace(id, *row);
+      const bool ready = (row->state == PaymentState::succeeded || row->state == PaymentState::failed) &&
+                         row->updated_at < cutoff;
+      auto [at, fresh] = family_ready.emplace(row->parent_order_id, ready);
+      if (!fresh) at->second = at->second && ready;
+    }
+  }
   const int64_t n = ledger.prune_settled(cutoff);
   int64_t gone = 0;
   for (const auto& [id, row] : before) {
@@ -1975,7 +2149,15 @@ void World::maybe_prune() {
       pruned.insert(id);
       say("prune: " + id + " (" + state_name(row.state) + ") is gone: it is never submitted again");
     } else if (settled && row.updated_at < cutoff) {
-      fail("prune_removes_what_it_says", id + " is settled before the cutoff and prune_settled kept it");
+      const std::string& payment = row.operation == OperationKind::create ? id : row.parent_order_id;
+      const auto family = family_ready.find(payment);
+      const auto parent = before.find(payment);
+      const bool parent_ready = parent != before.end() &&
+                                (parent->second.state == PaymentState::succeeded ||
+                                 parent->second.state == PaymentState::failed) &&
+                                parent->second.updated_at < cutoff;
+      if ((family == family_ready.end() || family->second) && parent_ready)
+        fail("prune_removes_what_it_says", id + " is settled before the cutoff and prune_settled kept it");
     } else if (now->state != row.state) {
       fail("prune_keeps_open_rows", id + " changed from " + state_name(row.state) + " to " + state_name(now->state));
     }
@@ -2095,6 +2277,9 @@ void World::run_blocking() {
           }
           done = r.ledger_error.empty();
           if (!done) clock.advance(lease_ms() + 1);
+          if (done && r.outcome == Outcome::succeeded && ops_percent > 0 && ops_rng.chance(ops_percent))
+            refund_some(proc, o);
+          if (!proc) break;
           // Sometimes the caller asks again later where the money is.
           if (done && refresh_rng.chance(30)) {
             clock.advance(refresh_rng.range(0, 600000));
@@ -2335,6 +2520,7 @@ void World::run_concurrent() {
 void World::check_final() {
   provider->finish_all();
   check_rows();
+  check_operations();
   if (webhooks) check_event_entries();
   // Every request is signed (by the built-in signer, or the request hook);
   // a signing provider that refused one saw a request (a lookup, say) sent
@@ -2625,6 +2811,19 @@ void World::check_event_entries() {
       const std::string own = "lookup:" + row->provider_payment_id + ":";
       if (settled_reads.count(o.id) && !row->provider_payment_id.empty() && id.compare(0, own.size(), own) == 0)
         continue;
+      // What a succeeded operation of the payment did to its money
+      // ("operation:<order>:<kind>:<ref>"): only on its own payment's row.
+      const std::string op = "operation:" + o.id + ":";
+      if (id.compare(0, op.size(), op) == 0) {
+        std::string row_id = id.substr(std::string("operation:").size());
+        for (char& c : row_id)
+          if (c == ':') c = ' ';
+        const auto op_row = l.get(row_id);
+        if (!op_row || op_row->state != PaymentState::succeeded || op_row->parent_order_id != o.id)
+          fail("operation_moves_only_its_payment", "event " + id + " is in the history of " + o.id +
+                                                       " without a succeeded operation of its own");
+        continue;
+      }
       if (t >= delivered_ids.size() || !delivered_ids[t].count(id))
         fail("event_applied_in_its_own_scope", "event " + id + " is in the history of " + o.id + " of account " +
                                                    tenants[t]->name + ", whose endpoint never received it");

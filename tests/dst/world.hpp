@@ -92,6 +92,10 @@ struct Tally {
   uint64_t payments_waiting = 0, payments_held = 0, customers_paid = 0, customers_abandoned = 0, holds_captured = 0,
            holds_voided = 0, rows_awaiting = 0, rows_authorized = 0, rows_paid = 0, rows_money_failed = 0,
            settled_queries = 0, money_refreshed = 0, settled_lookups = 0;
+  // Refunds (issue 47): asked, answered UNKNOWN (and asked again), succeeded,
+  // refused before any byte, refused as a mismatch, and their sends.
+  uint64_t operations = 0, operations_unknown = 0, operations_succeeded = 0, operations_refused = 0,
+           operations_mismatched = 0, operation_sends = 0;
   // The latest a concurrent payment was answered after its deadline, in
   // the engine's own time (ms; the invariant's bound is 250).
   int64_t latest_answer_ms = INT64_MIN;
