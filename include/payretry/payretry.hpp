@@ -8,8 +8,9 @@
 //   valid until it is destroyed. A result does not refer to its client: it
 //   stays valid after the client is gone. Functions returning std::string copy.
 // Thread-safety: a pay::client may be shared by any number of threads
-//   (submit/query/reconcile/ledger_*/stats may run concurrently); it must not
-//   be destroyed or moved while a call on it is running. A pay::result is
+//   (submit/submit_operation/query/reconcile/ledger_*/stats may run
+//   concurrently); it must not be destroyed or moved while a call on it is
+//   running. A pay::result is
 //   immutable: any thread may read it. Callbacks (log, request hook, reconcile
 //   body_for) run on the calling thread and may run concurrently with each
 //   other, so they must be thread-safe themselves.
@@ -232,6 +233,36 @@ struct submit_options {
   std::optional<std::string> traceparent;      // W3C trace context; none: not sent
 };
 
+// What client::submit_operation does to a payment (pay_operation).
+enum class operation : int {
+  capture = PAY_OPERATION_CAPTURE,  // take (part of) an authorized hold
+  refund = PAY_OPERATION_REFUND,    // give (part of) a paid payment back
+  cancel = PAY_OPERATION_CANCEL     // void a payment no money has moved for yet
+};
+
+// The ledger's name of the kind, as in an operation's row id ("refund").
+inline std::string_view to_string(operation k) noexcept {
+  switch (k) {
+    case operation::capture: return "capture";
+    case operation::refund: return "refund";
+    case operation::cancel: return "cancel";
+  }
+  return "?";
+}
+
+// One capture, refund or cancel (pay_operation_options).
+struct operation_options {
+  // Required: your name for this operation, unique per payment and kind
+  // ("r1"). The same ref again is the same operation (its stored key and
+  // bytes, or PAY_EMISMATCH if asked otherwise); a new ref is a new one, so
+  // an UNKNOWN operation is settled by asking again with the same ref.
+  std::string ref;
+  int64_t amount = 0;                      // provider's units; 0: the rest (ignored for a cancel)
+  std::optional<std::string> body;         // a JSON object of further fields the provider takes
+  std::optional<std::string> target_id;    // a second id the provider's path names (PayPal's capture)
+  std::chrono::milliseconds deadline{0};   // 0: the client's
+};
+
 // One payment of client::submit_batch.
 struct payment {
   std::string order_id;
@@ -410,6 +441,46 @@ class client : public handle<pay_client, pay_client_free> {
     check(pay_submit_async(detail::need(get()), order.c_str(), body.data(), body.size(), &o, &detail::done_tramp,
                            cb.get()));
     (void)cb.release();  // the trampoline owns it now
+  }
+
+  // Captures, refunds or cancels the payment of `order_id` (pay_submit_operation):
+  // its own ledger row ("<order_id> <kind> <ref>"), its key committed before
+  // the first byte, retried and settled as a payment is. The result is the
+  // operation's. Throws pay::error with nothing sent for an operation the
+  // ledger refuses (PAY_EINVALID: the payment's money is not where the
+  // operation applies, or the amount does not fit what is left), an order
+  // not in the ledger (PAY_ENOTFOUND), the same ref asked otherwise
+  // (PAY_EMISMATCH).
+  result submit_operation(std::string_view order_id, operation kind, const operation_options& opts) const {
+    // A C string ends at its first NUL: never hand the library a shortened one.
+    const auto no_nul = [](std::string_view what, std::string_view s) {
+      if (s.find('\0') != std::string_view::npos)
+        throw error(PAY_EINVALID, "pay::operation_options: " + std::string(what) + " contains a NUL character");
+    };
+    no_nul("order_id", order_id);
+    no_nul("ref", opts.ref);
+    if (opts.body) no_nul("body", *opts.body);
+    if (opts.target_id) no_nul("target_id", *opts.target_id);
+    pay_operation_options o;
+    check(pay_operation_options_init(&o, PAY_OPERATION_OPTIONS_VERSION));
+    o.ref = opts.ref.c_str();
+    o.amount = opts.amount;
+    if (opts.body) o.body = opts.body->c_str();
+    if (opts.target_id) o.target_id = opts.target_id->c_str();
+    o.deadline_ms = detail::deadline_ms(opts.deadline);
+    const std::string order(order_id);
+    pay_result* r = nullptr;
+    check(pay_submit_operation(&r, detail::need(get()), order.c_str(), static_cast<int>(kind), &o));
+    return result(r);
+  }
+  result capture(std::string_view order_id, const operation_options& opts) const {
+    return submit_operation(order_id, operation::capture, opts);
+  }
+  result refund(std::string_view order_id, const operation_options& opts) const {
+    return submit_operation(order_id, operation::refund, opts);
+  }
+  result cancel(std::string_view order_id, const operation_options& opts) const {
+    return submit_operation(order_id, operation::cancel, opts);
   }
 
   result query(std::string_view order_id) const {

@@ -8,6 +8,7 @@
 #include <openssl/hmac.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -17,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "../sim/sim_client.hpp"
 #include "server.hpp"
 
 namespace {
@@ -517,3 +519,112 @@ TEST_F(Wrapper, ApplyWebhookWithoutAWebhookBlockThrowsEconfig) {
   pay::client c(config());
   EXPECT_EQ(code_of([&] { (void)c.apply_webhook("POST", "https://x/", {}, "{}"); }), PAY_ECONFIG);
 }
+
+// ---- Operations: captures, refunds and cancels --------------------------------
+
+namespace {
+
+class WrapperOperations : public Wrapper {
+ protected:
+  // The Stripe profile's own create path (a PaymentIntent, whose id the
+  // refund names) and a SQLite ledger, as an application has.
+  std::string op_config() {
+    char tmpl[] = "/tmp/payretry-cpp-ops-XXXXXX";
+    if (!mkdtemp(tmpl)) throw std::runtime_error("mkdtemp");
+    dir_ = tmpl;
+    return R"({"provider":"stripe","base_url":")" + sim_->base_url() + R"(","auth":{"bearer":")" + kSecret +
+           R"("},"ledger":"sqlite://)" + dir_ + R"(/ops.db","retry":{"max_attempts":4,"connect_timeout_ms":300,)"
+           R"("attempt_timeout_ms":500,"deadline_ms":5000,"backoff_base_ms":20,"backoff_cap_ms":100,)"
+           R"("min_attempt_ms":50,"jitter_seed":7}})";
+  }
+  void TearDown() override {
+    Wrapper::TearDown();
+    if (!dir_.empty()) std::system(("rm -rf " + dir_).c_str());
+  }
+  static std::string stripe_body(const std::string& order, bool hold = false) {
+    std::string b = R"({"amount":1000,"currency":"usd","metadata":{"order_id":")" + order + "\"}";
+    if (hold) b += R"(,"confirm":true,"payment_method":"pm_card_visa","capture_method":"manual")";
+    return b + "}";
+  }
+  // The simulator's truth of the order's one payment, over its admin HTTP API.
+  double truth(const std::string& order, const char* field) const {
+    const simtest::Json doc(simtest::get(sim_->port(), "/__admin/truth?order_id=" + order).body);
+    const cJSON* payments = doc.at("payments");
+    if (cJSON_GetArraySize(payments) != 1) return -1;
+    const cJSON* v = cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(payments, 0), field);
+    return cJSON_IsNumber(v) ? v->valuedouble : -1;
+  }
+  double operations(const std::string& order) const {
+    const simtest::Json doc(simtest::get(sim_->port(), "/__admin/truth?order_id=" + order).body);
+    return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(doc.at("payments"), 0), "operations"));
+  }
+
+  std::string dir_;
+};
+
+TEST_F(WrapperOperations, PartialRefundMovesTheMoneyOnceAndOneThatDoesNotFitThrowsEinvalidSendingNothing) {
+  pay::client c(op_config());
+  pay::result paid = c.submit("w-op-r", stripe_body("w-op-r"));
+  ASSERT_EQ(paid.money_state(), pay::money_state::paid) << paid.json();
+
+  pay::operation_options r1;
+  r1.ref = "r1";
+  r1.amount = 400;
+  r1.body = R"({"reason":"requested_by_customer"})";
+  pay::result r = c.refund("w-op-r", r1);
+  EXPECT_EQ(r.outcome(), pay::outcome::succeeded) << r.json();
+  EXPECT_EQ(r.money_state(), pay::money_state::refunded) << r.json();
+  EXPECT_EQ(r.order_id(), "w-op-r refund r1");
+  EXPECT_EQ(truth("w-op-r", "refunded"), 400);
+  EXPECT_NE(c.ledger_get("w-op-r").find(R"("money_state":"partly_refunded")"), std::string::npos)
+      << c.ledger_get("w-op-r");
+
+  // 700 of the 600 left: the ledger's guard refuses it, nothing is sent or written.
+  pay::operation_options r2;
+  r2.ref = "r2";
+  r2.amount = 700;
+  try {
+    (void)c.submit_operation("w-op-r", pay::operation::refund, r2);
+    ADD_FAILURE() << "a refund beyond what is left was sent";
+  } catch (const pay::error& e) {
+    EXPECT_EQ(e.code(), PAY_EINVALID);
+    EXPECT_NE(std::string(e.what()).find("refused, nothing sent"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(pay_error_last()->code, PAY_OK) << "the wrapper clears the thread's error once copied";
+  EXPECT_EQ(operations("w-op-r"), 1);
+  EXPECT_EQ(truth("w-op-r", "refunded"), 400);
+  EXPECT_EQ(code_of([&] { (void)c.ledger_get("w-op-r refund r2"); }), PAY_ENOTFOUND);
+
+  // The same ref again is the same refund, from the ledger; asked otherwise, a mismatch.
+  pay::result again = c.refund("w-op-r", r1);
+  EXPECT_TRUE(again.from_ledger()) << again.json();
+  r1.amount = 300;
+  EXPECT_EQ(code_of([&] { (void)c.refund("w-op-r", r1); }), PAY_EMISMATCH);
+  pay::operation_options nul;
+  nul.ref = std::string("r\0x", 3);
+  EXPECT_EQ(code_of([&] { (void)c.refund("w-op-r", nul); }), PAY_EINVALID);
+  EXPECT_EQ(code_of([&] { (void)c.refund("w-op-never", r2); }), PAY_ENOTFOUND);
+  EXPECT_EQ(operations("w-op-r"), 1);
+}
+
+TEST_F(WrapperOperations, AHoldIsCapturedInPartAndAnotherCanceled) {
+  pay::client c(op_config());
+  ASSERT_EQ(c.submit("w-op-c", stripe_body("w-op-c", true)).money_state(), pay::money_state::authorized);
+  pay::operation_options c1;
+  c1.ref = "c1";
+  c1.amount = 600;
+  pay::result cap = c.capture("w-op-c", c1);
+  EXPECT_EQ(cap.outcome(), pay::outcome::succeeded) << cap.json();
+  EXPECT_EQ(cap.money_state(), pay::money_state::paid) << cap.json();
+  EXPECT_EQ(truth("w-op-c", "captured"), 600);
+
+  ASSERT_EQ(c.submit("w-op-x", stripe_body("w-op-x", true)).money_state(), pay::money_state::authorized);
+  pay::operation_options x1;
+  x1.ref = "x1";
+  pay::result cancel = c.cancel("w-op-x", x1);
+  EXPECT_EQ(cancel.outcome(), pay::outcome::succeeded) << cancel.json();
+  EXPECT_NE(c.ledger_get("w-op-x").find(R"("money_state":"failed")"), std::string::npos) << c.ledger_get("w-op-x");
+  EXPECT_EQ(pay::to_string(pay::operation::cancel), "cancel");
+}
+
+}  // namespace
