@@ -2,7 +2,9 @@
 // and forgets old settled ones.
 #include <cctype>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
+#include <new>
 
 #include "client_setup.hpp"
 #include "commands.hpp"
@@ -22,7 +24,8 @@ const char kHelp[] =
     "    --state S         PENDING, IN_FLIGHT, SUCCEEDED, FAILED or UNKNOWN\n"
     "    --older-than D    only payments last updated more than D ago (30s, 10m, 2h, 1d; the unit is required)\n"
     "    --limit N         at most N rows (default 1000)\n"
-    "  show ORDER          one payment with every attempt recorded for it\n"
+    "  show ORDER          one payment with every attempt recorded for it, then its\n"
+    "                      captures, refunds and cancels (--json: \"operations\")\n"
     "  prune               deletes SUCCEEDED and FAILED payments (with their attempts)\n"
     "    --older-than D    last updated more than D ago (required; 30d, 90d, ...); never\n"
     "                      UNKNOWN, PENDING or IN_FLIGHT ones. An order pruned and then\n"
@@ -41,6 +44,9 @@ int64_t now_unix_ms() {
 }
 
 const char* const kStates[] = {"PENDING", "IN_FLIGHT", "SUCCEEDED", "FAILED", "UNKNOWN"};
+
+// pay_ledger_list's most rows in one call.
+constexpr uint32_t kMaxListed = 1000000;
 
 }  // namespace
 
@@ -92,8 +98,33 @@ int cmd_ledger(const Argv& argv) {
       if (f.exit_code() != kExitNotFound) throw;
       throw Failure(kExitNotFound, "no payment for order " + order + " in the ledger");
     }
-    if (a.has("--json")) print_json_text(doc);
-    else print_ledger_payment(parse_json(doc).get());
+    Json parsed = parse_json(doc);
+    // The payment's captures, refunds and cancels: rows of their own whose
+    // parent_order_id is this order (an operation's own row has none).
+    Json ops(cJSON_CreateArray());
+    if (!ops) throw std::bad_alloc();
+    const std::string kind = jstr(cJSON_GetObjectItemCaseSensitive(parsed.get(), "payment"), "operation");
+    if (kind.empty() || kind == "create") {
+      // The C API reads no rows by parent: every row is listed and filtered
+      // here, at most the C API's own ceiling of rows (pay_ledger_list).
+      const std::string all = call([&] { return client.ledger_list(std::nullopt, 0, kMaxListed); });
+      const Json rows = parse_json(all);
+      const cJSON* row = nullptr;
+      cJSON_ArrayForEach(row, rows.get()) {
+        if (jstr(row, "parent_order_id") == order && jstr(row, "operation") != "create")
+          cJSON_AddItemToArray(ops.get(), cJSON_Duplicate(row, 1));
+      }
+    }
+    if (a.has("--json")) {
+      cJSON_AddItemToObject(parsed.get(), "operations", ops.release());
+      print_json(parsed.get());
+    } else {
+      print_ledger_payment(parsed.get());
+      if (cJSON_GetArraySize(ops.get()) > 0) {
+        std::printf("\n");
+        print_operation_rows(ops.get());
+      }
+    }
     return kExitOk;
   }
   if (sub == "prune") {

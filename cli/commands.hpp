@@ -11,6 +11,9 @@ using Argv = std::vector<std::string>;
 
 int cmd_submit(const Argv& args);
 int cmd_query(const Argv& args);
+int cmd_refund(const Argv& args);
+int cmd_capture(const Argv& args);
+int cmd_cancel(const Argv& args);
 int cmd_reconcile(const Argv& args);
 int cmd_ledger(const Argv& args);
 int cmd_demo(const Argv& args);

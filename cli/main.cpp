@@ -50,9 +50,12 @@ const char kHelp[] =
     "Commands:\n"
     "  submit ORDER     submit one payment (body from --body, --body-file or stdin)\n"
     "  query ORDER      ask the provider what became of one payment\n"
+    "  refund ORDER     give (part of) a paid payment back (--ref R [--amount N])\n"
+    "  capture ORDER    take (part of) an authorized hold (--ref R [--amount N])\n"
+    "  cancel ORDER     void a hold no money has moved for (--ref R)\n"
     "  reconcile        settle every UNKNOWN and abandoned payment\n"
     "  ledger list      payments in the ledger, by state and age\n"
-    "  ledger show ORDER  one payment and its attempts\n"
+    "  ledger show ORDER  one payment, its attempts and its operations\n"
     "  ledger prune     delete SUCCEEDED/FAILED payments older than --older-than\n"
     "  demo             the whole idea against the bundled simulator, in one command\n"
     "  check [CONFIG]   validate a config, open its ledger (--probe: reach the provider)\n"
@@ -109,6 +112,9 @@ int run(int argc, char** argv) {
   if (cmd == "--version") return cmd_version({});
   if (cmd == "submit") return cmd_submit(rest);
   if (cmd == "query") return cmd_query(rest);
+  if (cmd == "refund") return cmd_refund(rest);
+  if (cmd == "capture") return cmd_capture(rest);
+  if (cmd == "cancel") return cmd_cancel(rest);
   if (cmd == "reconcile") return cmd_reconcile(rest);
   if (cmd == "ledger") return cmd_ledger(rest);
   if (cmd == "demo") return cmd_demo(rest);

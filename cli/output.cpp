@@ -191,4 +191,19 @@ void print_ledger_rows(const cJSON* rows_doc) {
   std::printf("%zu payment%s\n", rows.size(), rows.size() == 1 ? "" : "s");
 }
 
+void print_operation_rows(const cJSON* rows_doc) {
+  Rows rows;
+  const cJSON* p = nullptr;
+  cJSON_ArrayForEach(p, rows_doc) {
+    // amount -1: the ledger does not know it (docs/internals.md, "Operations").
+    const int64_t amount = jint(p, "amount");
+    rows.push_back({jstr(p, "operation"), jstr(p, "operation_ref"), amount < 0 ? "-" : std::to_string(amount),
+                    jstr(p, "state"), or_dash(jstr(p, "money_state")), std::to_string(jint(p, "attempts")),
+                    or_dash(jstr(p, "provider_payment_id")), format_time(jint(p, "updated_at")),
+                    or_dash(jstr(p, "detail"))});
+  }
+  print_table({"operation", "ref", "amount", "state", "money", "attempts", "provider id", "updated", "detail"}, rows);
+  std::printf("%zu operation%s\n", rows.size(), rows.size() == 1 ? "" : "s");
+}
+
 }  // namespace cli

@@ -51,5 +51,7 @@ void print_result(const cJSON* result);
 void print_ledger_payment(const cJSON* doc);
 // A list of ledger rows (pay_ledger_list).
 void print_ledger_rows(const cJSON* rows);
+// A payment's operation rows (captures, refunds, cancels), under its ledger document.
+void print_operation_rows(const cJSON* rows);
 
 }  // namespace cli

@@ -511,6 +511,92 @@ class BadInputTests(CliCase):
         self.assert_clear_error(p, 7, "ledger", "does not exist")
 
 
+class OperationTests(CliCase):
+    """refund, capture, cancel and ledger show's operations, with the stripe
+    profile's own create path (a PaymentIntent, whose id a refund names)."""
+
+    def setUp(self):
+        super().setUp()
+        self.config = self.write_config("ops.json")
+        with open(self.config) as f:
+            cfg = json.load(f)
+        del cfg["create_path"]
+        with open(self.config, "w") as f:
+            json.dump(cfg, f)
+
+    @staticmethod
+    def stripe_body(order, hold=False):
+        extra = ',"confirm":true,"payment_method":"pm_card_visa","capture_method":"manual"' if hold else ""
+        return '{"amount":1000,"currency":"usd","metadata":{"order_id":"%s"}%s}' % (order, extra)
+
+    def payment_truth(self, order):
+        truth = self.sim.admin("truth?order_id=" + order)
+        self.assertEqual(len(truth["payments"]), 1, truth)
+        return truth["payments"][0]
+
+    def test_a_partial_refund_exits_0_and_one_that_does_not_fit_exits_2_with_nothing_sent(self):
+        o = self.order("refund")
+        self.assertEqual(self.submit(o, self.stripe_body(o)).returncode, 0)
+        p = self.run_cli("refund", o, "--ref", "r1", "--amount", "400", "--body",
+                         '{"reason":"requested_by_customer"}', "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        r = self.json_of(p)
+        self.assertEqual((r["outcome"], r["money_state"], r["order_id"]), ("SUCCEEDED", "refunded", o + " refund r1"))
+        truth = self.payment_truth(o)
+        self.assertEqual(truth["refunded"], 400)
+        self.assertEqual(truth["movements_by_key"], {r["idempotency_key"]: 1})
+
+        # 700 of the 600 left: refused by the library, exit 2, no row, nothing sent.
+        p = self.run_cli("refund", o, "--ref", "r2", "--amount", "700")
+        self.assert_clear_error(p, 2, "refused, nothing sent")
+        self.assert_clear_error(self.run_cli("ledger", "show", o + " refund r2"), 6)
+        truth = self.payment_truth(o)
+        self.assertEqual((truth["refunded"], len(truth["operations"])), (400, 1))
+
+        # The same command again is the same refund, from the ledger; another amount, exit 8.
+        again = self.json_of(self.run_cli("refund", o, "--ref", "r1", "--amount", "400", "--body",
+                                          '{"reason":"requested_by_customer"}', "--json"))
+        self.assertTrue(again["from_ledger"])
+        self.assertEqual(again["idempotency_key"], r["idempotency_key"])
+        self.assert_clear_error(self.run_cli("refund", o, "--ref", "r1", "--amount", "300"), 8)
+
+        # The rest, then ledger show lists both refunds under the payment.
+        p = self.run_cli("refund", o, "--ref", "r3")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"order\s+" + o + " refund r3")
+        self.assertEqual(self.payment_truth(o)["refunded"], 1000)
+        shown = self.json_of(self.run_cli("ledger", "show", o, "--json"))
+        self.assertEqual(shown["payment"]["money_state"], "partly_refunded")
+        self.assertEqual([(x["operation"], x["operation_ref"], x["amount"], x["state"]) for x in shown["operations"]],
+                         [("refund", "r1", 400, "SUCCEEDED"), ("refund", "r3", 600, "SUCCEEDED")])
+        table = self.run_cli("ledger", "show", o)
+        self.assertEqual(table.returncode, 0, table.stderr)
+        self.assertRegex(table.stdout, r"refund\s+r3\s+600\s+SUCCEEDED")
+        self.assertIn("2 operations", table.stdout)
+
+    def test_capture_and_cancel_of_holds(self):
+        held, other = self.order("held"), self.order("other")
+        for o in (held, other):
+            self.assertEqual(self.json_of(self.submit(o, self.stripe_body(o, True), "--json"))["money_state"],
+                             "authorized")
+        p = self.run_cli("capture", held, "--ref", "c1", "--amount", "600", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.json_of(p)["money_state"], "paid")
+        self.assertEqual(self.payment_truth(held)["captured"], 600)
+        self.assert_clear_error(self.run_cli("cancel", held, "--ref", "x1"), 2, "refused, nothing sent")
+        p = self.run_cli("cancel", other, "--ref", "x1", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(self.json_of(self.run_cli("ledger", "show", other, "--json"))["payment"]["money_state"], "failed")
+
+    def test_bad_operation_arguments_exit_2_or_6(self):
+        o = self.order("bad")
+        self.assert_clear_error(self.run_cli("refund", o, "--amount", "5"), 2, "--ref")
+        self.assert_clear_error(self.run_cli("cancel", o, "--ref", "x1", "--amount", "5"), 2, "no --amount")
+        self.assert_clear_error(self.run_cli("refund", o, "--ref", "r1", "--body", "[1]"), 2, "one JSON object")
+        self.assert_clear_error(self.run_cli("refund", o, "--ref", "r1", "--amount", "0"), 2)
+        self.assert_clear_error(self.run_cli("refund", o, "--ref", "r1"), 6, "no payment for order " + o)
+
+
 class DemoTests(unittest.TestCase):
     def run_demo(self, *args):
         p = subprocess.run([CLI, "demo", "--json", *args], capture_output=True, text=True, timeout=500)
