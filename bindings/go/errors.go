@@ -96,7 +96,7 @@ var ErrClosed = errors.New("payretry: client is closed")
 // Query reads it). errors.Is(err, context.Canceled) and
 // errors.Is(err, context.DeadlineExceeded) see through it.
 type AbandonedError struct {
-	Op      string // "submit", "query", "reconcile", "webhook"
+	Op      string // "submit", "query", "reconcile", "webhook", "capture", "refund", "cancel"
 	OrderID string // empty for reconcile and webhook
 	Err     error  // ctx.Err()
 }

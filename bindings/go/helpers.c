@@ -89,6 +89,22 @@ int gopay_query(pay_result **out, pay_client *client, const char *order_id, gopa
   return gopay_fail(pay_query(out, client, order_id), err);
 }
 
+int gopay_submit_operation(pay_result **out, pay_client *client, const char *order_id, int kind, const char *ref,
+                           int64_t amount, const char *body, const char *target_id, uint32_t deadline_ms,
+                           gopay_err *err) {
+  pay_operation_options o;
+  int rc = pay_operation_options_init(&o, PAY_OPERATION_OPTIONS_VERSION);
+  if (rc == 0) {
+    o.ref = ref;
+    o.amount = amount;
+    o.body = body;
+    o.target_id = target_id;
+    o.deadline_ms = deadline_ms;
+    rc = pay_submit_operation(out, client, order_id, kind, &o);
+  }
+  return gopay_fail(rc, err);
+}
+
 int gopay_reconcile(pay_buf *out, pay_client *client, uintptr_t body_handle, gopay_err *err) {
   pay_reconcile_options o;
   int rc = pay_reconcile_options_init(&o, PAY_RECONCILE_OPTIONS_VERSION);

@@ -29,6 +29,10 @@ int gopay_submit_async(pay_client *client, const char *order_id, const void *bod
                        char **header_values, size_t header_count, const char *traceparent,
                        uintptr_t done_handle, gopay_err *err);
 int gopay_query(pay_result **out, pay_client *client, const char *order_id, gopay_err *err);
+/* pay_submit_operation with its options spelt out (NULL body, target_id: none). */
+int gopay_submit_operation(pay_result **out, pay_client *client, const char *order_id, int kind, const char *ref,
+                           int64_t amount, const char *body, const char *target_id, uint32_t deadline_ms,
+                           gopay_err *err);
 int gopay_reconcile(pay_buf *out, pay_client *client, uintptr_t body_handle, gopay_err *err);
 int gopay_ledger_get(pay_buf *out, pay_client *client, const char *order_id, gopay_err *err);
 int gopay_ledger_list(pay_buf *out, pay_client *client, const char *state, int64_t updated_before_unix_ms,
