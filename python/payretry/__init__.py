@@ -32,6 +32,7 @@ from ._errors import (
 )
 from ._headers import Headers
 from ._hook import AttemptInfo, RequestHook
+from ._operation import Operation
 from ._result import Attempt, Delivery, MoneyState, Outcome, ReconcileFailure, ReconcileReport, Result
 from ._webhook import WebhookBody, WebhookHeaders, WebhookReply
 
@@ -61,6 +62,7 @@ __all__ = [
     "MoneyState",
     "NotFoundError",
     "NotReadyError",
+    "Operation",
     "Outcome",
     "PayError",
     "PayIOError",

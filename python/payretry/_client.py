@@ -25,6 +25,7 @@ from ._errors import (
 )
 from ._headers import Headers, header_pairs
 from ._hook import HookFailures, RequestHook, native_hook
+from ._operation import Operation
 from ._result import ReconcileReport, Result, result_from_native
 from ._webhook import WebhookBody, WebhookHeaders, WebhookReply, webhook_body, webhook_header_pairs
 
@@ -367,6 +368,102 @@ class Client:
                 out.append(result_from_native(nres))
         return out
 
+    # ---- captures, refunds and cancels ----------------------------------------
+
+    def submit_operation(
+        self,
+        order_id: str,
+        kind: Operation,
+        *,
+        ref: str,
+        amount: int = 0,
+        body: Optional[Union[Mapping[str, Any], str]] = None,
+        target_id: Optional[str] = None,
+        deadline_ms: Optional[int] = None,
+    ) -> Result:
+        """Captures, refunds or cancels the payment of ``order_id`` (one this
+        client's ledger holds), sent as safely as the payment itself: the
+        operation is a ledger row of its own, ``"<order_id> <kind> <ref>"``,
+        its key and what was asked committed before the first byte, then
+        sent, retried and settled as a payment is. Returns the operation's
+        :class:`Result` (its ``order_id`` is that row id; its ``money_state``
+        what the operation did: ``PAID`` for a capture, ``REFUNDED`` for a
+        refund, ``FAILED`` for a cancel, or ``UNKNOWN`` where the provider
+        tells it later); the payment's own money moves forward with it
+        (:meth:`ledger_get` of the order).
+
+        ``ref`` (required) is your name for the operation, unique per payment
+        and kind (visible ASCII, no spaces): the same ref again is the same
+        operation, answered from the ledger or resumed with its stored key and
+        bytes, and :class:`MismatchError` if asked with other parameters. An
+        UNKNOWN operation is settled by calling again with the same ref, never
+        a new one (that would be a second refund). ``amount`` in the
+        provider's units, as the payment's was (0: all that is left, as the
+        ledger counts it; ignored for a cancel). ``body``: further fields the
+        provider takes (a reason, metadata), a dict (serialised like a
+        payment's body) or a JSON object as str; never the fields payretry
+        writes. ``target_id``: the second id the provider's path names, where
+        it names one (PayPal refunds a capture: its id).
+
+        Raises, with nothing sent: :class:`InvalidArgumentError` for an
+        operation the payment does not allow (not settled, its money not where
+        the operation applies, an amount beyond what is left: every capture
+        and refund that did not fail counts as spent, UNKNOWN ones too) or a
+        provider whose profile does not send it; :class:`NotFoundError` for an
+        order the ledger does not hold; :class:`MismatchError`."""
+        oid = _text("order_id", order_id)
+        if not isinstance(kind, Operation):
+            raise TypeError(f"kind must be a payretry.Operation, not {type(kind).__name__}")
+        r = _text("ref", ref)
+        if isinstance(amount, bool) or not isinstance(amount, int):
+            raise TypeError(f"amount must be an int, not {type(amount).__name__}")
+        if not 0 <= amount <= 2**63 - 1:
+            raise InvalidArgumentError(InvalidArgumentError.code, "amount must be 0 (the rest) or a positive int")
+        if body is None or isinstance(body, str):
+            extra = _optional_text("body", body)
+        elif isinstance(body, Mapping):
+            extra = body_bytes(body).decode("utf-8")
+        else:
+            raise TypeError(f"body must be a dict or a JSON str, not {type(body).__name__}")
+        target = _optional_text("target_id", target_id)
+        ms = self._deadline_ms(deadline_ms)
+        native = self._handle()
+        # The hook sees the operation's own row id (its attempts' order id).
+        row_id = f"{oid} {str(kind)} {r}"
+        try:
+            nres = _interruptible(lambda: native.submit_operation(oid, int(kind), r, amount, extra, target, ms))
+        except PayError as e:
+            raise self._hook_failures.chain(e, row_id)
+        self._hook_failures.take(row_id)
+        return result_from_native(nres)
+
+    def capture(
+        self, order_id: str, *, ref: str, amount: int = 0, body: Optional[Union[Mapping[str, Any], str]] = None,
+        target_id: Optional[str] = None, deadline_ms: Optional[int] = None,
+    ) -> Result:
+        """:meth:`submit_operation` with :attr:`Operation.CAPTURE`: takes
+        ``amount`` (0: all) of an authorized hold."""
+        return self.submit_operation(order_id, Operation.CAPTURE, ref=ref, amount=amount, body=body,
+                                     target_id=target_id, deadline_ms=deadline_ms)
+
+    def refund(
+        self, order_id: str, *, ref: str, amount: int = 0, body: Optional[Union[Mapping[str, Any], str]] = None,
+        target_id: Optional[str] = None, deadline_ms: Optional[int] = None,
+    ) -> Result:
+        """:meth:`submit_operation` with :attr:`Operation.REFUND`: gives
+        ``amount`` (0: all that is left) of a paid payment back."""
+        return self.submit_operation(order_id, Operation.REFUND, ref=ref, amount=amount, body=body,
+                                     target_id=target_id, deadline_ms=deadline_ms)
+
+    def cancel(
+        self, order_id: str, *, ref: str, body: Optional[Union[Mapping[str, Any], str]] = None,
+        target_id: Optional[str] = None, deadline_ms: Optional[int] = None,
+    ) -> Result:
+        """:meth:`submit_operation` with :attr:`Operation.CANCEL`: voids a
+        payment no money has moved for yet (an uncaptured hold)."""
+        return self.submit_operation(order_id, Operation.CANCEL, ref=ref, body=body, target_id=target_id,
+                                     deadline_ms=deadline_ms)
+
     def query(self, order_id: str) -> Result:
         """Asks the provider what happened to one payment and records the answer.
         Raises :class:`NotFoundError` for an order the ledger does not hold."""
@@ -558,6 +655,16 @@ class Client:
             err.message += _MISMATCH_HINT
             err.args = (err.message,)
         return err
+
+    @staticmethod
+    def _deadline_ms(deadline_ms: Any) -> int:
+        if deadline_ms is None:
+            return 0
+        if isinstance(deadline_ms, bool) or not isinstance(deadline_ms, int):
+            raise TypeError("deadline_ms must be an int")
+        if deadline_ms <= 0:
+            raise InvalidArgumentError(InvalidArgumentError.code, "deadline_ms must be positive")
+        return deadline_ms
 
     @staticmethod
     def _submit_args(

@@ -87,6 +87,16 @@ class NativeClient:
         payments: List[Tuple[str, bytes, Optional[str], Optional[str], int]],
         max_in_flight: int,
     ) -> List[Tuple[Optional[NativeResult], int, Optional[str]]]: ...
+    def submit_operation(
+        self,
+        order_id: str,
+        kind: int,
+        ref: str,
+        amount: int,
+        body: Optional[str],
+        target_id: Optional[str],
+        deadline_ms: int,
+    ) -> NativeResult: ...
     def query(self, order_id: str) -> NativeResult: ...
     def reconcile(
         self, body_for: Optional[Callable[[str], Optional[bytes]]], limit: int, older_than_ms: int

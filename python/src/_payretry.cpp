@@ -276,6 +276,22 @@ class NativeClient {
     return out;
   }
 
+  // A capture, refund or cancel (pay_submit_operation) of a payment in the
+  // ledger; the GIL released while it is sent, retried and settled.
+  pay::result submit_operation(const std::string& order_id, int kind, const std::string& ref, int64_t amount,
+                               const std::optional<std::string>& body, const std::optional<std::string>& target_id,
+                               long long deadline_ms) {
+    std::shared_ptr<pay::client> c = get();
+    pay::operation_options o;
+    o.ref = ref;
+    o.amount = amount;
+    o.body = body;
+    o.target_id = target_id;
+    o.deadline = std::chrono::milliseconds(deadline_ms);
+    py::gil_scoped_release nogil;
+    return c->submit_operation(order_id, static_cast<pay::operation>(kind), o);
+  }
+
   pay::result query(const std::string& order_id) {
     std::shared_ptr<pay::client> c = get();
     py::gil_scoped_release nogil;
@@ -469,6 +485,8 @@ PYBIND11_MODULE(_payretry, m) {
            py::arg("idempotency_key"), py::arg("path"), py::arg("deadline_ms"), py::arg("headers"),
            py::arg("traceparent"), py::arg("done"))
       .def("submit_many", &NativeClient::submit_many, py::arg("payments"), py::arg("max_in_flight"))
+      .def("submit_operation", &NativeClient::submit_operation, py::arg("order_id"), py::arg("kind"), py::arg("ref"),
+           py::arg("amount"), py::arg("body"), py::arg("target_id"), py::arg("deadline_ms"))
       .def("query", &NativeClient::query, py::arg("order_id"))
       .def("reconcile", &NativeClient::reconcile, py::arg("body_for"), py::arg("limit"), py::arg("older_than_ms"))
       .def("apply_webhook", &NativeClient::apply_webhook, py::arg("method"), py::arg("url"), py::arg("headers"),
