@@ -189,6 +189,28 @@ pub type pay_done_cb = Option<
     ),
 >;
 
+// ---- operation.h ------------------------------------------------------------
+pub const PAY_OPERATION_CAPTURE: c_int = 1;
+pub const PAY_OPERATION_REFUND: c_int = 2;
+pub const PAY_OPERATION_CANCEL: c_int = 3;
+pub const PAY_OPERATION_OPTIONS_VERSION: c_uint = 1;
+
+/// A capture, refund or cancel of a payment (`pay_submit_operation`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct pay_operation_options {
+    pub version: c_uint,
+    /// Required: the caller's name for the operation.
+    pub ref_: *const c_char,
+    /// 0: the rest.
+    pub amount: i64,
+    /// A JSON object of further fields; NULL: none.
+    pub body: *const c_char,
+    /// NULL: none.
+    pub target_id: *const c_char,
+    pub deadline_ms: u32,
+}
+
 // ---- webhook.h --------------------------------------------------------------
 pub const PAY_WEBHOOK_REQUEST_VERSION: c_uint = 1;
 
@@ -303,6 +325,14 @@ extern "C" {
         out: *mut *mut pay_result,
         client: *mut pay_client,
         order_id: *const c_char,
+    ) -> c_int;
+    pub fn pay_operation_options_init(opts: *mut pay_operation_options, version: c_uint) -> c_int;
+    pub fn pay_submit_operation(
+        out: *mut *mut pay_result,
+        client: *mut pay_client,
+        order_id: *const c_char,
+        kind: c_int,
+        opts: *const pay_operation_options,
     ) -> c_int;
     pub fn pay_body_set(body: *mut pay_body, data: *const c_void, len: usize) -> c_int;
     pub fn pay_reconcile_options_init(opts: *mut pay_reconcile_options, version: c_uint) -> c_int;

@@ -36,6 +36,7 @@ fn headers() -> String {
         "settle.h",
         "ledger.h",
         "webhook.h",
+        "operation.h",
     ]
     .iter()
     .map(|h| header(h))
@@ -154,6 +155,10 @@ fn rust_constants() -> BTreeMap<&'static str, i64> {
         PAY_RECONCILE_OPTIONS_VERSION,
         PAY_BATCH_OPTIONS_VERSION,
         PAY_WEBHOOK_REQUEST_VERSION,
+        PAY_OPERATION_CAPTURE,
+        PAY_OPERATION_REFUND,
+        PAY_OPERATION_CANCEL,
+        PAY_OPERATION_OPTIONS_VERSION,
     ]
     .into_iter()
     .collect()

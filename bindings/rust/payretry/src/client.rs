@@ -6,6 +6,7 @@ use crate::ffi_util::Buf;
 use crate::future::SubmitFuture;
 use crate::hook::{self, AttemptInfo, Headers, HookFn};
 use crate::ledger::LedgerFilter;
+use crate::operation::{Operation, OperationOptions};
 use crate::options::SubmitOptions;
 use crate::reconcile::{body_trampoline, BodyFor, Reconcile};
 use crate::result::PayResult;
@@ -230,6 +231,41 @@ impl Client {
             // SAFETY: the call failed, so the done callback never runs.
             Err(e) => unsafe { SubmitFuture::not_started(payload, e) },
         }
+    }
+
+    /// Captures, refunds or cancels the payment of `order_id` (one this
+    /// client's ledger holds), as safely as the payment itself: the
+    /// operation is a ledger row of its own (`"<order_id> <kind> <ref>"`, the
+    /// result's order id), its key and what was asked committed before the
+    /// first byte, then sent, retried and settled as a payment is. The result
+    /// is the operation's (money `Paid` for a capture, `Refunded` for a
+    /// refund, `Failed` for a cancel, or `Unknown` where the provider tells it
+    /// later); the payment's money moves forward with it
+    /// ([`Client::ledger_get`]).
+    ///
+    /// `Err`, with nothing sent: [`code::EINVALID`] for an operation the
+    /// payment does not allow (not settled, its money not where the
+    /// operation applies, an amount beyond what is left: every capture and
+    /// refund that did not fail counts as spent, UNKNOWN ones too) or a
+    /// provider whose profile does not send it; [`code::ENOTFOUND`] for an
+    /// order not in the ledger; [`code::EMISMATCH`] for a ref asked before
+    /// with other parameters.
+    pub fn submit_operation(
+        &self,
+        order_id: &str,
+        kind: Operation,
+        options: &OperationOptions,
+    ) -> Result<PayResult, Error> {
+        let order = cstring(order_id, "order_id")?;
+        let c_opts = options.to_c()?;
+        let raw_opts = c_opts.raw();
+        let mut out = ptr::null_mut();
+        // SAFETY: all pointers are valid for the call; the client is thread-safe.
+        check(unsafe {
+            sys::pay_submit_operation(&mut out, self.ptr(), order.as_ptr(), kind.to_c(), &raw_opts)
+        })?;
+        // SAFETY: a result the library returned.
+        unsafe { PayResult::from_raw(out) }
     }
 
     /// Asks the provider (or the ledger, when settled) what happened to one

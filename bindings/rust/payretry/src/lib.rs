@@ -49,6 +49,7 @@ mod ffi_util;
 mod future;
 mod hook;
 mod ledger;
+mod operation;
 mod options;
 mod reconcile;
 #[cfg(feature = "serde")]
@@ -61,6 +62,7 @@ pub use error::{code, Error, ErrorKind};
 pub use future::SubmitFuture;
 pub use hook::{AttemptInfo, Headers};
 pub use ledger::{LedgerFilter, LedgerState};
+pub use operation::{Operation, OperationOptions};
 pub use options::SubmitOptions;
 pub use reconcile::BodyFor;
 pub use result::{Delivery, MoneyState, Outcome, PayResult};
