@@ -30,6 +30,8 @@ Other clauses of a marker (joined with ";") set up or check a run:
 
   given ORDER UNKNOWN     before the block, ORDER is submitted with its answer
                           lost (the provider charged it), so it is UNKNOWN
+  given ORDER paid        before the block, ORDER is submitted and paid (a
+                          block that refunds it)
   webhook ORDER           the harness's body is a signed Stripe notification
                           that ORDER's payment succeeded (sig_header its
                           Stripe-Signature)
@@ -59,7 +61,9 @@ truth is not checked after a transcript: its comments say what it charged.
 
 After a program or a page of commands, every payment in the run's ledgers
 must be SUCCEEDED and charged exactly once by the simulator's truth, with no
-duplicate anywhere (a block that needs a payment made first says "given").
+duplicate anywhere (a block that needs a payment made first says "given");
+a capture, refund or cancel row must have moved its payment's money exactly
+once under its key.
 
 The only rewrites are printed with each run: https://api.stripe.com becomes
 the simulator's URL, sk_test_.../sk_... its API key, and absolute paths under
@@ -93,6 +97,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 from dataclasses import dataclass, field
 
 sys.dont_write_bytecode = True
@@ -218,6 +223,8 @@ def parse_clauses(marker):
         words = clause.split()
         if len(words) == 3 and words[0] == "given" and words[2] == "UNKNOWN":
             c.setdefault("given", []).append(words[1])
+        elif len(words) == 3 and words[0] == "given" and words[2] == "paid":
+            c.setdefault("given_paid", []).append(words[1])
         elif len(words) == 2 and words[0] == "webhook":
             c["webhook"] = words[1]
         elif words and words[0] == "sim":
@@ -498,6 +505,13 @@ class Sandbox:
         if p.returncode != 4:
             raise RuntimeError("given %s UNKNOWN: submit exited %d, not 4: %s %s" % (order, p.returncode, p.stdout, p.stderr))
 
+    def given_paid(self, order):
+        """ORDER submitted through the run's config and paid."""
+        p = run([self.tools.cli, "submit", order, "--body", fixture_body(order), "--json"],
+                env=dict(self.env(), PAYRETRY_CONFIG=json.dumps(self.config)))
+        if p.returncode != 0 or json.loads(p.stdout).get("money_state") != "paid":
+            raise RuntimeError("given %s paid: submit exited %d: %s %s" % (order, p.returncode, p.stdout, p.stderr))
+
     def check_payments(self, expect):
         """Every payment in the run's ledgers SUCCEEDED and charged exactly
         once by the simulator's truth, no duplicate, no charge outside the
@@ -518,10 +532,20 @@ class Sandbox:
         for r in rows:
             if r["state"] != "SUCCEEDED":
                 problems.append("%s is %s (%s)" % (r["order_id"], r["state"], r.get("detail")))
-            if self.sim:
-                charges = self.sim.admin("truth?order_id=" + r["order_id"])["charges"]
-                if charges != 1:
-                    problems.append("%s: the simulator charged it %d times" % (r["order_id"], charges))
+            if not self.sim:
+                continue
+            if r.get("operation", "create") != "create":
+                # A capture, refund or cancel is a row of its own that charges
+                # nothing: its key must have moved its payment's money exactly
+                # once (the truth counts a cancel's release as its movement).
+                truth = self.sim.admin("truth?order_id=" + urllib.parse.quote(r["parent_order_id"]))
+                moved = sum(p.get("movements_by_key", {}).get(r["idempotency_key"], 0) for p in truth["payments"])
+                if moved != 1:
+                    problems.append("%s: the simulator moved its money %d times" % (r["order_id"], moved))
+                continue
+            charges = self.sim.admin("truth?order_id=" + r["order_id"])["charges"]
+            if charges != 1:
+                problems.append("%s: the simulator charged it %d times" % (r["order_id"], charges))
         if self.sim:
             truth = self.sim.admin("truth")
             if truth["duplicates"]:
@@ -1042,6 +1066,7 @@ class Programs:
         # A block whose config names Stripe's API pays there too (last:
         # stripe-mock takes seconds to start).
         stripe = [b for b in mine if "https://api.stripe.com" in b.text and not b.clauses.get("given")
+                  and not b.clauses.get("given_paid")
                   and not b.clauses.get("webhook") and not b.clauses.get("no_payment")]
         if stripe and self.stripe_mock:
             if not wait_listening(self.stripe_mock, 60):
@@ -1057,6 +1082,8 @@ class Programs:
         try:
             for order in b.clauses.get("given", []):
                 sb.given_unknown(order)
+            for order in b.clauses.get("given_paid", []):
+                sb.given_paid(order)
             env = sb.env()
             if "webhook" in b.clauses:
                 event, signature = stripe_notification(b.clauses["webhook"])
