@@ -556,7 +556,8 @@ class WrapperOperations : public Wrapper {
   }
   double operations(const std::string& order) const {
     const simtest::Json doc(simtest::get(sim_->port(), "/__admin/truth?order_id=" + order).body);
-    return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(doc.at("payments"), 0), "operations"));
+    const cJSON* payment = cJSON_GetArrayItem(doc.at("payments"), 0);
+    return cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(payment, "operations"));
   }
 
   std::string dir_;
