@@ -4,6 +4,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <limits>
 
 #include "error.hpp"
 #include "json_path.hpp"
@@ -100,6 +101,19 @@ Profile operation_profile(const Profile& payment, const ProfileOperation& op) {
     refused.processed = false;
     refused.reason = "operation_failed";
     if (!refused.when.codes.empty()) rules.push_back(std::move(refused));
+    // One its map calls PENDING (a Stripe refund "pending") took effect as
+    // a request, but whether money moves is still the provider's to decide:
+    // UNKNOWN, never SUCCEEDED, until its lookup or webhook says (and the
+    // guard counts it as spent meanwhile).
+    Rule undecided;
+    undecided.when.status = {{200, 299}};
+    undecided.when.code_path = op.status_path;
+    for (const auto& [word, target] : op.status_map)
+      if (target == StatusTarget::pending) undecided.when.codes.push_back(word);
+    undecided.verdict = Verdict::query;
+    undecided.processed = true;
+    undecided.reason = "operation_pending";
+    if (!undecided.when.codes.empty()) rules.push_back(std::move(undecided));
   }
   rules.insert(rules.end(), op.classify.begin(), op.classify.end());
   rules.insert(rules.end(), payment.classify.begin(), payment.classify.end());
@@ -237,6 +251,20 @@ PaymentResult OperationFlow::submit(const OperationRequest& r) {
   proposed.key_expires_at =
       retention >= kForever ? kForever : now + retention - std::min<int64_t>(3600000, retention / 10);
 
+  // The bytes are checked before anything is written: a body payretry
+  // cannot build (a field it writes already given, one too large) must
+  // leave no row, or that row would hold its amount against every later
+  // operation of the payment. Built here with the widest amount the row
+  // can get and this key, as the real bytes will be built from the row.
+  {
+    PaymentRow widest = proposed;
+    widest.amount = r.kind == OperationKind::cancel ? 0 : std::numeric_limits<int64_t>::max() / 100;
+    const std::string trial = body_for(r, op, *payment, widest);
+    if (trial.size() > s.config.max_body_bytes)
+      throw Error(Errc::PAY_ETOOBIG, "the operation's body is " + std::to_string(trial.size()) +
+                                         " bytes; max_body_bytes is " + std::to_string(s.config.max_body_bytes));
+  }
+
   Ledger::OperationOutcome made = ledger_.create_operation_and_claim(proposed, adm.fence, now, now + adm.lease_ms);
   if (!made.refused.empty())
     throw Error(Errc::PAY_EINVALID, kind + " " + r.ref + " of order " + r.order_id + " refused, nothing sent: " +
@@ -246,10 +274,24 @@ PaymentResult OperationFlow::submit(const OperationRequest& r) {
   const PaymentRow& row = made.row;
 
   // The bytes come from the row as the ledger holds it: its key and the
-  // amount the guard decided the first time.
-  const std::string body = body_for(r, op, *payment, row);
-  if (body.size() > s.config.max_body_bytes)
-    throw Error(Errc::PAY_ETOOBIG, "the operation's body is " + std::to_string(body.size()) + " bytes");
+  // amount the guard decided the first time (checked above with the widest
+  // amount; a row made here that still cannot be sent is settled FAILED,
+  // not sent, so that it holds no amount).
+  std::string body;
+  try {
+    body = body_for(r, op, *payment, row);
+    if (body.size() > s.config.max_body_bytes)
+      throw Error(Errc::PAY_ETOOBIG, "the operation's body is " + std::to_string(body.size()) + " bytes");
+  } catch (const Error& e) {
+    if (made.created) {
+      Settlement never;
+      never.state = PaymentState::failed;
+      never.delivery = "not_sent";
+      never.detail = redact(std::string("not sent: ") + e.what(), config_.secrets());
+      ledger_.settle(row.order_id, adm.fence, nullptr, never, d_.clock.unix_ms());
+    }
+    throw;
+  }
   SubmitRequest req;
   req.order_id = row.order_id;
   req.body = body;
