@@ -77,6 +77,12 @@ cJSON* amount_value(const AmountField& f, int64_t amount) {
 
 std::string amount_text(int64_t a) { return a < 0 ? "the rest" : std::to_string(a); }
 
+std::optional<int64_t> operation_window(const ProfileOperation& op, const Config& config) {
+  if (!op.retention_ms) return config.key_retention_ms;
+  if (!config.key_retention_ms) return op.retention_ms;
+  return std::min(*op.retention_ms, *config.key_retention_ms);
+}
+
 }  // namespace
 
 Profile operation_profile(const Profile& payment, const ProfileOperation& op) {
@@ -144,8 +150,11 @@ OperationFlow::Sender& OperationFlow::sender_for(const std::string& kind, const 
   if (s) return *s;
   auto made = std::make_unique<Sender>();
   made->config = config_;
-  // The operation's own window: its key is never re-sent after it.
-  made->config.key_retention_ms = op.retention_ms;
+  // The operation's own window, or the config's when that is shorter (a
+  // config's key_retention_ms says how long this account's keys are kept:
+  // where sources disagree, the shorter window wins). Its key is never
+  // re-sent after it.
+  made->config.key_retention_ms = operation_window(op, config_);
   made->profile = operation_profile(profile_, op);
   made->engine = std::make_unique<Engine>(
       made->config, made->profile,
@@ -247,7 +256,7 @@ PaymentResult OperationFlow::submit(const OperationRequest& r) {
   proposed.scope = payments_.scope();
   proposed.submission_headers = payment->submission_headers;  // the payment's store
   proposed.submission_path = path;
-  const int64_t retention = op.retention_ms.value_or(kForever);
+  const int64_t retention = s.config.key_retention_ms.value_or(kForever);
   proposed.key_expires_at =
       retention >= kForever ? kForever : now + retention - std::min<int64_t>(3600000, retention / 10);
 
