@@ -83,11 +83,26 @@ std::optional<int64_t> operation_window(const ProfileOperation& op, const Config
   return std::min(*op.retention_ms, *config.key_retention_ms);
 }
 
+// A rule for the 2xx answers whose status word the operation's map sends
+// to `target`: none when the map names no such word.
+void add_status_rule(std::vector<Rule>& rules, const ProfileOperation& op, StatusTarget target, Verdict verdict,
+                     bool processed, const char* reason) {
+  Rule r;
+  r.when.status = {{200, 299}};
+  r.when.code_path = op.status_path;
+  for (const auto& [word, to] : op.status_map)
+    if (to == target) r.when.codes.push_back(word);
+  if (r.when.codes.empty()) return;
+  r.verdict = verdict;
+  r.processed = processed;
+  r.reason = reason;
+  rules.push_back(std::move(r));
+}
+
 }  // namespace
 
 Profile operation_profile(const Profile& payment, const ProfileOperation& op) {
   Profile p = payment;
-  p.name = payment.name;
   p.identity = op.identity;
   p.create_path = op.path;
   p.retention_ms = op.retention_ms;
@@ -96,30 +111,14 @@ Profile operation_profile(const Profile& payment, const ProfileOperation& op) {
   // fallback behind them). A 2xx whose status the operation's map calls
   // FAILED (a Stripe refund answered "failed") did not take effect: it is
   // a final refusal, as a create's 2xx "Declined" is.
+  // One its map calls PENDING (a Stripe refund "pending") took effect as
+  // a request, but whether money moves is still the provider's to decide:
+  // UNKNOWN, never SUCCEEDED, until its lookup or webhook says (and the
+  // guard counts it as spent meanwhile).
   std::vector<Rule> rules;
   if (!op.status_path.empty()) {
-    Rule refused;
-    refused.when.status = {{200, 299}};
-    refused.when.code_path = op.status_path;
-    for (const auto& [word, target] : op.status_map)
-      if (target == StatusTarget::failed) refused.when.codes.push_back(word);
-    refused.verdict = Verdict::fail;
-    refused.processed = false;
-    refused.reason = "operation_failed";
-    if (!refused.when.codes.empty()) rules.push_back(std::move(refused));
-    // One its map calls PENDING (a Stripe refund "pending") took effect as
-    // a request, but whether money moves is still the provider's to decide:
-    // UNKNOWN, never SUCCEEDED, until its lookup or webhook says (and the
-    // guard counts it as spent meanwhile).
-    Rule undecided;
-    undecided.when.status = {{200, 299}};
-    undecided.when.code_path = op.status_path;
-    for (const auto& [word, target] : op.status_map)
-      if (target == StatusTarget::pending) undecided.when.codes.push_back(word);
-    undecided.verdict = Verdict::query;
-    undecided.processed = true;
-    undecided.reason = "operation_pending";
-    if (!undecided.when.codes.empty()) rules.push_back(std::move(undecided));
+    add_status_rule(rules, op, StatusTarget::failed, Verdict::fail, false, "operation_failed");
+    add_status_rule(rules, op, StatusTarget::pending, Verdict::query, true, "operation_pending");
   }
   rules.insert(rules.end(), op.classify.begin(), op.classify.end());
   rules.insert(rules.end(), payment.classify.begin(), payment.classify.end());
