@@ -61,6 +61,15 @@ OPTIONAL_SDK_HEADERS = {
     "paypal": {}, "adyen": {}, "checkout_com": {}, "mollie": {},
 }
 
+# Body members an SDK always writes at the API's own default, which payretry
+# leaves out (the provider then applies that same default): (value, why).
+SDK_DEFAULT_BODY = {
+    "paypal": {"final_capture": (False, "paypal-server-sdk's CaptureRequest writes final_capture=False whenever it is "
+                                        "not set (models/capture_request.py: the one optional member with a default, "
+                                        "not SKIP: the generator's copy of the spec's default); absent, PayPal "
+                                        "applies that default: more captures stay possible")},
+}
+
 # Headers payretry sends that the SDK does not, and why that is fine.
 PAYRETRY_EXTRA_OK = {
     "accept": "payretry asks for JSON, which every provider answers",
@@ -198,7 +207,10 @@ def flatten(value, prefix=""):
 def dig(doc, path):
     cur = doc
     for p in path:
-        if not isinstance(cur, dict) or p not in cur:
+        if isinstance(p, int):
+            if not isinstance(cur, list) or len(cur) <= p:
+                return None
+        elif not isinstance(cur, dict) or p not in cur:
             return None
         cur = cur[p]
     return cur
@@ -268,7 +280,7 @@ class Table:
     def render(self):
         heads = ("request", "field", "SDK", "payretry", "result")
         widths = [max(len(h), *(len(r[i]) for r in self.rows)) if self.rows else len(h) for i, h in enumerate(heads)]
-        widths = [min(w, cap) for w, cap in zip(widths, (8, 44, 40, 40, 200))]
+        widths = [min(w, cap) for w, cap in zip(widths, (10, 44, 40, 40, 200))]
         lines = ["  ".join(h.ljust(w) for h, w in zip(heads, widths)).rstrip()]
         lines.append("  ".join("-" * w for w in widths))
         for r in self.rows:
@@ -292,21 +304,49 @@ def clip(s, w):
 # ---- comparing ----------------------------------------------------------------------------------
 
 
-def roles(entries):
-    """{"token": [...], "create": e|None, "lookup": e|None, "extra": [...]} in send order."""
-    out = {"token": [], "create": None, "lookup": None, "extra": []}
-    rest = []
-    for e in entries:
-        if e["method"] == "POST" and e["path"].endswith(TOKEN_PATH):
-            out["token"].append(e)
-        else:
-            rest.append(e)
-    if rest:
-        out["create"] = rest[0]
-    if len(rest) > 1:
-        out["lookup"] = rest[1]
-    out["extra"] = rest[2:]
+def split_tokens(entries):
+    """(token requests, every other request), each in send order."""
+    tokens = [e for e in entries if e["method"] == "POST" and e["path"].endswith(TOKEN_PATH)]
+    return tokens, [e for e in entries if e not in tokens]
+
+
+def default_requests(profile):
+    """Without the runner's list: one create (the fixed payment) and, where the
+    provider has one, one lookup."""
+    key = cases.ORDER_ID if cases.IDENTITY[profile][0] == "reference" else cases.IDEMPOTENCY_KEY
+    out = [{"label": "create", "kind": "create", "payment": "A", "key": key}]
+    if cases.HAS_LOOKUP[profile]:
+        out.append({"label": "lookup", "kind": "lookup", "payment": "A"})
     return out
+
+
+# Ids a later request names (in its path or body), by where an earlier answer
+# carries them: the payment's id from its create's answer; PayPal's
+# authorization (which its capture names) and capture (which its refund names).
+LATER_IDS = {
+    "create": lambda profile: [(ANSWER_ID[profile], "")] + (
+        [(["purchase_units", 0, "payments", "authorizations", 0, "id"], ".authorization")]
+        if profile == "paypal" else []),
+    "capture": lambda profile: [(["id"], ".capture")] if profile == "paypal" else [],
+}
+
+
+def placeholders(profile, calls, requests):
+    """{id: "{A}", ...} for one side: each id an answer gave, named by the
+    payment and role, so that the two sides' paths and bodies compare alike."""
+    out = {}
+    for e, r in zip(calls, requests):
+        for path, suffix in LATER_IDS.get(r["kind"], lambda _: [])(profile):
+            v = dig(answer_json(e), path)
+            if isinstance(v, str) and v:
+                out[v] = "{" + r["payment"] + suffix + "}"
+    return out
+
+
+def with_placeholders(text, ids):
+    for v, name in sorted(ids.items(), key=lambda kv: -len(kv[0])):
+        text = text.replace(urllib.parse.quote(v, safe=""), name).replace(v, name)
+    return text
 
 
 def auth_of(entry):
@@ -321,21 +361,18 @@ def auth_of(entry):
     return "none", None
 
 
-def compare_request(t, label, sdk, pr, profile, ctx):
-    """One pair of requests (either may be None: not sent)."""
+def compare_request(t, label, sdk, pr, profile, ctx, req=None):
+    """One pair of requests (either may be None: not sent). req: the runner's
+    description of it (kind, payment, the key it must carry); None for a token."""
     if sdk is None or pr is None:
         t.add(label, "sent", "yes" if sdk else "NO", "yes" if pr else "NO",
               "DIFF: only one side sent this request" if (sdk or pr) else "neither sent it")
         return
     handled = {"authorization", "content-type"}
     t.same_or_diff(label, "method", sdk["method"], pr["method"])
-    ids = ctx.get("ids", {})
-    sp, pp = sdk["path"], pr["path"]
-    if label == "lookup":
-        if ids.get("sdk"):
-            sp = sp.replace(urllib.parse.quote(ids["sdk"], safe=""), "{id}").replace(ids["sdk"], "{id}")
-        if ids.get("payretry"):
-            pp = pp.replace(urllib.parse.quote(ids["payretry"], safe=""), "{id}").replace(ids["payretry"], "{id}")
+    sids, pids = ctx["ids"].get("sdk", {}), ctx["ids"].get("payretry", {})
+    # Ids an earlier answer gave, as placeholders ({A}: payment A's id).
+    sp, pp = with_placeholders(sdk["path"], sids), with_placeholders(pr["path"], pids)
     t.same_or_diff(label, "path", sp, pp)
     if sdk.get("absolute_form") != pr.get("absolute_form"):
         t.add(label, "request-target form", "absolute" if sdk.get("absolute_form") else "origin",
@@ -356,7 +393,7 @@ def compare_request(t, label, sdk, pr, profile, ctx):
                 t.add(label, f"query {k}", sd[k], pd[k],
                       f"ignored: {why}" if ok else f"DIFF: the value is not of the form {shape}")
             elif k in sd and k in pd:
-                t.same_or_diff(label, f"query {k}", sd[k], pd[k])
+                t.same_or_diff(label, f"query {k}", with_placeholders(sd[k], sids), with_placeholders(pd[k], pids))
             else:
                 t.add(label, f"query {k}", sd.get(k), pd.get(k), "DIFF: only one side sends it")
 
@@ -379,11 +416,18 @@ def compare_request(t, label, sdk, pr, profile, ctx):
         t.same_or_diff(label, "body encoding", skind, pkind)
         if skind == pkind and skind in ("json", "form"):
             sf, pf = flatten(sbody), flatten(pbody)
+            # A leaf that is an id an earlier answer gave (a refund's payment_intent) as its placeholder.
+            sf = {k: sids.get(v, v) if isinstance(v, str) else v for k, v in sf.items()}
+            pf = {k: pids.get(v, v) if isinstance(v, str) else v for k, v in pf.items()}
             for k in sorted(set(sf) | set(pf), key=lambda x: (x.lower(), x)):
                 if k in sf and k in pf:
                     t.same_or_diff(label, f"body {k}", sf[k], pf[k])
                 elif k in sf:
-                    t.add(label, f"body {k}", sf[k], None, "DIFF: payretry does not send it")
+                    dflt = SDK_DEFAULT_BODY.get(profile, {}).get(k)
+                    if dflt is not None and sf[k] == dflt[0]:
+                        t.add(label, f"body {k}", sf[k], None, f"allowed: {dflt[1]}")
+                    else:
+                        t.add(label, f"body {k}", sf[k], None, "DIFF: payretry does not send it")
                 else:
                     t.add(label, f"body {k}", None, pf[k], "DIFF: the SDK does not send it")
         else:
@@ -416,9 +460,11 @@ def compare_request(t, label, sdk, pr, profile, ctx):
         elif sscheme != "none":
             t.same_or_diff(label, "auth credential", scred, pcred)
 
-    # Where the idempotency key (or merchant reference) travels.
-    if label == "create":
-        compare_identity(t, label, sdk, pr, sbody, pbody, profile)
+    # Where the idempotency key (or merchant reference) travels: a create's, or an operation's own.
+    ident = None
+    if req is not None and req["kind"] not in ("lookup",):
+        ident = cases.IDENTITY[profile] if req["kind"] == "create" else cases.op_identity(profile, req["kind"])
+        compare_identity(t, label, sdk, pr, sbody, pbody, profile, ident, req["key"])
 
     # Signatures, checked independently of both clients.
     if profile == "wechatpay_v3":
@@ -428,15 +474,14 @@ def compare_request(t, label, sdk, pr, profile, ctx):
         verify_alipay(t, label, sdk, pr, ctx)
 
     # Every other header (a key header on a lookup too: the SDKs send none there).
-    ident = cases.IDENTITY[profile]
-    if ident[0] == "header" and label == "create":
+    if ident and ident[0] == "header":
         handled.add(ident[1].lower())
     compare_headers(t, label, sdk, pr, profile, handled)
 
 
-def compare_identity(t, label, sdk, pr, sbody, pbody, profile):
-    kind, where = cases.IDENTITY[profile]
-    want = cases.IDEMPOTENCY_KEY if kind != "reference" else cases.ORDER_ID
+def compare_identity(t, label, sdk, pr, sbody, pbody, profile, ident, want):
+    """ident: (header, name) | (body, path) | (reference, path); want: the value both must carry."""
+    kind, where = ident
     if kind == "header":
         sh, ph = header(sdk, where), header(pr, where)
         t.add(label, "idempotency key travels in",
@@ -444,7 +489,8 @@ def compare_identity(t, label, sdk, pr, sbody, pbody, profile):
               "same (header names are case-insensitive)" if sh and ph else "DIFF")
         sv, pv = sh[1] if sh else None, ph[1] if ph else None
     else:
-        key = "biz_content{json}.out_trade_no" if profile == "alipay" else where
+        # Alipay's biz_content travels as JSON text in a form field (flatten writes it {json}).
+        key = where.replace("biz_content.", "biz_content{json}.") if profile == "alipay" else where
         sv = flatten(sbody).get(key) if isinstance(sbody, (dict, list)) else None
         pv = flatten(pbody).get(key) if isinstance(pbody, (dict, list)) else None
         what = "idempotency key travels in" if kind == "body" else "identity (merchant reference) travels in"
@@ -452,7 +498,7 @@ def compare_identity(t, label, sdk, pr, sbody, pbody, profile):
               f"body {where}" if pv is not None else "(absent)",
               "same" if sv is not None and pv is not None else "DIFF")
     t.add(label, "key / reference value", sv, pv,
-          "same, the fixed one" if sv == pv == want else f"DIFF: want {want}")
+          "same, the one given to both" if sv == pv == want else f"DIFF: want {want}")
 
 
 def compare_headers(t, label, sdk, pr, profile, handled):
@@ -551,55 +597,55 @@ def verify_alipay(t, label, sdk, pr, ctx):
           "same: both verify" if res[0][0] and res[1][0] else "FAIL: a sign does not verify")
 
 
-def compare(profile, sdk_entries, pr_entries, keys, payretry_processes=2):
-    """payretry_processes: how many payretry commands sent (submit, query: each has its own token cache)."""
+def compare(profile, sdk_entries, pr_entries, keys, payretry_processes=2, requests=None):
+    """payretry_processes: how many payretry commands sent requests (each has its own token cache).
+    requests: the runner's list of the requests both sides sent, in order ({label, kind, payment,
+    key}); the default is one create and one lookup."""
+    requests = requests or default_requests(profile)
     t = Table()
-    s, p = roles(sdk_entries), roles(pr_entries)
-    ctx = {"keys": keys, "ids": {}, "tokens": {}, "payretry_processes": payretry_processes}
-    for side, r in (("sdk", s), ("payretry", p)):
-        if r["create"] is not None:
-            ctx["ids"][side] = dig(answer_json(r["create"]), ANSWER_ID[profile])
-        if r["token"]:
-            ctx["tokens"][side] = dig(answer_json(r["token"][-1]), ["access_token"])
-
-    ctx["token_entries"] = {"sdk": s["token"], "payretry": p["token"]}
-    if profile == "paypal" or s["token"] or p["token"]:
-        def first_before_create(r):
-            if not r["token"]:
+    stoks, scalls = split_tokens(sdk_entries)
+    ptoks, pcalls = split_tokens(pr_entries)
+    ctx = {"keys": keys, "ids": {"sdk": placeholders(profile, scalls, requests),
+                                 "payretry": placeholders(profile, pcalls, requests)},
+           "payretry_processes": payretry_processes,
+           "token_entries": {"sdk": stoks, "payretry": ptoks}}
+    if profile == "paypal" or stoks or ptoks:
+        def first_before_calls(toks, calls):
+            if not toks:
                 return "no token request"
-            if r["create"] is not None and r["token"][0]["seq"] > r["create"]["seq"]:
+            if calls and toks[0]["seq"] > calls[0]["seq"]:
                 return "token fetched AFTER the create"
-            st = r["token"][0]["response"]["status"]
-            return f"POST {TOKEN_PATH} first (answered {st})"
-        a, b = first_before_create(s), first_before_create(p)
+            return f"POST {TOKEN_PATH} first (answered {toks[0]['response']['status']})"
+        a, b = first_before_calls(stoks, scalls), first_before_calls(ptoks, pcalls)
         t.add("token", "OAuth2 token fetched first", a, b,
               "same" if a == b and a.startswith("POST") else "DIFF")
-        compare_request(t, "token", s["token"][0] if s["token"] else None,
-                        p["token"][0] if p["token"] else None, profile, ctx)
-        for side, r, runs in (("SDK", s, 1), ("payretry", p, ctx.get("payretry_processes", 1))):
+        compare_request(t, "token", stoks[0] if stoks else None, ptoks[0] if ptoks else None, profile, ctx)
+        for side, toks, calls, runs in (("SDK", stoks, scalls, 1), ("payretry", ptoks, pcalls, payretry_processes)):
             # A token is fetched once per process and reused while valid: never twice in a row.
-            seq = [("token" if e in r["token"] else "call") for e in sorted(
-                r["token"] + [x for x in (r["create"], r["lookup"]) if x] + r["extra"], key=lambda e: e["seq"])]
-            twice = any(a == b == "token" for a, b in zip(seq, seq[1:]))
-            if twice or len(r["token"]) > runs:
+            seq = [("token" if e in toks else "call") for e in sorted(toks + calls, key=lambda e: e["seq"])]
+            twice = any(x == y == "token" for x, y in zip(seq, seq[1:]))
+            if twice or len(toks) > runs:
                 t.add("token", f"{side}: token requests", " ".join(seq), f"{runs} process(es)",
                       "DIFF: a token is fetched once per process and reused while valid")
-        if len(s["token"]) != len(p["token"]):
-            t.add("token", "token requests", len(s["token"]), len(p["token"]),
-                  "ignored: payretry ran as two processes (submit, then query), each fetching its token once; "
-                  "the SDK made both calls in one")
-    compare_request(t, "create", s["create"], p["create"], profile, ctx)
-    if s["create"] is not None and p["create"] is not None:
-        si, pi = ctx["ids"].get("sdk"), ctx["ids"].get("payretry")
-        t.add("create", f"answer's payment id ({'.'.join(ANSWER_ID[profile])})", si, pi,
-              "not in either answer" if si is None and pi is None else
-              "same (each side's own simulator answered the same)" if si == pi else
-              "ignored: the simulator numbers payments; lookups compare it as {id}")
-    if cases.HAS_LOOKUP[profile]:
-        compare_request(t, "lookup", s["lookup"], p["lookup"], profile, ctx)
-    if s["extra"] or p["extra"]:
-        t.add("other", "requests after the lookup", [e["method"] + " " + e["target"] for e in s["extra"]],
-              [e["method"] + " " + e["target"] for e in p["extra"]], "DIFF: one create and one lookup expected")
+        if len(stoks) != len(ptoks):
+            t.add("token", "token requests", len(stoks), len(ptoks),
+                  f"ignored: payretry ran as {payretry_processes} processes (one per command), each fetching its "
+                  "token once; the SDK made every call in one")
+    for i, r in enumerate(requests):
+        s = scalls[i] if i < len(scalls) else None
+        p = pcalls[i] if i < len(pcalls) else None
+        compare_request(t, r["label"], s, p, profile, ctx, r)
+        if r["kind"] == "create" and s is not None and p is not None:
+            si, pi = dig(answer_json(s), ANSWER_ID[profile]), dig(answer_json(p), ANSWER_ID[profile])
+            t.add(r["label"], f"answer's payment id ({'.'.join(ANSWER_ID[profile])})", si, pi,
+                  "not in either answer" if si is None and pi is None else
+                  "same (each side's own simulator answered the same)" if si == pi else
+                  "ignored: the simulator numbers payments; later requests compare it as {" + r["payment"] + "}")
+    extra_s, extra_p = scalls[len(requests):], pcalls[len(requests):]
+    if extra_s or extra_p:
+        t.add("other", "requests after the plan's", [e["method"] + " " + e["target"] for e in extra_s],
+              [e["method"] + " " + e["target"] for e in extra_p],
+              f"DIFF: {len(requests)} request(s) expected: " + ", ".join(r["label"] for r in requests))
     return t
 
 
@@ -611,8 +657,15 @@ def main(argv=None):
     ap.add_argument("--keys", default=cases.KEYS_DIR_DEFAULT)
     ap.add_argument("--payretry-processes", type=int, default=2,
                     help="payretry commands that sent requests (submit, query): each fetches its own token")
+    ap.add_argument("--requests", help="the runner's requests.json (the plan's requests and payretry's "
+                                       "process count); default: one create and one lookup")
     a = ap.parse_args(argv)
-    t = compare(a.profile, read_jsonl(a.sdk), read_jsonl(a.payretry), a.keys, a.payretry_processes)
+    requests, processes = None, a.payretry_processes
+    if a.requests:
+        with open(a.requests) as f:
+            doc = json.load(f)
+        requests, processes = doc["requests"], doc["payretry_processes"]
+    t = compare(a.profile, read_jsonl(a.sdk), read_jsonl(a.payretry), a.keys, processes, requests)
     print(t.render())
     print()
     if t.failures:

@@ -70,12 +70,15 @@ def start_sim(sim, profile, keys, work, log_name):
     raise SystemExit(f"FAIL: payretry-sim did not start: {line!r} (see {out.name})")
 
 
-def run_sdk(profile, sim_url, keys, work):
+def run_sdk(profile, sim_url, keys, work, plan):
     rec = Recorder(sim_url, os.path.join(work, "sdk.jsonl"))
     base = rec.start()
     out = os.path.join(work, "sdk_result.json")
+    plan_path = os.path.join(work, "sdk_plan.json")
+    with open(plan_path, "w") as f:
+        json.dump(plan, f, indent=2)
     argv = [sys.executable, os.path.join(HERE, "clients", f"{profile}_client.py"), "--base", base,
-            "--keys", keys, "--out", out]
+            "--keys", keys, "--out", out, "--plan", plan_path, "--admin", sim_url]
     log(f"$ {' '.join(argv)}")
     try:
         p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
@@ -103,10 +106,39 @@ def payretry_cli(binary, argv, env=None):
     return p.returncode, doc
 
 
+def last_answer(rec_path):
+    """The JSON answer of the last request the recorder saw (it writes each entry
+    before answering), or None."""
+    entries = read_jsonl(rec_path) if os.path.exists(rec_path) else []
+    return compare.answer_json(entries[-1]) if entries else None
+
+
+def admin_pay(sim_url, order):
+    """The customer pays `order` at the simulator (not through the recorder)."""
+    import urllib.request
+    req = urllib.request.Request(sim_url + "/__admin/customer", method="POST",
+                                 data=json.dumps({"order_id": order, "action": "pay"}).encode())
+    with urllib.request.urlopen(req, timeout=10) as r:
+        doc = json.loads(r.read() or b"{}")
+    if not doc.get("moved"):
+        raise SystemExit(f"FAIL: /__admin/customer pay {order}: {doc}")
+
+
+def step_label(step):
+    """The comparison's name for the request a step sends: create, lookup,
+    refund, ... for payment A; with the payment's letter for the others."""
+    kind, p = step[0], step[1]
+    return kind if p == "A" else f"{kind} {p}"
+
+
 def run_payretry(profile, binary, sim_url, keys, work):
-    """(problems, submit doc, query doc)"""
+    """Runs cases.PLANS[profile] through payretry's CLI. Returns (problems,
+    docs by label, the plan the SDK client follows (with the keys payretry
+    made for its operations), the requests in send order for compare.py,
+    payretry processes that sent requests)."""
     problems = []
-    rec = Recorder(sim_url, os.path.join(work, "payretry.jsonl"))
+    rec_path = os.path.join(work, "payretry.jsonl")
+    rec = Recorder(sim_url, rec_path)
     base = rec.start()
     ledger = os.path.join(work, "ledger.db")
     cfg = {"provider": profile, "base_url": base, "ledger": f"sqlite://{ledger}",
@@ -115,54 +147,185 @@ def run_payretry(profile, binary, sim_url, keys, work):
     cfg_path = os.path.join(work, "payretry.json")
     with open(cfg_path, "w") as f:
         json.dump(cfg, f, indent=2)
-    body = json.dumps(cases.payretry_body(profile), separators=(",", ":"), ensure_ascii=False)
-    sub_doc = q_doc = None
-    # WeChat Pay and Alipay have no key: the merchant reference (out_trade_no, the order id) is the identity.
-    key = cases.ORDER_ID if cases.IDENTITY[profile][0] == "reference" else cases.IDEMPOTENCY_KEY
+    docs, sdk_plan, requests = {}, [], []
+    processes = 0
+    targets = {}  # PayPal: the authorization and capture ids a capture and a refund name
     try:
-        rc, sub_doc = payretry_cli(binary, ["submit", cases.ORDER_ID, "--config", cfg_path, "--body", body,
-                                            "--key", key, "--json"])
-        outcome = (sub_doc or {}).get("outcome")
-        log(f"  submit: exit {rc}, outcome {outcome}, provider id {(sub_doc or {}).get('provider_payment_id')!r}")
-        if rc != 0 or outcome != "SUCCEEDED":
-            problems.append(f"payretry submit: exit {rc}, outcome {outcome}: {(sub_doc or {}).get('error')}")
-        if cases.HAS_LOOKUP[profile] and sub_doc is not None:
-            with sqlite3.connect(ledger) as db:
-                n = db.execute("UPDATE payments SET state='UNKNOWN' WHERE order_id=?", (cases.ORDER_ID,)).rowcount
-            if n != 1:
-                problems.append(f"ledger: no row for {cases.ORDER_ID} to mark UNKNOWN")
-            rc, q_doc = payretry_cli(binary, ["query", cases.ORDER_ID, "--config", cfg_path, "--json"])
-            qo = (q_doc or {}).get("outcome")
-            log(f"  query: exit {rc}, outcome {qo}, queried {(q_doc or {}).get('queried')}, "
-                f"provider id {(q_doc or {}).get('provider_payment_id')!r}")
-            if rc != 0 or qo != "SUCCEEDED" or not (q_doc or {}).get("queried"):
-                problems.append(f"payretry query: exit {rc}, outcome {qo}, queried {(q_doc or {}).get('queried')}: "
-                                f"{(q_doc or {}).get('error')}")
+        for step in cases.PLANS[profile]:
+            kind, p = step[0], step[1]
+            order = cases.ORDERS[p]
+            label = step_label(step)
+            if kind == "create":
+                # WeChat Pay and Alipay have no key: the merchant reference (out_trade_no, the order id) is the identity.
+                key = order if cases.IDENTITY[profile][0] == "reference" else cases.CREATE_KEYS[p]
+                body = json.dumps(cases.payretry_body(profile, order, step[2]), separators=(",", ":"),
+                                  ensure_ascii=False)
+                rc, doc = payretry_cli(binary, ["submit", order, "--config", cfg_path, "--body", body,
+                                                "--key", key, "--json"])
+                processes += 1
+                outcome = (doc or {}).get("outcome")
+                log(f"  submit {order}: exit {rc}, outcome {outcome}, money {(doc or {}).get('money_state')}, "
+                    f"provider id {(doc or {}).get('provider_payment_id')!r}")
+                if rc != 0 or outcome != "SUCCEEDED":
+                    problems.append(f"payretry submit {order}: exit {rc}, outcome {outcome}: {(doc or {}).get('error')}")
+                if profile == "paypal":
+                    auth = compare.dig(last_answer(rec_path), ["purchase_units", 0, "payments", "authorizations", 0,
+                                                               "id"])
+                    if auth:
+                        targets[(p, "capture")] = auth
+                docs[label] = doc
+                sdk_plan.append({"do": "create", "payment": p, "order": order, "key": key, "variant": step[2]})
+                requests.append({"label": label, "kind": "create", "payment": p, "key": key})
+            elif kind == "lookup":
+                with sqlite3.connect(ledger) as db:
+                    n = db.execute("UPDATE payments SET state='UNKNOWN' WHERE order_id=?", (order,)).rowcount
+                if n != 1:
+                    problems.append(f"ledger: no row for {order} to mark UNKNOWN")
+                rc, doc = payretry_cli(binary, ["query", order, "--config", cfg_path, "--json"])
+                processes += 1
+                qo = (doc or {}).get("outcome")
+                log(f"  query {order}: exit {rc}, outcome {qo}, money {(doc or {}).get('money_state')}, queried "
+                    f"{(doc or {}).get('queried')}, provider id {(doc or {}).get('provider_payment_id')!r}")
+                if rc != 0 or qo != "SUCCEEDED" or not (doc or {}).get("queried"):
+                    problems.append(f"payretry query {order}: exit {rc}, outcome {qo}, queried "
+                                    f"{(doc or {}).get('queried')}: {(doc or {}).get('error')}")
+                docs[label] = doc
+                sdk_plan.append({"do": "lookup", "payment": p, "order": order})
+                requests.append({"label": label, "kind": "lookup", "payment": p})
+            elif kind == "pay":
+                admin_pay(sim_url, order)
+                log(f"  the customer pays {order} (POST /__admin/customer)")
+                sdk_plan.append({"do": "pay", "payment": p, "order": order})
+            elif kind in ("capture", "refund", "cancel"):
+                ref = {"capture": "c1", "refund": "r1", "cancel": "x1"}[kind]
+                argv = [kind, order, "--ref", ref, "--config", cfg_path, "--json"]
+                if step[2] is not None:
+                    argv += ["--amount", str(step[2])]
+                extra = cases.op_body(profile, kind)
+                if extra:
+                    argv += ["--body", json.dumps(extra, separators=(",", ":"))]
+                target = targets.get((p, kind))
+                if target:
+                    argv += ["--target-id", target]
+                rc, doc = payretry_cli(binary, argv)
+                processes += 1
+                d = doc or {}
+                log(f"  {kind} {order}: exit {rc}, outcome {d.get('outcome')}, http {d.get('http_status')}, money "
+                    f"{d.get('money_state')}, provider status {d.get('provider_status')!r}")
+                # The provider took it: SUCCEEDED, or UNKNOWN where its answer says the money is still
+                # on its way (a refund pending or processing: the operation's PENDING words).
+                if d.get("outcome") not in ("SUCCEEDED", "UNKNOWN") or not 200 <= (d.get("http_status") or 0) < 300:
+                    problems.append(f"payretry {kind} {order}: exit {rc}, outcome {d.get('outcome')}, http "
+                                    f"{d.get('http_status')}: {d.get('error')}")
+                row = f"{order} {kind} {ref}"
+                with sqlite3.connect(ledger) as db:
+                    got = db.execute("SELECT idempotency_key FROM payments WHERE order_id=?", (row,)).fetchone()
+                if not got:
+                    problems.append(f"ledger: no row {row!r} for payretry's {kind}")
+                    continue
+                if profile == "paypal" and kind == "capture":
+                    cap = compare.dig(last_answer(rec_path), ["id"])
+                    if cap:
+                        targets[(p, "refund")] = cap
+                docs[label] = doc
+                # The operation's key is payretry's own (made before the first byte, kept in its row):
+                # the SDK is given the same one, as it is given the create's.
+                sdk_plan.append({"do": kind, "payment": p, "order": order, "key": got[0], "amount": step[2],
+                                 "body": extra})
+                requests.append({"label": label, "kind": kind, "payment": p, "key": got[0]})
+            elif kind == "refused":
+                op = step[2]
+                before = len(read_jsonl(rec_path)) if os.path.exists(rec_path) else 0
+                p_ = subprocess.run([binary, op, order, "--ref", "z1", "--config", cfg_path, "--json"],
+                                    capture_output=True, text=True, timeout=60)
+                log(f"$ payretry {op} {order} --ref z1 --config {cfg_path} --json  # exit {p_.returncode}: "
+                    f"{(p_.stderr.strip() or p_.stdout.strip())[:200]}")
+                after = len(read_jsonl(rec_path)) if os.path.exists(rec_path) else 0
+                with sqlite3.connect(ledger) as db:
+                    row = db.execute("SELECT count(*) FROM payments WHERE order_id=?",
+                                     (f"{order} {op} z1",)).fetchone()[0]
+                said = (p_.stderr + p_.stdout)
+                if p_.returncode == 0 or after != before or row != 0 or "this version does not send" not in said:
+                    problems.append(f"payretry {op} {order}: the profile's {op} is one this version does not send; "
+                                    f"want it refused with nothing sent and no row: exit {p_.returncode}, "
+                                    f"{after - before} request(s) sent, {row} row(s): {said.strip()[:200]}")
+                else:
+                    log(f"  {op} {order}: refused before any byte, no row (as it should: not sent by this version)")
+                docs[f"{op} {p} (refused)"] = {"refused": said.strip()}
     finally:
         rec.stop()
-    return problems, sub_doc, q_doc
+    return problems, docs, sdk_plan, requests, processes
 
 
-def self_check(profile, sdk_entries, pr_entries, keys):
-    """The comparison must be able to fail: plant a difference in a copy of
-    payretry's create (its key or merchant reference, wherever it travels,
-    written backwards) and expect compare.py to flag it."""
-    creates = [e for e in pr_entries if not e["path"].endswith(compare.TOKEN_PATH)]
-    if not sdk_entries or not creates:
-        return None
-    want = cases.ORDER_ID if cases.IDENTITY[profile][0] == "reference" else cases.IDEMPOTENCY_KEY
-    copy = json.loads(json.dumps(pr_entries))
-    e = next(x for x in copy if x["seq"] == creates[0]["seq"])
-    swap = lambda b: b.replace(want.encode(), want[::-1].encode())  # noqa: E731
-    e["headers"] = [[k, v.replace(want, want[::-1])] for k, v in e["headers"]]
-    e["body_b64"] = base64.b64encode(swap(base64.b64decode(e["body_b64"]))).decode()
-    runs = 2 if cases.HAS_LOOKUP[profile] else 1
-    rows = {(r[0], r[1]): r[4] for r in compare.compare(profile, sdk_entries, copy, keys, runs).rows}
-    caught = rows.get(("create", "key / reference value"), "").startswith("DIFF")
-    if not caught:
-        return "self-check: a planted key/reference difference was NOT caught by compare.py"
-    log("self-check: compare.py flags a planted difference in the key/reference value (as it should)")
-    return None
+def plant(entries, label_index, fn):
+    """A copy of the recording with the request at `label_index` (among the
+    non-token requests, in send order) changed by fn(entry)."""
+    copy = json.loads(json.dumps(entries))
+    calls = [e for e in copy if not (e["method"] == "POST" and e["path"].endswith(compare.TOKEN_PATH))]
+    fn(calls[label_index])
+    return copy
+
+
+def swap_text(e, old, new):
+    """`old` written as `new` wherever the request carries it: headers and body."""
+    e["headers"] = [[k, v.replace(old, new)] for k, v in e["headers"]]
+    e["body_b64"] = base64.b64encode(base64.b64decode(e["body_b64"]).replace(old.encode(), new.encode())).decode()
+
+
+def rename_field(e, name):
+    """The body member `name` renamed (the first place it is written: JSON,
+    a form, or JSON text inside a form field)."""
+    raw = base64.b64decode(e["body_b64"])
+    for pat, rep in ((f'"{name}"', f'"{name}_planted"'), (f"%22{name}%22", f"%22{name}_planted%22"),
+                     (f"{name}=", f"{name}_planted=")):
+        if pat.encode() in raw:
+            e["body_b64"] = base64.b64encode(raw.replace(pat.encode(), rep.encode(), 1)).decode()
+            return True
+    return False
+
+
+# The body member that carries each operation's amount, as the provider names it.
+AMOUNT_FIELD = {"stripe": {"capture": "amount_to_capture", "refund": "amount"},
+                "adyen": {"capture": "value", "refund": "value"}, "paypal": {"capture": "value", "refund": "value"},
+                "square": {"refund": "amount"}, "checkout_com": {"capture": "amount", "refund": "amount"},
+                "mollie": {"capture": "value", "refund": "value"}, "wechatpay_v3": {"refund": "refund"},
+                "alipay": {"refund": "refund_amount"}}
+
+
+def self_check(profile, sdk_entries, pr_entries, keys, requests, processes):
+    """The comparison must be able to fail: plant differences in copies of
+    payretry's recording and expect compare.py to flag each: the create's key
+    or merchant reference written backwards; for each operation, its key
+    written backwards, and its amount's field renamed."""
+    if not sdk_entries or not pr_entries:
+        return ["self-check: nothing recorded to plant a difference in"]
+    missed = []
+
+    def rows_of(copy):
+        return compare.compare(profile, sdk_entries, copy, keys, processes, requests).rows
+
+    for i, r in enumerate(requests):
+        if r["kind"] == "lookup":
+            continue
+        want = r["key"]
+        copy = plant(pr_entries, i, lambda e: swap_text(e, want, want[::-1]))
+        got = {(x[0], x[1]): x[4] for x in rows_of(copy)}
+        if not got.get((r["label"], "key / reference value"), "").startswith("DIFF"):
+            missed.append(f"self-check: a planted difference in the {r['label']}'s key was NOT caught")
+        field = AMOUNT_FIELD.get(profile, {}).get(r["kind"])
+        if field:
+            renamed = []
+            copy = plant(pr_entries, i, lambda e: renamed.append(rename_field(e, field)))
+            bad = [x for x in rows_of(copy) if x[0] == r["label"] and x[1].startswith("body")
+                   and (x[4].startswith("DIFF") or x[4].startswith("FAIL"))]
+            if not renamed[0] or not bad:
+                missed.append(f"self-check: the {r['label']}'s body field {field} renamed was NOT caught"
+                              + ("" if renamed[0] else " (not found in the body)"))
+    if not missed:
+        n = sum(1 for r in requests if r["kind"] != "lookup")
+        log(f"self-check: compare.py flags planted differences (each key of {n} request(s), each operation's "
+            "amount field renamed), as it should")
+    return missed
 
 
 def main():
@@ -176,7 +339,8 @@ def main():
     work = a.work or tempfile.mkdtemp(prefix=f"sdkconf-{a.profile}-")
     os.makedirs(work, exist_ok=True)
     for f in os.listdir(work):  # a kept --work dir from an earlier run: start afresh
-        if f in ("sdk.jsonl", "payretry.jsonl", "sdk_result.json", "payretry.json") or f.startswith("ledger.db") \
+        if f in ("sdk.jsonl", "payretry.jsonl", "sdk_result.json", "payretry.json", "sdk_plan.json",
+                 "requests.json") or f.startswith("ledger.db") \
                 or f.startswith("sim_"):
             os.remove(os.path.join(work, f))
     keys = os.path.abspath(a.keys)
@@ -184,28 +348,29 @@ def main():
     # One simulator per side, both fresh: each client meets the same provider
     # state and gets the same answers (the same payment ids too).
     sims = []
+    requests, processes = [], 0
     try:
-        log(f"== {a.profile}: the official SDK")
-        sim, sim_url = start_sim(a.sim, a.profile, keys, work, "sim_sdk.log")
-        sims.append(sim)
-        ok, sdk_result = run_sdk(a.profile, sim_url, keys, work)
-        if not ok:
-            problems.append(f"SDK client: {sdk_result.get('error')}")
-        log(f"  SDK parsed: create {sdk_result.get('create')}, lookup {sdk_result.get('lookup')}")
+        # payretry first: its operations' keys are its own (made before the first byte), and
+        # the SDK is given the same ones. One simulator per side, both fresh: each client meets
+        # the same provider state and gets the same answers (the same payment ids too).
         log(f"== {a.profile}: payretry")
         sim, sim_url = start_sim(a.sim, a.profile, keys, work, "sim_payretry.log")
         sims.append(sim)
-        pr_problems, sub_doc, q_doc = run_payretry(a.profile, a.payretry, sim_url, keys, work)
+        pr_problems, docs, sdk_plan, requests, processes = run_payretry(a.profile, a.payretry, sim_url, keys, work)
         problems += pr_problems
-        # Both read the same answer from their own fresh simulator: what they made of it must agree.
-        sdk_id = (sdk_result.get("create") or {}).get("id")
-        if ok and sub_doc and sdk_id and sub_doc.get("provider_payment_id") != sdk_id:
-            problems.append(f"create: payretry read provider id {sub_doc.get('provider_payment_id')!r} from the "
-                            f"answer, the SDK {sdk_id!r}")
-        sdk_lid = (sdk_result.get("lookup") or {}).get("id")
-        if ok and q_doc and sdk_lid and q_doc.get("provider_payment_id") != sdk_lid:
-            problems.append(f"lookup: payretry read provider id {q_doc.get('provider_payment_id')!r}, "
-                            f"the SDK {sdk_lid!r}")
+        log(f"== {a.profile}: the official SDK")
+        sim, sim_url = start_sim(a.sim, a.profile, keys, work, "sim_sdk.log")
+        sims.append(sim)
+        ok, sdk_result = run_sdk(a.profile, sim_url, keys, work, sdk_plan)
+        if not ok:
+            problems.append(f"SDK client: {sdk_result.get('error')}")
+        # Both read the same answers from their own fresh simulator: what they made of them must agree.
+        for label, parsed in (sdk_result.get("steps") or {}).items():
+            log(f"  SDK parsed {label}: {parsed}")
+            mine = (docs.get(label) or {}).get("provider_payment_id")
+            if ok and parsed.get("id") and label.split()[0] in ("create", "lookup") and mine != parsed["id"]:
+                problems.append(f"{label}: payretry read provider id {mine!r} from the answer, the SDK "
+                                f"{parsed['id']!r}")
     finally:
         for sim in sims:
             sim.terminate()
@@ -217,14 +382,13 @@ def main():
     sdk_entries = read_jsonl(os.path.join(work, "sdk.jsonl")) if os.path.exists(os.path.join(work, "sdk.jsonl")) else []
     pr_entries = read_jsonl(os.path.join(work, "payretry.jsonl")) \
         if os.path.exists(os.path.join(work, "payretry.jsonl")) else []
-    table = compare.compare(a.profile, sdk_entries, pr_entries, keys,
-                            payretry_processes=2 if cases.HAS_LOOKUP[a.profile] else 1)
+    with open(os.path.join(work, "requests.json"), "w") as f:
+        json.dump({"requests": requests, "payretry_processes": processes}, f, indent=2)
+    table = compare.compare(a.profile, sdk_entries, pr_entries, keys, processes, requests)
     log(table.render())
     if table.failures:
         problems.append(f"{table.failures} field(s) differ (rows marked DIFF/FAIL above)")
-    planted = self_check(a.profile, sdk_entries, pr_entries, keys)
-    if planted:
-        problems.append(planted)
+    problems += self_check(a.profile, sdk_entries, pr_entries, keys, requests, processes)
     log("")
     if problems:
         log(f"FAIL sdk_conformance_{a.profile}:")

@@ -1,13 +1,15 @@
 """alipay-sdk-python (Ant Group): alipay.trade.pay through the open API gateway
 (POST /gateway.do, common parameters and sign in the query string, biz_content
-in a form body, RSA2), then alipay.trade.query by out_trade_no. The SDK
-verifies each answer's sign with the Alipay public key."""
+in a form body, RSA2), then alipay.trade.query by out_trade_no; then, as the
+plan says, alipay.trade.refund whose out_request_no is the key payretry wrote.
+The SDK verifies each answer's sign with the Alipay public key. Closing a
+trade carries no key: payretry refuses it, and the SDK is not asked."""
 import os
 import sys
 import time
 import urllib.parse
 
-from common import cases, expect, run
+from common import cases, expect, run, run_plan
 
 from cryptography.hazmat.primitives import serialization
 
@@ -16,10 +18,13 @@ from alipay.aop.api.AlipayClientConfig import AlipayClientConfig
 from alipay.aop.api.DefaultAlipayClient import DefaultAlipayClient
 from alipay.aop.api.domain.AlipayTradePayModel import AlipayTradePayModel
 from alipay.aop.api.domain.AlipayTradeQueryModel import AlipayTradeQueryModel
+from alipay.aop.api.domain.AlipayTradeRefundModel import AlipayTradeRefundModel
 from alipay.aop.api.request.AlipayTradePayRequest import AlipayTradePayRequest
 from alipay.aop.api.request.AlipayTradeQueryRequest import AlipayTradeQueryRequest
+from alipay.aop.api.request.AlipayTradeRefundRequest import AlipayTradeRefundRequest
 from alipay.aop.api.response.AlipayTradePayResponse import AlipayTradePayResponse
 from alipay.aop.api.response.AlipayTradeQueryResponse import AlipayTradeQueryResponse
+from alipay.aop.api.response.AlipayTradeRefundResponse import AlipayTradeRefundResponse
 
 _original_get_http_connection = WebUtils.get_http_connection
 
@@ -63,31 +68,48 @@ def main(a, result):
     config.sign_type = "RSA2"
     client = DefaultAlipayClient(alipay_client_config=config)
 
-    model = AlipayTradePayModel()
-    biz = cases.payretry_body("alipay")["biz_content"]
-    model.out_trade_no = biz["out_trade_no"]
-    model.scene = biz["scene"]
-    model.auth_code = biz["auth_code"]
-    model.subject = biz["subject"]
-    model.total_amount = biz["total_amount"]
-    text = client.execute(AlipayTradePayRequest(biz_model=model))  # raises if the sign does not verify
-    res = AlipayTradePayResponse()
-    res.parse_response_content(text)
-    expect(res.is_success() and res.code == "10000", f"pay: code {res.code} sub_code {res.sub_code}: {text}")
-    expect(res.out_trade_no == cases.ORDER_ID, f"pay: out_trade_no {res.out_trade_no!r}")
-    expect(res.trade_no, f"pay: no trade_no in {text}")
-    expect(res.total_amount == cases.AMOUNT_MAJOR, f"pay: total_amount {res.total_amount!r}")
-    result["create"] = {"id": res.trade_no, "status": res.code}
+    def create(step, state):
+        model = AlipayTradePayModel()
+        biz = cases.payretry_body("alipay", step["order"])["biz_content"]
+        model.out_trade_no = biz["out_trade_no"]
+        model.scene = biz["scene"]
+        model.auth_code = biz["auth_code"]
+        model.subject = biz["subject"]
+        model.total_amount = biz["total_amount"]
+        text = client.execute(AlipayTradePayRequest(biz_model=model))  # raises if the sign does not verify
+        res = AlipayTradePayResponse()
+        res.parse_response_content(text)
+        expect(res.is_success() and res.code == "10000", f"pay: code {res.code} sub_code {res.sub_code}: {text}")
+        expect(res.out_trade_no == step["order"], f"pay: out_trade_no {res.out_trade_no!r}")
+        expect(res.trade_no, f"pay: no trade_no in {text}")
+        expect(res.total_amount == cases.AMOUNT_MAJOR, f"pay: total_amount {res.total_amount!r}")
+        return {"id": res.trade_no, "status": res.code}
 
-    qm = AlipayTradeQueryModel()
-    qm.out_trade_no = cases.ORDER_ID
-    text = client.execute(AlipayTradeQueryRequest(biz_model=qm))
-    q = AlipayTradeQueryResponse()
-    q.parse_response_content(text)
-    expect(q.is_success() and q.code == "10000", f"query: code {q.code} sub_code {q.sub_code}: {text}")
-    expect(q.trade_no == res.trade_no, f"query: trade_no {q.trade_no!r} != {res.trade_no!r}")
-    expect(q.trade_status == "TRADE_SUCCESS", f"query: trade_status {q.trade_status!r}")
-    result["lookup"] = {"id": q.trade_no, "status": q.trade_status}
+    def lookup(step, state):
+        qm = AlipayTradeQueryModel()
+        qm.out_trade_no = step["order"]
+        text = client.execute(AlipayTradeQueryRequest(biz_model=qm))
+        q = AlipayTradeQueryResponse()
+        q.parse_response_content(text)
+        expect(q.is_success() and q.code == "10000", f"query: code {q.code} sub_code {q.sub_code}: {text}")
+        expect(q.trade_no == state["ids"][step["payment"]], f"query: trade_no {q.trade_no!r}")
+        expect(q.trade_status == "TRADE_SUCCESS", f"query: trade_status {q.trade_status!r}")
+        return {"id": q.trade_no, "status": q.trade_status}
+
+    def refund(step, state):
+        # out_request_no names this refund request: the key payretry wrote into biz_content.
+        m = AlipayTradeRefundModel()
+        m.out_trade_no = step["order"]
+        m.refund_amount = cases.major(step["amount"])
+        m.out_request_no = step["key"]
+        text = client.execute(AlipayTradeRefundRequest(biz_model=m))
+        r = AlipayTradeRefundResponse()
+        r.parse_response_content(text)
+        expect(r.is_success() and r.code == "10000", f"refund: code {r.code} sub_code {r.sub_code}: {text}")
+        expect(r.fund_change == "Y", f"refund: fund_change {r.fund_change!r}")
+        return {"id": r.trade_no, "status": r.fund_change}
+
+    run_plan(a, result, {"create": create, "lookup": lookup, "refund": refund})
 
 
 if __name__ == "__main__":

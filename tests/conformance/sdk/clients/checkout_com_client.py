@@ -1,15 +1,19 @@
 """checkout-sdk-python: POST /payments with Cko-Idempotency-Key (Bearer secret
 key, the default platform), then the payments list by reference
-(GET /payments?reference=ORDER), the lookup payretry's profile uses."""
+(GET /payments?reference=ORDER), the lookup payretry's profile uses. Then, as
+the plan says, a refund (POST /payments/{id}/refunds), a capture of a payment
+authorized only (capture false; POST /payments/{id}/captures) and a void
+(POST /payments/{id}/voids), each under the key payretry used."""
 import sys
 import warnings
 
-from common import cases, expect, run
+from common import cases, expect, run, run_plan
 
 from checkout_sdk.checkout_sdk import CheckoutSdk
 from checkout_sdk.common.enums import Currency
 from checkout_sdk.environment import Environment
-from checkout_sdk.payments.payments import PaymentRequest, PaymentRequestTokenSource, PaymentsQueryFilter
+from checkout_sdk.payments.payments import (CaptureRequest, PaymentRequest, PaymentRequestTokenSource,
+                                            PaymentsQueryFilter, RefundRequest, VoidRequest)
 
 
 def main(a, result):
@@ -22,26 +26,59 @@ def main(a, result):
         warnings.simplefilter("ignore", DeprecationWarning)
         api = CheckoutSdk.builder().secret_key(cases.CHECKOUT_SECRET_KEY).environment(env) \
             .use_legacy_domain().build()
-    source = PaymentRequestTokenSource()
-    source.token = "tok_4gzeau5o2uqubbk6fufs3m7p54"
-    req = PaymentRequest()
-    req.source = source
-    req.amount = cases.AMOUNT_MINOR
-    req.currency = Currency.GBP
-    req.reference = cases.ORDER_ID
-    res = api.payments.request_payment(req, cases.IDEMPOTENCY_KEY)
-    expect(res.http_metadata.status_code in (200, 201, 202), f"create: HTTP {res.http_metadata.status_code}")
-    expect(getattr(res, "id", None), "create: no payment id")
-    expect(res.approved is True and res.status == "Captured", f"create: approved {res.approved} status {res.status}")
-    expect(res.reference == cases.ORDER_ID, f"create: reference {res.reference!r}")
-    result["create"] = {"id": res.id, "status": res.status}
-    q = PaymentsQueryFilter()
-    q.reference = cases.ORDER_ID
-    got = api.payments.get_payments_list(q)
-    expect(got.http_metadata.status_code == 200, f"list: HTTP {got.http_metadata.status_code}")
-    expect(got.total_count == 1 and len(got.data) == 1, f"list: total_count {got.total_count}")
-    expect(got.data[0].id == res.id, f"list: data[0].id {got.data[0].id!r} != {res.id!r}")
-    result["lookup"] = {"id": got.data[0].id, "status": got.data[0].status}
+
+    def create(step, state):
+        source = PaymentRequestTokenSource()
+        source.token = "tok_4gzeau5o2uqubbk6fufs3m7p54"
+        req = PaymentRequest()
+        req.source = source
+        req.amount = cases.AMOUNT_MINOR
+        req.currency = Currency.GBP
+        req.reference = step["order"]
+        held = step["variant"] == "held"
+        if held:
+            req.capture = False
+        res = api.payments.request_payment(req, step["key"])
+        expect(res.http_metadata.status_code in (200, 201, 202), f"create: HTTP {res.http_metadata.status_code}")
+        expect(getattr(res, "id", None), "create: no payment id")
+        want = "Authorized" if held else "Captured"
+        expect(res.approved is True and res.status == want, f"create: approved {res.approved} status {res.status}")
+        expect(res.reference == step["order"], f"create: reference {res.reference!r}")
+        return {"id": res.id, "status": res.status}
+
+    def lookup(step, state):
+        q = PaymentsQueryFilter()
+        q.reference = step["order"]
+        got = api.payments.get_payments_list(q)
+        pid = state["ids"][step["payment"]]
+        expect(got.http_metadata.status_code == 200, f"list: HTTP {got.http_metadata.status_code}")
+        expect(got.total_count == 1 and len(got.data) == 1, f"list: total_count {got.total_count}")
+        expect(got.data[0].id == pid, f"list: data[0].id {got.data[0].id!r} != {pid!r}")
+        return {"id": got.data[0].id, "status": got.data[0].status}
+
+    def accepted(res, what):
+        expect(res.http_metadata.status_code == 202, f"{what}: HTTP {res.http_metadata.status_code}")
+        expect(getattr(res, "action_id", None), f"{what}: no action_id")
+        return {"id": res.action_id, "status": "accepted"}
+
+    def refund(step, state):
+        req = RefundRequest()
+        req.amount = step["amount"]
+        return accepted(api.payments.refund_payment(state["ids"][step["payment"]], req, step["key"]), "refund")
+
+    def capture(step, state):
+        req = CaptureRequest()
+        req.amount = step["amount"]
+        return accepted(api.payments.capture_payment(state["ids"][step["payment"]], req, step["key"]), "capture")
+
+    def cancel(step, state):
+        # A VoidRequest with no member set (all of it voided), which the SDK writes as {}: what payretry
+        # sends for a cancel with no fields. void_payment(id) without one sends no body at all, an
+        # equivalent the API takes too (VoidRequest's members are all optional).
+        return accepted(api.payments.void_payment(state["ids"][step["payment"]], VoidRequest(), step["key"]), "void")
+
+    run_plan(a, result, {"create": create, "lookup": lookup, "refund": refund, "capture": capture,
+                         "cancel": cancel})
 
 
 if __name__ == "__main__":
