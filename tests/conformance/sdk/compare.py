@@ -5,10 +5,14 @@ JSONL files, and prints a table. Exit 0 when everything matches (or differs
 only where the difference is listed below as legitimate), 1 otherwise.
 
     compare.py --profile stripe --sdk sdk.jsonl --payretry payretry.jsonl [--keys tests/keys]
+               [--requests WORK/requests.json]
 
-Requests are paired by role: PayPal's token request (POST /v1/oauth2/token),
-then the create (the first other request), then the lookup (the second).
-A provider id from the create's answer is written {id} in both lookup paths.
+Requests are paired in send order: PayPal's token requests (POST
+/v1/oauth2/token) apart, then every other request with the runner's list of
+them (requests.json: label, kind, payment, the key it must carry; without it,
+one create and one lookup). An id an earlier answer gave (a payment's, PayPal's
+authorization and capture) is written as a placeholder ({A}, {B.capture}) in
+later paths, query values and body leaves on both sides.
 """
 import argparse
 import base64

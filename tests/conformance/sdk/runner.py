@@ -1,23 +1,29 @@
 #!/usr/bin/env python3
-"""One SDK conformance case: the provider's official SDK and payretry each send
-the same payment (one create, one lookup) through a recorder to a payretry-sim
-playing that provider; compare.py then compares the two recordings.
+"""One SDK conformance case: the provider's official SDK and payretry each run
+the same plan (cases.PLANS: creates, lookups, and the captures, refunds and
+cancels the provider has) through a recorder to a payretry-sim playing that
+provider; compare.py then compares the two recordings.
 
-    runner.py --profile NAME --payretry BIN --sim BIN [--keys DIR] [--work DIR]
+    runner.py --profile NAME --payretry BIN --sim BIN [--keys DIR] [--work DIR] [--provider-json JSON]
 
 Runs in the venv that holds the SDKs (run_sdk_conformance.sh makes it).
 Steps:
  1. payretry-sim --port 0 --profile NAME (--keys DIR for WeChat Pay and Alipay:
     it checks the requests' signatures and signs its answers);
- 2. the SDK client (clients/NAME_client.py) through recorder A -> sdk.jsonl;
-    it asserts on what its SDK parsed from the simulator's answers;
- 3. a second, fresh payretry-sim for payretry (same state, same answers);
- 4. through recorder B -> payretry.jsonl: `payretry submit ORDER --config CFG
-    --body JSON --key KEY --json`, then `payretry query ORDER --config CFG --json`.
-    `query` answers a settled payment from the ledger without HTTP, so before
-    it the row is set UNKNOWN in the test's own SQLite ledger (its provider id
-    kept): payretry then asks the provider, through the profile's lookup;
- 5. compare.py: the field-by-field table.
+ 2. through recorder B -> payretry.jsonl, the plan by payretry's CLI: `submit
+    ORDER --key KEY --json`; `query ORDER --json` (query answers a settled
+    payment from the ledger without HTTP, so before it the row is set UNKNOWN
+    in the test's own SQLite ledger, its provider id kept: payretry then asks
+    the provider, through the profile's lookup); `capture|refund|cancel ORDER
+    --ref R [--amount N] [--body JSON] [--target-id ID] --json`, each
+    operation's key then read from its ledger row; the operations payretry
+    refuses (no key, not a POST) checked refused with nothing sent;
+ 3. a second, fresh payretry-sim (same state, same answers);
+ 4. the SDK client (clients/NAME_client.py) through recorder A -> sdk.jsonl,
+    the same plan with payretry's operation keys; it asserts on what its SDK
+    parsed from the simulator's answers;
+ 5. compare.py: the field-by-field table, and the self-check (planted
+    differences must be flagged).
 Exit 0 only if the SDK, payretry and the comparison all pass.
 """
 import argparse
@@ -131,7 +137,7 @@ def step_label(step):
     return kind if p == "A" else f"{kind} {p}"
 
 
-def run_payretry(profile, binary, sim_url, keys, work):
+def run_payretry(profile, binary, sim_url, keys, work, provider=None):
     """Runs cases.PLANS[profile] through payretry's CLI. Returns (problems,
     docs by label, the plan the SDK client follows (with the keys payretry
     made for its operations), the requests in send order for compare.py,
@@ -141,7 +147,7 @@ def run_payretry(profile, binary, sim_url, keys, work):
     rec = Recorder(sim_url, rec_path)
     base = rec.start()
     ledger = os.path.join(work, "ledger.db")
-    cfg = {"provider": profile, "base_url": base, "ledger": f"sqlite://{ledger}",
+    cfg = {"provider": provider or profile, "base_url": base, "ledger": f"sqlite://{ledger}",
            "retry": {"deadline_ms": 15000, "max_attempts": 3}}
     cfg.update(cases.payretry_auth(profile, keys))
     cfg_path = os.path.join(work, "payretry.json")
@@ -335,6 +341,8 @@ def main():
     ap.add_argument("--sim", required=True, help="payretry-sim")
     ap.add_argument("--keys", default=cases.KEYS_DIR_DEFAULT)
     ap.add_argument("--work", help="keep the recordings here (default: a temporary directory, removed)")
+    ap.add_argument("--provider-json", help="payretry's side runs this inline profile instead of the built-in "
+                                            "(a copy with a planted difference, to watch the comparison fail)")
     a = ap.parse_args()
     work = a.work or tempfile.mkdtemp(prefix=f"sdkconf-{a.profile}-")
     os.makedirs(work, exist_ok=True)
@@ -356,7 +364,8 @@ def main():
         log(f"== {a.profile}: payretry")
         sim, sim_url = start_sim(a.sim, a.profile, keys, work, "sim_payretry.log")
         sims.append(sim)
-        pr_problems, docs, sdk_plan, requests, processes = run_payretry(a.profile, a.payretry, sim_url, keys, work)
+        pr_problems, docs, sdk_plan, requests, processes = run_payretry(a.profile, a.payretry, sim_url, keys, work,
+                                                                     json.loads(a.provider_json) if a.provider_json else None)
         problems += pr_problems
         log(f"== {a.profile}: the official SDK")
         sim, sim_url = start_sim(a.sim, a.profile, keys, work, "sim_sdk.log")
