@@ -606,7 +606,8 @@ void stripe_intent(const OpView& v, std::string& out) {
   out.append(R"(,"currency":)").append(json(p.currency));
   out.append(R"(,"latest_charge":)");
   out.append(v.ops->captured ? json(format_id(v.profile->charge_id, p.number)) : "null");
-  out.append(R"(,"metadata":{"order_id":)").append(json(p.order_id)).append("}");
+  // livemode is required of a payment_intent in Stripe's spec3.json, as on the create's answer.
+  out.append(R"(,"livemode":false,"metadata":{"order_id":)").append(json(p.order_id)).append("}");
   out.append(R"(,"status":)").append(json(stripe_status(p)));
   if (p.money == Money::failed) out.append(R"(,"cancellation_reason":"requested_by_customer")");
   out.push_back('}');
