@@ -124,9 +124,9 @@ int print_operation_tables() {
       {"P_PAID_AMOUNT_UNKNOWN", {PaymentState::succeeded, MoneyState::paid, -1}},
       {"P_AUTHORIZED", {PaymentState::succeeded, MoneyState::authorized, kCap}},
       {"P_OPEN", {PaymentState::unknown, MoneyState::unknown, kCap}},
-      // Open, its money already read as paid (a notification that moved the
-      // money and left the state, or a lookup's word): only the rule that a
-      // payment must be settled refuses a refund of it.
+      // Open, its money already read as paid (a notification of the payment
+      // can move its money and not its state: docs/model.md, "Where the money
+      // is"): only the rule that a payment must be settled refuses a refund.
       {"P_OPEN_PAID", {PaymentState::unknown, MoneyState::paid, kCap}},
       {"P_RUNNING", {PaymentState::in_flight, MoneyState::unknown, kCap}},
       {"P_FAILED", {PaymentState::failed, MoneyState::failed, kCap}},
