@@ -36,6 +36,7 @@
 //     state, finding, row the event meets and money it says.
 //
 //   model_gen_tables <profile>      the include, on stdout
+//   model_gen_tables operations     operations.pml's include (gen_operation_tables.cpp)
 //   model_gen_tables --list         the built-in profile names, one a line
 //
 // <profile> is a built-in profile or one of the model's variants below.
@@ -78,6 +79,9 @@ extern "C" const char* const payretry_model_revert_problem;
 #endif
 
 using namespace payretry;
+
+// operations.pml's tables (gen_operation_tables.cpp).
+int print_operation_tables();
 
 namespace {
 
@@ -379,8 +383,13 @@ int main(int argc, char** argv) {
   if (payretry_model_revert_problem[0]) die(payretry_model_revert_problem);
 #endif
   if (argc != 2) {
-    std::fprintf(stderr, "usage: %s <built-in profile> | --list\n", argv[0]);
+    std::fprintf(stderr, "usage: %s <built-in profile> | operations | --list\n", argv[0]);
     return 2;
+  }
+  if (std::strcmp(argv[1], "operations") == 0) {
+    // The name of the operations model's tables, never a profile's.
+    if (builtin_profile("operations")) die("a built-in profile is named operations: rename the operations tables");
+    return print_operation_tables();
   }
   if (std::strcmp(argv[1], "--list") == 0) {
     for (const std::string& n : builtin_profile_names()) std::printf("%s\n", n.c_str());

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# Checks settlement.pml with SPIN against one built-in profile's decision table.
+# Checks settlement.pml with SPIN against one built-in profile's decision table,
+# or operations.pml (refunds of one payment) against the operations tables
+# (PROFILE "operations": model_gen_tables operations).
 #
 #   run_spin.sh GEN MODEL WORKDIR holds PROFILE [-Dswitch...]
 #       The model must hold (with the switches given, the profile's world): pan finds no error and explores the whole state
 #       space (no "Search not completed", no "max search depth too small"), in
-#       each configuration below, and reaches every marker settlement.pml sets
+#       each configuration below, and reaches every marker the model sets
 #       ("must be reached"). Prints the state counts.
 #   run_spin.sh GEN MODEL WORKDIR revert PROFILE N HARM
 #       With fix N reverted (-DREVERT_FIXN) and only the invariant HARM
 #       checked (double_charge | failed_but_charged, the money invariants;
 #       foreign_id_taken: the row never takes the foreign payment's id;
 #       shipped_unpaid | money_failed_but_charged | money_moved_back, the
-#       row's money state's), pan must
+#       row's money state's; over_refund | second_movement |
+#       unsettled_parent | ledger_spent, operations.pml's), pan must
 #       find an error, and its trail must violate that invariant. Prints the
 #       trail as a story.
 #   run_spin.sh GEN MODEL WORKDIR reverted PROFILE RULE HARM [-Dswitch...]
@@ -51,7 +54,8 @@ dir="$work/$profile-$mode${1:+-$1}"
 rm -rf "$dir"
 mkdir -p "$dir"
 "$gen" "$profile" > "$dir/tables.pml"
-cp "$model" "$dir/settlement.pml"
+pml=$(basename "$model")   # settlement.pml or operations.pml: spin, pan and the trail use its name
+cp "$model" "$dir/$pml"
 cd "$dir"
 
 # One exhaustive run: spin generates pan.c with the switches, cc builds it, pan
@@ -74,7 +78,7 @@ verify() {  # verify NAME SWITCH... ; leaves pan's output in NAME.out
   local name=$1
   shift
   local key
-  key=$( { "$cc" -std=gnu99 -E -P -x c "$@" settlement.pml | grep -v '^ *$';
+  key=$( { "$cc" -std=gnu99 -E -P -x c "$@" "$pml" | grep -v '^ *$';
            cat "$self"; echo "$search $*"; "$spin" -V; } | sha256sum | cut -c1-16)
   mkdir -p "$cache"
   find "$cache" -type f -mtime +30 -delete 2>/dev/null || true
@@ -90,7 +94,7 @@ verify() {  # verify NAME SWITCH... ; leaves pan's output in NAME.out
     # Depth first, -o3: no statement merging, so that pan -d lists every
     # statement's states (the markers below); a few per cent more states.
     if [ "$search" = bfs ]; then spinflags=(); else spinflags=(-o3); fi
-    "$spin" "${spinflags[@]}" "$@" -a settlement.pml > "$name.spin" 2>&1 || { cat "$name.spin" >&2; exit 1; }
+    "$spin" "${spinflags[@]}" "$@" -a "$pml" > "$name.spin" 2>&1 || { cat "$name.spin" >&2; exit 1; }
     if [ "$search" = bfs ]; then searchflags=(-DBFS); else searchflags=(-DCOLLAPSE); fi
     "$cc" -O2 -DSAFETY "${searchflags[@]}" -DMEMLIM=6144 -w -o "pan-$name" pan.c
     local TIMEFORMAT='%U'   # pan's CPU seconds, whatever else the machine runs
@@ -117,7 +121,7 @@ exhausted() {  # the search covered everything
   fi
 }
 
-# The markers settlement.pml sets ("seen_mark = N  /* must be reached */", and
+# The markers the model sets ("seen_mark = N  /* must be reached */", and
 # "... must be reached if FLAG */" where tables.pml defines FLAG as 1) that no
 # state of the search reached: a check that never charged, never took a row
 # over or never re-sent would pass without meaning anything. A marker's
@@ -126,12 +130,12 @@ exhausted() {  # the search covered everything
 unreached_markers() {
   local name=$1 marks k all un flag
   shift   # the search's switches: -DNO_<FLAG> takes FLAG's markers out (-DNO_WEBHOOKS: FOREIGN_EVENT's and EVENT_MONEY's too)
-  marks=$(grep -E 'seen_mark = [0-9]+;? +/\* must be reached \*/' settlement.pml | grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')
-  for flag in $(grep -oE 'must be reached if [A-Z_]+' settlement.pml | awk '{print $5}' | sort -u); do
+  marks=$(grep -E 'seen_mark = [0-9]+;? +/\* must be reached \*/' "$pml" | grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')
+  for flag in $(grep -oE 'must be reached if [A-Z_]+' "$pml" | awk '{print $5}' | sort -u); do
     off=$flag
     case $flag in FOREIGN_EVENT|EVENT_MONEY) off=WEBHOOKS ;; esac
     if grep -qE "^#define $flag 1( |\$)" tables.pml && ! printf '%s\n' "$@" | grep -qx -- "-DNO_$off"; then
-      marks="$marks $(grep -E "seen_mark = [0-9]+;? +/\\* must be reached if $flag \\*/" settlement.pml |
+      marks="$marks $(grep -E "seen_mark = [0-9]+;? +/\\* must be reached if $flag \\*/" "$pml" |
                       grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')"
     fi
   done
@@ -139,14 +143,14 @@ unreached_markers() {
     all=$(grep -E "=> seen_mark = $k\$" "$name.fsm" | awk '{print $2}' | sort -u)
     un=$(grep -E "state [0-9]+, \"seen_mark = $k\"" "$name.out" | grep -oE 'state [0-9]+' | awk '{print $2}' | sort -u)
     if [ -z "$all" ] || [ -z "$(comm -23 <(echo "$all") <(echo "$un"))" ]; then
-      echo "$(grep -E "seen_mark = $k[; ]" settlement.pml | sed 's/^ *//' | head -1)"
+      echo "$(grep -E "seen_mark = $k[; ]" "$pml" | sed 's/^ *//' | head -1)"
     fi
   done
 }
 
-story() {  # the trail of the last error, as the model narrates it
-  "$spin" -t "$@" settlement.pml 2>&1 | sed -E 's/^[[:space:]]+//; s/^(t=[0-9]+ w[0-9]:)[[:space:]]+/\1 /' |
-    grep -E '^t=[0-9]+|text of failed assertion' || true
+story() {  # the trail of the last error, as the model narrates it (operations.pml has no clock: "wN: ...")
+  "$spin" -t "$@" "$pml" 2>&1 | sed -E 's/^[[:space:]]+//; s/^((t=[0-9]+ )?w[0-9]:)[[:space:]]+/\1 /; /^w[0-9]+:/s/[[:space:]]+/ /g' |
+    grep -E '^t=[0-9]+|^w[0-9]+: |text of failed assertion' || true
 }
 
 case $mode in
@@ -163,8 +167,12 @@ case $mode in
     # sequential world only: it multiplies the interleavings, and the
     # sequential world's overlapping runs already meet it IN_FLIGHT, after a
     # takeover, in a reconcile and after a final settle.
-    for config in sequential concurrent last_attempt; do
+    # operations.pml has one world: its workers, payments and amounts are drawn in it.
+    configs="sequential concurrent last_attempt"
+    [ "$pml" = operations.pml ] && configs=refunds
+    for config in $configs; do
       case $config in
+        refunds) switches=("$@") ;;
         sequential) switches=(-DW1RUNS=2 -DW2RUNS=1 -DW3RUNS=0 "$@") ;;
         concurrent) switches=(-DW1RUNS=1 -DW2RUNS=1 -DW3RUNS=1 -DNO_WEBHOOKS "$@") ;;
         last_attempt) switches=(-DW1RUNS=2 -DW2RUNS=1 -DW3RUNS=0 -DMAXATT=1 -DNO_WEBHOOKS "$@") ;;
@@ -197,6 +205,10 @@ case $mode in
       shipped_unpaid) only=-DONLY_SHIPPED_UNPAID; text='(p_state==CHARGED|ev_for)' ;;
       money_failed_but_charged) only=-DONLY_MONEY_FAILED_BUT_CHARGED; text='p_state!=CHARGED' ;;
       money_moved_back) only=-DONLY_MONEY_MOVED_BACK; text='m_old' ;;
+      over_refund) only=-DONLY_OVER_REFUND; text='refunded<=captured' ;;
+      second_movement) only=-DONLY_SECOND_MOVEMENT; text='moved\[0\]<=1' ;;
+      unsettled_parent) only=-DONLY_UNSETTLED_PARENT; text='captured>0' ;;
+      ledger_spent) only=-DONLY_LEDGER_SPENT; text='st\[0\]==1' ;;
       *) echo "unknown harm $harm" >&2; exit 2 ;;
     esac
     search=bfs   # the shortest story
