@@ -1,8 +1,8 @@
 // The "operations" block of a profile (docs/profiles.md "operations"): how a
 // capture, a refund and a cancel of an existing payment are sent, each as
 // safely as a create (its own key, window, rules and lookup), and the
-// "amount" readers of a create's and an operation's body. Data only: the
-// library does not send operations yet (issue 47, items 2-4).
+// "amount" readers of a create's and an operation's body. OperationFlow
+// sends them by it (src/core/operation_flow.hpp).
 #pragma once
 #include <cJSON.h>
 
