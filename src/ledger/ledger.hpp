@@ -334,6 +334,10 @@ class Ledger {
 
   virtual std::optional<PaymentRow> get(const std::string& order_id) = 0;
   virtual std::vector<AttemptEntry> attempts(const std::string& order_id) = 0;
+  // The payment's operation rows (captures, refunds, cancels: every row
+  // whose parent_order_id is `order_id`), in row id order; none for an
+  // order with none, or for an operation's own row id.
+  virtual std::vector<PaymentRow> operations_of(const std::string& order_id) = 0;
   // Rows in `state` (all states when nullopt) last updated before
   // `updated_before` (Unix ms; 0 = no limit), and of `scope` when one is
   // given ("" selects the unscoped rows), oldest first, at most `limit`.

@@ -50,7 +50,7 @@ class MemoryLedger final : public Ledger {
     std::optional<PaymentRow> parent_row;
     if (parent != rows_.end()) parent_row = parent->second.row;
     std::vector<PaymentRow> family;
-    for (const Rows::iterator& op : operations_of(proposed.parent_order_id)) family.push_back(op->second.row);
+    for (const Rows::iterator& op : family_of(proposed.parent_order_id)) family.push_back(op->second.row);
     PaymentRow decided = proposed;
     out.refused = operation_guard(proposed, parent_row, family, decided.amount);
     if (!out.refused.empty()) {
@@ -122,6 +122,13 @@ class MemoryLedger final : public Ledger {
     return it->second.row;
   }
 
+  std::vector<PaymentRow> operations_of(const std::string& order_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<PaymentRow> out;
+    for (const Rows::iterator& op : family_of(order_id)) out.push_back(op->second.row);
+    return out;
+  }
+
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<AttemptEntry> out;
@@ -141,7 +148,7 @@ class MemoryLedger final : public Ledger {
     std::deque<const std::string*> kept;
     for (const std::string* id : settled_) {
       const auto it = rows_.find(*id);
-      const std::vector<Rows::iterator> ops = operations_of(it->first);
+      const std::vector<Rows::iterator> ops = family_of(it->first);
       bool all_old = it->second.row.updated_at < updated_before;
       for (const Rows::iterator& op : ops)
         all_old = all_old && final_state(op->second.row.state) && op->second.row.updated_at < updated_before;
@@ -363,7 +370,7 @@ class MemoryLedger final : public Ledger {
   // The operation rows of the payment of order `parent`: every row id
   // "<parent> ..." (operation_row_id), one range of the map, since no
   // order id holds a space.
-  std::vector<Rows::iterator> operations_of(const std::string& parent) {
+  std::vector<Rows::iterator> family_of(const std::string& parent) {
     const std::string prefix = parent + " ";
     std::vector<Rows::iterator> out;
     for (auto it = rows_.lower_bound(prefix); it != rows_.end() && it->first.compare(0, prefix.size(), prefix) == 0;
@@ -423,7 +430,7 @@ class MemoryLedger final : public Ledger {
     for (size_t looks = settled_.size(); max_settled_ > 0 && settled_.size() > max_settled_ && looks > 0; --looks) {
       auto it = rows_.find(*settled_.front());
       settled_.pop_front();
-      const std::vector<Rows::iterator> ops = operations_of(it->first);
+      const std::vector<Rows::iterator> ops = family_of(it->first);
       const bool open = std::any_of(ops.begin(), ops.end(),
                                     [](const Rows::iterator& op) { return !final_state(op->second.row.state); });
       if (open) {

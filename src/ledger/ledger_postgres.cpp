@@ -417,6 +417,11 @@ class PostgresLedger final : public Ledger {
     return run("get", [&](Session& s) { return get_row(s, order_id); });
   }
 
+  std::vector<PaymentRow> operations_of(const std::string& order_id) override {
+    check_identifier("order id", order_id);
+    return run("operations_of", [&](Session& s) { return get_operation_rows(s, order_id); });
+  }
+
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     check_identifier("order id", order_id);
     return run("attempts", [&](Session& s) { return get_attempts(s, order_id); });

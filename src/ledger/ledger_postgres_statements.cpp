@@ -57,6 +57,16 @@ std::optional<PaymentRow> get_row(Session& s, const std::string& order_id) {
   return to_client(s, read_row(r.get(), 0));
 }
 
+std::vector<PaymentRow> get_operation_rows(Session& s, const std::string& order_id) {
+  ResultPtr r = exec(s,
+                     "SELECT " PAYRETRY_PAYMENT_COLUMNS
+                     " FROM payments WHERE parent_order_id = $1 AND operation <> '' ORDER BY order_id",
+                     Params().add(order_id));
+  std::vector<PaymentRow> out;
+  for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(to_client(s, read_row(r.get(), i)));
+  return out;
+}
+
 std::vector<AttemptEntry> get_attempts(Session& s, const std::string& order_id) {
   ResultPtr r = exec(s, "SELECT " PAYRETRY_ATTEMPT_COLUMNS " FROM attempts WHERE order_id = $1 ORDER BY number",
                      Params().add(order_id));

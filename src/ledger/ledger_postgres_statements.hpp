@@ -42,6 +42,8 @@ inline int64_t to_server(const Session& s, int64_t client_ms) { return client_ms
 PaymentRow to_client(const Session& s, PaymentRow r);
 
 std::optional<PaymentRow> get_row(Session& s, const std::string& order_id);
+// The payment's operation rows (Ledger::operations_of).
+std::vector<PaymentRow> get_operation_rows(Session& s, const std::string& order_id);
 std::vector<AttemptEntry> get_attempts(Session& s, const std::string& order_id);
 
 // Free text (details, reasons, provider strings) comes from the network and

@@ -742,6 +742,16 @@ class SqliteLedger final : public Ledger {
     return get_locked(order_id);
   }
 
+  std::vector<PaymentRow> operations_of(const std::string& order_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS
+                   " FROM payments WHERE parent_order_id=?1 AND operation<>'' ORDER BY order_id");
+    s.bind(1, order_id);
+    std::vector<PaymentRow> out;
+    while (s.step()) out.push_back(read_row(s));
+    return out;
+  }
+
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     std::lock_guard<std::mutex> lock(mu_);
     Stmt s(stmts_, "SELECT " PAYRETRY_ATTEMPT_COLUMNS " FROM attempts WHERE order_id=?1 ORDER BY number");

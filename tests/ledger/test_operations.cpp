@@ -362,6 +362,30 @@ TEST_P(LedgerOperations, ARefundOverTheCapturedAmountIsRefusedAndAnUnknownOneCou
   EXPECT_EQ(operate(l, "p", OperationKind::capture, "c3", -1).row.amount, 400);
 }
 
+// operations_of reads a payment's family: its own operation rows only, not
+// another payment's whose order id merely starts the same, nor the payment.
+TEST_P(LedgerOperations, OperationsOfListsThePaymentsOwnOperationRowsOnly) {
+  Ledger& l = *ledger_;
+  make_payment(l, "p", PaymentState::succeeded, MoneyState::paid, 1000);
+  make_payment(l, "p2", PaymentState::succeeded, MoneyState::paid, 1000);
+  ASSERT_FALSE(HasFatalFailure());
+  EXPECT_TRUE(l.operations_of("p").empty());
+  make_operation(l, "p", OperationKind::refund, "r2", 300, PaymentState::succeeded);
+  make_operation(l, "p", OperationKind::refund, "r1", 200, PaymentState::unknown);
+  make_operation(l, "p2", OperationKind::refund, "r1", 100, PaymentState::succeeded);
+  ASSERT_FALSE(HasFatalFailure());
+  const std::vector<PaymentRow> ops = l.operations_of("p");
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].order_id, "p refund r1");
+  EXPECT_EQ(ops[0].amount, 200);
+  EXPECT_EQ(ops[0].state, PaymentState::unknown);
+  EXPECT_EQ(ops[1].order_id, "p refund r2");
+  EXPECT_EQ(ops[1].state, PaymentState::succeeded);
+  ASSERT_EQ(l.operations_of("p2").size(), 1u);
+  EXPECT_TRUE(l.operations_of("p refund r1").empty()) << "an operation has no operations";
+  EXPECT_TRUE(l.operations_of("nope").empty());
+}
+
 TEST_P(LedgerOperations, AnExistingOperationIsAnsweredAsItStandsWithoutTheGuard) {
   Ledger& l = *ledger_;
   make_payment(l, "p", PaymentState::succeeded, MoneyState::paid, 1000);
