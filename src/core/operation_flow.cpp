@@ -341,8 +341,9 @@ PaymentResult OperationFlow::settle(const PaymentRow& row) {
 }
 
 // A capture that succeeded made its payment paid; a refund, partly
-// refunded at least (whether wholly is the provider's to say, through the
-// payment's own lookup or webhook); a cancel, failed (nothing had moved:
+// refunded, or wholly when the refunds that succeeded add up to all that
+// was captured (wholly_refunded; the provider's own lookup or webhook may
+// say so too); a cancel, failed (nothing had moved:
 // the guard allows a cancel only then). Recorded as the provider's word
 // about the payment, naming it by its id, so the ledger moves its money
 // only forward (event_moves_money, money_moves) and only once.
@@ -352,7 +353,18 @@ void OperationFlow::move_payment_money(const PaymentRow& payment, const PaymentR
   switch (row.operation) {
     case OperationKind::capture: moved = result.money_state == MoneyState::paid ? MoneyState::paid : MoneyState::unknown; break;
     case OperationKind::refund:
-      moved = result.money_state == MoneyState::refunded ? MoneyState::partly_refunded : MoneyState::unknown;
+      if (result.money_state != MoneyState::refunded) break;
+      moved = MoneyState::partly_refunded;
+      try {
+        // Wholly, once the refunds that succeeded give back all that was
+        // captured (this one is settled in the ledger by now).
+        std::vector<OperationSibling> family;
+        for (const PaymentRow& r : ledger_.operations_of(payment.order_id)) family.push_back(operation_sibling(r));
+        if (wholly_refunded(operation_parent(payment), family)) moved = MoneyState::refunded;
+      } catch (const LedgerError& err) {
+        d_.log.note(kLogWarn, "ledger_failed", "payment " + payment.order_id + ": its refunds could not be read: " +
+                                                   err.what());
+      }
       break;
     case OperationKind::cancel: moved = result.money_state == MoneyState::failed ? MoneyState::failed : MoneyState::unknown; break;
     case OperationKind::create: break;

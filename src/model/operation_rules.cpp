@@ -93,9 +93,26 @@ std::string capture_refused(const OperationParent& p, const std::vector<Operatio
   return {};
 }
 
+// What the payment captured, as far as it is known for sure: by its own
+// captures that succeeded, or at its create. "" and `captured` set (nullopt:
+// captured, amount not known); else why nothing is known to be captured.
+std::string captured_by(const OperationParent& p, const std::vector<OperationSibling>& siblings,
+                        std::optional<int64_t>& captured) {
+  captured.reset();
+  if (any_of_kind(siblings, OperationKind::capture, any)) {
+    // Captured by its own operations: only what they captured for sure.
+    if (!any_of_kind(siblings, OperationKind::capture, succeeded))
+      return "nothing captured to refund: no capture of the payment has succeeded";
+    captured = sum_of(siblings, OperationKind::capture, succeeded);
+    return {};
+  }
+  if (p.money == MoneyState::authorized)
+    return "nothing captured to refund: the payment is authorized and no capture of it has succeeded";
+  if (p.amount >= 0) captured = p.amount;  // captured at the create
+  return {};
+}
+
 std::string refund_refused(const OperationParent& p, const std::vector<OperationSibling>& siblings, int64_t& amount) {
-  std::optional<int64_t> captured;  // nullopt: captured, amount not known
-  const bool captures = any_of_kind(siblings, OperationKind::capture, any);
   switch (p.money) {
     case MoneyState::paid:
     case MoneyState::partly_refunded:
@@ -104,16 +121,8 @@ std::string refund_refused(const OperationParent& p, const std::vector<Operation
     default:
       return std::string("nothing captured to refund: the payment's money state is ") + money(p.money);
   }
-  if (captures) {
-    // Captured by its own operations: only what they captured for sure.
-    if (!any_of_kind(siblings, OperationKind::capture, succeeded))
-      return "nothing captured to refund: no capture of the payment has succeeded";
-    captured = sum_of(siblings, OperationKind::capture, succeeded);
-  } else {
-    if (p.money == MoneyState::authorized)
-      return "nothing captured to refund: the payment is authorized and no capture of it has succeeded";
-    if (p.amount >= 0) captured = p.amount;  // captured at the create
-  }
+  std::optional<int64_t> captured;  // nullopt: captured, amount not known
+  if (std::string why = captured_by(p, siblings, captured); !why.empty()) return why;
   if (captured) return take("refund", *captured, sum_of(siblings, OperationKind::refund, not_failed), amount);
   // Not knowing what was captured, only the whole may be refunded, once.
   if (amount != -1) return "the captured amount is not known: only a refund of the whole (-1) may be asked";
@@ -135,6 +144,13 @@ std::string cancel_refused(const OperationParent& p, const std::vector<Operation
 }
 
 }  // namespace
+
+bool wholly_refunded(const OperationParent& parent, const std::vector<OperationSibling>& siblings) {
+  std::optional<int64_t> captured;
+  if (!captured_by(parent, siblings, captured).empty() || !captured || *captured <= 0) return false;
+  const std::optional<int64_t> refunded = sum_of(siblings, OperationKind::refund, succeeded);
+  return refunded && *refunded >= *captured;
+}
 
 std::string operation_refused(const std::optional<OperationParent>& parent, const std::vector<OperationSibling>& siblings,
                               OperationKind kind, const std::string& scope, int64_t& amount) {

@@ -80,4 +80,10 @@ struct OperationSibling {
 std::string operation_refused(const std::optional<OperationParent>& parent, const std::vector<OperationSibling>& siblings,
                               OperationKind kind, const std::string& scope, int64_t& amount);
 
+// Whether the refunds of `parent` that succeeded give back all it captured
+// for sure (its captures that succeeded, or its create's amount): its
+// money is then wholly refunded, not partly. False whenever either sum is
+// not known.
+bool wholly_refunded(const OperationParent& parent, const std::vector<OperationSibling>& siblings);
+
 }  // namespace payretry

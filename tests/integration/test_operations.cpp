@@ -209,6 +209,12 @@ TEST_P(OperationsTest, partial_refunds_move_the_money_once_each_and_one_that_doe
     EXPECT_EQ(num(at(j.j, "payment"), "amount"), 300) << "the rest, as the guard decided it";
   }
   EXPECT_EQ(truth(order).refunded, 1000);
+  // Wholly refunded once the refunds that succeeded add up to the payment;
+  // Checkout.com's r3 is still UNKNOWN (its answer was lost: no action id
+  // to look it up by), so its payment is only partly refunded as far as
+  // anyone can prove.
+  EXPECT_EQ(row(order, "money_state"), answers_later() ? "partly_refunded" : "refunded")
+      << ledger_get(client_.get(), order);
   EXPECT_EQ(operate(order, PAY_OPERATION_REFUND, "r5", 0, nullptr), PAY_EINVALID) << "nothing is left";
   EXPECT_EQ(truth(order).operations, 3);
 }

@@ -166,6 +166,27 @@ TEST(OperationRules, WhatWasCapturedIsTheSucceededCapturesWhenThereAreAny) {
   expect_allowed(guard(payment(MoneyState::paid, 1000), captures, K::refund, -1), 300);
 }
 
+// Wholly refunded only when the refunds that succeeded give back all that
+// was captured for sure: an UNKNOWN refund may not have moved its money,
+// and with either sum not known, never.
+TEST(OperationRules, WhollyRefundedWhenTheSucceededRefundsGiveBackAllThatWasCaptured) {
+  const OperationParent paid = payment(MoneyState::partly_refunded, 1000);
+  EXPECT_FALSE(wholly_refunded(paid, {}));
+  EXPECT_FALSE(wholly_refunded(paid, {op(K::refund, R::succeeded, 600)}));
+  EXPECT_FALSE(wholly_refunded(paid, {op(K::refund, R::succeeded, 600), op(K::refund, R::open, 400)}));
+  EXPECT_FALSE(wholly_refunded(paid, {op(K::refund, R::succeeded, 600), op(K::refund, R::failed, 400)}));
+  EXPECT_TRUE(wholly_refunded(paid, {op(K::refund, R::succeeded, 600), op(K::refund, R::succeeded, 400)}));
+  EXPECT_FALSE(wholly_refunded(paid, {op(K::refund, R::succeeded, 600), op(K::refund, R::succeeded, -1)}))
+      << "a refund whose amount is not known";
+  EXPECT_FALSE(wholly_refunded(payment(MoneyState::paid, -1), {op(K::refund, R::succeeded, 1000)}))
+      << "what was captured is not known";
+  // Captured in part by its own capture: that part, not the amount asked.
+  const OperationParent held = payment(MoneyState::paid, 1000);
+  EXPECT_TRUE(wholly_refunded(held, {op(K::capture, R::succeeded, 300), op(K::refund, R::succeeded, 300)}));
+  EXPECT_FALSE(wholly_refunded(held, {op(K::capture, R::open, 300), op(K::refund, R::succeeded, 300)}));
+  EXPECT_FALSE(wholly_refunded(payment(MoneyState::authorized, 1000), {op(K::refund, R::succeeded, 1000)}));
+}
+
 TEST(OperationRules, RefundsTakeFromWhatWasCapturedAndUnknownOnesCountAsTaken) {
   const OperationParent p = payment(MoneyState::paid, 1000);
   expect_allowed(guard(p, {op(K::refund, R::succeeded, 300)}, K::refund, 700), 700);
