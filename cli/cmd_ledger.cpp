@@ -45,9 +45,6 @@ int64_t now_unix_ms() {
 
 const char* const kStates[] = {"PENDING", "IN_FLIGHT", "SUCCEEDED", "FAILED", "UNKNOWN"};
 
-// pay_ledger_list's most rows in one call.
-constexpr uint32_t kMaxListed = 1000000;
-
 }  // namespace
 
 int cmd_ledger(const Argv& argv) {
@@ -99,22 +96,11 @@ int cmd_ledger(const Argv& argv) {
       throw Failure(kExitNotFound, "no payment for order " + order + " in the ledger");
     }
     Json parsed = parse_json(doc);
-    // The payment's captures, refunds and cancels: rows of their own whose
-    // parent_order_id is this order (an operation's own row has none).
-    Json ops(cJSON_CreateArray());
+    // The payment's captures, refunds and cancels, as pay_ledger_get lists
+    // them (an operation's own row has none).
+    Json ops(cJSON_DetachItemFromObjectCaseSensitive(parsed.get(), "operations"));
+    if (!ops) ops.reset(cJSON_CreateArray());
     if (!ops) throw std::bad_alloc();
-    const std::string kind = jstr(cJSON_GetObjectItemCaseSensitive(parsed.get(), "payment"), "operation");
-    if (kind.empty() || kind == "create") {
-      // The C API reads no rows by parent: every row is listed and filtered
-      // here, at most the C API's own ceiling of rows (pay_ledger_list).
-      const std::string all = call([&] { return client.ledger_list(std::nullopt, 0, kMaxListed); });
-      const Json rows = parse_json(all);
-      const cJSON* row = nullptr;
-      cJSON_ArrayForEach(row, rows.get()) {
-        if (jstr(row, "parent_order_id") == order && jstr(row, "operation") != "create")
-          cJSON_AddItemToArray(ops.get(), cJSON_Duplicate(row, 1));
-      }
-    }
     if (a.has("--json")) {
       cJSON_AddItemToObject(parsed.get(), "operations", ops.release());
       print_json(parsed.get());

@@ -14,8 +14,10 @@ PAY_BEGIN_DECL
 /* Writes one payment as JSON into *out: {"payment": {order_id,
  * idempotency_key, state, delivery, detail, provider_payment_id,
  * provider_status, http_status, attempts, created_at, key_expires_at,
- * lease_owner, lease_until, updated_at}, "attempts": [...]}. Times are Unix
- * milliseconds. Returns 0, PAY_EINVALID, PAY_ENOTFOUND, PAY_ELEDGER,
+ * lease_owner, lease_until, updated_at}, "attempts": [...]}, and for a
+ * payment (not an operation's own row "<order> <kind> <ref>") its captures,
+ * refunds and cancels as "operations": [{the same members}, ...]. Times are
+ * Unix milliseconds. Returns 0, PAY_EINVALID, PAY_ENOTFOUND, PAY_ELEDGER,
  * PAY_ENOMEM. Thread-safe. */
 PAY_API int pay_ledger_get(pay_buf *out, pay_client *client, const char *order_id);
 

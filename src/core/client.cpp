@@ -136,7 +136,11 @@ WebhookOutcome Client::apply_webhook(const WebhookRequest& request) {
 std::string Client::ledger_payment_json(const std::string& order_id) {
   const std::optional<PaymentRow> row = ledger_->get(order_id);
   if (!row) throw Error(Errc::PAY_ENOTFOUND, "no payment for this order id in the ledger");
-  return payment_json(*row, ledger_->attempts(order_id));
+  // A payment's read lists its captures, refunds and cancels (rows of
+  // their own); an operation's row has none.
+  if (row->operation != OperationKind::create) return payment_json(*row, ledger_->attempts(order_id));
+  const std::vector<PaymentRow> ops = ledger_->operations_of(order_id);
+  return payment_json(*row, ledger_->attempts(order_id), &ops);
 }
 
 std::string Client::ledger_payments_json(std::optional<PaymentState> state, int64_t updated_before_ms, int limit) {

@@ -47,7 +47,8 @@ cJSON* row_object(const PaymentRow& p) {
 
 }  // namespace
 
-std::string payment_json(const PaymentRow& row, const std::vector<AttemptEntry>& attempts) {
+std::string payment_json(const PaymentRow& row, const std::vector<AttemptEntry>& attempts,
+                         const std::vector<PaymentRow>* operations) {
   JsonPtr root(cJSON_CreateObject());
   if (!root) throw std::bad_alloc();
   cJSON_AddItemToObject(root.get(), "payment", row_object(row));
@@ -72,6 +73,11 @@ std::string payment_json(const PaymentRow& row, const std::vector<AttemptEntry>&
     // null: recorded before the ledger kept it (read as "may have been processed").
     if (a.processed) json_add_bool(o, "may_have_processed", *a.processed);
     else if (!cJSON_AddNullToObject(o, "may_have_processed")) throw std::bad_alloc();
+  }
+  if (operations) {
+    cJSON* ops = cJSON_AddArrayToObject(root.get(), "operations");
+    if (!ops) throw std::bad_alloc();
+    for (const PaymentRow& r : *operations) cJSON_AddItemToArray(ops, row_object(r));
   }
   return json_print(root.get());
 }

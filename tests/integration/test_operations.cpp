@@ -217,6 +217,17 @@ TEST_P(OperationsTest, partial_refunds_move_the_money_once_each_and_one_that_doe
       << ledger_get(client_.get(), order);
   EXPECT_EQ(operate(order, PAY_OPERATION_REFUND, "r5", 0, nullptr), PAY_EINVALID) << "nothing is left";
   EXPECT_EQ(truth(order).operations, 3);
+  // pay_ledger_get of the payment lists its refunds (rows of their own),
+  // the refused ones never written.
+  {
+    Json j(ledger_get(client_.get(), order));
+    const cJSON* ops = at(j.j, "operations");
+    ASSERT_EQ(cJSON_GetArraySize(ops), 3) << ledger_get(client_.get(), order);
+    EXPECT_EQ(str(cJSON_GetArrayItem(ops, 0), "order_id"), order + " refund r1");
+    EXPECT_EQ(str(cJSON_GetArrayItem(ops, 2), "operation_ref"), "r4");
+    Json own(ledger_get(client_.get(), order + " refund r1"));
+    EXPECT_EQ(cJSON_GetObjectItemCaseSensitive(own.j, "operations"), nullptr) << "an operation has none";
+  }
 }
 
 TEST_P(OperationsTest, a_hold_is_captured_in_part_and_then_cannot_be_canceled_and_another_is_canceled) {
