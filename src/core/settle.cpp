@@ -253,9 +253,10 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const LookupTarget& targ
   // (a proxy replaying it), or another payment than the id asked for,
   // settles nothing.
   std::optional<std::string> id = json_path_first_string(answer, lk.id_path);
+  const std::string amount = row.amount >= 0 ? std::to_string(row.amount) : std::string();
   std::string other = answer_names_other(
       lk.names_request, answer,
-      RequestNames{target.order_id, config_.merchant_id, target.provider_id, row.idempotency_key}, true);
+      RequestNames{target.order_id, config_.merchant_id, target.provider_id, row.idempotency_key, amount}, true);
   if (other.empty() && lk.by == LookupBy::provider_id && id && *id != row.provider_payment_id)
     other = "the answer describes payment " + *id + ", not " + row.provider_payment_id;
   if (!other.empty()) {

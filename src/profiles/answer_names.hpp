@@ -20,6 +20,10 @@ struct RequestNames {
   std::string_view merchant_id;
   std::string_view provider_id;
   std::string_view key;
+  // The row's amount as decimal text ("" when not known): an operation's,
+  // as the guard decided it. A name of "{amount}" is checked only when it
+  // is known.
+  std::string_view amount;
 };
 
 // "" when `answer` (parsed; null: not JSON) names the request as `names`

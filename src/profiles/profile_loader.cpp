@@ -368,8 +368,9 @@ AnswerNames names_at(const cJSON* v, const std::string& path) {
     if (jp.empty() || jp.compare(0, 2, "$.") != 0 || !valid_json_path(jp))
       fail(ep, "must be a JSON path into the answer, e.g. $.out_trade_no");
     const std::string value = string_at(c, ep);
-    if (value != "{order_id}" && value != "{merchant_id}" && value != "{provider_id}" && value != "{key}")
-      fail(ep, "must be one of {order_id}, {merchant_id}, {provider_id}, {key}");
+    if (value != "{order_id}" && value != "{merchant_id}" && value != "{provider_id}" && value != "{key}" &&
+        value != "{amount}")
+      fail(ep, "must be one of {order_id}, {merchant_id}, {provider_id}, {key}, {amount}");
     out.emplace_back(jp, value);
   }
   return out;

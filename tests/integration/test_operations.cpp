@@ -325,6 +325,37 @@ TEST_P(OperationsTest, reconcile_settles_an_unknown_operation_by_its_own_lookup_
   EXPECT_EQ(truth(order).refunded, 250);
 }
 
+// A capture whose every attempt was cut before the provider acted, and then
+// another capture of the same hold under another ref: the payment's status
+// (Stripe's succeeded, Checkout.com's Partially Captured) is the second
+// one's doing, and never settles the first (an outside attack's case: the
+// ledger then believed 700 captured where the provider took 300).
+TEST_P(OperationsTest, a_capture_that_never_reached_the_provider_is_not_settled_by_another_capture) {
+  const std::string order = std::string("opk_") + profile_;
+  pay(order, true, "authorized");
+  // Stripe retries a reset under the same key (4 attempts here);
+  // Checkout.com's profile asks before it re-sends (one attempt).
+  const std::string faults = answers_later() ? R"(["reset_before"])"
+                                             : R"(["reset_before","reset_before","reset_before","reset_before"])";
+  const auto s = admin_post(sim_->port(), "/__admin/script", R"({"order_id":")" + order + R"(","faults":)" + faults + "}");
+  ASSERT_EQ(s.status, 200) << s.body;
+  ResultPtr r;
+  ASSERT_EQ(operate(order, PAY_OPERATION_CAPTURE, "c1", 400, &r), PAY_OK) << last_error_;
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  EXPECT_LE(truth(order).captured, 0) << "nothing captured (-1: no capture at all)";
+  // The other capture: 300 of what is left (400 counts as spent).
+  ASSERT_EQ(operate(order, PAY_OPERATION_CAPTURE, "c2", 300, &r), PAY_OK) << last_error_;
+  decided(r);
+  EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
+  EXPECT_EQ(truth(order).captured, 300);
+  pay_result* q = nullptr;
+  ASSERT_EQ(pay_query(&q, client_.get(), (order + " capture c1").c_str()), PAY_OK) << pay_error_last()->message;
+  ResultPtr first(q);
+  EXPECT_EQ(pay_result_outcome(q), PAY_OUTCOME_UNKNOWN) << "settled by another capture's doing: " << pay_result_json(q);
+  // What may be refunded is what was captured for sure: 300, not 700.
+  EXPECT_EQ(operate(order, PAY_OPERATION_REFUND, "r1", 301, nullptr), PAY_EINVALID) << last_error_;
+}
+
 INSTANTIATE_TEST_SUITE_P(Operations, OperationsTest, ::testing::Values("stripe", "checkout_com"),
                          [](const ::testing::TestParamInfo<const char*>& i) { return std::string(i.param); });
 
