@@ -7,9 +7,20 @@ Two houses, one server:
     key (errors included, as Stripe says of its keys); the same key with other
     parameters is a 400 idempotency_error; a key whose first request is still
     running is a 409.
-  * checkout_com: POST /payments, POST /payments/{id}/refunds with
-    Cko-Idempotency-Key. Only 2xx answers are kept: a same-key request after a
-    5xx (or a lost answer that was never stored) refunds AGAIN.
+  * checkout_com: POST /payments, POST /payments/{id}/refunds|captures|voids
+    with Cko-Idempotency-Key, each answered 202 {action_id}. Only 2xx answers
+    are kept: a same-key request after a 5xx (or a lost answer that was never
+    stored) refunds AGAIN. GET /payments/{id} (status, amount) and
+    GET /payments/{id}/actions: the payment's processed actions, newest
+    first, each {id, type, amount, approved, response_code, processed_on}.
+    What happens to an accepted refund/capture is `cko_refund` /
+    `cko_capture`: "approve" (done and listed approved true at once),
+    "decline" (listed approved false, nothing moves), "pending" (neither moved
+    nor listed until `decide(action_id, approved)`). Lies of the listing:
+    `list_twice` (an action id listed twice), `actions_of` (pid -> the pid
+    whose list is answered instead), `extra_actions` (pid -> items put in).
+  * GET faults (`get_fault(prefix, ...)`, one per GET): get_500, get_503,
+    get_reset, get_hang (held `hang_s`, then answered), get_404.
 
 The truth the scenarios judge by: `moves` (refunds executed, per key and per
 payment) and the refunded sum of each payment. Faults are queued per path
@@ -68,7 +79,17 @@ class Double:
         self.refund_status = "succeeded"  # stripe: the word a new refund answers
         self.async_decline = False  # checkout_com: 202, then the refund is declined
         self.declined = []
-        self.create_status = {}  # order -> "succeeded" | "decline" | "requires_capture"
+        self.create_status = {}  # order -> "succeeded" | "decline" | "authorize" (checkout_com)
+        self.get_faults = {}     # path prefix -> [fault, ...] for GETs
+        self.actions = {}        # checkout_com: pid -> [action, ...] oldest first (listed newest first)
+        self.cko_refund = "approve"   # "approve" | "decline" | "pending"
+        self.cko_capture = "approve"  # the same for captures and voids
+        self.list_twice = set()       # action ids listed twice
+        self.actions_of = {}          # pid -> another pid whose actions are answered instead
+        self.extra_actions = {}       # pid -> extra items listed (forged or foreign)
+        self.refund_pi = {}           # stripe: refund id -> the payment_intent its GET names instead
+        self.list_pending = False     # checkout_com: list unprocessed actions too (approved null)
+        self.odd_ids = []             # ids the next refunds / actions get instead of the usual ones
         srv = self
 
         class H(BaseHTTPRequestHandler):
@@ -102,6 +123,17 @@ class Double:
 
             def do_GET(self):
                 srv.requests.append(("GET", self.path, ""))
+                f = srv.next_get_fault(self.path.split("?")[0])
+                if f == "get_reset":
+                    return self.reset()
+                if f == "get_500":
+                    return self.send(500, {"error": {"type": "api_error"}})
+                if f == "get_503":
+                    return self.send(503, {"error": {"type": "api_error"}})
+                if f == "get_404":
+                    return self.send(404, {"error": {"type": "invalid_request_error", "code": "resource_missing"}})
+                if f == "get_hang":
+                    time.sleep(srv.hang_s)
                 srv.get(self)
 
             def do_POST(self):
@@ -138,6 +170,89 @@ class Double:
                     return q.pop(0)
         return "none"
 
+    def get_fault(self, prefix, *faults):
+        self.get_faults.setdefault(prefix, []).extend(faults)
+
+    def next_get_fault(self, path):
+        with self.lock:
+            for prefix, q in self.get_faults.items():
+                if re.match(prefix, path) and q:
+                    return q.pop(0)
+        return "none"
+
+    def posts(self):
+        return sum(1 for m, _, _ in self.requests if m == "POST")
+
+    def gets(self, sub=""):
+        return sum(1 for m, p, _ in self.requests if m == "GET" and sub in p)
+
+    def action(self, rid):
+        for acts in self.actions.values():
+            for a in acts:
+                if a["id"] == rid:
+                    return a
+        return None
+
+    def _execute(self, a):
+        """An accepted checkout_com action takes effect (lock held)."""
+        p = self.payments[a["_pid"]]
+        if a["type"] == "Refund":
+            p["refunded"] += a["amount"]
+            self.refunds[a["id"]] = {"id": a["id"], "object": "refund", "status": "succeeded", "amount": a["amount"],
+                                     "payment_intent": a["_pid"], "_key": a["_key"]}
+            p["status"] = "Refunded" if p["refunded"] >= p["captured"] else "Partially Refunded"
+        elif a["type"] == "Capture":
+            p["captured"] += a["amount"]
+            p["status"] = "Captured" if p["captured"] >= p["amount"] else "Partially Captured"
+            self.moves_by_key["capture:" + a["_pid"]] = self.moves_by_key.get("capture:" + a["_pid"], 0) + 1
+        elif a["type"] == "Void":
+            p["status"] = "Voided"
+        self.moves_by_key[a["_key"]] = self.moves_by_key.get(a["_key"], 0) + 1
+
+    def decide(self, rid, approved):
+        """checkout_com: a pending action is processed now (listed from now on)."""
+        with self.lock:
+            a = self.action(rid)
+            assert a and a["_state"] == "pending", rid
+            a["_state"] = "done"
+            a["approved"] = approved
+            a["response_code"] = "10000" if approved else "20005"
+            a["processed_on"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            if approved:
+                self._execute(a)
+            else:
+                self.sent.pop(a["_key"], None)  # declined: nothing of it counts as asked any more
+
+    def _cko_action(self, pid, kind, amount, key, mode):
+        """A checkout_com action accepted with 202 (lock held)."""
+        rid = self.odd_ids.pop(0) if self.odd_ids else f"act_{next(self.ids):026d}"
+        a = {"id": rid, "type": kind, "amount": amount, "approved": None, "response_code": None,
+             "processed_on": None, "_key": key, "_pid": pid, "_state": "pending"}
+        self.actions.setdefault(pid, []).append(a)
+        if mode == "decline":
+            self.declined.append(rid)
+            self.sent.pop(key, None)  # declined: nothing of it counts as asked any more
+        if mode in ("approve", "decline"):
+            a["_state"] = "done"
+            a["approved"] = mode == "approve"
+            a["response_code"] = "10000" if mode == "approve" else "20005"
+            a["processed_on"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            if mode == "approve":
+                self._execute(a)
+        return 202, {"action_id": rid, "reference": "", "_links": {}}
+
+    def set_refund_status(self, rid, status):
+        """stripe: a refund's status changes later; failed/canceled give the
+        money back (nothing moved in the end)."""
+        with self.lock:
+            x = self.refunds[rid]
+            x["status"] = status
+        if status in ("failed", "canceled"):
+            self.fail_refunds_of(x["_key"])
+            with self.lock:
+                self.refunds[rid] = x  # still answered by GET, with its status
+                x["_gone"] = True
+
     def fail_refunds_of(self, key):
         """The refunds made under `key` failed at the provider (their money
         came back to the merchant): nothing moved in the end, and what was
@@ -153,7 +268,7 @@ class Double:
         return sum(1 for m, p, _ in self.requests if m == "POST" and "refunds" in p)
 
     def moves(self, pid=None):
-        rs = [r for r in self.refunds.values() if pid is None or r["payment_intent"] == pid]
+        rs = [r for r in self.refunds.values() if (pid is None or r["payment_intent"] == pid) and not r.get("_gone")]
         return len(rs), sum(r["amount"] for r in rs)
 
     def truth(self, pid):
@@ -163,7 +278,8 @@ class Double:
                 "per_key": {k: v for k, v in self.moves_by_key.items() if v and k in self.keys_of(pid)}}
 
     def keys_of(self, pid):
-        return {r["_key"] for r in self.refunds.values() if r["payment_intent"] == pid}
+        ks = {r["_key"] for r in self.refunds.values() if r["payment_intent"] == pid}
+        return ks | {a["_key"] for a in self.actions.get(pid, [])}
 
     # ---- requests --------------------------------------------------------
     def post(self, h, raw, key):
@@ -236,6 +352,12 @@ class Double:
             m = re.match(r"^/payments/([^/]+)/refunds$", path)
             if m:
                 return self.refund(m.group(1), j.get("amount"), key)
+            m = re.match(r"^/payments/([^/]+)/captures$", path)
+            if m:
+                return self.cko_capture_or_void(m.group(1), "Capture", j.get("amount"), key)
+            m = re.match(r"^/payments/([^/]+)/voids$", path)
+            if m:
+                return self.cko_capture_or_void(m.group(1), "Void", None, key)
         return 404, {"error": "no such path " + path}
 
     def create(self, order, amount, capture_method):
@@ -254,9 +376,14 @@ class Double:
                     return 402, {"error": {"type": "card_error", "code": "card_declined", "payment_intent": obj}}
                 return 200, obj
             pid = f"pay_{next(self.ids):026d}"
-            status = "Declined" if mode == "decline" else "Captured"
+            status = "Declined" if mode == "decline" else "Authorized" if mode == "authorize" else "Captured"
             self.payments[pid] = {"amount": amount, "refunded": 0, "status": status, "order": order,
                                   "captured": amount if status == "Captured" else 0}
+            self.actions[pid] = [{"id": f"act_{next(self.ids):026d}", "type": "Authorization", "amount": amount,
+                                  "approved": status != "Declined", "response_code": "10000", "processed_on": "t0",
+                                  "_key": "create-" + order, "_pid": pid, "_state": "done"}]
+            if status == "Captured":
+                self.actions[pid].append(dict(self.actions[pid][0], id=f"act_{next(self.ids):026d}", type="Capture"))
             return 201, {"id": pid, "status": status, "reference": order, "approved": status == "Captured",
                          "amount": amount}
 
@@ -271,21 +398,21 @@ class Double:
             # business: distinct keys asking more than was captured).
             self.sent.setdefault(key, amt)
             self.sent_pid.setdefault(key, pid)
-            if p["status"] not in ("succeeded", "Captured") or amt <= 0 or amt > left:
+            if p["status"] not in ("succeeded", "Captured", "Partially Captured", "Partially Refunded") \
+                    or amt <= 0 or amt > left:
                 if self.house == "stripe":
                     return 400, {"error": {"type": "invalid_request_error", "code": "amount_too_large" if amt > left
                                            else "charge_not_refundable", "message": f"{amt} > {left} left"}}
                 return 422, {"request_id": "r", "error_type": "request_invalid",
                              "error_codes": ["refund_amount_exceeds_balance"]}
-            if self.async_decline:
-                # Checkout.com accepts a card refund with 202 and decides it
-                # later; this one is declined then (payment_refund_declined):
-                # no money moves.
-                rid = f"act_{next(self.ids):026d}"
-                self.declined.append(rid)
-                return 202, {"action_id": rid, "reference": "", "_links": {}}
+            if self.house != "stripe":
+                # Checkout.com accepts a card refund with 202 and processes
+                # it later: `cko_refund` says how (async_decline: declined,
+                # payment_refund_declined, nothing moves).
+                mode = "decline" if self.async_decline else self.cko_refund
+                return self._cko_action(pid, "Refund", amt, key, mode)
             p["refunded"] += amt
-            rid = (f"re_{next(self.ids):06d}" if self.house == "stripe" else f"act_{next(self.ids):026d}")
+            rid = self.odd_ids.pop(0) if self.odd_ids else (f"re_{next(self.ids):06d}" if self.house == "stripe" else f"act_{next(self.ids):026d}")
             self.refunds[rid] = {"id": rid, "object": "refund", "status": self.refund_status, "amount": amt,
                                  "payment_intent": pid, "_key": key}
             self.moves_by_key[key] = self.moves_by_key.get(key, 0) + 1
@@ -304,6 +431,19 @@ class Double:
             self.moves_by_key[key] = self.moves_by_key.get(key, 0) + 1
             return 200, {"id": pid, "object": "payment_intent", "status": "succeeded", "amount": p["amount"]}
 
+    def cko_capture_or_void(self, pid, kind, amount, key):
+        with self.lock:
+            p = self.payments.get(pid)
+            if not p:
+                return 404, {"error_type": "not_found"}
+            open_amt = p["amount"] - p["captured"]
+            amt = open_amt if kind == "Void" or amount in (None, "") else int(amount)
+            if p["status"] not in ("Authorized", "Partially Captured") or amt <= 0 or amt > open_amt:
+                return 422, {"request_id": "r", "error_type": "request_invalid", "error_codes": ["payment_not_capturable"]}
+            self.sent.setdefault(key, 0)
+            self.sent_pid.setdefault(key, pid)
+            return self._cko_action(pid, kind, amt, key, self.cko_capture)
+
     def cancel(self, pid, key=""):
         with self.lock:
             p = self.payments[pid]
@@ -321,12 +461,31 @@ class Double:
             return h.send(200, {"id": m.group(1), "object": "payment_intent", "status": p["status"],
                                 "amount": p["amount"], "metadata": {"order_id": p["order"]}})
         m = re.match(r"^/v1/refunds/([^/]+)$", path)
-        if m and m.group(1) in self.refunds:
-            return h.send(200, {k: v for k, v in self.refunds[m.group(1)].items() if k != "_key"})
+        rid = m and urllib.parse.unquote(m.group(1))  # one path segment, percent-decoded
+        if m and rid in self.refunds:
+            body = {k: v for k, v in self.refunds[rid].items() if not k.startswith("_")}
+            if rid in self.refund_pi:
+                body["payment_intent"] = self.refund_pi[rid]
+            return h.send(200, body)
+        m = re.match(r"^/payments/([^/]+)/actions$", path)
+        if m and m.group(1) in self.payments:
+            with self.lock:
+                src = self.actions_of.get(m.group(1), m.group(1))
+                items = []
+                for a in reversed(self.actions.get(src, [])):  # newest first
+                    if a["_state"] != "done" and not self.list_pending:
+                        continue  # listed once processed
+                    item = {k: v for k, v in a.items() if not k.startswith("_")}
+                    items.append(item)
+                    if a["id"] in self.list_twice:
+                        items.append(dict(item))
+                items = list(self.extra_actions.get(m.group(1), [])) + items
+            return h.send(200, items)
         m = re.match(r"^/payments/([^/]+)$", path)
         if m and m.group(1) in self.payments:
-            p = self.payments[m.group(1)]
-            return h.send(200, {"id": m.group(1), "status": p["status"], "amount": p["amount"], "reference": p["order"]})
+            pid = self.actions_of.get(m.group(1), m.group(1))
+            p = self.payments[pid]
+            return h.send(200, {"id": pid, "status": p["status"], "amount": p["amount"], "reference": p["order"]})
         if path == "/payments":
             ref = urllib.parse.parse_qs(urllib.parse.urlparse(h.path).query).get("reference", [""])[0]
             data = [{"id": i, "status": p["status"], "reference": p["order"], "amount": p["amount"]}

@@ -884,6 +884,832 @@ def s_refused_body_leaves_row():
     finally:
         d.close()
 
+
+# ---- settled by the operation's own lookup (pay_query / pay_reconcile) ------
+#
+# Every scenario here counts the provider's side: what each key executed
+# (judge), every POST sent while only lookups were asked (a lookup never
+# re-sends), and the payment's money against the provider's refunded sum
+# (never `refunded` unless all that was captured went back, never backwards).
+
+MONEY_RANK = {"unknown": 0, "awaiting_customer": 0, "pending": 0, "authorized": 1, "paid": 2,
+              "partly_refunded": 3, "refunded": 4, "failed": 4}
+
+
+class Watch:
+    """The payment's money as the ledger says it, read after every step."""
+
+    def __init__(self, c, d, o):
+        self.c, self.d, self.o, self.seen = c, d, o, []
+
+    def read(self):
+        m = self.c.ledger_get(self.o)["payment"]["money_state"]
+        self.seen.append(m)
+        return m
+
+    def checks(self):
+        m = self.read()
+        pid = pid_of(self.d, self.o)
+        p = self.d.payments[pid]
+        _, refunded = self.d.moves(pid)
+        why = []
+        if m == "refunded" and refunded < p["captured"]:
+            why.append(f"money `refunded` while the provider refunded {refunded} of {p['captured']} captured")
+        if m == "partly_refunded" and refunded == 0:
+            why.append("money `partly_refunded` while the provider refunded nothing")
+        ranks = [MONEY_RANK.get(x, 0) for x in self.seen]
+        if any(b < a for a, b in zip(ranks, ranks[1:])):
+            why.append(f"money moved backwards: {self.seen}")
+        return [(not why, "; ".join(why))]
+
+
+def q(c, row):
+    """pay_query of a row, as the judge's (rc, result, msg)."""
+    try:
+        return (0, c.query(row), "")
+    except op.PayError as e:
+        return (e.rc, None, str(e))
+
+
+def rec(c, row):
+    """pay_reconcile; the report's result for `row`."""
+    try:
+        rep = c.reconcile()
+    except op.PayError as e:
+        return (e.rc, None, str(e))
+    mine = [p for p in rep.get("payments", []) if p.get("order_id") == row]
+    return (0, mine[0] if mine else None, "" if mine else f"not examined ({rep.get('examined')} rows)")
+
+
+def outc(r):
+    return r[1]["outcome"] if r[0] == 0 and r[1] else f"rc {r[0]} {r[2][:60]}"
+
+
+def cko_setup(house_mode="approve", amount=1000, order="ord-cko-lk", authorize=False, hang_s=2.0, retry=None):
+    d = Double("checkout_com", hang_s=hang_s)
+    c, cfg, db = new_client(d, "checkout_com", retry=retry)
+    if authorize:
+        d.create_status[order] = "authorize"
+    pay(c, d, order, amount=amount, provider="checkout_com")
+    d.cko_refund = house_mode
+    return d, c, cfg, db
+
+
+def _cko_refund_later(approved, how):
+    """A refund accepted (202) and processed later: asked before it is
+    listed (UNKNOWN, nothing sent), then approved or declined and asked
+    again by `how` (query or reconcile)."""
+    o = f"ord-cko-later-{approved}-{how}"
+    d, c, cfg, db = cko_setup("pending", order=o)
+    try:
+        w = Watch(c, d, o)
+        r1 = c.refund(o, "r1", 400)
+        row = o + " refund r1"
+        posts = d.posts()
+        early = (q if how == "query" else rec)(c, row)
+        w.read()
+        d.decide(r1[1]["provider_payment_id"], approved)
+        late = (q if how == "query" else rec)(c, row)
+        again = q(c, row)  # settled: from the ledger
+        sent_during = d.posts() - posts
+        m = w.read()
+        # A FAILED refund frees its amount: the whole 1000 may be asked anew.
+        r2 = c.refund(o, "r2", 1000 if not approved else 600)
+        want = "SUCCEEDED" if approved else "FAILED"
+        judge(f"checkout_com refund 202, processed later ({'approved' if approved else 'declined'}), {how}", d, o,
+              [r1, early, late, again, r2],
+              expect=[(outc(early) == "UNKNOWN", f"before it is listed: {outc(early)}"),
+                      (outc(late) == want and outc(again) == want, f"after: {outc(late)}, {outc(again)} (want {want})"),
+                      (sent_during == 0, f"{sent_during} POST(s) sent by {how}"),
+                      (m == ("partly_refunded" if approved else "paid"), f"payment money {m}"),
+                      (r2[0] == 0, f"the rest after it: rc {r2[0]} {r2[2][:80]}")] + w.checks(),
+              note=f"early {outc(early)}, late {outc(late)}, money {w.seen}, next ref {outc(r2)}")
+    finally:
+        d.close()
+
+
+def s_lk_cko_later_approved_query():
+    _cko_refund_later(True, "query")
+
+
+def s_lk_cko_later_declined_query():
+    _cko_refund_later(False, "query")
+
+
+def s_lk_cko_later_approved_reconcile():
+    _cko_refund_later(True, "reconcile")
+
+
+def s_lk_cko_later_declined_reconcile():
+    _cko_refund_later(False, "reconcile")
+
+
+def s_lk_cko_declined_at_once_pair():
+    """Two refunds of one payment: r1 declined, r2 approved, both listed
+    (r2 newest first). Each must be read from its own item, not from its
+    neighbour's approved."""
+    o = "ord-cko-pair"
+    d, c, cfg, db = cko_setup("decline", order=o)
+    try:
+        w = Watch(c, d, o)
+        r1 = c.refund(o, "r1", 300)
+        d.cko_refund = "approve"
+        r2 = c.refund(o, "r2", 300)
+        posts = d.posts()
+        a, b = q(c, o + " refund r1"), q(c, o + " refund r2")
+        judge("checkout_com refunds r1 declined + r2 approved, each by its own action", d, o, [r1, r2, a, b],
+              expect=[(outc(a) == "FAILED" and outc(b) == "SUCCEEDED", f"r1 {outc(a)}, r2 {outc(b)}"),
+                      (d.posts() == posts, "a lookup sent a POST")] + w.checks(),
+              note=f"money {w.seen}")
+    finally:
+        d.close()
+
+
+def s_lk_cko_listed_twice():
+    """The actions list names the refund's action twice (an approved and a
+    declined copy, or the same twice): which one is true cannot be told, so
+    nothing settles, and nothing is sent."""
+    o = "ord-cko-twice"
+    d, c, cfg, db = cko_setup("pending", order=o)
+    try:
+        w = Watch(c, d, o)
+        r1 = c.refund(o, "r1", 400)
+        rid = r1[1]["provider_payment_id"]
+        d.decide(rid, False)
+        d.list_twice.add(rid)
+        # and a forged approved copy of the same id, newest first
+        d.extra_actions[pid_of(d, o)] = [{"id": rid, "type": "Refund", "amount": 400, "approved": True,
+                                         "response_code": "10000", "processed_on": "x"}]
+        posts = d.posts()
+        a = q(c, o + " refund r1")
+        b = rec(c, o + " refund r1")
+        d.list_twice.clear()
+        d.extra_actions.clear()
+        e = q(c, o + " refund r1")
+        judge("checkout_com refund listed twice (approved + declined copies), then once", d, o, [r1, a, b, e],
+              expect=[(outc(a) == "UNKNOWN" and outc(b) == "UNKNOWN", f"listed twice: {outc(a)} / {outc(b)}"),
+                      (outc(e) == "FAILED", f"listed once (declined): {outc(e)}"),
+                      (d.posts() == posts, "a lookup sent a POST")] + w.checks())
+    finally:
+        d.close()
+
+
+def s_lk_cko_other_payments_list():
+    """GET /payments/A/actions answered with payment B's actions (a proxy's
+    mix-up): B has an approved refund of the same id format. A's refund (not
+    executed) must not be settled by it."""
+    o, o2 = "ord-cko-misroute", "ord-cko-misroute-b"
+    d, c, cfg, db = cko_setup("pending", order=o)
+    try:
+        pay(c, d, o2, provider="checkout_com")
+        w = Watch(c, d, o)
+        r1 = c.refund(o, "r1", 400)
+        d.cko_refund = "approve"
+        rb = c.refund(o2, "rb", 400)
+        d.actions_of[pid_of(d, o)] = pid_of(d, o2)
+        posts = d.posts()
+        a = q(c, o + " refund r1")
+        b = rec(c, o + " refund r1")
+        judge("checkout_com refund: the actions list of another payment answered", d, o, [r1, a, b],
+              expect=[(outc(a) == "UNKNOWN" and outc(b) == "UNKNOWN", f"{outc(a)} / {outc(b)}"),
+                      (d.posts() == posts, "a lookup sent a POST")] + w.checks(),
+              note=f"B's refund {outc(rb)}")
+    finally:
+        d.close()
+
+
+def s_lk_cko_forged_item_other_id():
+    """Our refund is declined; the list also holds a forged item of another
+    id, approved, with our amount and type. The other id must not count."""
+    o = "ord-cko-forged"
+    d, c, cfg, db = cko_setup("decline", order=o)
+    try:
+        w = Watch(c, d, o)
+        r1 = c.refund(o, "r1", 400)
+        rid = r1[1]["provider_payment_id"]
+        d.extra_actions[pid_of(d, o)] = [{"id": rid[:-1] + "9", "type": "Refund", "amount": 400, "approved": True,
+                                         "response_code": "10000", "processed_on": "x"},
+                                        {"id": rid.upper(), "type": "Refund", "amount": 400, "approved": True},
+                                        {"id": " " + rid, "type": "Refund", "amount": 400, "approved": True},
+                                        {"id": [rid], "type": "Refund", "amount": 400, "approved": True}]
+        posts = d.posts()
+        a = q(c, o + " refund r1")
+        judge("checkout_com refund declined, forged approved items of near-identical ids", d, o, [r1, a],
+              expect=[(outc(a) == "FAILED", f"{outc(a)}"), (d.posts() == posts, "a lookup sent a POST")] + w.checks())
+    finally:
+        d.close()
+
+
+def _cko_get_faults(faults):
+    o = "ord-cko-getf-" + "-".join(faults)
+    d, c, cfg, db = cko_setup("approve", order=o, hang_s=1.0,
+                              retry={"max_attempts": 2, "attempt_timeout_ms": 500, "deadline_ms": 2500})
+    try:
+        w = Watch(c, d, o)
+        r1 = c.refund(o, "r1", 400)
+        d.get_fault(r"^/payments/[^/]+/actions$", *faults)
+        posts = d.posts()
+        a = q(c, o + " refund r1")
+        w.read()
+        b = rec(c, o + " refund r1")
+        w.read()
+        e = q(c, o + " refund r1")
+        judge(f"checkout_com refund lookup faults {faults}, then answered", d, o, [r1, a, b, e],
+              expect=[(outc(e) == "SUCCEEDED", f"finally {outc(e)}"),
+                      (outc(a) in ("UNKNOWN", "SUCCEEDED"), f"under faults {outc(a)}"),
+                      (d.posts() == posts, f"{d.posts() - posts} POST(s) during lookups")] + w.checks(),
+              note=f"{outc(a)} -> {outc(b)} -> {outc(e)}; GETs {d.gets('/actions')}")
+    finally:
+        d.close()
+
+
+def s_lk_cko_get_500s():
+    _cko_get_faults(["get_500", "get_500", "get_503", "get_500"])
+
+
+def s_lk_cko_get_reset_hang():
+    _cko_get_faults(["get_reset", "get_hang", "get_hang", "get_reset"])
+
+
+def s_lk_cko_get_404():
+    _cko_get_faults(["get_404", "get_404"])
+
+
+def s_lk_cko_whole_in_parts():
+    """400 + 600 of 1000, both accepted and processed later: r1 approved
+    (partly), r2 UNKNOWN (not refunded wholly while it is), r2 approved
+    (wholly refunded); then the reverse: r2 declined leaves it partly and
+    frees 600 for r3."""
+    for second in (True, False):
+        o = f"ord-cko-parts-{second}"
+        d, c, cfg, db = cko_setup("pending", order=o)
+        try:
+            w = Watch(c, d, o)
+            r1 = c.refund(o, "r1", 400)
+            r2 = c.refund(o, "r2", 600)
+            d.decide(r1[1]["provider_payment_id"], True)
+            a = q(c, o + " refund r1")
+            m1 = w.read()
+            b = q(c, o + " refund r2")  # not listed yet
+            m2 = w.read()
+            d.decide(r2[1]["provider_payment_id"], second)
+            e = rec(c, o + " refund r2")
+            m3 = w.read()
+            r3 = c.refund(o, "r3", 600)
+            want = "refunded" if second else "partly_refunded"
+            judge(f"checkout_com 400 + 600 of 1000, second {'approved' if second else 'declined'}", d, o,
+                  [r1, r2, a, b, e] + ([r3] if r3[0] == 0 else []),
+                  expect=[(m1 == m2 == "partly_refunded", f"money after r1 {m1}, with r2 open {m2}"),
+                          (m3 == want, f"money after r2 {m3} (want {want})"),
+                          ((r3[0] == 0) == (not second), f"r3 of 600 after: rc {r3[0]} {r3[2][:60]}")] + w.checks(),
+                  note=f"money {w.seen}")
+        finally:
+            d.close()
+
+
+def s_lk_cko_capture_partial_refund_whole():
+    """Authorized 1000, captured 400 (capture settled by the payment's
+    status), refunded 400: wholly refunded (all that was captured)."""
+    o = "ord-cko-cap400"
+    d, c, cfg, db = cko_setup("approve", order=o, authorize=True)
+    try:
+        w = Watch(c, d, o)
+        d.cko_capture = "pending"
+        cap = c.operation(o, op.CAPTURE, "c1", 400)
+        qa = q(c, o + " capture c1")
+        d.decide(cap[1]["provider_payment_id"], True)
+        qb = q(c, o + " capture c1")
+        w.read()
+        r1 = c.refund(o, "r1", 400)
+        qr = q(c, o + " refund r1")
+        m = w.read()
+        judge("checkout_com capture 400 of 1000 (202, later), refund 400", d, o, [cap, qa, qb, r1, qr],
+              expect=[(outc(qa) == "UNKNOWN" and outc(qb) == "SUCCEEDED", f"capture {outc(qa)} -> {outc(qb)}"),
+                      (m == "refunded", f"money {m} after refunding all 400 captured")] + w.checks(),
+              note=f"money {w.seen}; refund {outc(r1)}/{outc(qr)}")
+    finally:
+        d.close()
+
+
+def s_lk_cko_two_captures_one_declined():
+    """Authorized 1000. Capture c1 400 accepted (202) and later declined;
+    capture c2 300 accepted and approved: the payment reads Partially
+    Captured. c1's lookup reads the payment's status: a capture the provider
+    never executed must not be SUCCEEDED because another one was."""
+    o = "ord-cko-2cap"
+    d, c, cfg, db = cko_setup("approve", order=o, authorize=True)
+    try:
+        w = Watch(c, d, o)
+        d.cko_capture = "pending"
+        c1 = c.operation(o, op.CAPTURE, "c1", 400, body='{"capture_type":"NonFinal"}')
+        d.cko_capture = "approve"
+        c2 = c.operation(o, op.CAPTURE, "c2", 300, body='{"capture_type":"NonFinal"}')
+        q2 = q(c, o + " capture c2")
+        posts = d.posts()
+        q1 = q(c, o + " capture c1")  # c1 not processed yet
+        d.decide(c1[1]["provider_payment_id"], False)
+        q1b = rec(c, o + " capture c1")
+        w.read()
+        sent_by_lookups = d.posts() - posts
+        # What the library thinks was captured: a refund of 700 is admitted
+        # only if it believes both captures went through.
+        r = c.refund(o, "r700", 700)
+        # Then all that was really captured (300) is refunded: wholly
+        # refunded at the provider; the ledger sums against what it believes.
+        r3 = c.refund(o, "r300", 300)
+        q3 = q(c, o + " refund r300")
+        m = w.read()
+        judge("checkout_com captures c1 400 (declined later) + c2 300 (approved): c1 by the payment's status", d, o,
+              [c1, c2, q2, q1, q1b, r3, q3],
+              expect=[(sent_by_lookups == 0, "a lookup sent a POST"),
+                      (m == "refunded", f"money {m} after refunding all 300 captured")] + w.checks(),
+              note=f"c1 {outc(c1)} -> query {outc(q1)} -> reconcile {outc(q1b)}; c2 {outc(q2)}; payment status "
+                   f"{d.payments[pid_of(d, o)]['status']}; refund 700 -> {outc(r)} {r[2][:70]}; refund 300 -> "
+                   f"{outc(q3)}, money {w.seen}")
+    finally:
+        d.close()
+
+
+def s_lk_stripe_capture_unknown_then_other_ref():
+    """Stripe, authorized 1000: capture c1 400 loses its connection before
+    Stripe acts (one attempt: UNKNOWN); the application captures c2 300
+    under a new ref (the guard admits it: 700 of 1000). c1's lookup reads the
+    PaymentIntent, which c2 made succeeded: c1 must not be SUCCEEDED."""
+    d = Double("stripe")
+    try:
+        c, _, _ = new_client(d, retry={"max_attempts": 1})
+        o = "ord-stripe-2cap"
+        pay(c, d, o, extra={"capture_method": "manual"})
+        w = Watch(c, d, o)
+        d.fault(r"^/v1/payment_intents/[^/]+/capture$", "reset_before")
+        c1 = c.operation(o, op.CAPTURE, "c1", 400)
+        c2 = c.operation(o, op.CAPTURE, "c2", 300)
+        posts = d.posts()
+        q1 = q(c, o + " capture c1")
+        w.read()
+        sent_by_lookups = d.posts() - posts
+        r = c.refund(o, "r700", 700)
+        r3 = c.refund(o, "r300", 300)  # all that Stripe captured
+        m = w.read()
+        judge("stripe capture c1 UNKNOWN (not executed), c2 captured: c1 by the PaymentIntent's status", d, o,
+              [c1, c2, q1, r3],
+              expect=[(sent_by_lookups == 0, "a lookup sent a POST"),
+                      (m == "refunded", f"money {m} after refunding all 300 captured")] + w.checks(),
+              note=f"c1 {outc(c1)} -> query {outc(q1)}; c2 {outc(c2)}; Stripe captured "
+                   f"{d.payments[pid_of(d, o)]['captured']}; refund 700 -> {outc(r)} {r[2][:70]}; refund 300 -> "
+                   f"{outc(r3)}, money {w.seen}")
+    finally:
+        d.close()
+
+
+def s_lk_cko_void_later():
+    """Authorized; a void accepted (202) and processed later: UNKNOWN while
+    the payment is Authorized, SUCCEEDED once Voided (money failed)."""
+    o = "ord-cko-void"
+    d, c, cfg, db = cko_setup("approve", order=o, authorize=True)
+    try:
+        d.cko_capture = "pending"
+        v = c.operation(o, op.CANCEL, "v1", 0)
+        posts = d.posts()
+        a = q(c, o + " cancel v1")
+        d.decide(v[1]["provider_payment_id"], True)
+        b = rec(c, o + " cancel v1")
+        m = c.ledger_get(o)["payment"]["money_state"]
+        judge("checkout_com void 202, processed later", d, o, [v, a, b],
+              expect=[(outc(a) == "UNKNOWN" and outc(b) == "SUCCEEDED", f"{outc(a)} -> {outc(b)}"),
+                      (m == "failed", f"money {m}"), (d.posts() == posts, "a lookup sent a POST")])
+    finally:
+        d.close()
+
+
+def s_lk_cko_capture_lookup_other_payment():
+    """GET /payments/A answered with payment B (Captured) while A's capture
+    is not processed: the capture must stay UNKNOWN (names_request $.id)."""
+    o, o2 = "ord-cko-cap-other", "ord-cko-cap-other-b"
+    d, c, cfg, db = cko_setup("approve", order=o, authorize=True)
+    try:
+        pay(c, d, o2, provider="checkout_com")
+        d.cko_capture = "pending"
+        cap = c.operation(o, op.CAPTURE, "c1", 0)
+        d.actions_of[pid_of(d, o)] = pid_of(d, o2)
+        posts = d.posts()
+        a = q(c, o + " capture c1")
+        judge("checkout_com capture: GET /payments/{id} answers another payment", d, o, [cap, a],
+              expect=[(outc(a) == "UNKNOWN", outc(a)), (d.posts() == posts, "a lookup sent a POST")])
+    finally:
+        d.close()
+
+
+# ---- Stripe refunds settled by GET /v1/refunds/{id} --------------------------
+
+def _stripe_pending_lookup(later, how):
+    d = Double("stripe")
+    try:
+        c, _, _ = new_client(d)
+        o = f"ord-st-lk-{later}-{how}"
+        pay(c, d, o)
+        w = Watch(c, d, o)
+        d.refund_status = "pending"
+        r1 = c.refund(o, "r1", 1000)
+        rid = r1[1]["provider_payment_id"]
+        posts = d.posts()
+        a = q(c, o + " refund r1")
+        w.read()
+        d.set_refund_status(rid, later)
+        b = (q if how == "query" else rec)(c, o + " refund r1")
+        m = w.read()
+        d.refund_status = "succeeded"
+        r2 = c.refund(o, "r2", 1000)
+        want = {"succeeded": "SUCCEEDED", "failed": "FAILED", "canceled": "FAILED"}[later]
+        judge(f"stripe refund pending, later {later}, {how}", d, o, [r1, a, b] + ([r2] if r2[0] == 0 else []),
+              expect=[(outc(a) == "UNKNOWN" and outc(b) == want, f"{outc(a)} -> {outc(b)} (want {want})"),
+                      (d.posts() - posts == (1 if r2[0] == 0 else 0), "a lookup sent a POST"),
+                      ((r2[0] == 0) == (want == "FAILED"), f"r2 of 1000 after: rc {r2[0]} {r2[2][:60]}"),
+                      (m == ("refunded" if want == "SUCCEEDED" else "paid"), f"money {m}")] + w.checks(),
+              note=f"money {w.seen}")
+    finally:
+        d.close()
+
+
+def s_lk_stripe_pending_succeeded_query():
+    _stripe_pending_lookup("succeeded", "query")
+
+
+def s_lk_stripe_pending_failed_reconcile():
+    _stripe_pending_lookup("failed", "reconcile")
+
+
+def s_lk_stripe_pending_canceled_query():
+    _stripe_pending_lookup("canceled", "query")
+
+
+def s_lk_stripe_refund_names_other_pi():
+    """GET /v1/refunds/{id} answers succeeded but names another
+    PaymentIntent: settles nothing (the refund truly failed here)."""
+    d = Double("stripe")
+    try:
+        c, _, _ = new_client(d)
+        o = "ord-st-otherpi"
+        pay(c, d, o)
+        w = Watch(c, d, o)
+        d.refund_status = "pending"
+        r1 = c.refund(o, "r1", 500)
+        rid = r1[1]["provider_payment_id"]
+        d.set_refund_status(rid, "failed")
+        d.refunds[rid]["status"] = "succeeded"  # the answer lies about status...
+        d.refund_pi[rid] = "pi_999999"          # ...and is another payment's
+        posts = d.posts()
+        a, b = q(c, o + " refund r1"), rec(c, o + " refund r1")
+        judge("stripe refund lookup answer names another payment_intent", d, o, [r1, a, b],
+              expect=[(outc(a) == "UNKNOWN" and outc(b) == "UNKNOWN", f"{outc(a)} / {outc(b)}"),
+                      (d.posts() == posts, "a lookup sent a POST")] + w.checks())
+    finally:
+        d.close()
+
+
+def _stripe_no_id(fault):
+    """The refund's answer is lost (one attempt): no id to look up. Its
+    payment is succeeded either way: the refund must not be read as
+    SUCCEEDED from it, executed (act_reset) or not (reset_before)."""
+    d = Double("stripe")
+    try:
+        c, _, _ = new_client(d, retry={"max_attempts": 1})
+        o = "ord-st-noid-" + fault
+        pay(c, d, o)
+        w = Watch(c, d, o)
+        d.fault(r"^/v1/refunds$", fault)
+        r1 = c.refund(o, "r1", 400)
+        posts = d.posts()
+        a, b = q(c, o + " refund r1"), rec(c, o + " refund r1")
+        judge(f"stripe refund answer lost ({fault}), no id: query/reconcile", d, o, [r1, a, b],
+              expect=[(outc(a) == "UNKNOWN" and outc(b) == "UNKNOWN", f"{outc(a)} / {outc(b)}"),
+                      (d.posts() == posts, f"{d.posts() - posts} POST(s) by query/reconcile")] + w.checks(),
+              note=f"GETs {d.gets()}")
+    finally:
+        d.close()
+
+
+def s_lk_stripe_noid_act_reset():
+    _stripe_no_id("act_reset")
+
+
+def s_lk_stripe_noid_reset_before():
+    _stripe_no_id("reset_before")
+
+
+def s_lk_stripe_get_faults():
+    """The refund's lookup meets 500s, a 404 and a reset: UNKNOWN, nothing
+    sent; then answered: SUCCEEDED."""
+    d = Double("stripe", hang_s=1.0)
+    try:
+        c, _, _ = new_client(d, retry={"max_attempts": 2, "attempt_timeout_ms": 500, "deadline_ms": 2500})
+        o = "ord-st-getf"
+        pay(c, d, o)
+        w = Watch(c, d, o)
+        d.refund_status = "pending"
+        r1 = c.refund(o, "r1", 400)
+        d.set_refund_status(r1[1]["provider_payment_id"], "succeeded")
+        d.get_fault(r"^/v1/refunds/", "get_500", "get_404", "get_reset", "get_hang", "get_503", "get_500")
+        posts = d.posts()
+        res = [q(c, o + " refund r1") for _ in range(3)]
+        e = q(c, o + " refund r1")
+        judge("stripe refund lookup faults (500, 404, reset, hang, 503), then answered", d, o, [r1] + res + [e],
+              expect=[(all(outc(x) in ("UNKNOWN", "SUCCEEDED") for x in res), f"{[outc(x) for x in res]}"),
+                      (outc(e) == "SUCCEEDED", outc(e)), (d.posts() == posts, "a lookup sent a POST")] + w.checks(),
+              note=f"{[outc(x) for x in res]} -> {outc(e)}; money {w.seen}")
+    finally:
+        d.close()
+
+
+def s_lk_stripe_whole_in_parts():
+    """500 settled at once, 500 pending then succeeded by query: partly,
+    then wholly refunded; never wholly while the second is UNKNOWN."""
+    d = Double("stripe")
+    try:
+        c, _, _ = new_client(d)
+        o = "ord-st-parts"
+        pay(c, d, o)
+        w = Watch(c, d, o)
+        r1 = c.refund(o, "r1", 500)
+        m1 = w.read()
+        d.refund_status = "pending"
+        r2 = c.refund(o, "r2", 500)
+        m2 = w.read()
+        d.set_refund_status(r2[1]["provider_payment_id"], "succeeded")
+        a = q(c, o + " refund r2")
+        m3 = w.read()
+        judge("stripe 500 + 500 (pending, then succeeded by query)", d, o, [r1, r2, a],
+              expect=[(m1 == m2 == "partly_refunded" and m3 == "refunded", f"money {w.seen}")] + w.checks())
+    finally:
+        d.close()
+
+
+def s_lk_odd_ids():
+    """Provider ids with odd characters: a Stripe refund id holding '/', '..'
+    and '?' (its lookup path must carry it as one segment), and Checkout.com
+    action ids with spaces, quotes and UTF-8. Each settles by its own id."""
+    res_all = []
+    for house, rid in (("stripe", "re_1/../../v1/payment_intents/pi_000001?x=1"),
+                       ("stripe", "re_%2F..%2Fx"),
+                       ("checkout_com", 'act_ "q" é/..'),
+                       ("checkout_com", "act_" + "9" * 300)):
+        d = Double(house)
+        try:
+            c, _, _ = new_client(d, house)
+            o = f"ord-odd-{len(res_all)}"
+            pay(c, d, o, provider=house)
+            w = Watch(c, d, o)
+            if house == "stripe":
+                d.refund_status = "pending"
+            else:
+                d.cko_refund = "pending"
+            d.odd_ids.append(rid)
+            r1 = c.refund(o, "r1", 300)
+            if house == "stripe":
+                d.set_refund_status(rid, "succeeded")
+            else:
+                d.decide(rid, True)
+            posts = d.posts()
+            a = q(c, o + " refund r1")
+            res_all.append((house, rid[:30], outc(r1), outc(a)))
+            gets = [p for m, p, _ in d.requests if m == "GET"]
+            judge(f"{house} refund with odd provider id {rid[:40]!r}", d, o, [r1, a],
+                  expect=[(outc(a) in ("SUCCEEDED", "UNKNOWN"), outc(a)), (d.posts() == posts, "a lookup sent a POST"),
+                          (all(g.startswith("/payments/") or (g.startswith("/v1/refunds/") and "/" not in g[12:])
+                               for g in gets), f"lookup went elsewhere: {gets}")]
+                  + w.checks(),
+                  note=f"r1 {outc(r1)} id {(r1[1] or {}).get('provider_payment_id')!r:.60}; query {outc(a)}; GETs {gets[-1:]}")
+        finally:
+            d.close()
+
+
+# ---- processes: races, kills ------------------------------------------------
+
+def _race_query(house, n, rounds):
+    for i in range(rounds):
+        o = f"ord-race-q-{house}-{n}-{i}"
+        if house == "stripe":
+            d = Double("stripe", hang_s=0.6)
+            c, cfg, db = new_client(d)
+            pay(c, d, o)
+            d.refund_status = "pending"
+        else:
+            d, c, cfg, db = cko_setup("pending", order=o, hang_s=0.6)
+        try:
+            w = Watch(c, d, o)
+            r1 = c.refund(o, "r1", 1000 if i % 2 else 600)
+            rid = r1[1]["provider_payment_id"]
+            if house == "stripe":
+                d.set_refund_status(rid, "succeeded" if i % 3 != 2 else "failed")
+            else:
+                d.decide(rid, i % 3 != 2)
+            if i % 2:
+                d.get_fault(r".*", "get_hang")
+            posts = d.posts()
+            start = time.time() + 0.8
+            ws = [_worker(cfg, o + " refund r1", "", 0, start, kind="query") for _ in range(n)]
+            res = [_finish(x) for x in ws]
+            final = q(c, o + " refund r1")
+            outs = [outc(r) for r in res]
+            settled = [x for x in outs if x in ("SUCCEEDED", "FAILED")]
+            judge(f"{house}: {n} processes pay_query one refund at once (round {i})", d, o, [r1] + res + [final],
+                  expect=[(d.posts() == posts, f"{d.posts() - posts} POST(s)"),
+                          (len(set(settled)) <= 1, f"processes disagree: {outs}"),
+                          (outc(final) in ("SUCCEEDED", "FAILED"), f"final {outc(final)}"),
+                          (all(x in ("SUCCEEDED", "FAILED", "UNKNOWN", "IN_PROGRESS") for x in outs), f"{outs}")]
+                  + w.checks(),
+                  note=f"workers {outs}, final {outc(final)}, money {w.seen}")
+        finally:
+            d.close()
+
+
+def s_race_query_cko_2():
+    _race_query("checkout_com", 2, 3)
+
+
+def s_race_query_cko_4():
+    _race_query("checkout_com", 4, 3)
+
+
+def s_race_query_stripe_3():
+    _race_query("stripe", 3, 3)
+
+
+def _kill_mid_lookup(house):
+    """A process pay_query's an UNKNOWN refund; its lookup hangs at the
+    provider and the process is SIGKILLed. Later queries: held while the dead
+    claim lasts, then settled by a new lookup; nothing sent."""
+    o = f"ord-kill-lk-{house}"
+    if house == "stripe":
+        d = Double("stripe", hang_s=3.0)
+        c, cfg, db = new_client(d, retry={"deadline_ms": 2500, "attempt_timeout_ms": 2000})
+        pay(c, d, o)
+        d.refund_status = "pending"
+    else:
+        d, c, cfg, db = cko_setup("pending", order=o, hang_s=3.0,
+                                  retry={"deadline_ms": 2500, "attempt_timeout_ms": 2000})
+    try:
+        w = Watch(c, d, o)
+        r1 = c.refund(o, "r1", 400)
+        rid = r1[1]["provider_payment_id"]
+        if house == "stripe":
+            d.set_refund_status(rid, "succeeded")
+        else:
+            d.decide(rid, True)
+        d.get_fault(r".*", "get_hang")
+        posts = d.posts()
+        g0 = d.gets()
+        wk = _worker(cfg, o + " refund r1", "", 0, 0, kind="query")
+        t0 = time.time()
+        while d.gets() == g0 and time.time() - t0 < 10:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        os.kill(wk.pid, signal.SIGKILL)
+        wk.wait()
+        res, t1 = [], time.time()
+        while time.time() - t1 < 10:
+            r = q(c, o + " refund r1")
+            res.append(r)
+            if outc(r) in ("SUCCEEDED", "FAILED"):
+                break
+            time.sleep(0.5)
+        judge(f"{house}: SIGKILL during a refund's lookup, queried again", d, o, [r1] + res,
+              expect=[(outc(res[-1]) == "SUCCEEDED", f"last {outc(res[-1])}"), (d.posts() == posts, "a POST was sent")]
+              + w.checks(),
+              note=f"after the kill: {[outc(r) for r in res]}")
+    finally:
+        d.close()
+
+
+def s_kill_mid_lookup_cko():
+    _kill_mid_lookup("checkout_com")
+
+
+def s_kill_mid_lookup_stripe():
+    _kill_mid_lookup("stripe")
+
+
+def _reconcile_vs_resubmit(house, rounds=3):
+    """An UNKNOWN refund: one process runs pay_reconcile while another
+    submits the same ref again, at once. One refund at most moves; the two
+    agree once settled."""
+    for i in range(rounds):
+        o = f"ord-rec-resub-{house}-{i}"
+        if house == "stripe":
+            d = Double("stripe", hang_s=0.5)
+            c, cfg, db = new_client(d)
+            pay(c, d, o)
+            d.refund_status = "pending"
+        else:
+            d, c, cfg, db = cko_setup("pending", order=o, hang_s=0.5)
+        try:
+            w = Watch(c, d, o)
+            r1 = c.refund(o, "r1", 700)
+            rid = r1[1]["provider_payment_id"]
+            if house == "stripe":
+                d.set_refund_status(rid, "succeeded")
+            else:
+                d.decide(rid, True)
+            if i % 2:
+                d.get_fault(r".*", "get_hang")
+            start = time.time() + 0.8
+            ws = [_worker(cfg, o + " refund r1", "", 0, start, kind="reconcile"),
+                  _worker(cfg, o, "r1", 700, start)]
+            res = [_finish(x) for x in ws]
+            final = q(c, o + " refund r1")
+            r2 = c.refund(o, "r2", 300)
+            judge(f"{house}: reconcile races a same-ref resubmission (round {i})", d, o, [r1] + res + [final, r2],
+                  expect=[(outc(final) == "SUCCEEDED", f"final {outc(final)}")] + w.checks(),
+                  note=f"reconcile {outc(res[0])}, resubmit {outc(res[1])}, final {outc(final)}, "
+                       f"r2 {outc(r2)}, money {w.seen}, refund POSTs {d.refund_posts()}")
+        finally:
+            d.close()
+
+
+def s_race_reconcile_resubmit_stripe():
+    _reconcile_vs_resubmit("stripe")
+
+
+def s_race_reconcile_resubmit_cko():
+    _reconcile_vs_resubmit("checkout_com")
+
+
+def s_race_query_vs_rest():
+    """r1 400 UNKNOWN (approved at the provider); one process queries it while
+    another asks "the rest" under r2: the rest is 600 either way, never
+    1000."""
+    for i in range(3):
+        o = f"ord-q-rest-{i}"
+        d, c, cfg, db = cko_setup("pending", order=o, hang_s=0.4)
+        try:
+            w = Watch(c, d, o)
+            r1 = c.refund(o, "r1", 400)
+            d.decide(r1[1]["provider_payment_id"], i != 1)
+            d.cko_refund = "approve"
+            start = time.time() + 0.8
+            ws = [_worker(cfg, o + " refund r1", "", 0, start, kind="query"), _worker(cfg, o, "r2", 0, start)]
+            res = [_finish(x) for x in ws]
+            q1 = q(c, o + " refund r1")
+            k2 = (res[1][1] or {}).get("idempotency_key")
+            judge(f"checkout_com query of r1 races the rest under r2 (round {i}, r1 {'approved' if i != 1 else 'declined'})",
+                  d, o, [r1] + res + [q1],
+                  expect=[(d.sent.get(k2, 0) in (0, 600), f"the rest asked {d.sent.get(k2)}")] + w.checks(),
+                  note=f"query {outc(res[0])}, r2 {outc(res[1])} asked {d.sent.get(k2)}, money {w.seen}")
+        finally:
+            d.close()
+
+
+def s_lk_cko_pending_listed_null():
+    """The actions list names the refund before it is processed, with
+    approved null (whether Checkout.com does is not documented): UNKNOWN,
+    never FAILED (which would free its amount) nor SUCCEEDED."""
+    o = "ord-cko-null"
+    d, c, cfg, db = cko_setup("pending", order=o)
+    try:
+        w = Watch(c, d, o)
+        d.list_pending = True
+        r1 = c.refund(o, "r1", 1000)
+        posts = d.posts()
+        a, b = q(c, o + " refund r1"), rec(c, o + " refund r1")
+        r2 = c.refund(o, "r2", 1000)  # must be refused while r1 may still refund
+        d.decide(r1[1]["provider_payment_id"], True)
+        e = q(c, o + " refund r1")
+        m = w.read()
+        judge("checkout_com refund listed unprocessed (approved null), then approved", d, o, [r1, a, b, e],
+              expect=[(outc(a) == "UNKNOWN" and outc(b) == "UNKNOWN", f"{outc(a)} / {outc(b)}"),
+                      (r2[0] == -2, f"r2 rc {r2[0]}"), (outc(e) == "SUCCEEDED" and m == "refunded", f"{outc(e)} {m}"),
+                      (d.posts() == posts, "a lookup sent a POST")] + w.checks())
+    finally:
+        d.close()
+
+
+def s_lk_cko_capture_reads_refunded():
+    """Authorized 1000; capture c1 (202) processed, then the payment is
+    partly refunded outside the library (the dashboard) before c1 is
+    queried: its lookup reads Partially Refunded. The capture is SUCCEEDED;
+    the payment's money must not stay `authorized` (captured money the
+    ledger does not count)."""
+    o = "ord-cko-cap-refd"
+    d, c, cfg, db = cko_setup("approve", order=o, authorize=True)
+    try:
+        w = Watch(c, d, o)
+        d.cko_capture = "pending"
+        cap = c.operation(o, op.CAPTURE, "c1", 0)
+        d.decide(cap[1]["provider_payment_id"], True)
+        p = d.payments[pid_of(d, o)]
+        p["refunded"], p["status"] = 100, "Partially Refunded"  # the dashboard's refund
+        a = q(c, o + " capture c1")
+        m = w.read()
+        pq = q(c, o)  # the payment's own lookup, for the note: does it repair the money?
+        w.read()
+        judge("checkout_com capture settled while the payment reads Partially Refunded", d, o, [cap, a],
+              expect=[(outc(a) == "SUCCEEDED", outc(a)), (m != "authorized", f"payment money {m} after the capture")],
+              note=f"capture money {(a[1] or {}).get('money_state')}, payment {w.seen} (the last after pay_query "
+                   f"of the payment: {outc(pq)})")
+    finally:
+        d.close()
+
+
 def main(names):
     fs = [(n, f) for n, f in globals().items() if n.startswith("s_") and callable(f)]
     if names:
