@@ -8,7 +8,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "webhook_attack"))
-os.environ.setdefault("PAYRETRY_LIB", "/work/wt-ops/build/src/api/libpayretry.so")
+os.environ.setdefault("PAYRETRY_LIB", os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../../build/src/api/libpayretry.so"))
 import pr  # noqa: E402
 
 L = pr.L

@@ -1,5 +1,5 @@
 #!/bin/sh
 # Runs every operations scenario (or those named) against PAYRETRY_LIB
-# (default /work/wt-ops/build/src/api/libpayretry.so). Exit 1 while any
-# scenario reads BROKEN or ERROR.
-cd "$(dirname "$0")" && PAYRETRY_LIB="${PAYRETRY_LIB:-/work/wt-ops/build/src/api/libpayretry.so}" exec python3 scenarios.py "$@"
+# (default: this checkout's build/src/api/libpayretry.so). Exit 1 while
+# any scenario reads BROKEN or ERROR.
+cd "$(dirname "$0")" && PAYRETRY_LIB="${PAYRETRY_LIB:-$(cd ../../.. && pwd)/build/src/api/libpayretry.so}" exec python3 scenarios.py "$@"
