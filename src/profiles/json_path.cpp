@@ -99,28 +99,12 @@ bool name_fits(const Step& s, const char* key) {
          k.substr(k.size() - s.suffix.size()) == s.suffix;
 }
 
-// Hands `emit` every value the path reaches from `node`, in document order,
+// Hands `emit` every node the path reaches from `node`, in document order,
 // until it returns false; false when it did.
 template <class Emit>
 bool walk(const cJSON* node, const Steps& steps, size_t at, Emit& emit) {
   if (!node) return true;
-  if (at == steps.size()) {
-    if (cJSON_IsString(node) && node->valuestring) {
-      // cJSON does not check UTF-8; what is read here ends up in results,
-      // logs and the ledger, which are JSON and must stay valid.
-      return emit(utf8_clean(node->valuestring));
-    } else if (cJSON_IsNumber(node)) {
-      const double d = node->valuedouble;
-      // Integers only: a provider's numeric code (Adyen errorCode 704,
-      // Alipay code 10000). 2^53 bounds the exactly representable ones.
-      if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) <= 9007199254740992.0) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(d));
-        return emit(std::string(buf));
-      }
-    }
-    return true;
-  }
+  if (at == steps.size()) return emit(node);
   const Step& s = steps[at];
   switch (s.kind) {
     case Step::member:
@@ -141,6 +125,28 @@ bool walk(const cJSON* node, const Steps& steps, size_t at, Emit& emit) {
   return true;
 }
 
+// A reached value as text: a string, an integer, or a boolean as "true" /
+// "false" (Checkout.com's actions say "approved": true); none for the rest.
+std::optional<std::string> text_of(const cJSON* node) {
+  if (cJSON_IsString(node) && node->valuestring) {
+    // cJSON does not check UTF-8; what is read here ends up in results,
+    // logs and the ledger, which are JSON and must stay valid.
+    return utf8_clean(node->valuestring);
+  }
+  if (cJSON_IsBool(node)) return std::string(cJSON_IsTrue(node) ? "true" : "false");
+  if (cJSON_IsNumber(node)) {
+    const double d = node->valuedouble;
+    // Integers only: a provider's numeric code (Adyen errorCode 704,
+    // Alipay code 10000). 2^53 bounds the exactly representable ones.
+    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) <= 9007199254740992.0) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(d));
+      return std::string(buf);
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool valid_json_path(std::string_view path) { return parse(path).has_value(); }
@@ -148,8 +154,8 @@ bool valid_json_path(std::string_view path) { return parse(path).has_value(); }
 std::vector<std::string> json_path_strings(const cJSON* root, std::string_view path) {
   std::vector<std::string> out;
   const auto steps = parse(path);
-  auto all = [&](std::string v) {
-    out.push_back(std::move(v));
+  auto all = [&](const cJSON* n) {
+    if (std::optional<std::string> v = text_of(n)) out.push_back(std::move(*v));
     return true;
   };
   if (steps && root) walk(root, *steps, 0, all);
@@ -159,11 +165,22 @@ std::vector<std::string> json_path_strings(const cJSON* root, std::string_view p
 std::optional<std::string> json_path_first_string(const cJSON* root, std::string_view path) {
   std::optional<std::string> out;
   const auto steps = parse(path);
-  auto first = [&](std::string v) {
-    out = std::move(v);
-    return false;
+  auto first = [&](const cJSON* n) {
+    out = text_of(n);
+    return !out;
   };
   if (steps && root) walk(root, *steps, 0, first);
+  return out;
+}
+
+std::vector<const cJSON*> json_path_nodes(const cJSON* root, std::string_view path) {
+  std::vector<const cJSON*> out;
+  const auto steps = parse(path);
+  auto all = [&](const cJSON* n) {
+    out.push_back(n);
+    return true;
+  };
+  if (steps && root) walk(root, *steps, 0, all);
   return out;
 }
 

@@ -24,13 +24,18 @@ bool valid_json_path(std::string_view path);
 
 // Every string value the path reaches, in document order; integers (numbers
 // with no fractional part) as decimal text, so "$.errorCode" finds 704 and
-// "704" alike. Other values (objects, arrays, booleans, null, fractions) are
-// skipped. An invalid path or a null root reaches nothing. Strings come out
-// as utf8_clean() leaves them: valid UTF-8, whatever the document held.
+// "704" alike; booleans as "true" and "false". Other values (objects,
+// arrays, null, fractions) are skipped. An invalid path or a null root
+// reaches nothing. Strings come out as utf8_clean() leaves them: valid
+// UTF-8, whatever the document held.
 std::vector<std::string> json_path_strings(const cJSON* root, std::string_view path);
 
 // The first of them, if any (the walk stops there): for every reader that
 // wants one value (an id, a status, a key, an error code).
 std::optional<std::string> json_path_first_string(const cJSON* root, std::string_view path);
+
+// Every node the path reaches, objects and arrays too, in document order:
+// for a reader that reads further inside each (a lookup's listed items).
+std::vector<const cJSON*> json_path_nodes(const cJSON* root, std::string_view path);
 
 }  // namespace payretry

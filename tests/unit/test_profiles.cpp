@@ -692,16 +692,17 @@ TEST(JsonPath, missing_paths_reach_nothing) {
   EXPECT_TRUE(json_path_strings(nullptr, "$.a").empty());
 }
 
-TEST(JsonPath, integers_read_as_decimal_text_and_other_values_are_skipped) {
+TEST(JsonPath, integers_and_booleans_read_as_text_and_other_values_are_skipped) {
   const char* doc = R"({"errorCode": 704, "neg": -3, "big": 9007199254740992, "frac": 1.5, "t": true,
                         "n": null, "codes": [10000, "10003", 2.25, false]})";
   EXPECT_EQ(path_of(doc, "$.errorCode"), Strings{"704"});
   EXPECT_EQ(path_of(doc, "$.neg"), Strings{"-3"});
   EXPECT_EQ(path_of(doc, "$.big"), Strings{"9007199254740992"});
   EXPECT_TRUE(path_of(doc, "$.frac").empty());
-  EXPECT_TRUE(path_of(doc, "$.t").empty());
+  // Checkout.com says whether an action was approved with a boolean.
+  EXPECT_EQ(path_of(doc, "$.t"), Strings{"true"});
   EXPECT_TRUE(path_of(doc, "$.n").empty());
-  EXPECT_EQ(path_of(doc, "$.codes[*]"), (Strings{"10000", "10003"}));
+  EXPECT_EQ(path_of(doc, "$.codes[*]"), (Strings{"10000", "10003", "false"}));
   EXPECT_EQ(path_of(R"("top")", "$"), Strings{"top"});
 }
 
