@@ -178,6 +178,12 @@ struct Lookup {
   // declined or not, would otherwise speak for it), and the lookup settles
   // nothing. Empty: the answer describes one payment.
   std::string found_ids;
+  // For an answer that lists a payment's actions rather than describing one
+  // thing (Checkout.com's GET /payments/{id}/actions): where the listed
+  // items are ("$[*]"). The item whose id_path is the row's own provider id
+  // (an operation's, its answer's id) is the answer every other path reads;
+  // an answer that lists it none or several times settles nothing.
+  std::string items;
 };
 
 // Where a notification names something: alternatives tried in order, the

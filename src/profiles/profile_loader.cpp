@@ -379,7 +379,7 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path, const std
   object_at(v, path);
   check_members(v, path,
                 {"by", "method", "path", "body", "status_path", "id_path", "status_map", "not_found", "reference_path",
-                 "names_request", "found_ids"});
+                 "names_request", "found_ids", "items"});
   if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(v, "by")) {
     const std::string by = string_at(b, member(path, "by"));
     const std::optional<LookupBy> kind = parse_lookup_by(by);
@@ -427,6 +427,8 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path, const std
     lk.names_request = names_at(n, member(path, "names_request"));
   if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, "found_ids"))
     lk.found_ids = json_path_at(f, member(path, "found_ids"), true);
+  if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, "items"))
+    lk.items = json_path_at(f, member(path, "items"), true);
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "reference_path")) {
     const std::string rp = member(path, "reference_path");
     lk.reference_path = json_path_at(r, rp, true);
@@ -446,6 +448,10 @@ void check_lookup(const Lookup& lk, const std::string& path) {
     fail(pp, "lookup by provider_id needs a path with {provider_id}, e.g. /v1/payments/{provider_id}");
   if (!lk.reference_path.empty() && lk.by != LookupBy::order_id)
     fail(member(path, "reference_path"), "only a lookup by order_id searches by a reference");
+  if (!lk.items.empty() && lk.by != LookupBy::provider_id)
+    fail(member(path, "items"), "picks the item naming the row's own provider id: only a lookup by provider_id has one");
+  if (!lk.items.empty() && lk.id_path.empty())
+    fail(member(path, "items"), "needs id_path, where each item names itself");
 }
 
 }  // namespace profile_parts

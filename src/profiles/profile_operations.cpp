@@ -265,9 +265,11 @@ void check_operation(const std::string& name, ProfileOperation& op, const Profil
     case LookupBy::replay:
       break;
     case LookupBy::provider_id:
-      if (!names(lk.path, "{operation_id}"))
-        fail(member(lp, "path"), "a " + name + "'s lookup by provider_id needs {operation_id} in its path, the id its "
-                                 "answer gave");
+      // Asked by the id its answer gave: in the path, or as the listed
+      // item the lookup picks (items) from its payment's actions.
+      if (!names(lk.path, "{operation_id}") && lk.items.empty())
+        fail(member(lp, "path"), "a " + name + "'s lookup by provider_id needs {operation_id} in its path (or items, "
+                                 "picking the id its answer gave), the id its answer gave");
       if (op.id_path.empty())
         fail(member(member(path, "response"), "id_path"), "is empty, and the lookup asks by the id the answer gives");
       break;
@@ -289,6 +291,9 @@ void check_operation(const std::string& name, ProfileOperation& op, const Profil
     fail(member(lp, "by"), std::string("\"replay\" is a same-key re-send, which replay \"") + replay_kind_name(op.replay) +
                                "\" does not make safe");
   if (!lk.reference_path.empty()) fail(member(lp, "reference_path"), "an operation's lookup searches by no reference");
+  if (!lk.items.empty() && (lk.by != LookupBy::provider_id || lk.id_path.empty()))
+    fail(member(lp, "items"), "picks the listed item naming the operation's own id: it needs by \"provider_id\" and "
+                              "an id_path");
   check_money(op.money, member(path, "money"));
 }
 
