@@ -116,6 +116,7 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
                           auth_.get(), hook});
   settler_ = std::make_unique<Settler>(*ledger_, *transport_, profile_, config_, system_clock(), system_sleeper(),
                                        *jitter_, *budget_, *log_, stats_, *flow_, std::move(hook), auth_.get());
+  settler_->settle_operations_by([this](const PaymentRow& row) { return operations_->settle(row); });
   // Notifications: a config that gives webhook secrets the profile's scheme
   // cannot use is wrong now, not at the first notification.
   try {

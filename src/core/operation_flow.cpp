@@ -125,6 +125,11 @@ Profile operation_profile(const Profile& payment, const ProfileOperation& op) {
   p.classify = std::move(rules);
   p.status_path = op.status_path;
   p.id_path = op.id_path;
+  // An answer that decided nothing still names the operation where it
+  // names it at all (a Stripe refund pending, Checkout.com's 202 with its
+  // action_id): kept on the row for the operation's lookup by that id. The
+  // create's error_id_path names a payment, never an operation.
+  p.error_id_path = op.id_path;
   p.success_requires_id = false;
   // What a create's answer must name, and the reference a create carries
   // for its lookup, are the create's: an operation's answer names its
@@ -163,6 +168,8 @@ OperationFlow::Sender& OperationFlow::sender_for(const std::string& kind, const 
   // a stale run of one pass the other's fence).
   made->flow = std::make_unique<PaymentFlow>(*made->engine, ledger_, made->config, d_.clock, d_.sleeper, d_.keys,
                                              d_.stats, d_.log, payments_.owner() + "/" + kind, payments_.scope());
+  made->settler = std::make_unique<Settler>(ledger_, d_.transport, made->profile, made->config, d_.clock, d_.sleeper,
+                                            d_.jitter, d_.budget, d_.log, d_.stats, *made->flow, d_.hook, d_.auth);
   s = std::move(made);
   return *s;
 }
@@ -315,6 +322,21 @@ PaymentResult OperationFlow::submit(const OperationRequest& r) {
   if (!made.created) adm.proposed.idempotency_key = row.idempotency_key;  // the retry's: the stored one
   PaymentResult result = s.flow->go_on(req, adm, row, made.created);
   move_payment_money(*payment, row, result);
+  return result;
+}
+
+PaymentResult OperationFlow::settle(const PaymentRow& row) {
+  const std::string kind = operation_kind_name(row.operation);
+  const auto found = profile_.operations.find(kind);
+  if (row.operation == OperationKind::create || found == profile_.operations.end())
+    throw Error(Errc::PAY_EINVALID, row.order_id + ": provider " + profile_.name + " has no " + kind + " operation");
+  PaymentResult result = sender_for(kind, found->second).settler->settle_operation(row);
+  if (result.outcome == Outcome::succeeded) {
+    // Again after a crash between the settle and the move: the event is
+    // one per operation row, so the money moves once.
+    if (const std::optional<PaymentRow> payment = ledger_.get(row.parent_order_id))
+      move_payment_money(*payment, row, result);
+  }
   return result;
 }
 

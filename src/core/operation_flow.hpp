@@ -24,6 +24,7 @@
 #include "payment_flow.hpp"
 #include "profile.hpp"
 #include "random.hpp"
+#include "settle.hpp"
 #include "stats.hpp"
 
 namespace payretry {
@@ -71,6 +72,12 @@ class OperationFlow {
   // Once a request may have left, a result.
   PaymentResult submit(const OperationRequest& request);
 
+  // Settles an operation's row that is not settled (UNKNOWN, or abandoned
+  // IN_FLIGHT) by the operation's own lookup, never by a re-send; what it
+  // finds moves the payment's money as a submit's answer would. pay_query
+  // and pay_reconcile come here for operation rows.
+  PaymentResult settle(const PaymentRow& row);
+
  private:
   // One kind's engine and flow, made on first use.
   struct Sender {
@@ -78,6 +85,7 @@ class OperationFlow {
     Profile profile;
     std::unique_ptr<Engine> engine;
     std::unique_ptr<PaymentFlow> flow;
+    std::unique_ptr<Settler> settler;  // the operation's lookup
   };
   Sender& sender_for(const std::string& kind, const ProfileOperation& op);
   std::string body_for(const OperationRequest& r, const ProfileOperation& op, const PaymentRow& payment,

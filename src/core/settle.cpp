@@ -22,16 +22,11 @@
 namespace payretry {
 namespace {
 
-// Fills {order_id}, {provider_id}, {key} and {merchant_id} in a lookup path
-// (URL-encoded) or body template (JSON-escaped).
-std::string fill(const std::string& text, const PaymentRow& row, const Config& config, bool for_json) {
-  return fill_template(text,
-                       {{"order_id", row.order_id},
-                        {"provider_id", row.provider_payment_id},
-                        {"key", row.idempotency_key},
-                        {"merchant_id", config.merchant_id}},
-                       for_json);
-}
+// The values a lookup's templates name: {order_id}, {provider_id}, {key},
+// {merchant_id}, and for an operation's lookup {operation_id} (the id its
+// own answer gave). An operation's {order_id} and {provider_id} are its
+// payment's; its {key} is its own.
+using TemplateVars = std::vector<std::pair<std::string, std::string>>;
 
 // A lookup body template is a JSON document; it travels in the profile's
 // encoding, like a create's.
@@ -71,8 +66,13 @@ Settler::Settler(Ledger& ledger, Transport& transport, const Profile& profile, c
       jitter_(jitter), budget_(budget), log_(log), stats_(stats), flow_(flow), hook_(std::move(hook)), auth_(auth) {}
 
 bool Settler::can_look_up(const PaymentRow& row) const {
-  const LookupBy by = profile_.lookup.by;
-  return by == LookupBy::order_id || (by == LookupBy::provider_id && !row.provider_payment_id.empty());
+  const Lookup& lk = profile_.lookup;
+  // An operation's target (PayPal's authorization) is not kept on its row:
+  // a lookup that names it cannot be asked again later.
+  if (row.operation != OperationKind::create &&
+      (lk.path + lk.body).find("{target_id}") != std::string::npos)
+    return false;
+  return lk.by == LookupBy::order_id || (lk.by == LookupBy::provider_id && !row.provider_payment_id.empty());
 }
 
 // What one lookup sends on every attempt, before the hook and the signer.
@@ -82,14 +82,33 @@ struct Settler::LookupTarget {
   std::string body;
   Headers headers;
   std::string key_header;  // the identity header's name, for the request hook
+  // Whom the lookup asks about: the row's payment (an operation's, its
+  // parent's order and id), what a found answer must name.
+  std::string order_id;
+  std::string provider_id;
 };
 
 Settler::LookupTarget Settler::lookup_target(const PaymentRow& row) const {
   const Lookup& lk = profile_.lookup;
   LookupTarget t;
-  t.path = fill(lk.path, row, config_, false);
+  t.order_id = row.order_id;
+  t.provider_id = row.provider_payment_id;
+  std::string operation_id;
+  if (row.operation != OperationKind::create) {
+    const std::optional<PaymentRow> parent = ledger_.get(row.parent_order_id);
+    if (!parent) throw LedgerError("ledger: the payment " + row.parent_order_id + " of " + row.order_id + " is gone");
+    t.order_id = parent->order_id;
+    t.provider_id = parent->provider_payment_id;
+    operation_id = row.provider_payment_id;
+  }
+  const TemplateVars vars = {{"order_id", t.order_id},
+                             {"provider_id", t.provider_id},
+                             {"key", row.idempotency_key},
+                             {"merchant_id", config_.merchant_id},
+                             {"operation_id", operation_id}};
+  t.path = fill_template(lk.path, vars, false);
   t.url = config_.base_url + t.path;
-  if (!lk.body.empty()) t.body = encode_lookup_body(fill(lk.body, row, config_, true), profile_.encoding);
+  if (!lk.body.empty()) t.body = encode_lookup_body(fill_template(lk.body, vars, true), profile_.encoding);
   t.headers = {{"Accept", "application/json"}, {"User-Agent", "payretry/" PAYRETRY_VERSION_STRING}};
   if (!t.body.empty()) t.headers.emplace_back("Content-Type", content_type_of(profile_.encoding));
   t.headers.insert(t.headers.end(), config_.auth_headers.begin(), config_.auth_headers.end());
@@ -150,8 +169,9 @@ std::string Settler::prepare_lookup(const PaymentRow& row, const LookupTarget& t
 // whose signature fails, or that carries none, settles nothing. (An
 // unsigned "not found" may stand: the providers that sign keep their
 // merchant reference forever, so a re-send after it can never charge twice.)
-bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path, const TransportResult& t, Answer& a,
-                                 std::string& verdict, std::string& reason) {
+bool Settler::read_lookup_answer(const PaymentRow& row, const LookupTarget& target, const TransportResult& t,
+                                 Answer& a, std::string& verdict, std::string& reason) {
+  const std::string& path = target.path;
   const Lookup& lk = profile_.lookup;
   AnswerTrust trust = AnswerTrust::verified;
   std::string untrusted;
@@ -178,12 +198,32 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
     return true;
   }
   const int s = t.response.status;
-  JsonPtr answer(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
-  if (s < 200 || s >= 300 || !answer) {
+  JsonPtr parsed(cJSON_ParseWithLength(t.response.body.data(), t.response.body.size()));
+  if (s < 200 || s >= 300 || !parsed) {
     a.why = "lookup answered HTTP " + std::to_string(s);
     return false;
   }
-  std::optional<std::string> status = json_path_first_string(answer.get(), lk.status_path);
+  // An answer listing the payment's actions: the one naming this row's own
+  // id is the answer. Not listed yet (Checkout.com lists a refund once it
+  // is processed) or listed twice settles nothing.
+  const cJSON* answer = parsed.get();
+  if (!lk.items.empty()) {
+    const cJSON* mine = nullptr;
+    size_t listed = 0;
+    for (const cJSON* item : json_path_nodes(parsed.get(), lk.items))
+      if (json_path_first_string(item, lk.id_path) == row.provider_payment_id) {
+        mine = item;
+        ++listed;
+      }
+    if (listed != 1) {
+      a.why = listed == 0 ? "the lookup does not list " + row.provider_payment_id + " yet"
+                          : "the lookup lists " + row.provider_payment_id + " " + std::to_string(listed) + " times";
+      reason = listed == 0 ? "not_listed" : "lookup_ambiguous";
+      return true;
+    }
+    answer = mine;
+  }
+  std::optional<std::string> status = json_path_first_string(answer, lk.status_path);
   if (!status) {
     a.why = "the lookup answer holds no status";
     reason = "no_status";
@@ -200,7 +240,7 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
   // one was charged. It settles nothing; the row stays as it is for a
   // webhook or the operator.
   if (!lk.found_ids.empty()) {
-    const size_t listed = json_path_strings(answer.get(), lk.found_ids).size();
+    const size_t listed = json_path_strings(answer, lk.found_ids).size();
     if (listed != 1) {
       a.why = "the lookup lists " + std::to_string(listed) +
               " payments under this reference; which one is this payment cannot be told";
@@ -212,10 +252,10 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
   // Whose payment the answer describes: a signed answer to another order
   // (a proxy replaying it), or another payment than the id asked for,
   // settles nothing.
-  std::optional<std::string> id = json_path_first_string(answer.get(), lk.id_path);
+  std::optional<std::string> id = json_path_first_string(answer, lk.id_path);
   std::string other = answer_names_other(
-      lk.names_request, answer.get(),
-      RequestNames{row.order_id, config_.merchant_id, row.provider_payment_id, row.idempotency_key}, true);
+      lk.names_request, answer,
+      RequestNames{target.order_id, config_.merchant_id, target.provider_id, row.idempotency_key}, true);
   if (other.empty() && lk.by == LookupBy::provider_id && id && *id != row.provider_payment_id)
     other = "the answer describes payment " + *id + ", not " + row.provider_payment_id;
   if (!other.empty()) {
@@ -228,7 +268,7 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const std::string& path,
   a.body = t.response.body;
   a.provider_status = std::move(*status);  // valid UTF-8 as read (json_path.hpp)
   if (id) a.provider_id = std::move(*id);
-  a.money_state = money_in_answer(profile_.money, profile_.money.lookup, answer.get());
+  a.money_state = money_in_answer(profile_.money, profile_.money.lookup, answer);
   verdict = kLookupFound;
   reason = a.provider_status;
   return true;
@@ -286,7 +326,7 @@ Settler::Answer Settler::look_up(const PaymentRow& row) {
       continue;
     }
     std::string verdict, reason;
-    if (read_lookup_answer(row, target.path, t, a, verdict, reason)) {
+    if (read_lookup_answer(row, target, t, a, verdict, reason)) {
       // A found status refills the budget as a payment's success does.
       if (a.kind == Answer::found) budget_.on_success(n > 1);
       log_lookup(row, n, a.asked_at, t, verdict, reason, RetryDecision{});
@@ -359,7 +399,14 @@ AttemptEntry Settler::lookup_entry(const PaymentRow& claimed, const Answer& a, c
       // profile's lookup path does not): the lookup may not have searched
       // the store the payment was made in.
       const bool in_scope = !claimed.scope.empty() && claimed.submission_path.empty();
-      const NotFoundReading nf = read_not_found(profile_, h, e.started_at, config_.not_found_grace_ms, in_scope);
+      NotFoundReading nf = read_not_found(profile_, h, e.started_at, config_.not_found_grace_ms, in_scope);
+      // An operation is never proved absent: its lookup asks by the id its
+      // own answer gave (which existed), or reads its payment, which exists
+      // whether or not the operation reached it.
+      if (claimed.operation != OperationKind::create && nf.proves_absence) {
+        nf.proves_absence = false;
+        nf.why = "an operation's lookup never proves it absent";
+      }
       e.verdict = nf.proves_absence ? kLookupAbsent : kLookupNotFound;
       e.reason = nf.why;
       break;
@@ -384,7 +431,11 @@ PaymentResult Settler::settle_from(const PaymentRow& claimed, const Answer& a) {
   switch (a.kind) {
     case Answer::found: {
       s.provider_status = a.provider_status;
-      if (!a.provider_id.empty()) s.provider_payment_id = a.provider_id;
+      // An operation's lookup by order_id reads its payment (Stripe's
+      // PaymentIntent for a capture): that id is the payment's, not the
+      // operation's own.
+      if (!a.provider_id.empty() && (claimed.operation == OperationKind::create || profile_.lookup.by == LookupBy::provider_id))
+        s.provider_payment_id = a.provider_id;
       s.http_status = a.http_status;
       s.money_state = a.money_state;
       if (const std::optional<PaymentState> settled = lookup_status_settles(profile_, a.provider_status)) {
@@ -574,18 +625,49 @@ PaymentResult Settler::query(const std::string& order_id) {
   return settle_from(*claimed, a);
 }
 
-// An operation's row (a capture, refund or cancel) is not looked up by
-// its payment's lookup, which would read the payment's status as the
-// operation's, nor re-sent with a body from body_for: a same-key re-send of
-// the operation itself (pay_submit_operation with its ref) resumes it where
-// its re-send rule allows. A dead run's abandoned row is taken over and left
+// An operation's row (a capture, refund or cancel) is never read through
+// its payment's lookup, which would take the payment's status for the
+// operation's, nor re-sent with a body from body_for: the owner's settler
+// for operations (settle_operations_by) looks it up with the operation's
+// own lookup. Without one, a dead run's abandoned row is taken over and left
 // UNKNOWN, its possible last send recorded.
 PaymentResult Settler::leave_operation(const PaymentRow& row) {
+  if (settle_operation_) return settle_operation_(row);
   if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) return flow_.stored_result(row, {});
   if (row.state == PaymentState::in_flight && row.lease_until >= clock_.unix_ms())
     return flow_.stored_result(row, "another worker holds this operation");
-  return settle_unknown(row, "an operation is settled by submitting it again with its ref (its own lookup is not "
-                             "built yet); never by a new ref");
+  return settle_unknown(row, "an operation is settled by its own lookup or by submitting it again with its ref; "
+                             "never by a new ref");
+}
+
+// This settler's profile is the operation's (operation_profile): its
+// lookup asks about the operation, by the id its answer gave or by its
+// payment, and what it finds settles the operation's row alone. One that
+// cannot be asked stays UNKNOWN until its ref is submitted again.
+PaymentResult Settler::settle_operation(const PaymentRow& row) {
+  if (row.operation == OperationKind::create) throw Error(Errc::PAY_EINVALID, row.order_id + " is not an operation");
+  if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) return flow_.stored_result(row, {});
+  if (row.state == PaymentState::in_flight && row.lease_until >= clock_.unix_ms())
+    return flow_.stored_result(row, "another worker holds this operation");
+  const Lookup& lk = profile_.lookup;
+  const std::string again = "; submit it again with its ref " + row.operation_ref + " (never a new ref)";
+  if (lk.by == LookupBy::none || lk.by == LookupBy::replay)
+    return settle_unknown(row, "provider " + profile_.name + " offers no lookup of this " +
+                                   operation_kind_name(row.operation) + again);
+  if (!can_look_up(row))
+    return settle_unknown(row, std::string("no answer named this ") + operation_kind_name(row.operation) +
+                                   " yet, and its lookup asks by that id" + again);
+  const std::optional<PaymentRow> claimed =
+      flow_.claim(row, config_.retry.deadline_ms + config_.lease_margin_ms, false);
+  if (!claimed) return flow_.stored_result(row, "another worker holds this operation");
+  Answer a;
+  try {
+    a = look_up(*claimed);
+  } catch (...) {
+    ledger_.settle(row.order_id, claimed->lease_owner, nullptr, settlement_of(*claimed), clock_.unix_ms());
+    throw;
+  }
+  return settle_from(*claimed, a);
 }
 
 PaymentResult Settler::reconcile_one(const PaymentRow& first, const ReconcileOptions& o) {

@@ -74,6 +74,16 @@ class Settler {
   // first; the row as it then stands. Throws LedgerError.
   PaymentRow apply_kept_events(const PaymentRow& row);
 
+  // Where query and reconcile send an operation's row (a capture, refund
+  // or cancel): the owner's settler for that operation (OperationFlow).
+  void settle_operations_by(std::function<PaymentResult(const PaymentRow&)> settle) {
+    settle_operation_ = std::move(settle);
+  }
+  // For a settler made with an operation's profile (operation_profile):
+  // settles one of its rows by the operation's own lookup, or leaves it
+  // UNKNOWN with why. Never re-sends.
+  PaymentResult settle_operation(const PaymentRow& row);
+
  private:
   struct Answer;        // what the lookup found
   struct LookupTarget;  // what every attempt of one lookup sends
@@ -81,7 +91,7 @@ class Settler {
   LookupTarget lookup_target(const PaymentRow& row) const;
   std::string prepare_lookup(const PaymentRow& row, const LookupTarget& target, unsigned n, int64_t deadline,
                              HttpRequest& h);
-  bool read_lookup_answer(const PaymentRow& row, const std::string& path, const TransportResult& t, Answer& a,
+  bool read_lookup_answer(const PaymentRow& row, const LookupTarget& target, const TransportResult& t, Answer& a,
                           std::string& verdict, std::string& reason);
   void log_lookup(const PaymentRow& row, unsigned n, int64_t asked_at, const TransportResult& t,
                   const std::string& verdict, const std::string& reason, const RetryDecision& next);
@@ -110,6 +120,7 @@ class Settler {
   PaymentFlow& flow_;
   RequestHook hook_;
   Authenticator* auth_;  // may be null; signs lookups and checks their answers like creates
+  std::function<PaymentResult(const PaymentRow&)> settle_operation_;
 };
 
 }  // namespace payretry

@@ -741,6 +741,7 @@ Process::Process(World& world, int ident, int dep, bool concurrent, int tenant_o
   operations = std::make_unique<OperationFlow>(
       config, w.profile, *ledger, *flow,
       OperationFlow::Deps{transport, w.clock, sleeper, jitter, keys, *log, *budget, stats, auth.get(), hook});
+  settler->settle_operations_by([this](const PaymentRow& row) { return operations->settle(row); });
   if (concurrent) {
     // With several engines, or several accounts' clients, the world moves
     // the clock for all of them.
