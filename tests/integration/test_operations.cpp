@@ -115,10 +115,24 @@ class OperationsTest : public SimTest, public ::testing::WithParamInterface<cons
   }
 
   // Checkout.com answers an operation 202 with its action id and no
-  // status: the request took effect, and where the money went is told by
-  // the payment's own lookup or webhook, not by this answer.
+  // status: accepted, not decided. The operation is UNKNOWN (money pending)
+  // until its own lookup says: the refund's action in the payment's actions,
+  // the capture's or void's payment status.
   bool answers_later() const { return profile_ == "checkout_com"; }
   std::string money(const pay_result* r) const { return pay_money_state_name(pay_result_money_state(r)); }
+
+  // The operation just answered: decided at once (Stripe), or UNKNOWN and
+  // then settled by pay_query of its row (Checkout.com). `r` is left
+  // holding the decided result.
+  void decided(ResultPtr& r) {
+    if (!answers_later()) return;
+    EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+    EXPECT_NE(pay_result_provider_payment_id(r.get()), nullptr) << "the 202 names its action: " << pay_result_json(r.get());
+    const std::string id = pay_result_order_id(r.get());
+    pay_result* q = nullptr;
+    ASSERT_EQ(pay_query(&q, client_.get(), id.c_str()), PAY_OK) << pay_error_last()->message;
+    r.reset(q);
+  }
 
   std::string profile_, dir_, last_error_;
   Probe probe_;
@@ -131,10 +145,11 @@ TEST_P(OperationsTest, partial_refunds_move_the_money_once_each_and_one_that_doe
 
   ResultPtr r;
   ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r1", 400, &r), PAY_OK) << last_error_;
+  decided(r);
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
-  EXPECT_EQ(money(r.get()), answers_later() ? "pending" : "refunded") << pay_result_json(r.get());
+  EXPECT_EQ(money(r.get()), "refunded") << pay_result_json(r.get());
   EXPECT_EQ(std::string(pay_result_order_id(r.get())), order + " refund r1");
-  EXPECT_EQ(row(order, "money_state"), answers_later() ? "paid" : "partly_refunded") << ledger_get(client_.get(), order);
+  EXPECT_EQ(row(order, "money_state"), "partly_refunded") << ledger_get(client_.get(), order);
   const std::string key1 = row(order + " refund r1", "idempotency_key");
   Truth t = truth(order);
   EXPECT_EQ(t.refunded, 400);
@@ -169,6 +184,11 @@ TEST_P(OperationsTest, partial_refunds_move_the_money_once_each_and_one_that_doe
     EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
     ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r3", 300, &r), PAY_OK) << last_error_;
     EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+    // No answer named its action: its lookup has nothing to ask by.
+    pay_result* q = nullptr;
+    ASSERT_EQ(pay_query(&q, client_.get(), (order + " refund r3").c_str()), PAY_OK) << pay_error_last()->message;
+    ResultPtr still(q);
+    EXPECT_EQ(pay_result_outcome(q), PAY_OUTCOME_UNKNOWN) << pay_result_json(q);
   } else {
     // Stripe stores the answer under the key: the re-send is answered with it.
     EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
@@ -182,6 +202,7 @@ TEST_P(OperationsTest, partial_refunds_move_the_money_once_each_and_one_that_doe
   // The rest: what the ledger counts as left (1000 - 400 - 300; an UNKNOWN
   // refund counts as spent).
   ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r4", 0, &r), PAY_OK) << last_error_;
+  decided(r);
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
   {
     Json j(ledger_get(client_.get(), order + " refund r4"));
@@ -200,23 +221,26 @@ TEST_P(OperationsTest, a_hold_is_captured_in_part_and_then_cannot_be_canceled_an
 
   ResultPtr r;
   ASSERT_EQ(operate(order, PAY_OPERATION_CAPTURE, "c1", 600, &r), PAY_OK) << last_error_;
+  decided(r);
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
-  EXPECT_EQ(money(r.get()), answers_later() ? "pending" : "paid") << pay_result_json(r.get());
-  EXPECT_EQ(row(order, "money_state"), answers_later() ? "authorized" : "paid") << ledger_get(client_.get(), order);
+  EXPECT_EQ(money(r.get()), "paid") << pay_result_json(r.get());
+  EXPECT_EQ(row(order, "money_state"), "paid") << ledger_get(client_.get(), order);
   EXPECT_EQ(truth(order).captured, 600);
   // A captured payment is not canceled: refused before any byte.
   EXPECT_EQ(operate(order, PAY_OPERATION_CANCEL, "x1", 0, nullptr), PAY_EINVALID) << last_error_;
   // Refunds are held to what was captured, not to what was authorized.
   EXPECT_EQ(operate(order, PAY_OPERATION_REFUND, "r1", 700, nullptr), PAY_EINVALID) << last_error_;
   ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r2", 600, &r), PAY_OK) << last_error_;
+  decided(r);
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
   EXPECT_EQ(truth(order).refunded, 600);
 
   const std::string other = std::string("opx_") + profile_;
   pay(other, true, "authorized");
   ASSERT_EQ(operate(other, PAY_OPERATION_CANCEL, "x1", 0, &r), PAY_OK) << last_error_;
+  decided(r);
   EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
-  EXPECT_EQ(row(other, "money_state"), answers_later() ? "authorized" : "failed") << ledger_get(client_.get(), other);
+  EXPECT_EQ(row(other, "money_state"), "failed") << ledger_get(client_.get(), other);
   EXPECT_EQ(operate(other, PAY_OPERATION_CAPTURE, "c1", 0, nullptr), PAY_EINVALID) << "canceled";
 }
 
@@ -238,6 +262,50 @@ TEST_P(OperationsTest, an_operation_on_an_order_the_ledger_does_not_know_or_with
   ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r2", 1000, &r), PAY_OK) << last_error_;
   EXPECT_NE(pay_result_outcome(r.get()), PAY_OUTCOME_FAILED) << pay_result_json(r.get());
   EXPECT_EQ(truth(order).refunded, 1000);
+}
+
+// pay_reconcile walks UNKNOWN operations too, and settles each by its own
+// lookup, never by its payment's: a refund whose request never reached the
+// provider is not read as done because its payment is paid.
+TEST_P(OperationsTest, reconcile_settles_an_unknown_operation_by_its_own_lookup_never_by_its_payments) {
+  const std::string order = std::string("opu_") + profile_;
+  pay(order, false, "paid");
+  ResultPtr r;
+  if (answers_later()) {
+    // The 202 names the action: reconcile finds it approved.
+    ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r1", 250, &r), PAY_OK) << last_error_;
+    EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  } else {
+    // Every attempt's answer lost after Stripe refunded: UNKNOWN, and no
+    // refund id to look it up by.
+    const auto s = admin_post(sim_->port(), "/__admin/script",
+                              R"({"order_id":")" + order + R"(","faults":["lost_response","lost_response","lost_response","lost_response"]})");
+    ASSERT_EQ(s.status, 200) << s.body;
+    ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r1", 250, &r), PAY_OK) << last_error_;
+    EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  }
+  pay_reconcile_options o;
+  pay_reconcile_options_init(&o, PAY_RECONCILE_OPTIONS_VERSION);
+  pay_buf report = {nullptr, 0};
+  ASSERT_EQ(pay_reconcile(&report, client_.get(), &o), PAY_OK) << pay_error_last()->message;
+  const std::string text(report.ptr, report.size);
+  pay_buf_dispose(&report);
+  const std::string state = row(order + " refund r1", "state");
+  if (answers_later()) {
+    EXPECT_EQ(state, "SUCCEEDED") << text;
+    EXPECT_EQ(row(order + " refund r1", "money_state"), "refunded") << text;
+    EXPECT_EQ(row(order, "money_state"), "partly_refunded") << ledger_get(client_.get(), order);
+  } else {
+    // Its payment's lookup would say succeeded; the refund's own needs the
+    // id no answer gave: it stays UNKNOWN, and only its ref settles it.
+    EXPECT_EQ(state, "UNKNOWN") << text;
+    EXPECT_EQ(row(order, "money_state"), "paid") << ledger_get(client_.get(), order);
+    ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r1", 250, &r), PAY_OK) << last_error_;
+    EXPECT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_SUCCEEDED) << pay_result_json(r.get());
+  }
+  const std::string key = row(order + " refund r1", "idempotency_key");
+  EXPECT_EQ(truth(order).moves_of(key), 1);
+  EXPECT_EQ(truth(order).refunded, 250);
 }
 
 INSTANTIATE_TEST_SUITE_P(Operations, OperationsTest, ::testing::Values("stripe", "checkout_com"),
