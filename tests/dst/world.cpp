@@ -581,8 +581,8 @@ class World {
   // Returns whether the row is settled now.
   bool query_operation(Process& p, const std::string& row_id);
   void check_operation_rows();
-  // The operation row whose live claim `claim` is ("" none).
-  std::string operation_of_claim(const std::string& claim);
+  // The operation row `claim` holds (nullopt none).
+  std::optional<PaymentRow> operation_of_claim(Ledger& l, const std::string& claim);
   std::set<std::string> settled_reads;  // orders whose settled row a lookup read
   std::map<std::string, MoneyState> money_row_seen, money_result_seen;
   // A row's or a result's money state says what the provider's truth about
@@ -598,10 +598,14 @@ class World {
   bool money_failed_for_good(const std::string& order, const std::string& pid = "");
 
   int64_t lease_ms() const { return config.retry.deadline_ms + config.lease_margin_ms; }
-  Ledger& ledger_for_checks(std::unique_ptr<Ledger>& holder) {
+  // The checks read a SQLite ledger through one connection of their own,
+  // opened once per schedule: each read sees what is committed, and
+  // opening a connection cost more than all of a schedule's reads.
+  std::unique_ptr<Ledger> checks_ledger;
+  Ledger& ledger_for_checks(std::unique_ptr<Ledger>& /*holder*/) {
     if (shared_ledger) return *shared_ledger;
-    holder = open_ledger(ledger_url, "");
-    return *holder;
+    if (!checks_ledger) checks_ledger = open_ledger(ledger_url, "");
+    return *checks_ledger;
   }
   Fault pick_fault(bool crashes_allowed);
   // A violation found inside the concurrent engine's turn (a done callback,
@@ -929,14 +933,12 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
     // is caught by the payment's own lease check below: its claim is not
     // the payment row's.)
     if (own_lookup) {
-      const std::string op = operation_of_claim(req.claim);
-      if (op.empty())
+      const std::optional<PaymentRow> op = operation_of_claim(ledger_for_checks(holder), req.claim);
+      if (!op)
         fail("no_send_after_losing_the_lease", "the operation lookup " + path + " left under claim '" + req.claim +
                                                    "', which holds no operation row");
-      std::unique_ptr<Ledger> h;
-      const auto row = ledger_for_checks(h).get(op);
-      if (row && clock.unix_ms() >= row->lease_until)
-        fail("no_send_after_losing_the_lease", "the lookup of " + op + " left after its lease ended");
+      if (clock.unix_ms() >= op->lease_until)
+        fail("no_send_after_losing_the_lease", "the lookup of " + op->order_id + " left after its lease ended");
       ++tally.operation_lookups;
     }
   }
@@ -1723,6 +1725,7 @@ World::~World() {
   receivers.clear();
   receiver_procs.clear();
   graveyard.clear();
+  checks_ledger.reset();
   if (ledger_url.rfind("sqlite://", 0) == 0) {
     const std::string path = ledger_url.substr(9);
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
@@ -2218,14 +2221,11 @@ void World::check_operation_rows() {
       check_money(order, row->money_state, row->provider_payment_id, "the ledger row", money_row_seen);
 }
 
-std::string World::operation_of_claim(const std::string& claim) {
-  if (claim.empty()) return {};
-  std::unique_ptr<Ledger> holder;
-  Ledger& l = ledger_for_checks(holder);
+std::optional<PaymentRow> World::operation_of_claim(Ledger& l, const std::string& claim) {
+  if (claim.empty()) return std::nullopt;
   for (const std::string& id : std::set<std::string>(op_rows.begin(), op_rows.end()))
-    if (const auto row = l.get(id); row && row->state == PaymentState::in_flight && row->lease_owner == claim)
-      return id;
-  return {};
+    if (auto row = l.get(id); row && row->state == PaymentState::in_flight && row->lease_owner == claim) return row;
+  return std::nullopt;
 }
 
 void World::check_operations() {
