@@ -580,6 +580,7 @@ class World {
   std::map<int, std::unique_ptr<Process>> refund_callers;  // the concurrent driver's, per account
   // Returns whether the row is settled now.
   bool query_operation(Process& p, const std::string& row_id);
+  void query_settled_operation(Process& p, const std::string& row_id);
   void check_operation_rows();
   // The operation row `claim` holds (nullopt none).
   std::optional<PaymentRow> operation_of_claim(Ledger& l, const std::string& claim);
@@ -2138,12 +2139,14 @@ void World::refund_some(std::unique_ptr<Process>& proc, const Order& o) {
           }
           if (settled) {
             ++tally.operations_settled_by_lookup;
+            query_settled_operation(p, row_id);
             break;
           }
           clock.advance(ops_rng.range(0, 5000));
           continue;
         }
         tally.operations_succeeded += r.outcome == Outcome::succeeded;
+        query_settled_operation(p, row_id);
         break;
       } catch (const Crash&) {
         proc.reset();
@@ -2191,6 +2194,14 @@ bool World::query_operation(Process& p, const std::string& row_id) {
   p.op_query.clear();
   check_operation_rows();
   return settled;
+}
+
+// Sometimes the caller asks again, later, about a settled operation: its
+// stored outcome, which never changes (check_operation_rows).
+void World::query_settled_operation(Process& p, const std::string& row_id) {
+  if (!ops_rng.chance(25)) return;
+  clock.advance(ops_rng.range(0, 600000));
+  query_operation(p, row_id);
 }
 
 // Every operation row as it stands: once settled, its outcome never
