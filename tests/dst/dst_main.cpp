@@ -184,11 +184,14 @@ int main(int argc, char** argv) {
               (unsigned long long)t.rows_paid, (unsigned long long)t.rows_money_failed,
               (unsigned long long)t.settled_queries, (unsigned long long)t.settled_lookups,
               (unsigned long long)t.money_refreshed);
-  std::printf("DST exercised: operations: %llu refund calls (%llu sends), %llu UNKNOWN and asked again, %llu succeeded, "
-              "%llu refused before any byte, %llu refused as a mismatch\n",
+  std::printf("DST exercised: operations: %llu refund calls (%llu sends), %llu UNKNOWN, %llu succeeded, %llu failed, "
+              "%llu refused before any byte, %llu refused as a mismatch; %llu queries of operation rows, %llu "
+              "operation lookups sent, %llu UNKNOWNs settled by a query or reconcile\n",
               (unsigned long long)t.operations, (unsigned long long)t.operation_sends,
               (unsigned long long)t.operations_unknown, (unsigned long long)t.operations_succeeded,
-              (unsigned long long)t.operations_refused, (unsigned long long)t.operations_mismatched);
+              (unsigned long long)t.operations_failed, (unsigned long long)t.operations_refused,
+              (unsigned long long)t.operations_mismatched, (unsigned long long)t.operation_queries,
+              (unsigned long long)t.operation_lookups, (unsigned long long)t.operations_settled_by_lookup);
   for (const auto& [which, n] : t.by_profile_driver)
     std::printf("DST schedules %s: %llu\n", which.c_str(), (unsigned long long)n);
   if (!dir.empty()) {

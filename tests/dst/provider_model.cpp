@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include "base64.hpp"
 #include "provider_auth.hpp"
@@ -110,6 +111,23 @@ std::string path_of(const std::string& url) {
   return slash == std::string::npos ? "/" : url.substr(slash);
 }
 
+// A body's "amount" in minor units (a JSON number or string, a form
+// field), 0 when it names none.
+int64_t amount_in(bool form, std::string_view body) {
+  std::string text;
+  if (form) {
+    text = form_field(body, "amount");
+  } else {
+    cJSON* j = cJSON_ParseWithLength(body.data(), body.size());
+    const cJSON* a = cJSON_GetObjectItemCaseSensitive(j, "amount");
+    if (cJSON_IsNumber(a)) text = std::to_string(static_cast<int64_t>(a->valuedouble));
+    else if (cJSON_IsString(a)) text = a->valuestring;
+    cJSON_Delete(j);
+  }
+  if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos || text.size() > 15) return 0;
+  return std::stoll(text);
+}
+
 }  // namespace
 
 std::string body_member(const Wire& w, std::string_view body, const std::string& dotted) {
@@ -118,6 +136,23 @@ std::string body_member(const Wire& w, std::string_view body, const std::string&
   const size_t dot = dotted.find('.');
   const std::string field = form_field(body, dotted.substr(0, dot));
   return dot == std::string::npos ? field : member_at(field, dotted.substr(dot + 1));
+}
+
+std::optional<std::string> refund_payment(const Wire& w, const HttpRequest& req) {
+  if (!w.speaks_refunds() || req.method != "POST") return std::nullopt;
+  std::string path = path_of(req.url);
+  path = path.substr(0, path.find('?'));
+  const Wire::Refunds& r = w.refunds;
+  if (r.style == Wire::Refunds::Style::object) {
+    if (path != r.path) return std::nullopt;
+    return body_member(w, req.body, r.payment_field);
+  }
+  if (path.rfind(r.path, 0) != 0 || path.size() <= r.path.size() + r.path_suffix.size() ||
+      path.compare(path.size() - r.path_suffix.size(), std::string::npos, r.path_suffix) != 0)
+    return std::nullopt;
+  const std::string id = path.substr(r.path.size(), path.size() - r.path.size() - r.path_suffix.size());
+  if (id.find('/') != std::string::npos) return std::nullopt;
+  return id;
 }
 
 const char* fault_name(Fault f) {
@@ -213,6 +248,16 @@ TransportResult ProviderModel::say(Say what, const std::string& id, const std::s
 void ProviderModel::complete(KeyState& k) {
   if (!k.processing) return;
   k.processing = false;
+  if (!k.refund_id.empty()) {
+    // A refund's processing is over: it is accepted, and decided now or
+    // at its moment. It is no payment: nothing is charged or notified.
+    for (Refund& r : refunds_)
+      if (r.id == k.refund_id) {
+        r.processing = false;
+        if (r.decides_at <= k.done_at) decide(r, k.done_at);
+      }
+    return;
+  }
   if (k.charge_on_done) {
     ++charges[k.order_id];
     k.charged = true;
@@ -245,18 +290,47 @@ Phase ProviderModel::phase_of(const std::string& id) const {
 
 void ProviderModel::finish_all() {
   for (auto& [key, k] : keys_) complete(k);
+  // And every refund is decided, as it will be after the run.
+  for (Refund& r : refunds_)
+    if (!r.decided) decide(r, std::max(r.decides_at, r.decided_at));
 }
 
 void ProviderModel::complete_due(int64_t now_mono) {
   for (auto& [key, k] : keys_)
     if (k.processing && now_mono >= k.done_at) complete(k);
   customers_act(now_mono);
+  refunds_act(now_mono);
+}
+
+void ProviderModel::refunds_act(int64_t now_mono) {
+  for (Refund& r : refunds_)
+    if (!r.processing && !r.decided && now_mono >= r.decides_at) decide(r, r.decides_at);
+}
+
+void ProviderModel::decide(Refund& r, int64_t now_mono) {
+  if (r.decided) return;
+  r.decided = true;
+  r.decided_at = now_mono;
+  if (!r.approved) return;  // declined: nothing moved
+  ++charges[r.row];
+  for (Payment& p : payments_)
+    if (p.id == r.payment_id && p.store == r.store) {
+      p.refunded += r.amount;
+      ++refunds_moved[p.order_id];
+    }
+}
+
+ProviderModel::Payment* ProviderModel::payment_by_id(const std::string& store, const std::string& id) {
+  for (Payment& p : payments_)
+    if (p.id == id && p.store == store) return &p;
+  return nullptr;
 }
 
 ProviderModel::KeyState& ProviderModel::process_new(const std::string& store, const std::string& key,
                                                     const std::string& identity, const std::string& order,
                                                     const std::string& reference, std::string_view body, int64_t now,
-                                                    int64_t slow_ms) {
+                                                    int64_t slow_ms, const std::string& refund_of) {
+  if (!refund_of.empty()) return process_refund(store, key, identity, order, refund_of, body, now, slow_ms);
   KeyState k;
   k.store = store;
   k.identity = identity;
@@ -286,11 +360,117 @@ ProviderModel::KeyState& ProviderModel::process_new(const std::string& store, co
     Payment p{store, order, reference, k.id, false, true, now, identity, f.first, f.then, now + slow_ms + f.after_ms};
     p.ever_held = money_of(f.first) == Money::held;
     p.ever_captured = money_of(f.first) == Money::captured;
+    p.amount = amount_in(wire_.form_bodies, body);
     payments_.push_back(std::move(p));
   }
   auto& slot = keys_[key] = std::move(k);
   if (slow_ms == 0) complete(slot);
   return slot;
+}
+
+ProviderModel::KeyState& ProviderModel::process_refund(const std::string& store, const std::string& key,
+                                                       const std::string& identity, const std::string& row,
+                                                       const std::string& payment, std::string_view body, int64_t now,
+                                                       int64_t slow_ms) {
+  const Payment* paid = payment_by_id(store, payment);
+  Refund r;
+  r.store = store;
+  r.id = wire_.refunds.id_prefix + std::to_string(++next_id_);
+  r.payment_id = payment;
+  r.row = row;
+  // Its amount, or the rest of the payment's (what no other refund
+  // accepted and not declined took).
+  r.amount = amount_in(wire_.form_bodies, body);
+  if (r.amount == 0 && paid) {
+    int64_t taken = 0;
+    for (const Refund& o : refunds_)
+      if (o.payment_id == payment && o.store == store && !(o.decided && !o.approved)) taken += o.amount;
+    r.amount = std::max<int64_t>(0, paid->amount - taken);
+  }
+  // The provider's decision, drawn as it accepts the refund.
+  const bool later = refund_rng.chance(refund_later_percent);
+  r.approved = !refund_rng.chance(refund_declined_percent);
+  // (Stripe declines at once only what it refuses to start; a failure
+  // comes later, after a pending answer.)
+  if (wire_.refunds.style == Wire::Refunds::Style::object && !later) r.approved = true;
+  r.decides_at = now + slow_ms + (later ? refund_rng.range(1, std::max<int64_t>(1, refund_later_max_ms)) : 0);
+  r.processing = true;
+  KeyState k;
+  k.store = store;
+  k.identity = identity;
+  k.order_id = row;
+  k.body.assign(body.data(), body.size());
+  k.processing = true;
+  k.first_seen = now;
+  k.done_at = now + slow_ms;
+  k.id = r.id;
+  k.refund_id = r.id;
+  k.stored = true;
+  const TransportResult t = refund_answer(r, 0, !later);
+  k.status = t.response.status;
+  k.stored_body = t.response.body;
+  k.stored_headers = t.response.headers;
+  refunds_.push_back(std::move(r));
+  auto& slot = keys_[key] = std::move(k);
+  if (slow_ms == 0) complete(slot);
+  return slot;
+}
+
+TransportResult ProviderModel::refund_answer(const Refund& r, int64_t elapsed, bool decided) const {
+  if (wire_.refunds.style == Wire::Refunds::Style::actions)
+    return answer(202, R"({"action_id":")" + r.id + R"("})", elapsed);
+  // Stripe's Refund object as it stands: succeeded or failed once decided, pending until then.
+  const char* status = !decided ? "pending" : r.approved ? "succeeded" : "failed";
+  return answer(200,
+                R"({"id":")" + r.id + R"(","object":"refund","amount":)" + std::to_string(r.amount) +
+                    R"(,"payment_intent":")" + r.payment_id + R"(","status":")" + status + R"("})",
+                elapsed);
+}
+
+// A refund's own lookup: Stripe's Refund by its id; Checkout.com's list of
+// the payment's actions, newest first: its refunds once processed, then
+// its own authorization (and capture).
+ProviderReply ProviderModel::refund_lookup(const HttpRequest& req, int64_t elapsed) {
+  ProviderReply out;
+  out.lookup = true;
+  const std::string store = store_of(req);
+  std::string path = path_of(req.url);
+  path = path.substr(0, path.find('?'));
+  const Wire::Refunds& w = wire_.refunds;
+  if (w.style == Wire::Refunds::Style::object) {
+    const std::string id = path.substr(w.lookup_path.size());
+    for (const Refund& r : refunds_)
+      if (r.id == id && r.store == store && !r.processing) {
+        out.result = refund_answer(r, elapsed, r.decided);
+        return out;
+      }
+    out.result = answer(404, R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})", elapsed);
+    return out;
+  }
+  const std::string pid = path.substr(w.path.size(), path.size() - w.path.size() - w.lookup_path.size());
+  const Payment* p = payment_by_id(store, pid);
+  if (!p || p->processing) {
+    out.result = answer(404, "", elapsed);
+    return out;
+  }
+  std::vector<const Refund*> listed;
+  for (const Refund& r : refunds_)
+    if (r.payment_id == pid && r.store == store && r.decided) listed.push_back(&r);
+  std::stable_sort(listed.begin(), listed.end(),
+                   [](const Refund* a, const Refund* b) { return a->decided_at > b->decided_at; });
+  std::string body = "[";
+  for (const Refund* r : listed)
+    body += R"({"id":")" + r->id + R"(","type":"Refund","amount":)" + std::to_string(r->amount) +
+            R"(,"approved":)" + (r->approved ? "true" : "false") + R"(,"response_code":")" +
+            (r->approved ? "10000" : "20005") + R"("},)";
+  if (p->ever_captured)
+    body += R"({"id":"act_c)" + pid + R"(","type":"Capture","amount":)" + std::to_string(p->amount) +
+            R"(,"approved":true,"response_code":"10000"},)";
+  body += R"({"id":"act_a)" + pid + R"(","type":"Authorization","amount":)" + std::to_string(p->amount) +
+          R"(,"approved":)" + (p->charged ? "true" : "false") + R"(,"response_code":")" +
+          (p->charged ? "10000" : "20005") + R"("}])";
+  out.result = answer(200, std::move(body), elapsed);
+  return out;
 }
 
 std::string ProviderModel::identity_of(const HttpRequest& req, std::string& reference) const {
@@ -333,6 +513,7 @@ ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, in
   ++lookups;
   // Processing that is over by now is over for the lookup too.
   complete_due(now_mono);
+  if (wire_.is_refund_lookup(req.method, path_of(req.url))) return refund_lookup(req, elapsed);
   const std::string path = path_of(req.url);
   const std::string store = store_of(req);
   auto visible = [&](const Payment& p) {
@@ -370,10 +551,15 @@ ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, in
   const std::string& word = found->processing ? wire_.word_processing
                             : found->charged  ? wire_.lookup_word(found->phase)
                                               : wire_.word_declined;
+  // Refunds that moved its money change the word where the provider's does.
+  const std::string& refunded_word = found->amount > 0 && found->refunded >= found->amount
+                                         ? wire_.refunds.word_refunded
+                                         : wire_.refunds.word_partly_refunded;
+  const std::string& said = found->charged && found->refunded > 0 && !refunded_word.empty() ? refunded_word : word;
   const std::string& extra =
       found->processing || !found->charged ? std::string() : wire_.money[static_cast<size_t>(found->phase)].extra;
   out.result =
-      answer(wire_.found.status, fill_answer(wire_.found.body, found->id, found->reference, word, extra), elapsed);
+      answer(wire_.found.status, fill_answer(wire_.found.body, found->id, found->reference, said, extra), elapsed);
   for (const auto& h : wire_.found.headers) out.result.response.headers.push_back(h);
   out.about_order = found->order_id;
   out.about_id = found->id;
@@ -471,6 +657,16 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
   const std::string order = body_member(wire_, req.body, wire_.order_path);
   std::string reference;
   const std::string store = store_of(req);
+  // A refund names a payment of this store, or is refused before anything
+  // (Stripe: resource_missing; Checkout.com: 404).
+  const std::optional<std::string> refund_of = refund_payment(wire_, req);
+  if (refund_of && (refund_of->empty() || !payment_by_id(store, *refund_of))) {
+    ++refunds_of_no_payment;
+    out.result = times_out ? lost(TransportFailure::timeout, true, limit, "Operation timed out")
+                           : answer(404, R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})", elapsed);
+    return out;
+  }
+  const std::string refund_payment_id = refund_of.value_or("");
   const std::string identity = identity_of(req, reference);
   // A key exists in its store only: the same key sent to another account is new there.
   const std::string key = identity.empty() ? "" : store + "\n" + identity;
@@ -478,6 +674,7 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
   bool replayed = false;
   const KeyState* about = nullptr;  // the payment the answer states
   customers_act(now_mono);
+  refunds_act(now_mono);
   auto it = keys_.find(key);
   if (it != keys_.end() && it->second.processing && now_mono >= it->second.done_at) complete(it->second);
   const bool remembered = it != keys_.end() && !key.empty() &&
@@ -486,7 +683,7 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
   if (key.empty()) {
     // No key: every request is a new payment. The client must never do this.
     KeyState& k = process_new(store, store + "\n<none>#" + std::to_string(keys_.size()), "", order, reference, req.body,
-                              now_mono, 0);
+                              now_mono, 0, refund_payment_id);
     result = render_outcome(k, elapsed);
     about = &k;
   } else if (remembered) {
@@ -501,8 +698,8 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
     } else if (resend_runs_again) {
       // Nothing (successful) was stored: the provider runs the payment again,
       // as Checkout.com documents for any 4xx or 5xx (Ck1).
-      KeyState& again =
-          process_new(store, key, identity, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
+      KeyState& again = process_new(store, key, identity, order, reference, req.body, now_mono,
+                                    f == Fault::slow_processing ? slow_ms : 0, refund_payment_id);
       result = again.processing ? say(Say::in_progress, "", reference, elapsed) : render_outcome(again, elapsed);
       if (!again.processing) about = &again;
       out.processed = true;
@@ -520,8 +717,8 @@ ProviderReply ProviderModel::respond(const HttpRequest& req, Fault f, int64_t no
     }
   } else {
     // A new key, or one the provider has forgotten: a new payment either way.
-    KeyState& k =
-        process_new(store, key, identity, order, reference, req.body, now_mono, f == Fault::slow_processing ? slow_ms : 0);
+    KeyState& k = process_new(store, key, identity, order, reference, req.body, now_mono,
+                              f == Fault::slow_processing ? slow_ms : 0, refund_payment_id);
     out.processed = true;
     // The client may also die before it reads such an answer: a success-only
     // provider then keeps nothing of a payment it charged.

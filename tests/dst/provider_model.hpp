@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "profile.hpp"
+#include "rng.hpp"
 #include "transport.hpp"
 #include "wire.hpp"
 
@@ -159,8 +160,36 @@ class ProviderModel {
     Phase then = Phase::paid;    // where its customer or merchant moves it, at acts_at
     int64_t acts_at = 0;
     bool ever_held = false, ever_captured = false;
+    int64_t amount = 0;     // what its create asked (minor units; 0 when the body said none)
+    int64_t refunded = 0;   // what its approved refunds gave back
   };
   const std::vector<Payment>& payments() const { return payments_; }
+
+  // Refunds (Wire::refunds): every one the provider accepted, in order.
+  // A refund moves money once, when it is decided approved: then
+  // `charges` counts it under the operation row its caller's body names,
+  // as a create's charge is counted under its order.
+  struct Refund {
+    std::string store, id, payment_id, row;
+    int64_t amount = 0;
+    bool processing = true;   // its request is still being processed (slow_processing)
+    bool decided = false;     // final (Stripe) or listed among the actions (Checkout.com)
+    bool approved = true;     // how it is decided
+    int64_t decides_at = 0;   // monotonic ms
+    int64_t decided_at = 0;
+  };
+  const std::vector<Refund>& refunds() const { return refunds_; }
+  // How the provider decides the refunds it accepts, drawn per schedule:
+  // the share decided later (Stripe: pending; Checkout.com: not listed
+  // yet), how much later at most, and the share declined (nothing moves).
+  int refund_later_percent = 0, refund_declined_percent = 0;
+  int64_t refund_later_max_ms = 0;
+  Rng refund_rng{0};
+  // Refund requests naming no payment of the store they reached (the
+  // client sent another payment's id, or none).
+  long refunds_of_no_payment = 0;
+  // Payment order -> refunds of it that moved money.
+  std::map<std::string, int> refunds_moved;
 
   // Every payment whose state the provider decided, in the order it decided
   // them: what its notifications (webhooks) tell, in the store it was made.
@@ -210,6 +239,7 @@ class ProviderModel {
     std::string stored_body;
     std::vector<std::pair<std::string, std::string>> stored_headers;
     bool stored = false;
+    std::string refund_id;       // this key made a refund, not a payment
   };
   enum class Say { success, decline, error, in_progress, mismatch, already_paid, unsigned_request };
 
@@ -229,7 +259,19 @@ class ProviderModel {
   Phase phase_of(const std::string& id) const;
   KeyState& process_new(const std::string& store, const std::string& key, const std::string& identity,
                          const std::string& order, const std::string& reference, std::string_view body, int64_t now,
-                         int64_t slow_ms);
+                         int64_t slow_ms, const std::string& refund_of = "");
+  // A refund of payment `payment` (in `store`), made under `key`.
+  KeyState& process_refund(const std::string& store, const std::string& key, const std::string& identity,
+                           const std::string& row, const std::string& payment, std::string_view body, int64_t now,
+                           int64_t slow_ms);
+  // A refund's answer: to its POST (`decided`: decided as it was accepted)
+  // or its lookup (`decided`: decided by now).
+  TransportResult refund_answer(const Refund& r, int64_t elapsed, bool decided) const;
+  ProviderReply refund_lookup(const HttpRequest& req, int64_t elapsed);
+  // Refunds whose moment came are decided.
+  void refunds_act(int64_t now_mono);
+  void decide(Refund& r, int64_t now_mono);
+  Payment* payment_by_id(const std::string& store, const std::string& id);
   std::string identity_of(const HttpRequest& req, std::string& reference) const;
   // `phase`: where a success's money is (its words).
   TransportResult say(Say what, const std::string& id, const std::string& reference, int64_t elapsed,
@@ -247,6 +289,7 @@ class ProviderModel {
   std::map<std::string, KeyState> keys_;  // by store, then the identity ("<store>\n<key>")
   std::map<std::string, Token> tokens_;
   std::vector<Payment> payments_;
+  std::vector<Refund> refunds_;
   int next_id_ = 0;
   int next_token_ = 0;
   uint64_t answers_signed_ = 0;
@@ -261,5 +304,9 @@ inline constexpr int kRetryAfterKinds = 14;
 // bracketed nesting ("metadata[order_id]"), or the gateway form whose first
 // segment names a field holding JSON text.
 std::string body_member(const Wire& w, std::string_view body, const std::string& dotted);
+
+// The payment a refund's POST names ("" none), where the wire speaks
+// refunds; nullopt when the request is no refund's POST.
+std::optional<std::string> refund_payment(const Wire& w, const HttpRequest& req);
 
 }  // namespace payretry::dst

@@ -95,7 +95,22 @@ std::string fill_answer(const std::string& tmpl, const std::string& id, const st
   return out;
 }
 
+bool Wire::is_refund_lookup(const std::string& method, const std::string& path) const {
+  if (method != "GET") return false;
+  switch (refunds.style) {
+    case Refunds::Style::none: return false;
+    case Refunds::Style::object: return path.rfind(refunds.lookup_path, 0) == 0;
+    case Refunds::Style::actions: {
+      const std::string bare = path.substr(0, path.find('?'));
+      return bare.rfind(refunds.path, 0) == 0 && bare.size() > refunds.path.size() + refunds.lookup_path.size() &&
+             bare.compare(bare.size() - refunds.lookup_path.size(), std::string::npos, refunds.lookup_path) == 0;
+    }
+  }
+  return false;
+}
+
 bool Wire::is_lookup(const std::string& method, const std::string& path) const {
+  if (is_refund_lookup(method, path)) return true;
   if (lookup != Lookup::by_id && lookup != Lookup::by_reference) return false;
   if (gateway_form) {
     // The gateway's method is a query parameter, wherever the signer put it.
@@ -145,6 +160,17 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     plain_lookup(w, "/v1/payment_intents/", R"({"error":{"type":"invalid_request_error","code":"resource_missing"}})",
                  "succeeded", "requires_payment_method");
     w.found = ans(200, R"({"id":"{id}","object":"payment_intent","status":"{status}"})");
+    // Refunds (St10): POST /v1/refunds with payment_intent answers the
+    // Refund object, "succeeded", or "pending" and later "succeeded" or
+    // "failed" (nothing moved); GET /v1/refunds/{id} reads it. Replayed
+    // under the key as any answer is (all_answers: a pending refund's
+    // replay still says pending). The PaymentIntent's status does not
+    // change with its refunds (its charge's amount_refunded does).
+    w.refunds.style = Wire::Refunds::Style::object;
+    w.refunds.path = "/v1/refunds";
+    w.refunds.payment_field = "payment_intent";
+    w.refunds.id_prefix = "re_";
+    w.refunds.lookup_path = "/v1/refunds/";
   } else if (profile == "adyen") {
     w.id_prefix = "psp_";
     // "The response to the first attempt" is replayed (Ad1); whether that
@@ -246,6 +272,19 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     w.not_found = ans(200, R"({"limit":10,"skip":0,"total_count":0,"data":[]})");
     w.word_charged = "Authorized";
     w.word_declined = "Declined";
+    // Refunds (Ck6, Ck7): POST /payments/{id}/refunds answers 202 with the
+    // action's id and nothing decided (only that 2xx is cached under the
+    // key); GET /payments/{id}/actions lists the payment's actions newest
+    // first, each with its id, type, amount, approved and response_code,
+    // a refund once it is processed: approved (money refunded, the payment
+    // then Partially Refunded or Refunded) or declined (nothing moved).
+    w.refunds.style = Wire::Refunds::Style::actions;
+    w.refunds.path = "/payments/";
+    w.refunds.path_suffix = "/refunds";
+    w.refunds.id_prefix = "act_";
+    w.refunds.lookup_path = "/actions";
+    w.refunds.word_partly_refunded = "Partially Refunded";
+    w.refunds.word_refunded = "Refunded";
   } else if (profile == "mollie") {
     w.id_prefix = "tr_";
     w.replay = ReplayKind::all_answers;  // the cached initial response, Idempotent-Replayed (Mo1)

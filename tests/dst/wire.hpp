@@ -162,7 +162,36 @@ struct Wire {
   // A lookup's word for a payment in phase `p`.
   const std::string& lookup_word(Phase p) const;
 
-  // Which requests are lookups.
+  // Refunds of a payment (issue 47), where the model speaks them: a POST
+  // under the payment's key rules that moves none of the payment's money
+  // but makes a refund of its own, which the provider decides at once or
+  // later (Stripe's pending refund, Checkout.com's 202 "accepted" listed
+  // among the payment's actions once processed), approved or declined.
+  struct Refunds {
+    enum class Style {
+      none,
+      // Stripe: POST /v1/refunds (payment_intent in the body) answers the
+      // refund object; GET /v1/refunds/{id} reads it again.
+      object,
+      // Checkout.com: POST /payments/{id}/refunds answers 202 with the
+      // action's id only; GET /payments/{id}/actions lists the payment's
+      // actions, newest first, a refund once it is processed.
+      actions
+    } style = Style::none;
+    std::string path;           // object: the POST path; actions: the prefix before the payment's id
+    std::string path_suffix;    // actions: after the payment's id ("/refunds")
+    std::string payment_field;  // object: the body member naming the payment
+    std::string id_prefix;      // the refunds' (actions') ids
+    std::string lookup_path;    // object: the prefix before the refund's id; actions: the suffix after the payment's id
+    // A payment's lookup word once refunds moved part or all of its money
+    // ("" the word does not change: a Stripe PaymentIntent stays succeeded).
+    std::string word_partly_refunded, word_refunded;
+  } refunds;
+  bool speaks_refunds() const { return refunds.style != Refunds::Style::none; }
+  // Whether a request is a refund's lookup.
+  bool is_refund_lookup(const std::string& method, const std::string& path) const;
+
+  // Which requests are lookups (a refund's lookup too).
   bool is_lookup(const std::string& method, const std::string& path_and_query) const;
 };
 

@@ -352,6 +352,8 @@ class Process {
   // The operation being submitted (its row id), "" none: its sends are
   // checked against its own row and its payment's.
   std::string op_row;
+  // The operation row being queried, "" none: it sends only its own lookups.
+  std::string op_query;
   std::vector<std::unique_ptr<SimAsyncTransport>> asyncs;
   std::vector<std::unique_ptr<MultiEngine>> multis;
 
@@ -569,6 +571,20 @@ class World {
   std::vector<std::string> op_rows;  // every operation row id asked for
   void refund_some(std::unique_ptr<Process>& proc, const Order& o);
   void check_operations();
+  // An UNKNOWN operation is settled by its own lookup (issue 47): callers
+  // query its row (pay_query) or reconcile, besides asking its ref again.
+  // What they find is checked as it is read: a settled operation never
+  // changes outcome, its payment's money moves only forward, and says
+  // refunded only after a refund that moved money.
+  std::map<std::string, PaymentState> op_settled;  // operation row -> the outcome it was first seen settled with
+  std::set<std::string> refunded_orders;           // the concurrent driver refunds an order once
+  std::map<int, std::unique_ptr<Process>> refund_callers;  // the concurrent driver's, per account
+  // Returns whether the row is settled now.
+  bool query_operation(Process& p, const std::string& row_id);
+  void query_settled_operation(Process& p, const std::string& row_id);
+  void check_operation_rows();
+  // The operation row `claim` holds (nullopt none).
+  std::optional<PaymentRow> operation_of_claim(Ledger& l, const std::string& claim);
   std::set<std::string> settled_reads;  // orders whose settled row a lookup read
   std::map<std::string, MoneyState> money_row_seen, money_result_seen;
   // A row's or a result's money state says what the provider's truth about
@@ -584,10 +600,14 @@ class World {
   bool money_failed_for_good(const std::string& order, const std::string& pid = "");
 
   int64_t lease_ms() const { return config.retry.deadline_ms + config.lease_margin_ms; }
-  Ledger& ledger_for_checks(std::unique_ptr<Ledger>& holder) {
+  // The checks read a SQLite ledger through one connection of their own,
+  // opened once per schedule: each read sees what is committed, and
+  // opening a connection cost more than all of a schedule's reads.
+  std::unique_ptr<Ledger> checks_ledger;
+  Ledger& ledger_for_checks(std::unique_ptr<Ledger>& /*holder*/) {
     if (shared_ledger) return *shared_ledger;
-    holder = open_ledger(ledger_url, "");
-    return *holder;
+    if (!checks_ledger) checks_ledger = open_ledger(ledger_url, "");
+    return *checks_ledger;
   }
   Fault pick_fault(bool crashes_allowed);
   // A violation found inside the concurrent engine's turn (a done callback,
@@ -897,6 +917,33 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
         fail("reconcile_never_resends_a_final_answer", "a reconcile pass re-sent " + order + " although " + why);
     }
   }
+  // An UNKNOWN operation is settled by its own lookup (issue 47): never by
+  // a re-send (no refund leaves but from its submit), never through its
+  // payment's lookup (whatever leaves under an operation row's claim
+  // outside its submit is that operation's own lookup), and its lookups
+  // leave under its row's live claim.
+  if (provider->wire().speaks_refunds() && !p.in_hint && p.op_row.empty()) {
+    const std::string path = path_of(req.url);
+    const bool own_lookup = provider->wire().is_refund_lookup(req.method, path);
+    if (refund_payment(provider->wire(), req))
+      fail("operation_lookup_never_sends", "a refund was POSTed (" + path + ") outside its submit" +
+                                               (p.op_query.empty() ? std::string() : ", querying " + p.op_query));
+    if (!p.op_query.empty() && !own_lookup)
+      fail("operation_read_by_its_own_lookup", "querying " + p.op_query + " sent " + req.method + " " + path +
+                                                   ", which is not the operation's own lookup");
+    // (A payment's lookup under an operation's claim in a reconcile pass
+    // is caught by the payment's own lease check below: its claim is not
+    // the payment row's.)
+    if (own_lookup) {
+      const std::optional<PaymentRow> op = operation_of_claim(ledger_for_checks(holder), req.claim);
+      if (!op)
+        fail("no_send_after_losing_the_lease", "the operation lookup " + path + " left under claim '" + req.claim +
+                                                   "', which holds no operation row");
+      if (clock.unix_ms() >= op->lease_until)
+        fail("no_send_after_losing_the_lease", "the lookup of " + op->order_id + " left after its lease ended");
+      ++tally.operation_lookups;
+    }
+  }
   // An operation leaves only on a settled payment, under its own row's
   // live claim.
   if (!p.op_row.empty() && !lookup) {
@@ -1007,7 +1054,8 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
     answer_faults(reply, order, lookup, clock.unix_ms());
   if (lookup) ++tally.lookups;
   if (p.in_hint && f != Fault::none) ++wh_injected;  // the hint's confirming lookup fails: the receiver must say "again"
-  say("p" + std::to_string(p.id) + (lookup ? " lookup " : " send ") + order + " fault=" + fault_name(f) + " -> " +
+  say("p" + std::to_string(p.id) + (lookup ? " lookup " : " send ") + order +
+      (order.empty() && opt.verbose ? req.method + " " + path_of(req.url) : std::string()) + " fault=" + fault_name(f) + " -> " +
       (reply.crash ? std::string("CRASH")
        : reply.result.failure == TransportFailure::none ? std::to_string(reply.result.response.status)
                                                           : transport_failure_name(reply.result.failure)) +
@@ -1554,8 +1602,16 @@ World::World(uint64_t s, const Options& o)
   query_percent = ext.chance(50) ? static_cast<int>(ext.range(20, 80)) : 0;
   // Refunds, where the provider model speaks them: Stripe's (all answers
   // replayed) and Checkout.com's (only a 2xx is), both with a header key.
-  if ((profile_name == "stripe" || profile_name == "checkout_com") && profile.operations.count("refund"))
+  if (provider->wire().speaks_refunds() && profile.operations.count("refund"))
     ops_percent = ops_rng.chance(60) ? static_cast<int>(ops_rng.range(20, 80)) : 0;
+  if (ops_percent > 0) {
+    // How the provider decides them: some later (Stripe's pending refund,
+    // Checkout.com's not listed yet), some declined (nothing moves).
+    provider->refund_rng = Rng(s ^ 0x27D4EB2F165667C5ull);
+    provider->refund_later_percent = ops_rng.chance(60) ? static_cast<int>(ops_rng.range(10, 70)) : 0;
+    provider->refund_declined_percent = ops_rng.chance(50) ? static_cast<int>(ops_rng.range(5, 50)) : 0;
+    provider->refund_later_max_ms = ops_rng.chance(50) ? ops_rng.range(1, 5000) : ops_rng.range(5000, 600000);
+  }
 
   // The schedule's character: how likely each fault is.
   for (int& wgt : weights) wgt = static_cast<int>(rng.range(0, 10));
@@ -1671,6 +1727,7 @@ World::~World() {
   receivers.clear();
   receiver_procs.clear();
   graveyard.clear();
+  checks_ledger.reset();
   if (ledger_url.rfind("sqlite://", 0) == 0) {
     const std::string path = ledger_url.substr(9);
     for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
@@ -1772,6 +1829,10 @@ void World::check_money(const std::string& order, MoneyState m, const std::strin
   // Its own payments: the one it names, else every one made for the order
   // (a payment made elsewhere is no payment of the provider model's).
   provider->complete_due(clock.now_ms());
+  // Refunded, partly or wholly, only after a refund of it moved money.
+  if ((m == MoneyState::partly_refunded || m == MoneyState::refunded) && !provider->refunds_moved.count(order))
+    fail("refunded_only_after_a_refund_moved_money", std::string(where) + " of " + order + " says " +
+                                                         money_state_name(m) + ", and no refund of it moved money");
   bool held = false, captured = false, holds_now = false;
   std::string truth;
   for (const ProviderModel::Payment& p : provider->payments()) {
@@ -1996,6 +2057,11 @@ void World::query_settled(Process& p, const Order& o) {
 // another amount (a mismatch, nothing sent). A crash ends its process; the
 // restarted one asks for the refund again, as the docs tell callers to.
 void World::refund_some(std::unique_ptr<Process>& proc, const Order& o) {
+  // A payment POSTed to a path of its own that names an account (a
+  // simulation's device, no Stripe or Checkout.com feature) cannot be
+  // refunded: the operation's path is the profile's and names no account,
+  // so its refund would reach a store where the payment does not exist.
+  if (!o.path.empty()) return;
   const int n = static_cast<int>(ops_rng.range(1, 3));
   std::vector<std::pair<std::string, int64_t>> asked;  // ref -> amount as asked
   for (int i = 0; i < n + 1; ++i) {
@@ -2055,12 +2121,33 @@ void World::refund_some(std::unique_ptr<Process>& proc, const Order& o) {
         const PaymentResult r = p.operations->submit(req);
         p.op_row.clear();
         if (other_amount) fail("operation_mismatch_refused", row_id + " asked with another amount and got " + outcome_name(r.outcome));
+        check_operation_rows();
         if (r.outcome == Outcome::unknown || r.outcome == Outcome::in_progress) {
           ++tally.operations_unknown;
           clock.advance(r.outcome == Outcome::in_progress ? lease_ms() + 1 : ops_rng.range(0, 3000));
-          continue;  // asked again with the same ref, as the docs say
+          // As the docs say: query the operation (its own lookup), or leave
+          // it to reconcile, or ask again with the same ref.
+          const int64_t next = ops_rng.range(0, 9);
+          bool settled = false;
+          if (next < 4) {
+            settled = query_operation(p, row_id);
+          } else if (next < 6) {
+            reconcile(p);
+            check_operation_rows();
+            std::unique_ptr<Ledger> holder;
+            const auto row = ledger_for_checks(holder).get(row_id);
+            settled = row && (row->state == PaymentState::succeeded || row->state == PaymentState::failed);
+          }
+          if (settled) {
+            ++tally.operations_settled_by_lookup;
+            query_settled_operation(p, row_id);
+            break;
+          }
+          clock.advance(ops_rng.range(0, 5000));
+          continue;
         }
         tally.operations_succeeded += r.outcome == Outcome::succeeded;
+        query_settled_operation(p, row_id);
         break;
       } catch (const Crash&) {
         proc.reset();
@@ -2085,8 +2172,77 @@ void World::refund_some(std::unique_ptr<Process>& proc, const Order& o) {
   }
 }
 
+bool World::query_operation(Process& p, const std::string& row_id) {
+  ++tally.operation_queries;
+  p.in_settler = true;
+  p.order = nullptr;
+  p.op_query = row_id;
+  say("p" + std::to_string(p.id) + " queries " + row_id);
+  bool settled = false;
+  try {
+    const PaymentResult r = p.settler->query(row_id);
+    say("result " + row_id + " " + outcome_name(r.outcome) + " " + r.error);
+    settled = r.outcome == Outcome::succeeded || r.outcome == Outcome::failed;
+    tally.operations_succeeded += r.outcome == Outcome::succeeded;
+    tally.operations_failed += r.outcome == Outcome::failed;
+  } catch (const Error& e) {
+    // A row pruned meanwhile is not in the ledger.
+    if (e.code() != Errc::PAY_ENOTFOUND) fail("unexpected_call_error", "query " + row_id + ": " + e.what());
+  } catch (const LedgerError&) {
+    // The store failed: nothing was settled.
+  }
+  p.in_settler = false;
+  p.op_query.clear();
+  check_operation_rows();
+  return settled;
+}
+
+// Sometimes the caller asks again, later, about a settled operation: its
+// stored outcome, which never changes (check_operation_rows).
+void World::query_settled_operation(Process& p, const std::string& row_id) {
+  if (!ops_rng.chance(25)) return;
+  clock.advance(ops_rng.range(0, 600000));
+  query_operation(p, row_id);
+}
+
+// Every operation row as it stands: once settled, its outcome never
+// changes; its payment's money moves only forward (check_money), and says
+// refunded only where a refund of it moved money at the provider.
+void World::check_operation_rows() {
+  if (op_rows.empty()) return;
+  std::unique_ptr<Ledger> holder;
+  Ledger& l = ledger_for_checks(holder);
+  std::set<std::string> payments;
+  for (const std::string& id : std::set<std::string>(op_rows.begin(), op_rows.end())) {
+    const auto row = l.get(id);
+    if (!row) continue;
+    payments.insert(row->parent_order_id);
+    if (row->state != PaymentState::succeeded && row->state != PaymentState::failed) {
+      if (const auto was = op_settled.find(id); was != op_settled.end())
+        fail("settled_operation_never_changes", id + " was " + state_name(was->second) + " and is now " +
+                                                    state_name(row->state));
+      continue;
+    }
+    const auto [was, first] = op_settled.emplace(id, row->state);
+    if (!first && was->second != row->state)
+      fail("settled_operation_never_changes", id + " was " + state_name(was->second) + " and is now " +
+                                                  state_name(row->state));
+  }
+  for (const std::string& order : payments)
+    if (const auto row = l.get(order))
+      check_money(order, row->money_state, row->provider_payment_id, "the ledger row", money_row_seen);
+}
+
+std::optional<PaymentRow> World::operation_of_claim(Ledger& l, const std::string& claim) {
+  if (claim.empty()) return std::nullopt;
+  for (const std::string& id : std::set<std::string>(op_rows.begin(), op_rows.end()))
+    if (auto row = l.get(id); row && row->state == PaymentState::in_flight && row->lease_owner == claim) return row;
+  return std::nullopt;
+}
+
 void World::check_operations() {
   if (op_rows.empty()) return;
+  check_operation_rows();
   std::unique_ptr<Ledger> holder;
   Ledger& l = ledger_for_checks(holder);
   std::map<std::string, int64_t> spent;  // payment -> its refunds the ledger does not know failed
@@ -2494,6 +2650,20 @@ void World::run_concurrent() {
       continue;
     }
     if (unanswered() > 0) fail("liveness", "the concurrent engine did not answer every payment");
+    // Refunds of the payments answered SUCCEEDED, between rounds, by a
+    // caller of the account (the blocking operation flow, which the
+    // concurrent engines do not run; one caller per account, racing no
+    // one); their UNKNOWNs are queried, reconciled (here too) or asked
+    // again. A quarter as often as the blocking driver's, whose schedules have
+    // half as many orders: the CI budget stays what it was.
+    if (ops_percent > 0)
+      for (const Order& o : orders)
+        if (!outcomes[o.id].empty() && outcomes[o.id].back() == Outcome::succeeded && !pruned.count(o.id) &&
+            refunded_orders.insert(o.id).second && ops_rng.chance(ops_percent / 4)) {
+          std::unique_ptr<Process>& caller = refund_callers[o.tenant];
+          if (!caller) caller = std::make_unique<Process>(*this, next_process++, 1, false, o.tenant);
+          refund_some(caller, o);
+        }
     if (rng.chance(30)) {
       clock.advance(rng.range(0, 3000));
       for (Process* p : live()) reconcile(*p);
@@ -2517,6 +2687,7 @@ void World::run_concurrent() {
     if (rng.chance(20)) break;  // the rest is left for reconciliation
   }
   procs.clear();
+  refund_callers.clear();
 }
 
 void World::check_final() {
@@ -2530,6 +2701,9 @@ void World::check_final() {
   if (provider->rejected_unsigned > 0)
     fail("every_request_signed", std::to_string(provider->rejected_unsigned) + " requests reached the provider unsigned (" +
                                      provider->rejections.front() + ")");
+  if (provider->refunds_of_no_payment > 0)
+    fail("operation_names_its_payment", std::to_string(provider->refunds_of_no_payment) +
+                                            " refunds named no payment of the store they reached");
   if (provider->wrong_encodings > 0)
     fail("every_body_in_the_providers_encoding",
          std::to_string(provider->wrong_encodings) + " creates reached the provider in an encoding it refuses");

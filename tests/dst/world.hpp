@@ -96,6 +96,10 @@ struct Tally {
   // refused before any byte, refused as a mismatch, and their sends.
   uint64_t operations = 0, operations_unknown = 0, operations_succeeded = 0, operations_refused = 0,
            operations_mismatched = 0, operation_sends = 0;
+  // An UNKNOWN operation settled by its own lookup: queries of operation
+  // rows, the operations' own lookups sent (by queries and reconcile),
+  // FAILED results, and calls that ended once a query or reconcile settled the row.
+  uint64_t operation_queries = 0, operation_lookups = 0, operations_failed = 0, operations_settled_by_lookup = 0;
   // The latest a concurrent payment was answered after its deadline, in
   // the engine's own time (ms; the invariant's bound is 250).
   int64_t latest_answer_ms = INT64_MIN;

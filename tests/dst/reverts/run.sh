@@ -1,5 +1,5 @@
 #!/bin/bash
-# Takes one webhook rule back out and finds the first failing seed per
+# Takes one rule (a webhook's, an operation's) back out and finds the first failing seed per
 # profile and driver, as docs/reliability.md's revert tables were made: in a
 # private worktree of HEAD (never this tree), the patch applied, payretry_dst
 # rebuilt, CI's command run (40,000 schedules per driver) until its first
