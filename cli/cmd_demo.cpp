@@ -18,7 +18,9 @@
 
 #include "client_setup.hpp"
 #include "commands.hpp"
+#include "demo_operations.hpp"
 #include "demo_plan.hpp"
+#include "demo_providers.hpp"
 #include "demo_summary.hpp"
 #include "output.hpp"
 #include "progress.hpp"
@@ -31,6 +33,7 @@ namespace {
 const char kHelp[] =
     "usage: payretry demo [--payments N] [--concurrency N] [--seed N] [--crash]\n"
     "                     [--ledger sqlite|memory] [--keep] [--quiet] [--json]\n"
+    "       payretry demo --operations [--provider NAME] [--payments N] [--seed N] ...\n"
     "\n"
     "Starts the bundled provider simulator on a free loopback port with a realistic\n"
     "fault mix (lost responses, resets, slow answers past the attempt timeout, 429,\n"
@@ -49,13 +52,28 @@ const char kHelp[] =
     "  --keep            keep the temporary folder (ledger, config) and print its path\n"
     "  --quiet           no progress display on stderr\n"
     "  --json            the summary as one JSON document\n"
+    "  --operations      captures, partial refunds and cancels too, for each built-in\n"
+    "                    provider in turn (its own simulator and ledger): payments, a\n"
+    "                    third of them only held where the provider can hold; holds\n"
+    "                    captured in part or canceled; two partial refunds of each paid\n"
+    "                    payment, some asked twice with the same ref, some from two\n"
+    "                    threads at once, some followed by one too large (refused before\n"
+    "                    any byte); what stayed UNKNOWN settled; then the simulator's count\n"
+    "                    of money movements per operation key. An operation payretry does\n"
+    "                    not send for a provider is shown as not offered. --payments is per\n"
+    "                    provider (default 200)\n"
+    "  --provider NAME   with --operations: only this provider (stripe, paypal,\n"
+    "                    checkout_com, adyen, square, mollie, wechatpay_v3, alipay)\n"
     "\n"
     "Exit 0 when both counts are zero, 9 when either is not (that must never happen).\n"
+    "With --operations: 9 when any operation key moved money twice, refunds exceed what\n"
+    "was captured, or an operation's SUCCEEDED or FAILED contradicts the provider.\n"
     "\n"
     "Examples:\n"
     "  payretry demo\n"
     "  payretry demo --payments 300 --seed 7 --json | jq .provider\n"
-    "  payretry demo --crash --payments 400\n";
+    "  payretry demo --crash --payments 400\n"
+    "  payretry demo --operations --provider paypal --payments 100\n";
 
 // The demo's own folder; removed at the end unless --keep.
 class TempDir {
@@ -79,18 +97,6 @@ class TempDir {
 };
 
 constexpr int kReconcilePasses = 3;
-
-payretry_sim::Options sim_options(uint64_t seed) {
-  payretry_sim::Options o;
-  o.seed = seed;
-  o.threads = 2;
-  o.slow_ms = 1500;
-  o.retry_after_s = 1;
-  o.api_key = "sk_test_payretry_demo";
-  o.faults = {{"lost_response", 0.05}, {"reset_before", 0.03}, {"slow", 0.02}, {"429", 0.03},
-              {"503", 0.05},           {"500", 0.03},          {"malformed", 0.02}, {"decline", 0.03}};
-  return o;
-}
 
 // ---- the crash worker, as a child process ------------------------------------
 
@@ -217,18 +223,43 @@ void run_crash(const pay::client& client, const DemoPlan& plan, const std::strin
   }
 }
 
+int demo_operations(const Args& a) {
+  if (a.has("--crash")) throw usage_error("--crash is not for --operations");
+  OperationsPlan plan;
+  plan.payments = static_cast<int>(a.integer("--payments", 1, 100000, 200));
+  plan.concurrency = static_cast<int>(a.integer("--concurrency", 1, 4096, 64));
+  plan.seed = static_cast<uint64_t>(a.integer("--seed", 0, (INT64_C(1) << 53) - 1, 42));
+  plan.ledger = a.value("--ledger").value_or("sqlite");
+  if (plan.ledger != "sqlite" && plan.ledger != "memory")
+    throw usage_error("--ledger wants sqlite or memory, got '" + plan.ledger + "'");
+  if (auto p = a.value("--provider")) {
+    demo_provider(*p);  // a name it does not know is a usage error
+    plan.providers = {*p};
+  } else {
+    plan.providers = demo_provider_names();
+  }
+  plan.quiet = a.has("--quiet");
+  TempDir dir(a.has("--keep"));
+  const Json summary = run_operations_demo(plan, dir.path());
+  if (a.has("--json")) print_json(summary.get());
+  else print_operations_summary(summary.get());
+  return jbool(summary.get(), "ok") ? kExitOk : kExitBroken;
+}
+
 }  // namespace
 
 int cmd_demo(const Argv& argv) {
   ArgSpec spec;
-  spec.valued.insert({"--payments", "--concurrency", "--seed", "--ledger"});
-  spec.flags.insert({"--crash", "--json", "--keep", "--quiet", "--help"});
+  spec.valued.insert({"--payments", "--concurrency", "--seed", "--ledger", "--provider"});
+  spec.flags.insert({"--crash", "--json", "--keep", "--quiet", "--help", "--operations"});
   const Args a = Args::parse(argv, spec);
   if (a.has("--help")) {
     std::printf("%s\n%s", kHelp, kExitCodesHelp);
     return kExitOk;
   }
   a.want_positional({});
+  if (a.has("--operations")) return demo_operations(a);
+  if (a.has("--provider")) throw usage_error("--provider is for --operations (the default demo plays Stripe)");
   DemoPlan plan;
   plan.payments = static_cast<int>(a.integer("--payments", 1, 100000, 2000));
   plan.concurrency = static_cast<int>(a.integer("--concurrency", 1, 4096, 256));
@@ -242,7 +273,7 @@ int cmd_demo(const Argv& argv) {
   const auto t0 = std::chrono::steady_clock::now();
 
   TempDir dir(a.has("--keep"));
-  payretry_sim::Server sim(sim_options(plan.seed));
+  payretry_sim::Server sim(demo_sim_options(plan.seed));
   const std::string ledger_url = ledger == "memory" ? "memory:" : "sqlite://" + dir.path() + "/ledger.db";
   const std::string config = demo_config(sim.base_url(), ledger_url, plan);
   if (!quiet)

@@ -56,7 +56,20 @@ std::string demo_config(const std::string& base_url, const std::string& ledger_u
   return buf;
 }
 
-void submit_all(const pay::client& client, const DemoPlan& plan, Tally& tally, Progress* progress) {
+payretry_sim::Options demo_sim_options(uint64_t seed) {
+  payretry_sim::Options o;
+  o.seed = seed;
+  o.threads = 2;
+  o.slow_ms = 1500;
+  o.retry_after_s = 1;
+  o.api_key = "sk_test_payretry_demo";
+  o.faults = {{"lost_response", 0.05}, {"reset_before", 0.03}, {"slow", 0.02}, {"429", 0.03},
+              {"503", 0.05},           {"500", 0.03},          {"malformed", 0.02}, {"decline", 0.03}};
+  return o;
+}
+
+void submit_all(const pay::client& client, const DemoPlan& plan, Tally& tally, Progress* progress,
+                const SubmitHooks* hooks) {
   // Every payment goes through the client's concurrent engine (one thread,
   // libcurl multi, group commit); this thread only keeps `concurrency` of
   // them in flight and counts the answers, which arrive on the engine thread.
@@ -65,6 +78,7 @@ void submit_all(const pay::client& client, const DemoPlan& plan, Tally& tally, P
   int in_flight = 0;
   auto answered = [&](int i, pay::answer a) {
     if (a.result) {
+      if (hooks && hooks->answered) hooks->answered(i, *a.result);
       tally.outcomes[static_cast<int>(a.result->outcome())].fetch_add(1);
       if (progress) progress->add(1, a.result->outcome() == pay::outcome::unknown ? 1 : 0);
     } else {
@@ -87,9 +101,10 @@ void submit_all(const pay::client& client, const DemoPlan& plan, Tally& tally, P
       ++in_flight;
     }
     pay::submit_options o;
-    o.idempotency_key = demo_key(plan.seed, i);
+    if (!hooks || !hooks->key_is_order) o.idempotency_key = demo_key(plan.seed, i);
     try {
-      client.submit_async(demo_order(i), demo_body(i), [&answered, i](pay::answer a) { answered(i, std::move(a)); }, o);
+      const std::string body = hooks && hooks->body ? hooks->body(i) : demo_body(i);
+      client.submit_async(hooks && hooks->order ? hooks->order(i) : demo_order(i), body, [&answered, i](pay::answer a) { answered(i, std::move(a)); }, o);
     } catch (const pay::error& e) {
       pay::answer a;
       a.failure.emplace(e);

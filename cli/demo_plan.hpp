@@ -7,8 +7,11 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
+
+#include "server.hpp"
 
 namespace cli {
 
@@ -41,8 +44,23 @@ struct Tally {
   std::string first_error;             // the first failed call's message
 };
 
+// What `demo --operations` changes in submit_all: each order's body (the
+// provider's own), and a look at each answer (the ids an operation names).
+struct SubmitHooks {
+  std::function<std::string(int i)> order;                     // empty: demo_order(i)
+  std::function<std::string(int i)> body;                      // empty: demo_body(i)
+  std::function<void(int i, const pay::result& r)> answered;  // on the engine thread; may be empty
+  // The provider's key is the order's own reference (WeChat Pay's and
+  // Alipay's out_trade_no): no key of the demo's is given.
+  bool key_is_order = false;
+};
+
 // Submits orders [0, plan.payments) through one client's concurrent engine,
-// plan.concurrency in flight at once. `progress` may be null.
-void submit_all(const pay::client& client, const DemoPlan& plan, Tally& tally, Progress* progress);
+// plan.concurrency in flight at once. `progress` and `hooks` may be null.
+void submit_all(const pay::client& client, const DemoPlan& plan, Tally& tally, Progress* progress,
+                const SubmitHooks* hooks = nullptr);
+
+// The simulator of every demo: the realistic fault mix, seeded.
+payretry_sim::Options demo_sim_options(uint64_t seed);
 
 }  // namespace cli
