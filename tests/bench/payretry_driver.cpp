@@ -5,10 +5,17 @@
 //                  group commit), K payments in flight as a sliding window: each answer starts
 //                  the next payment from its done callback. pay_submit_batch and Python's
 //                  submit_many run on this same engine.
+//   --mode refund: the blocking pay_submit_operation (a partial refund, ledger guard included),
+//                  K threads as in --mode thread. Operations have no concurrent engine, so this
+//                  is compared with --mode thread (the create's same shape) and with raw curl
+//                  multi. The payments it refunds are made before the timed run (pay_submit_batch,
+//                  untimed, uncounted): --payments of them; a run that uses them all up says so in
+//                  its reasons ("pool_exhausted") and stops starting refunds.
 //
 // --rss-every N prints {"kind":"rss","payments":n,"rss_mb":x} after every N completed payments
 // (the memory curve across 100,000 payments). --log FILE turns on the attempt log; --seconds T
 // runs for a time instead of a count (bench_common.hpp, Meter).
+#include <payretry/operation.h>
 #include <payretry/payretry.h>
 #include <pthread.h>
 
@@ -64,6 +71,63 @@ void account(Shared& s, double latency_ms, int rc, pay_result* r, const char* me
     std::printf("{\"kind\":\"rss\",\"payments\":%ld,\"rss_mb\":%.3f}\n", n, bench::current_rss_mb());
     std::fflush(stdout);
   }
+}
+
+// refund mode: one partial refund of payment i, made before the run.
+void* refund_worker(void* p) {
+  Shared& s = *static_cast<Shared*>(p);
+  const bench::Args& a = *s.args;
+  for (;;) {
+    const long i = s.next.fetch_add(1);
+    if (!s.meter->may_start(i)) return nullptr;
+    if (i >= a.payments) {
+      std::lock_guard<std::mutex> lk(s.mu);
+      ++s.reasons["pool_exhausted"];
+      return nullptr;
+    }
+    const std::string order = a.prefix + std::to_string(i);
+    pay_operation_options o;
+    pay_operation_options_init(&o, PAY_OPERATION_OPTIONS_VERSION);
+    o.ref = "r1";
+    o.amount = 400;  // of the payment's 1000: the guard checks it fits
+    pay_result* r = nullptr;
+    const auto t0 = bench::Clock::now();
+    const int rc = pay_submit_operation(&r, s.client, order.c_str(), PAY_OPERATION_REFUND, &o);
+    account(s, bench::ms_between(t0, bench::Clock::now()), rc, r, rc == PAY_OK ? nullptr : pay_error_last()->message);
+  }
+}
+
+// The payments refund mode refunds: made through the concurrent engine in batches, before the
+// meter starts. Returns false (with the reason on stderr) if one did not succeed.
+bool make_payments(pay_client* c, const bench::Args& a) {
+  const long chunk = 2000;
+  for (long from = 0; from < a.payments; from += chunk) {
+    const long n = std::min(chunk, a.payments - from);
+    std::vector<std::string> orders, bodies;
+    for (long i = from; i < from + n; ++i) {
+      orders.push_back(a.prefix + std::to_string(i));
+      bodies.push_back(bench::body_for(orders.back()));
+    }
+    std::vector<pay_batch_item> items(static_cast<size_t>(n));
+    for (long k = 0; k < n; ++k) {
+      items[k] = pay_batch_item{};
+      items[k].order_id = orders[k].c_str();
+      items[k].body = bodies[k].data();
+      items[k].body_len = bodies[k].size();
+    }
+    if (pay_submit_batch(items.data(), items.size(), c, nullptr) != PAY_OK) {
+      std::fprintf(stderr, "payretry_driver: pay_submit_batch: %s\n", pay_error_last()->message);
+      return false;
+    }
+    for (pay_batch_item& it : items) {
+      const bool ok = it.rc == PAY_OK && pay_result_outcome(it.result) == PAY_OUTCOME_SUCCEEDED;
+      if (!ok) std::fprintf(stderr, "payretry_driver: payment %s not made: %s\n", it.order_id,
+                            it.rc == PAY_OK ? pay_result_json(it.result) : it.message);
+      pay_result_free(it.result);
+      if (!ok) return false;
+    }
+  }
+  return true;
 }
 
 void* worker(void* p) {
@@ -137,8 +201,9 @@ std::string ledger_label(const std::string& url) {
 int main(int argc, char** argv) {
   const bench::Args a = bench::parse_args(
       argc, argv,
-      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async] [--log FILE] [--metrics FILE] [--engine-threads N] [--max-connections N] [--rss-every N]");
-  if (a.mode != "thread" && a.mode != "async") bench::usage(argv[0], " [--mode thread|async]");
+      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async|refund] [--log FILE] [--metrics FILE] [--engine-threads N] [--max-connections N] [--rss-every N]");
+  if (a.mode != "thread" && a.mode != "async" && a.mode != "refund")
+    bench::usage(argv[0], " [--mode thread|async|refund]");
 
   // Every client in the benchmark gets a keep-alive pool as large as its in-flight level; the
   // engine's default pool (max_connections 256 per host) would otherwise cap 1,000 in flight
@@ -161,6 +226,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "payretry_driver: pay_client_new: %s\n", pay_error_last()->message);
     return 1;
   }
+  if (a.mode == "refund" && !make_payments(s.client, a)) return 1;
   meter.begin();
   if (a.mode == "async") {
     const long window = a.seconds > 0 ? a.inflight : std::min(a.inflight, a.payments);
@@ -168,14 +234,14 @@ int main(int argc, char** argv) {
     std::unique_lock<std::mutex> lk(s.mu);
     s.all_done.wait(lk, [&] { return finished(s); });
   } else {
-    const long threads = std::min<long>({a.inflight, 1000, a.seconds > 0 ? a.inflight : a.payments});
+    const long threads = std::min<long>({a.inflight, 1000, a.seconds > 0 || a.mode == "refund" ? a.inflight : a.payments});
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 512 * 1024);
     std::vector<pthread_t> tids;
     for (long i = 0; i < threads; ++i) {
       pthread_t t;
-      if (pthread_create(&t, &attr, worker, &s) != 0) {
+      if (pthread_create(&t, &attr, a.mode == "refund" ? refund_worker : worker, &s) != 0) {
         std::fprintf(stderr, "payretry_driver: pthread_create failed after %ld threads\n", i);
         break;
       }
@@ -204,7 +270,7 @@ int main(int argc, char** argv) {
     if (!reasons.empty()) reasons += ",";
     reasons += "\"" + bench::json_escape(k) + "\":" + std::to_string(v);
   }
-  meter.print("payretry", ledger_label(a.ledger), a.mode == "async" ? "async" : "threads",
+  meter.print("payretry", ledger_label(a.ledger), a.mode == "async" ? "async" : a.mode == "refund" ? "refund_threads" : "threads",
               "\"reasons\":{" + reasons + "}");
   return 0;
 }

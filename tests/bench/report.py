@@ -261,7 +261,8 @@ def table(a):
 
 
 # ---- transport_limit.sh -----------------------------------------------------------------------
-TRANSPORT_ROWS = ["wrk", "curl", "memory", "memory+log", "sqlite", "sqlite+log"]
+TRANSPORT_ROWS = ["wrk", "curl", "memory", "memory+log", "sqlite", "sqlite+log", "memory-threads", "memory-refund",
+                  "sqlite-threads", "sqlite-refund"]
 TRANSPORT_BASE = "curl"
 
 

@@ -9,6 +9,15 @@
 #   memory+log       the same with the attempt log written to a file
 #   sqlite           the same with a SQLite ledger in a file on disk (synchronous=FULL)
 #   sqlite+log       SQLite and the attempt log
+#   memory-threads   payretry_driver --mode thread: the blocking pay_submit, one thread per payment
+#                    in flight, memory ledger (the create in the shape operations have)
+#   memory-refund    payretry_driver --mode refund: the blocking pay_submit_operation, a partial
+#                    refund of a payment made before the run (the ledger's guard included), as many
+#                    threads; memory ledger
+#                    (both memory rows keep up to 1,000,000 settled rows, memory:?max_settled=1000000:
+#                    the default 100,000 would drop the payments made for the refunds)
+#   sqlite-threads, sqlite-refund   the same two with the SQLite ledger
+#                    (the refund rows are not in the default --rows: name them)
 # Each runner keeps starting payments for --warmup + --seconds and counts only those that
 # completed in the --seconds after the warm-up (bench_common.hpp, --seconds). Prints, per row,
 # medians with min-max across rounds of payments/s and CPU per payment, the ratios to raw curl
@@ -21,7 +30,12 @@
 #   --warmup W          seconds before the window, not counted (default 2)
 #   --inflight "LIST"   in-flight levels (default "50 256"; up to 10000: nginx takes 16,384
 #                       connections, and each client needs one descriptor per payment in flight)
-#   --rows "LIST"       of: wrk curl memory memory+log sqlite sqlite+log (default: all)
+#   --rows "LIST"       of: wrk curl memory memory+log sqlite sqlite+log (default: these), and
+#                       memory-threads memory-refund sqlite-threads sqlite-refund
+#   --refund-pool N     payments made before each memory-refund run, one refund each (default
+#                       150000); a run that uses them all up reports "pool_exhausted" in its reasons
+#   --refund-pool-sqlite N   the same before each sqlite-refund run (default 20000: the blocking
+#                       path with SQLite refunds ~20x slower, each refund waiting for its fsyncs)
 #   --build-dir DIR     (default build-bench, Release); --no-build: use what is built there
 #   --db-dir DIR        where the SQLite ledger and the attempt log go (default: a temp dir
 #                       under /var/tmp, on disk; not /tmp, which may be tmpfs)
@@ -60,6 +74,8 @@ compare_lib=""
 compare_env=""
 answer_bytes=0
 tls=0
+refund_pool=150000
+refund_pool_sqlite=20000
 while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=$2; shift ;;
@@ -73,6 +89,8 @@ while [ $# -gt 0 ]; do
     --out) out_dir=$2; shift ;;
     --answer-bytes) answer_bytes=$2; shift ;;
     --tls) tls=1 ;;
+    --refund-pool) refund_pool=$2; shift ;;
+    --refund-pool-sqlite) refund_pool_sqlite=$2; shift ;;
     --compare-lib) compare_lib=$(cd "$2" && pwd); shift ;;
     --compare-env)
       case "$2" in [A-Za-z_]*=*) compare_env=$2 ;;
@@ -165,6 +183,11 @@ http {
       default_type application/json;
       return 200 '$answer';
     }
+    # A refund answered as Stripe's succeeded one reads (its status map: succeeded).
+    location /v1/refunds {
+      default_type application/json;
+      return 200 '{"id":"re_transport_limit","object":"refund","status":"succeeded"}';
+    }
   }
 }
 EOF
@@ -203,6 +226,12 @@ run_one() {  # round row inflight
     sqlite) cmd=("$driver" "${base[@]}" --mode async --ledger "sqlite://$db_dir/ledger.db") ;;
     sqlite+log) cmd=("$driver" "${base[@]}" --mode async --ledger "sqlite://$db_dir/ledger.db"
                      --log "$db_dir/attempts.log") ;;
+    memory-threads) cmd=("$driver" "${base[@]}" --mode thread --ledger "memory:?max_settled=1000000") ;;
+    memory-refund) cmd=("$driver" "${base[@]}" --mode refund --payments "$refund_pool"
+                   --ledger "memory:?max_settled=1000000") ;;
+    sqlite-threads) cmd=("$driver" "${base[@]}" --mode thread --ledger "sqlite://$db_dir/ledger.db") ;;
+    sqlite-refund) cmd=("$driver" "${base[@]}" --mode refund --payments "$refund_pool_sqlite"
+                        --ledger "sqlite://$db_dir/ledger.db") ;;
     *) echo "BENCH-ERROR: unknown row $row" >&2; return 0 ;;
   esac
   note "round $round: $row, $inflight in flight"
