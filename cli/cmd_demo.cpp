@@ -73,7 +73,7 @@ const char kHelp[] =
     "  payretry demo\n"
     "  payretry demo --payments 300 --seed 7 --json | jq .provider\n"
     "  payretry demo --crash --payments 400\n"
-    "  payretry demo --operations --provider paypal --payments 100\n";
+    "  payretry demo --operations --provider paypal --payments 50\n";
 
 // The demo's own folder; removed at the end unless --keep.
 class TempDir {
