@@ -28,6 +28,7 @@
 #include "client_setup.hpp"
 #include "demo_plan.hpp"
 #include "demo_providers.hpp"
+#include "demo_webhooks.hpp"
 #include "progress.hpp"
 #include "reconcile_run.hpp"
 #include "server.hpp"
@@ -502,10 +503,27 @@ Json ProviderRun::run() {
     write_demo_keys(dir_);
     so.keys_dir = dir_;
   }
+  std::optional<DemoHookServer> hooks;
+  std::string hook_key;
+  if (p_.notifies) {
+    hooks.emplace();
+    hook_key = demo_hmac_key_hex();
+    so.webhook_url = hooks->url() + "/" + p_.name;
+    so.webhook_secret = hook_key;
+  }
   payretry_sim::Server sim(so);
   const std::string ledger_url = plan_.ledger == "memory" ? "memory:" : "sqlite://" + dir_ + "/ledger.db";
-  const pay::client client = open_client(demo_provider_config(p_, sim.base_url(), ledger_url, dir_, plan_.seed), false);
+  const pay::client client =
+      open_client(demo_provider_config(p_, sim.base_url(), ledger_url, dir_, plan_.seed, hook_key), false);
   client_ = &client;
+  // The endpoint lets go of the client before it goes away, however this returns.
+  struct Release {
+    std::optional<DemoHookServer>& h;
+    ~Release() {
+      if (h) h->set_client(nullptr);
+    }
+  } release{hooks};
+  if (hooks) hooks->set_client(&client);
   if (!plan_.quiet)
     std::fprintf(stderr, "payretry demo --operations: %s, simulator on %s, %d payments\n", p_.name.c_str(),
                  sim.base_url().c_str(), plan_.payments);
@@ -585,6 +603,15 @@ Json ProviderRun::run() {
     });
   }
   settle(client);
+  if (hooks) {
+    // The captures' notifications come on the simulator's sender thread:
+    // wait until none has come for half a second (at most 5 s).
+    long seen = -1;
+    for (int waited = 0; waited < 5000 && seen != hooks->accepted() + hooks->refused(); waited += 500) {
+      seen = hooks->accepted() + hooks->refused();
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+  }
   parallel(plan_.payments, plan_.threads, [&](int i) { refund_captured(payments_[i]); });
   settle(client);
 
@@ -648,6 +675,11 @@ Json ProviderRun::run() {
   add_num(st, "passes", static_cast<double>(settle_passes_));
   add_num(st, "operations_by_reconcile", static_cast<double>(settled_by_reconcile_));
   add_num(st, "operations_by_same_ref", static_cast<double>(settled_by_same_ref_));
+  if (hooks) {
+    cJSON* n = cJSON_AddObjectToObject(out.get(), "notifications");
+    add_num(n, "accepted", static_cast<double>(hooks->accepted()));
+    add_num(n, "refused", static_cast<double>(hooks->refused()));
+  }
   check_truth(sim, out.get());
   client_ = nullptr;
   sim.stop();
@@ -711,6 +743,9 @@ void print_operations_summary(const cJSON* d) {
     if (jint(ans, "call_errors"))
       fields.push_back({"failed create calls", std::to_string(jint(ans, "call_errors")) + ", first: " +
                                                    jstr(ans, "first_call_error")});
+    if (const cJSON* n = cJSON_GetObjectItemCaseSensitive(pv, "notifications"); cJSON_IsObject(n))
+      fields.push_back({"notifications applied", std::to_string(jint(n, "accepted")) + " accepted, " +
+                                                     std::to_string(jint(n, "refused")) + " refused"});
     if (jint(cr, "customer_approved"))
       fields.push_back({"approved by the customer", std::to_string(jint(cr, "customer_approved")) + " holds"});
     print_fields(fields);

@@ -3,6 +3,7 @@
 #include <cjson/cJSON.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
+#include <openssl/rand.h>
 #include <openssl/rsa.h>
 
 #include <cstdio>
@@ -86,7 +87,8 @@ DemoProvider demo_provider(const std::string& name) {
   } else if (name == "mollie") p.holds = true;  // captureMode manual: the customer pays, then it is held
   else if (name == "adyen") {
     // Every Adyen payment of the simulator's account is authorized only:
-    // it captures by hand.
+    // it captures by hand, and a capture is settled by its notification.
+    p.notifies = true;
   } else if (name != "wechatpay_v3" && name != "alipay") {
     std::string all;
     for (const std::string& n : demo_provider_names()) all += (all.empty() ? "" : ", ") + n;
@@ -147,8 +149,20 @@ std::string demo_provider_body(const DemoProvider& p, const std::string& order, 
          "\",\"subject\":\"payretry demo\",\"scene\":\"bar_code\",\"auth_code\":\"28763443825664394\"}}";
 }
 
+std::string demo_hmac_key_hex() {
+  unsigned char k[32];
+  if (RAND_bytes(k, sizeof k) != 1) throw Failure(kExitInternal, "no random bytes for the demo's notification key");
+  std::string hex;
+  char b[3];
+  for (unsigned char c : k) {
+    std::snprintf(b, sizeof b, "%02X", c);
+    hex += b;
+  }
+  return hex;
+}
+
 std::string demo_provider_config(const DemoProvider& p, const std::string& base_url, const std::string& ledger_url,
-                                 const std::string& keys_dir, uint64_t seed) {
+                                 const std::string& keys_dir, uint64_t seed, const std::string& webhook_secret) {
   std::string auth = std::string("{\"bearer\":\"") + kApiKey + "\"}", extra;
   if (p.name == "paypal")
     auth = "{\"oauth2\":{\"client_id\":\"test-client-id\",\"client_secret\":\"test-client-secret\"}}";
@@ -161,6 +175,7 @@ std::string demo_provider_config(const DemoProvider& p, const std::string& base_
     auth = std::string("{\"alipay\":{\"app_id\":\"") + kAlipayAppId + "\",\"private_key_file\":\"" + keys_dir +
            "/merchant_key.pem\",\"alipay_public_key_file\":\"" + keys_dir + "/provider_pub.pem\"}}";
   if (p.name == "adyen") extra = std::string(",\"merchant_id\":\"") + kAdyenAccount + "\"";
+  if (!webhook_secret.empty()) extra += ",\"webhook\":{\"secret\":\"" + webhook_secret + "\"}";
   // The default demo's timings: the `slow` fault (1.5 s) outlasts an attempt
   // (800 ms). A second worker asking for the same operation waits for the
   // first one's answer instead of answering IN_PROGRESS at once.

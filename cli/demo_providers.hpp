@@ -25,6 +25,9 @@ struct DemoProvider {
   bool needs_target = false;
   // The payment's key is its order reference (out_trade_no), not a header.
   bool key_is_order = false;
+  // Settles its captures only by notification (Adyen): the demo runs an
+  // endpoint the simulator notifies, which applies them to the ledger.
+  bool notifies = false;
 };
 
 // The eight built-in providers, in the order the demo runs them.
@@ -45,8 +48,12 @@ std::string demo_operation_body(const DemoProvider& p, int64_t amount);
 std::string demo_op_order(int i);
 int demo_op_index(const std::string& order);  // -1 when not one
 // The client config for the provider, pointed at the simulator.
+// `webhook_secret`: the HMAC key the simulator signs notifications with
+// ("" when the demo receives none).
 std::string demo_provider_config(const DemoProvider& p, const std::string& base_url, const std::string& ledger_url,
-                                 const std::string& keys_dir, uint64_t seed);
+                                 const std::string& keys_dir, uint64_t seed, const std::string& webhook_secret);
+// A fresh random key, hex (Adyen's notification HMAC key).
+std::string demo_hmac_key_hex();
 // Writes fresh RSA keys into `dir`, laid out as the simulator's --keys
 // wants them and as the client's WeChat Pay and Alipay credentials name
 // them: made per run, so no private key ships with the demo.
