@@ -625,7 +625,9 @@ AttemptRun::Step AttemptRun::sent(TransportResult t) {
   // name this order, and no answer may name another (a proxy replaying
   // another order's signed answer). Neither a success nor a decline then.
   if (!profile.names_request.empty() && t.failure == TransportFailure::none) {
-    const RequestNames names{r_.order_id, e_.config_.merchant_id, {}, r_.idempotency_key};
+    // No {amount}: a response's names hold it to nothing (only an
+    // operation's lookup names its amount).
+    const RequestNames names{r_.order_id, e_.config_.merchant_id, {}, r_.idempotency_key, {}};
     const std::string other =
         answer_names_other(profile.names_request, answer.get(), names, c.verdict == Verdict::success);
     if (!other.empty()) return untrusted(t.response.status, other);
