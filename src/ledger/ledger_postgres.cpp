@@ -246,8 +246,7 @@ class PostgresLedger final : public Ledger {
               s,
               {Query{"SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE order_id = $1 FOR UPDATE",
                      Params().add(p.parent_order_id)},
-               Query{"SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE parent_order_id = $1 AND operation <> ''",
-                     Params().add(p.parent_order_id)}},
+               Query{kFamilyRows, Params().add(p.parent_order_id)}},
               BeginTx::yes);
           OperationOutcome out;
           std::optional<PaymentRow> parent;

@@ -30,6 +30,9 @@ AttemptEntry cleaned(AttemptEntry a) {
 
 }  // namespace
 
+const char* const kFamilyRows =
+    "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE parent_order_id = $1 AND operation <> '' ORDER BY order_id";
+
 PaymentRow read_row(const PGresult* r, int i) {
   try {
     return read_payment(PgRow(r, i));
@@ -58,10 +61,7 @@ std::optional<PaymentRow> get_row(Session& s, const std::string& order_id) {
 }
 
 std::vector<PaymentRow> get_operation_rows(Session& s, const std::string& order_id) {
-  ResultPtr r = exec(s,
-                     "SELECT " PAYRETRY_PAYMENT_COLUMNS
-                     " FROM payments WHERE parent_order_id = $1 AND operation <> '' ORDER BY order_id",
-                     Params().add(order_id));
+  ResultPtr r = exec(s, kFamilyRows, Params().add(order_id));
   std::vector<PaymentRow> out;
   for (int i = 0; i < PQntuples(r.get()); ++i) out.push_back(to_client(s, read_row(r.get(), i)));
   return out;

@@ -42,6 +42,10 @@ inline int64_t to_server(const Session& s, int64_t client_ms) { return client_ms
 PaymentRow to_client(const Session& s, PaymentRow r);
 
 std::optional<PaymentRow> get_row(Session& s, const std::string& order_id);
+// The payment's operation rows (Ledger::operations_of, and the guard's
+// read in create_operation_and_claim), in row id order; parameter $1 the
+// payment's order id.
+extern const char* const kFamilyRows;
 // The payment's operation rows (Ledger::operations_of).
 std::vector<PaymentRow> get_operation_rows(Session& s, const std::string& order_id);
 std::vector<AttemptEntry> get_attempts(Session& s, const std::string& order_id);

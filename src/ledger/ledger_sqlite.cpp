@@ -449,12 +449,7 @@ class SqliteLedger final : public Ledger {
       return out;
     }
     const std::optional<PaymentRow> parent = get_locked(p.parent_order_id);
-    std::vector<PaymentRow> family;
-    {
-      Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS " FROM payments WHERE parent_order_id=?1 AND operation<>''");
-      s.bind(1, p.parent_order_id);
-      while (s.step()) family.push_back(read_row(s));
-    }
+    const std::vector<PaymentRow> family = family_locked(p.parent_order_id);
     PaymentRow decided = p;
     out.refused = operation_guard(p, parent, family, decided.amount);
     if (!out.refused.empty()) {
@@ -744,12 +739,7 @@ class SqliteLedger final : public Ledger {
 
   std::vector<PaymentRow> operations_of(const std::string& order_id) override {
     std::lock_guard<std::mutex> lock(mu_);
-    Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS
-                   " FROM payments WHERE parent_order_id=?1 AND operation<>'' ORDER BY order_id");
-    s.bind(1, order_id);
-    std::vector<PaymentRow> out;
-    while (s.step()) out.push_back(read_row(s));
-    return out;
+    return family_locked(order_id);
   }
 
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
@@ -967,6 +957,17 @@ class SqliteLedger final : public Ledger {
     s.bind(2, updated_before > 0 ? updated_before : std::numeric_limits<int64_t>::max());
     s.bind(3, static_cast<int64_t>(limit));  // negative: no limit
     if (scope) s.bind(4, *scope);
+    std::vector<PaymentRow> out;
+    while (s.step()) out.push_back(read_row(s));
+    return out;
+  }
+
+  // The operation rows of the payment of order `parent`, in row id order
+  // (the family index): what the guard reads and operations_of answers.
+  std::vector<PaymentRow> family_locked(const std::string& parent) {
+    Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS
+                   " FROM payments WHERE parent_order_id=?1 AND operation<>'' ORDER BY order_id");
+    s.bind(1, parent);
     std::vector<PaymentRow> out;
     while (s.step()) out.push_back(read_row(s));
     return out;
