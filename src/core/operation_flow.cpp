@@ -136,6 +136,8 @@ Profile operation_profile(const Profile& payment, const ProfileOperation& op) {
   // payment in its own words (its lookup checks them, lookup.names_request).
   p.names_request.clear();
   p.lookup = op.lookup;
+  // So its "not found" never proves it absent (read_not_found: an
+  // operation's identity is never the payment's reference either).
   p.lookup.reference_path.clear();
   p.money = op.money;
   p.webhook = ProfileWebhook{};

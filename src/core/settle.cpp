@@ -400,14 +400,9 @@ AttemptEntry Settler::lookup_entry(const PaymentRow& claimed, const Answer& a, c
       // profile's lookup path does not): the lookup may not have searched
       // the store the payment was made in.
       const bool in_scope = !claimed.scope.empty() && claimed.submission_path.empty();
-      NotFoundReading nf = read_not_found(profile_, h, e.started_at, config_.not_found_grace_ms, in_scope);
-      // An operation is never proved absent: its lookup asks by the id its
-      // own answer gave (which existed), or reads its payment, which exists
-      // whether or not the operation reached it.
-      if (claimed.operation != OperationKind::create && nf.proves_absence) {
-        nf.proves_absence = false;
-        nf.why = "an operation's lookup never proves it absent";
-      }
+      // An operation's never proves it absent: its profile searches by no
+      // reference (operation_profile), the one ground read_not_found has.
+      const NotFoundReading nf = read_not_found(profile_, h, e.started_at, config_.not_found_grace_ms, in_scope);
       e.verdict = nf.proves_absence ? kLookupAbsent : kLookupNotFound;
       e.reason = nf.why;
       break;

@@ -9,6 +9,8 @@
 #include "fakes.hpp"
 #include "history.hpp"
 #include "ledger_memory.hpp"
+#include "lookup_rules.hpp"
+#include "operation_flow.hpp"
 #include "payment_flow.hpp"
 #include "settle.hpp"
 
@@ -186,6 +188,23 @@ TEST(Lookup, AWebhookEntryInTheHistoryChangesNothingTheReSendRuleReads) {
   EXPECT_FALSE(fold.may_have_processed());
   EXPECT_FALSE(fold.forbidding());
   EXPECT_FALSE(fold.final_answer());
+}
+
+// An operation's "not found" never proves it absent, for every built-in
+// operation, whatever the history: the profile it is looked up by searches
+// by no reference the request carried (operation_profile clears the
+// create's, and an operation's identity is never the payment's reference).
+// Nothing is re-sent on it.
+TEST(Lookup, AnOperationsNotFoundNeverProvesItAbsent) {
+  const HistoryReading quiet;  // nothing may have been processed: the most a "not found" can say
+  for (const std::string& name : builtin_profile_names()) {
+    const std::optional<Profile> p = builtin_profile(name);
+    ASSERT_TRUE(p) << name;
+    for (const auto& [kind, op] : p->operations) {
+      const Profile asked = operation_profile(*p, op);
+      EXPECT_FALSE(read_not_found(asked, quiet, 1000000, 0, true).proves_absence) << name << " " << kind;
+    }
+  }
 }
 
 }  // namespace
