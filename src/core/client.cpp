@@ -122,6 +122,7 @@ Client::Client(std::string_view config_json, AttemptLog::Sink sink, RequestHook 
   try {
     webhooks_ = std::make_unique<WebhookReceiver>(*ledger_, profile_, config_, system_clock(), stats_, *log_, *flow_,
                                                   *settler_);
+    webhooks_->on_operation_settled([this](const PaymentRow& row) { operations_->settled_by_event(row); });
   } catch (const Error& e) {
     if (config_.webhook.configured) throw ConfigError(e.what());
     webhooks_unavailable_ = std::string(e.what()) + " (config: no webhook block)";

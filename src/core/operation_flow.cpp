@@ -323,6 +323,26 @@ PaymentResult OperationFlow::submit(const OperationRequest& r) {
   adm.own_key = row.idempotency_key;
   if (!made.created) adm.proposed.idempotency_key = row.idempotency_key;  // the retry's: the stored one
   PaymentResult result = s.flow->go_on(req, adm, row, made.created);
+  if (result.outcome == Outcome::unknown && result.ledger_error.empty()) {
+    // Its own notification may have come while it was being sent (kept
+    // until the run ended): the provider's word, at no request's cost.
+    try {
+      if (const std::optional<PaymentRow> now = ledger_.get(row.order_id)) {
+        const PaymentRow landed = s.settler->apply_kept_events(*now);
+        if (landed.state == PaymentState::succeeded || landed.state == PaymentState::failed) {
+          // This call's own sends stand (attempts, delivery, body); the
+          // outcome is the notification's.
+          result.outcome = landed.state == PaymentState::succeeded ? Outcome::succeeded : Outcome::failed;
+          result.provider_payment_id = landed.provider_payment_id;
+          result.provider_status = landed.provider_status;
+          result.money_state = landed.money_state;
+          result.error = landed.state == PaymentState::failed ? landed.detail : std::string();
+        }
+      }
+    } catch (const LedgerError& err) {
+      d_.log.note(kLogWarn, "ledger_failed", row.order_id + ": its kept notifications could not be read: " + err.what());
+    }
+  }
   move_payment_money(*payment, row, result);
   return result;
 }
@@ -340,6 +360,22 @@ PaymentResult OperationFlow::settle(const PaymentRow& row) {
       move_payment_money(*payment, row, result);
   }
   return result;
+}
+
+void OperationFlow::settled_by_event(const PaymentRow& row) {
+  if (row.operation == OperationKind::create || row.state != PaymentState::succeeded) return;
+  try {
+    const std::optional<PaymentRow> payment = ledger_.get(row.parent_order_id);
+    if (!payment) return;
+    PaymentResult r;
+    r.outcome = Outcome::succeeded;
+    r.money_state = row.money_state;
+    r.provider_status = row.provider_status;
+    move_payment_money(*payment, row, r);
+  } catch (const LedgerError& err) {
+    // Moved again by the operation's next query.
+    d_.log.note(kLogError, "ledger_failed", "operation " + row.order_id + ": its payment could not be read: " + err.what());
+  }
 }
 
 // A capture that succeeded made its payment paid; a refund, partly

@@ -78,6 +78,11 @@ class OperationFlow {
   // and pay_reconcile come here for operation rows.
   PaymentResult settle(const PaymentRow& row);
 
+  // An operation's row a notification has settled SUCCEEDED
+  // (WebhookReceiver::on_operation_settled): its payment's money moves as
+  // the operation's own answer would have moved it. Anything else: nothing.
+  void settled_by_event(const PaymentRow& row);
+
  private:
   // One kind's engine and flow, made on first use.
   struct Sender {

@@ -645,6 +645,14 @@ PaymentResult Settler::settle_operation(const PaymentRow& row) {
   if (row.state == PaymentState::succeeded || row.state == PaymentState::failed) return flow_.stored_result(row, {});
   if (row.state == PaymentState::in_flight && row.lease_until >= clock_.unix_ms())
     return flow_.stored_result(row, "another worker holds this operation");
+  // Its own notification, kept while it was being sent (Adyen's
+  // modifications settle only so), before any lookup.
+  if (const PaymentRow landed = apply_kept_events(row);
+      landed.state == PaymentState::succeeded || landed.state == PaymentState::failed) {
+    stats_.on_settlement(landed.state == PaymentState::succeeded ? Outcome::succeeded : Outcome::failed,
+                         Stats::SettledBy::webhook);
+    return flow_.stored_result(landed, {});
+  }
   const Lookup& lk = profile_.lookup;
   const std::string again = "; submit it again with its ref " + row.operation_ref + " (never a new ref)";
   if (lk.by == LookupBy::none || lk.by == LookupBy::replay)

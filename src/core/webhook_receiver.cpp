@@ -151,8 +151,9 @@ WebhookReceiver::WebhookReceiver(Ledger& ledger, const Profile& profile, const C
 
 // Why an authentic event is not this client's to apply ("" when it is):
 // the profile's `requires` names (an account, a kind of object).
-std::string WebhookReceiver::not_ours(const cJSON* doc) const {
-  for (const auto& [path, want] : profile_.webhook.requires_names) {
+std::string WebhookReceiver::not_ours(const cJSON* doc,
+                                      const std::vector<std::pair<std::string, std::string>>& names) const {
+  for (const auto& [path, want] : names) {
     std::string expect = want;
     if (want == "{merchant_id}") expect = config_.merchant_id;
     if (want == "{account_id}") expect = config_.account_id;
@@ -217,7 +218,15 @@ WebhookOutcome WebhookReceiver::apply(const WebhookRequest& request) {
           return refuse("an event carries no id where profile " + profile_.name + " reads it");
         docs.push_back(std::move(doc));
       }
-      for (const JsonPtr& doc : docs) apply_event(doc.get(), out);
+      for (const JsonPtr& doc : docs) {
+        // An operation's own event (a refund's, a capture's) lands on that
+        // operation's row; it is the payment's too where the payment's
+        // block reads it (Adyen's CAPTURE moves its payment's money), under
+        // its own id there.
+        const std::string kind = operation_event_kind(profile_, read_field(doc.get(), w.event_type));
+        if (kind.empty() || not_ours(doc.get(), w.requires_names).empty()) apply_event(doc.get(), out);
+        if (!kind.empty() && out.verdict != "retry") apply_operation_event(doc.get(), kind, out);
+      }
     }
   } catch (const std::bad_alloc&) {
     out.verdict = "retry";
@@ -261,7 +270,7 @@ void WebhookReceiver::apply_event(const cJSON* doc, WebhookOutcome& out) {
   if (!check_order_id(r.provider_payment_id).empty() ||
       redact_identifier_if_needed(r.provider_payment_id, config_.secrets()))
     r.provider_payment_id.clear();
-  if (std::string why = not_ours(doc); !why.empty()) {
+  if (std::string why = not_ours(doc, profile_.webhook.requires_names); !why.empty()) {
     r.effect = "ignored";
     r.why = "not this client's: " + why;
   } else if (r.order_id.empty() && r.provider_payment_id.empty()) {
@@ -278,6 +287,124 @@ void WebhookReceiver::apply_event(const cJSON* doc, WebhookOutcome& out) {
   e.event_id = r.event_id;
   e.entry.verdict = finding;
   record(std::move(e), std::move(r), out);
+}
+
+void WebhookReceiver::apply_operation_event(const cJSON* doc, const std::string& kind_name, WebhookOutcome& out) {
+  const ProfileOperation& op = profile_.operations.at(kind_name);
+  const OperationWebhook& ow = op.webhook;
+  const OperationKind kind = parse_operation_kind(kind_name).value_or(OperationKind::refund);
+  WebhookEventResult r;
+  // Its own id in the ledger: the payment's block may have stored the same
+  // notification under the provider's id already.
+  r.event_id = stored_event_id(read_field(doc, profile_.webhook.event_id) + ":" + kind_name);
+  r.event_type = read_field(doc, profile_.webhook.event_type);
+  const std::string operation_id = read_field(doc, ow.operation_id);
+  const std::string payment_id = read_field(doc, ow.payment_id);
+  const std::string key = read_field(doc, ow.idempotency_key);
+  const std::string status = read_field(doc, ow.status);
+  r.provider_payment_id = operation_id;
+  r.provider_status = !status.empty() ? status : r.event_type;
+  const char* finding = operation_event_finding(op, r.event_type, status);
+  r.finding = finding_word(finding);
+  r.money_state = money_in_event(op.money, r.event_type, doc);
+  if (std::string_view(finding) == kEventFailed) r.money_state = money_of_refusal(r.money_state);
+  const auto done = [&](const char* effect, std::string why) {
+    r.effect = effect;
+    r.why = std::move(why);
+    stats_.on_webhook_event(profile_.name, r.finding, r.effect);
+    out.events.push_back(std::move(r));
+  };
+  const bool odd_id = !check_order_id(operation_id).empty() || redact_identifier_if_needed(r.provider_payment_id, config_.secrets());
+  if (!operation_id.empty() && odd_id) r.provider_payment_id.clear();
+  if (std::string why = not_ours(doc, ow.requires_given ? ow.requires_names : profile_.webhook.requires_names);
+      !why.empty())
+    return done("ignored", "not this client's: " + why);
+  if (payment_id.empty() || !check_order_id(payment_id).empty())
+    return done("ignored", "it names no payment this client could have made");
+  try {
+    // Its payment, by the id the event names: an operation is made only on
+    // a payment whose row holds its provider id.
+    const std::optional<PaymentRow> payment = ledger_.find_by_provider_id(flow_.scope(), payment_id);
+    if (!payment || payment->operation != OperationKind::create)
+      return done("ignored", "no payment of this client's has provider id " + payment_id);
+    if (!profile_.webhook.account_header.empty()) {
+      const std::string made_in = payment_account(*payment);
+      if (!event_in_payment_account(profile_, made_in, read_field(doc, profile_.webhook.account_path)))
+        return done("ignored", "its payment was made in another account than the order's");
+    }
+    const std::vector<PaymentRow> rows = ledger_.operations_of(payment->order_id);
+    const int at = operation_event_row(rows, kind, r.provider_payment_id, key);
+    LedgerEvent e;
+    e.scope = flow_.scope();
+    e.scheme = profile_.webhook.scheme;
+    e.event_id = r.event_id;
+    e.received_at = clock_.unix_ms();
+    e.entry.kind = "webhook";
+    e.entry.verdict = finding;
+    e.entry.started_at = e.received_at;
+    e.entry.ended_at = e.received_at;
+    e.entry.reason = redact(r.provider_status, config_.secrets());
+    e.entry.money_state = r.money_state;
+    e.entry.provider_request_id = e.event_id;
+    e.entry.processed = false;
+    std::optional<PaymentRow> before;
+    if (at >= 0) {
+      before = rows[static_cast<size_t>(at)];
+      e.order_id = before->order_id;
+      e.provider_payment_id = !r.provider_payment_id.empty() ? r.provider_payment_id : before->provider_payment_id;
+      r.order_id = before->order_id;
+      r.state_before = state_name(before->state);
+    } else {
+      // No row of the payment provably its (the answer that would have
+      // named it was lost, or has not come yet): kept under its own id
+      // alone, to land on the row that comes to know that id. Never a
+      // failure on a row it is not proven to be (event_finding_on).
+      if (r.provider_payment_id.empty())
+        return done("ignored", "it names no " + kind_name + " of payment " + payment->order_id +
+                                   " this client knows by its id or key");
+      // An id some row holds that the rule did not pick (two rows of the
+      // kind hold it, or another row does): landed by that id alone, it
+      // would settle a row it is not proven to be.
+      if (const std::optional<PaymentRow> holder = ledger_.find_by_provider_id(flow_.scope(), r.provider_payment_id))
+        return done("ignored", "its id " + r.provider_payment_id + " is held by " + holder->order_id +
+                                   ", which is not provably this " + kind_name);
+      e.provider_payment_id = r.provider_payment_id;
+    }
+    const EventRecording rec = ledger_.record_event(e);
+    std::optional<PaymentRow> after;
+    if (before) after = ledger_.get(before->order_id);
+    std::string tmp;
+    r.state_after = value_or_empty(after, tmp);
+    switch (rec) {
+      case EventRecording::duplicate: r.effect = "duplicate"; break;
+      case EventRecording::kept_for_later:
+        r.effect = "kept";
+        r.why = before ? "its " + kind_name + " is being sent: it settles when that run ends (query or reconcile)"
+                       : "no " + kind_name + " of payment " + payment->order_id + " knows this id yet";
+        break;
+      case EventRecording::recorded:
+        r.effect = recorded_event_effect(before ? &*before : nullptr, after ? &*after : nullptr, r.finding,
+                                         event_settled_detail(e.entry));
+        if (r.effect == "conflict") {
+          const PaymentRow& held = after ? *after : *before;
+          r.why = "the " + kind_name + " is " + std::string(state_name(held.state)) +
+                  " in the ledger and the provider now says " + r.provider_status;
+          log_.note(kLogError, "webhook_conflict", held.order_id + ": " + r.why);
+        }
+        break;
+    }
+    stats_.on_webhook_event(profile_.name, r.finding, r.effect);
+    const bool moved = after && after->state == PaymentState::succeeded && r.effect == "settled";
+    out.events.push_back(std::move(r));
+    // Its payment's money moves after the event's own commit (the move is
+    // one event per operation row: asked again, it moves nothing).
+    if (moved && operation_settled_) operation_settled_(*after);
+  } catch (const LedgerError& le) {
+    r.why = redact(le.what(), config_.secrets());
+    out.verdict = "retry";
+    out.why = r.why;
+    done("error", r.why);
+  }
 }
 
 // Mollie's classic webhook: an id and nothing else, which anyone can send.
@@ -321,7 +448,7 @@ void WebhookReceiver::apply_hint(const std::string& provider_id, WebhookOutcome&
   const char* finding = event_finding(profile_, "", f.provider_status);
   r.finding = finding_word(finding);
   r.money_state = std::string_view(finding) == kEventFailed ? money_of_refusal(f.money_state) : f.money_state;
-  if (std::string why = doc ? not_ours(doc.get()) : std::string(); !why.empty()) {
+  if (std::string why = doc ? not_ours(doc.get(), profile_.webhook.requires_names) : std::string(); !why.empty()) {
     r.effect = "ignored";
     r.why = "not this client's: " + why;
     stats_.on_webhook_event(profile_.name, r.finding, r.effect);

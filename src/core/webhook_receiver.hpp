@@ -6,7 +6,9 @@
 // (Ledger::record_event), forward only (event_moves). docs/design.md
 // "Webhooks".
 #pragma once
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "attempt_log.hpp"
@@ -83,11 +85,20 @@ class WebhookReceiver {
   // is answered `retry` (never 2xx), so that the provider delivers it again.
   WebhookOutcome apply(const WebhookRequest& request);
 
+  // Told of each operation row an event has just settled SUCCEEDED, so that
+  // its payment's money moves as the operation's own answer would move it
+  // (the client wires OperationFlow here). Called after the event's commit;
+  // what it fails to do a later query of the operation does again.
+  void on_operation_settled(std::function<void(const PaymentRow&)> f) { operation_settled_ = std::move(f); }
+
  private:
   void apply_event(const cJSON* doc, WebhookOutcome& out);
+  // An event the profile lists under one of its operations (kind): landed
+  // on that operation's own row (operation_event_row), never the payment's.
+  void apply_operation_event(const cJSON* doc, const std::string& kind, WebhookOutcome& out);
   void apply_hint(const std::string& provider_id, WebhookOutcome& out);
   void record(LedgerEvent e, WebhookEventResult r, WebhookOutcome& out);
-  std::string not_ours(const cJSON* doc) const;
+  std::string not_ours(const cJSON* doc, const std::vector<std::pair<std::string, std::string>>& names) const;
   // The account `row`'s payment was made in, by the profile's
   // webhook.account_header ("" the platform's own).
   std::string payment_account(const PaymentRow& row) const;
@@ -101,6 +112,7 @@ class WebhookReceiver {
   PaymentFlow& flow_;
   Settler& settler_;
   const WebhookSecrets secrets_;
+  std::function<void(const PaymentRow&)> operation_settled_;
 };
 
 }  // namespace payretry

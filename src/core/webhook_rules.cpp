@@ -78,6 +78,44 @@ const char* recorded_event_effect(const PaymentRow* before, const PaymentRow* af
   return "recorded";
 }
 
+std::string operation_event_kind(const Profile& profile, const std::string& event_type) {
+  if (event_type.empty()) return {};
+  for (const auto& [name, op] : profile.operations)
+    if (op.webhook.events.count(event_type)) return name;
+  return {};
+}
+
+const char* operation_event_finding(const ProfileOperation& op, const std::string& event_type,
+                                    const std::string& status) {
+  const auto t = op.webhook.events.find(event_type);
+  if (t == op.webhook.events.end()) return kEventNoted;
+  if (t->second != StatusTarget::pending || status.empty()) return verdict_of(t->second);
+  if (const auto s = op.status_map.find(status); s != op.status_map.end()) return verdict_of(s->second);
+  if (const auto s = op.lookup.status_map.find(status); s != op.lookup.status_map.end()) return verdict_of(s->second);
+  return kEventNoted;
+}
+
+int operation_event_row(const std::vector<PaymentRow>& rows, OperationKind kind, const std::string& operation_id,
+                        const std::string& event_key) {
+  int by_id = -1, by_key = -1, ids = 0, keys = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const PaymentRow& r = rows[i];
+    if (r.operation != kind) continue;
+    if (!operation_id.empty() && r.provider_payment_id == operation_id) {
+      by_id = static_cast<int>(i);
+      ++ids;
+    }
+    if (!event_key.empty() && r.idempotency_key == event_key &&
+        (r.provider_payment_id.empty() || r.provider_payment_id == operation_id)) {
+      by_key = static_cast<int>(i);
+      ++keys;
+    }
+  }
+  if (ids > 1) return -1;
+  if (ids == 1) return by_id;
+  return keys == 1 ? by_key : -1;
+}
+
 std::string stored_event_id(const std::string& id) {
   if (check_order_id(id).empty()) return id;
   return "sha256:" + hex_encode(hmac_sha256("payretry webhook event id", id));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ledger.hpp"
 #include "profile.hpp"
@@ -115,6 +116,34 @@ const char* recorded_event_effect(const PaymentRow* before, const PaymentRow* af
 // come first. (Two hosts' clocks: their skew widens that window; a failure
 // is held back by event_finding_on whatever the clocks say.)
 bool kept_event_applies(const PaymentRow& row, const LedgerEvent& event);
+
+// ---- an operation's own notifications (profile operations.<kind>.webhook)
+
+// The operation (its name in profile.operations: "capture", "refund",
+// "cancel") whose webhook lists `event_type`; "" none (the loader allows a
+// type in one operation's list only).
+std::string operation_event_kind(const Profile& profile, const std::string& event_type);
+
+// What an operation's event says of the operation (a kEvent* verdict): its
+// type through op.webhook.events; a type listed PENDING lets its status word
+// decide, through the operation's status_map, then its lookup's.
+const char* operation_event_finding(const ProfileOperation& op, const std::string& event_type,
+                                    const std::string& status);
+
+// Which of a payment's operation rows (`rows`, Ledger::operations_of) an
+// event about its operation of kind `kind` lands on: its index, or -1 when
+// none is provably the event's. Only a row of that kind, and only one:
+//   - the row that knows the very id the event names (`operation_id`), or
+//   - where no row knows it, the row whose idempotency key the event
+//     carries (`event_key`: only that row's requests carried it, keys are
+//     never chosen by callers) and that knows no other id.
+// Two rows that know the same id (a Stripe capture's id is its payment's)
+// are none: the event could be either's, and settling one with the other's
+// outcome would free or spend money that did not move. An event that names
+// neither lands on no row, whatever else it says: the payment's only
+// open refund is not proof that a refund event is that refund's.
+int operation_event_row(const std::vector<PaymentRow>& rows, OperationKind kind, const std::string& operation_id,
+                        const std::string& event_key);
 
 // An event id as the ledger keeps it: as sent when it is short visible
 // ASCII (every provider's is), else a digest of it, so that an odd one can

@@ -338,6 +338,11 @@ class Ledger {
   // whose parent_order_id is `order_id`), in row id order; none for an
   // order with none, or for an operation's own row id.
   virtual std::vector<PaymentRow> operations_of(const std::string& order_id) = 0;
+  // The row of `scope` that holds the provider id `provider_payment_id`:
+  // the first by row id, the row record_event lands an event naming only
+  // that id on; nullopt when none does (or the id is "").
+  virtual std::optional<PaymentRow> find_by_provider_id(const std::string& scope,
+                                                        const std::string& provider_payment_id) = 0;
   // Rows in `state` (all states when nullopt) last updated before
   // `updated_before` (Unix ms; 0 = no limit), and of `scope` when one is
   // given ("" selects the unscoped rows), oldest first, at most `limit`.

@@ -129,6 +129,14 @@ class MemoryLedger final : public Ledger {
     return out;
   }
 
+  std::optional<PaymentRow> find_by_provider_id(const std::string& scope, const std::string& provider_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (provider_id.empty()) return std::nullopt;
+    const auto it = target(scope, "", provider_id);
+    if (it == rows_.end()) return std::nullopt;
+    return it->second.row;
+  }
+
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     std::lock_guard<std::mutex> lock(mu_);
     std::vector<AttemptEntry> out;

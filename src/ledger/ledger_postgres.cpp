@@ -421,6 +421,11 @@ class PostgresLedger final : public Ledger {
     return run("operations_of", [&](Session& s) { return get_operation_rows(s, order_id); });
   }
 
+  std::optional<PaymentRow> find_by_provider_id(const std::string& scope, const std::string& provider_id) override {
+    if (provider_id.empty()) return std::nullopt;
+    return run("find_by_provider_id", [&](Session& s) { return get_row_by_provider_id(s, scope, provider_id); });
+  }
+
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     check_identifier("order id", order_id);
     return run("attempts", [&](Session& s) { return get_attempts(s, order_id); });

@@ -67,6 +67,15 @@ std::vector<PaymentRow> get_operation_rows(Session& s, const std::string& order_
   return out;
 }
 
+std::optional<PaymentRow> get_row_by_provider_id(Session& s, const std::string& scope, const std::string& provider_id) {
+  ResultPtr r = exec(s,
+                     "SELECT " PAYRETRY_PAYMENT_COLUMNS
+                     " FROM payments WHERE scope = $1 AND provider_payment_id = $2 ORDER BY order_id LIMIT 1",
+                     Params().add(scope).add(provider_id));
+  if (PQntuples(r.get()) == 0) return std::nullopt;
+  return to_client(s, read_row(r.get(), 0));
+}
+
 std::vector<AttemptEntry> get_attempts(Session& s, const std::string& order_id) {
   ResultPtr r = exec(s, "SELECT " PAYRETRY_ATTEMPT_COLUMNS " FROM attempts WHERE order_id = $1 ORDER BY number",
                      Params().add(order_id));

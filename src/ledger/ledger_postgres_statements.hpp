@@ -48,6 +48,8 @@ std::optional<PaymentRow> get_row(Session& s, const std::string& order_id);
 extern const char* const kFamilyRows;
 // The payment's operation rows (Ledger::operations_of).
 std::vector<PaymentRow> get_operation_rows(Session& s, const std::string& order_id);
+// The first row (by row id) of `scope` holding provider id `provider_id` (Ledger::find_by_provider_id).
+std::optional<PaymentRow> get_row_by_provider_id(Session& s, const std::string& scope, const std::string& provider_id);
 std::vector<AttemptEntry> get_attempts(Session& s, const std::string& order_id);
 
 // Free text (details, reasons, provider strings) comes from the network and

@@ -742,6 +742,20 @@ class SqliteLedger final : public Ledger {
     return family_locked(order_id);
   }
 
+  std::optional<PaymentRow> find_by_provider_id(const std::string& scope, const std::string& provider_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (provider_id.empty()) return std::nullopt;
+    // The same row land() picks for an event naming only this id.
+    Stmt s(stmts_, "SELECT " PAYRETRY_PAYMENT_COLUMNS
+                   " FROM payments WHERE scope=?1 AND provider_payment_id=?2 ORDER BY order_id LIMIT 1");
+    s.bind(1, scope).bind(2, provider_id);
+    if (!s.step()) return std::nullopt;
+    PaymentRow row = read_row(s);
+    while (s.step()) {
+    }
+    return row;
+  }
+
   std::vector<AttemptEntry> attempts(const std::string& order_id) override {
     std::lock_guard<std::mutex> lock(mu_);
     Stmt s(stmts_, "SELECT " PAYRETRY_ATTEMPT_COLUMNS " FROM attempts WHERE order_id=?1 ORDER BY number");

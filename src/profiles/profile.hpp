@@ -289,6 +289,30 @@ struct AmountField {
   AmountFormat format = AmountFormat::minor;
 };
 
+// How an operation's own notifications are told apart and read
+// (docs/profiles.md "operations", webhook): Adyen's CAPTURE, REFUND and
+// CANCELLATION, Checkout.com's payment_refunded naming its action_id,
+// Stripe's refund.updated. They are verified, and their id and type read,
+// by the profile's webhook block; these say which events are this
+// operation's and where they name it and its payment.
+struct OperationWebhook {
+  // Event type -> what it settles. A type listed PENDING lets the status
+  // word decide (through the operation's status_map). Empty: no event is
+  // this operation's.
+  std::map<std::string, StatusTarget> events;
+  WebhookField operation_id;     // the operation's own id, as its answer gave it
+  WebhookField payment_id;       // its payment's provider id (the payment's row must hold it)
+  WebhookField status;           // its status word
+  // The key of the request that made it (Stripe's request.idempotency_key):
+  // an event carrying an operation row's key is that row's, even when the
+  // answer that would have named the operation was lost.
+  WebhookField idempotency_key;
+  // What an event must name to be this client's, as webhook.requires;
+  // unless given, the profile's webhook.requires.
+  std::vector<std::pair<std::string, std::string>> requires_names;
+  bool requires_given = false;
+};
+
 // A capture, a refund or a cancel of an existing payment (issue 47), as
 // data: how to send it safely, with its own key, window, rules and lookup
 // (docs/profiles.md "operations"). The library does not send operations
@@ -337,6 +361,9 @@ struct ProfileOperation {
   // says the word (a capture's succeeded: paid; a refund's: refunded; a
   // cancel's: failed). A word that moves nothing is not listed.
   ProfileMoney money;
+  // Its own notifications, where the provider sends them (none: its lookup
+  // settles it, or a person does).
+  OperationWebhook webhook;
   // The money states of the payment that allow it; unless given, the
   // kind's default (operation_default_parent_states).
   std::vector<MoneyState> parent_states;

@@ -1,6 +1,7 @@
 #include "profile_operations.hpp"
 
 #include <cctype>
+#include <map>
 #include <set>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "profile_fields.hpp"
 #include "profile_money.hpp"
 #include "profile_parts.hpp"
+#include "profile_webhook.hpp"
 
 namespace payretry {
 
@@ -127,11 +129,28 @@ std::vector<MoneyState> parent_states_at(const cJSON* v, const std::string& path
   return out;
 }
 
+// Member by member over what was inherited, as the webhook block is.
+void apply_operation_webhook(OperationWebhook& w, const cJSON* v, const std::string& path) {
+  object_at(v, path);
+  check_members(v, path, {"events", "operation_id", "payment_id", "status", "idempotency_key", "requires"});
+  if (const cJSON* e = cJSON_GetObjectItemCaseSensitive(v, "events")) w.events = webhook_events_at(e, member(path, "events"));
+  const std::pair<const char*, WebhookField*> fields[] = {{"operation_id", &w.operation_id},
+                                                          {"payment_id", &w.payment_id},
+                                                          {"status", &w.status},
+                                                          {"idempotency_key", &w.idempotency_key}};
+  for (const auto& [name, slot] : fields)
+    if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, name)) *slot = webhook_field_at(f, member(path, name));
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "requires")) {
+    w.requires_names = webhook_requires_at(r, member(path, "requires"));
+    w.requires_given = true;
+  }
+}
+
 void apply_operation(ProfileOperation& op, const cJSON* v, const std::string& path) {
   object_at(v, path);
   check_members(v, path,
                 {"method", "path", "target_id", "identity", "body", "amount", "retention_ms", "replay", "classify",
-                 "response", "lookup", "money", "parent_states", "notes"});
+                 "response", "lookup", "money", "webhook", "parent_states", "notes"});
   if (const cJSON* m = cJSON_GetObjectItemCaseSensitive(v, "method")) {
     op.method = string_at(m, member(path, "method"));
     if (op.method != "POST" && op.method != "DELETE") fail(member(path, "method"), "must be \"POST\" or \"DELETE\"");
@@ -183,6 +202,8 @@ void apply_operation(ProfileOperation& op, const cJSON* v, const std::string& pa
   if (const cJSON* l = cJSON_GetObjectItemCaseSensitive(v, "lookup"))
     apply_lookup(op.lookup, l, member(path, "lookup"), operation_lookup_placeholders());
   if (const cJSON* m = cJSON_GetObjectItemCaseSensitive(v, "money")) apply_money(op.money, m, member(path, "money"));
+  if (const cJSON* w = cJSON_GetObjectItemCaseSensitive(v, "webhook"))
+    apply_operation_webhook(op.webhook, w, member(path, "webhook"));
   if (const cJSON* s = cJSON_GetObjectItemCaseSensitive(v, "parent_states")) {
     op.parent_states = parent_states_at(s, member(path, "parent_states"));
     op.parent_states_given = true;
@@ -295,6 +316,24 @@ void check_operation(const std::string& name, ProfileOperation& op, const Profil
     fail(member(lp, "items"), "picks the listed item naming the operation's own id: it needs by \"provider_id\" and "
                               "an id_path");
   check_money(op.money, member(path, "money"));
+
+  // Its notifications: each must name the payment it is of (whose row must
+  // hold that id) and the operation itself, by its id or its key: an event
+  // that named only its payment could be any of the payment's refunds.
+  const std::string wp = member(path, "webhook");
+  const OperationWebhook& w = op.webhook;
+  if (!w.events.empty()) {
+    if (w.payment_id.empty())
+      fail(member(wp, "payment_id"), "missing: where an event names the payment the " + name + " is of");
+    if (w.operation_id.empty() && w.idempotency_key.empty())
+      fail(member(wp, "operation_id"), "missing: where an event names the " + name +
+                                           " itself (operation_id, or the idempotency_key of the request that made it)");
+    if (!w.operation_id.empty() && op.id_path.empty())
+      fail(member(wp, "operation_id"), "an event names the " + name + " by the id its answer gives, and the answer's "
+                                       "id_path is empty");
+  } else if (!w.operation_id.empty() || !w.payment_id.empty() || !w.status.empty() || !w.idempotency_key.empty()) {
+    fail(member(wp, "events"), "missing: which event types are the " + name + "'s");
+  }
 }
 
 }  // namespace
@@ -336,6 +375,13 @@ void apply_operations(std::map<std::string, ProfileOperation>& ops, const cJSON*
 
 void check_operations(Profile& p, const std::string& path) {
   for (auto& [name, op] : p.operations) check_operation(name, op, p, member(path, name.c_str()));
+  // An event type says which operation it is about: one type, one kind.
+  std::map<std::string, std::string> kind_of_type;
+  for (const auto& [name, op] : p.operations)
+    for (const auto& [type, _] : op.webhook.events)
+      if (const auto [at, fresh] = kind_of_type.emplace(type, name); !fresh)
+        fail(member(member(member(path, name.c_str()), "webhook"), "events") + "." + type,
+             "is the " + at->second + "'s event type too: an event must say which operation it is about");
 }
 
 }  // namespace payretry

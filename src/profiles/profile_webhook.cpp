@@ -42,8 +42,10 @@ void check_field_text(const std::string& s, const std::string& path) {
   if (!visible_ascii(s)) fail(path, "must hold no spaces or control characters");
 }
 
+}  // namespace
+
 // A string, or an array of alternatives; [] clears an inherited field.
-WebhookField field_at(const cJSON* v, const std::string& path) {
+WebhookField webhook_field_at(const cJSON* v, const std::string& path) {
   WebhookField out;
   if (cJSON_IsString(v)) {
     out.push_back(string_at(v, path));
@@ -59,7 +61,37 @@ WebhookField field_at(const cJSON* v, const std::string& path) {
   return out;
 }
 
-}  // namespace
+std::map<std::string, StatusTarget> webhook_events_at(const cJSON* e, const std::string& ep) {
+  object_at(e, ep);
+  std::map<std::string, StatusTarget> out;
+  for (const cJSON* c = e->child; c; c = c->next) {
+    const std::string type = c->string ? c->string : "";
+    const std::string tp = ep + "." + type;
+    if (type.empty()) fail(tp, "an event type must not be empty");
+    if (out.count(type)) fail(tp, "given twice");
+    const std::optional<StatusTarget> target = parse_status_target(string_at(c, tp));
+    if (!target) fail(tp, "must be \"SUCCEEDED\", \"FAILED\" or \"PENDING\"");
+    out.emplace(type, *target);
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> webhook_requires_at(const cJSON* r, const std::string& rp) {
+  object_at(r, rp);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const cJSON* c = r->child; c; c = c->next) {
+    const std::string at = c->string ? c->string : "";
+    const std::string cp = rp + "." + at;
+    if (at.empty() || at[0] != '$' || !valid_json_path(at) || at.find('*') != std::string::npos)
+      fail(cp, quoted(at) + " is not a JSON path naming one place (e.g. $.merchantAccountCode)");
+    const std::string want = string_at(c, cp);
+    if (want.empty()) fail(cp, "must name a value");
+    if (want.front() == '{' && want != "{merchant_id}" && want != "{account_id}" && want != "{app_id}")
+      fail(cp, "a placeholder must be {merchant_id}, {account_id} or {app_id}");
+    out.emplace_back(at, want);
+  }
+  return out;
+}
 
 void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
   object_at(v, path);
@@ -88,40 +120,12 @@ void apply_webhook(ProfileWebhook& w, const cJSON* v, const std::string& path) {
                                                           {"account_path", &w.account_path},
                                                           {"created_path", &w.created_path}};
   for (const auto& [name, slot] : fields)
-    if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, name)) *slot = field_at(f, member(path, name));
-  if (const cJSON* e = cJSON_GetObjectItemCaseSensitive(v, "events")) {
-    // The child's map is the whole answer, as with status_map.
-    const std::string ep = member(path, "events");
-    object_at(e, ep);
-    w.events.clear();
-    for (const cJSON* c = e->child; c; c = c->next) {
-      const std::string type = c->string ? c->string : "";
-      const std::string tp = ep + "." + type;
-      if (type.empty()) fail(tp, "an event type must not be empty");
-      if (w.events.count(type)) fail(tp, "given twice");
-      const std::optional<StatusTarget> target = parse_status_target(string_at(c, tp));
-      if (!target) fail(tp, "must be \"SUCCEEDED\", \"FAILED\" or \"PENDING\"");
-      w.events.emplace(type, *target);
-    }
-  }
-  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "requires")) {
-    // The child's list is the whole answer, as with events.
-    const std::string rp = member(path, "requires");
-    object_at(r, rp);
-    w.requires_names.clear();
-    for (const cJSON* c = r->child; c; c = c->next) {
-      const std::string at = c->string ? c->string : "";
-      const std::string cp = rp + "." + at;
-      if (at.empty() || at[0] != '$' || !valid_json_path(at) || at.find('*') != std::string::npos)
-        fail(cp, quoted(at) + " is not a JSON path naming one place (e.g. $.merchantAccountCode)");
-      const std::string& where = at;
-      const std::string want = string_at(c, cp);
-      if (want.empty()) fail(cp, "must name a value");
-      if (want.front() == '{' && want != "{merchant_id}" && want != "{account_id}" && want != "{app_id}")
-        fail(cp, "a placeholder must be {merchant_id}, {account_id} or {app_id}");
-      w.requires_names.emplace_back(where, want);
-    }
-  }
+    if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, name)) *slot = webhook_field_at(f, member(path, name));
+  // The child's map is the whole answer, as with status_map.
+  if (const cJSON* e = cJSON_GetObjectItemCaseSensitive(v, "events")) w.events = webhook_events_at(e, member(path, "events"));
+  // The child's list is the whole answer, as with events.
+  if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "requires"))
+    w.requires_names = webhook_requires_at(r, member(path, "requires"));
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "reference_path")) {
     const std::string rp = member(path, "reference_path");
     w.reference_path = json_path_at(r, rp, true);

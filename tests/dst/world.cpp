@@ -191,6 +191,9 @@ class FaultyLedger final : public Ledger {
   std::optional<PaymentRow> get(const std::string& order_id) override { return inner_.get(order_id); }
   std::vector<AttemptEntry> attempts(const std::string& order_id) override { return inner_.attempts(order_id); }
   std::vector<PaymentRow> operations_of(const std::string& order_id) override { return inner_.operations_of(order_id); }
+  std::optional<PaymentRow> find_by_provider_id(const std::string& scope, const std::string& provider_id) override {
+    return inner_.find_by_provider_id(scope, provider_id);
+  }
   std::vector<PaymentRow> list(std::optional<PaymentState> state, int64_t updated_before, int limit,
                                const std::optional<std::string>& scope) override {
     return inner_.list(state, updated_before, limit, scope);

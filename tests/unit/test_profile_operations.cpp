@@ -482,13 +482,13 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
       // Adyen answers received and settles by notification only.
       {"adyen",
        {{"capture",
-         {"POST", "/v72/payments/PAY1/captures", IdentityMode::header, "idempotency-key", {{"received", S}},
+         {"POST", "/v72/payments/PAY1/captures", IdentityMode::header, "idempotency-key", {{"received", P}},
           LookupBy::none, "", "$.amount.value"}},
         {"refund",
-         {"POST", "/v72/payments/PAY1/refunds", IdentityMode::header, "idempotency-key", {{"received", S}},
+         {"POST", "/v72/payments/PAY1/refunds", IdentityMode::header, "idempotency-key", {{"received", P}},
           LookupBy::none, "", "$.amount.value"}},
         {"cancel",
-         {"POST", "/v72/payments/PAY1/cancels", IdentityMode::header, "idempotency-key", {{"received", S}},
+         {"POST", "/v72/payments/PAY1/cancels", IdentityMode::header, "idempotency-key", {{"received", P}},
           LookupBy::none, "", ""}}}},
       // Mollie: major units as strings; a cancel is a DELETE of the payment.
       {"mollie",
