@@ -542,7 +542,7 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
       {"alipay",
        {{"refund",
          {"POST", "/gateway.do?method=alipay.trade.refund", IdentityMode::body, "$.biz_content.out_request_no",
-          {{"Y", S}}, LookupBy::order_id, "/gateway.do?method=alipay.trade.fastpay.refund.query",
+          {{"Y", S}, {"N", P}}, LookupBy::order_id, "/gateway.do?method=alipay.trade.fastpay.refund.query",
           "$.biz_content.refund_amount"}},
         {"cancel",
          {"POST", "/gateway.do?method=alipay.trade.close", IdentityMode::none, "", {}, LookupBy::order_id,
