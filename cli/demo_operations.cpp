@@ -4,7 +4,9 @@
 // and partial refunds (their sum never above what was captured), some asked
 // twice with the same ref and some from two threads at once, one asked for
 // more than is left (the ledger's guard must refuse it before any byte);
-// then what stayed UNKNOWN is settled; then the simulator's truth: every
+// the providers that notify operations (Adyen, Checkout.com, Stripe's
+// refunds) notify a local endpoint that applies each notification to the
+// ledger; then what stayed UNKNOWN is settled; then the simulator's truth: every
 // operation key moved money at most once, refunds never above captured, no
 // operation SUCCEEDED that the simulator did not execute or FAILED that it did.
 #include "demo_operations.hpp"
@@ -37,8 +39,16 @@ namespace cli {
 namespace {
 
 constexpr int kSettlePasses = 3;
+
 const char* const kKinds[] = {"capture", "refund", "cancel"};
 const char* const kRowStates[] = {"SUCCEEDED", "FAILED", "UNKNOWN", "IN_FLIGHT", "PENDING"};
+
+// A row a provider's notification settled: the ledger writes this detail
+// when an event takes a row out of UNKNOWN or PENDING (event_settled_detail).
+bool settled_by_notification(const cJSON* row) {
+  const std::string st = jstr(row, "state");
+  return (st == "SUCCEEDED" || st == "FAILED") && jstr(row, "detail").rfind("settled by webhook", 0) == 0;
+}
 
 void add_num(cJSON* o, const char* k, double v) { cJSON_AddNumberToObject(o, k, v); }
 
@@ -358,10 +368,17 @@ void ProviderRun::settle(const pay::client& c) {
     const std::string report = run_reconcile(c, run);
     std::vector<std::string> left;
     for (const std::string& id : unknown_ops()) left.push_back(id);
-    settled_by_reconcile_ += static_cast<long>(before.size()) -
-                             static_cast<long>(std::count_if(before.begin(), before.end(), [&](const std::string& id) {
-                               return std::find(left.begin(), left.end(), id) != left.end();
-                             }));
+    // What left UNKNOWN meanwhile, but not what a notification settled
+    // while reconcile ran: that is counted as the notification's.
+    std::set<std::string> by_event;
+    {
+      const Json all = parse_json(call([&] { return c.ledger_list(std::nullopt, 0, run.limit); }));
+      const cJSON* r = nullptr;
+      cJSON_ArrayForEach(r, all.get()) if (settled_by_notification(r)) by_event.insert(jstr(r, "order_id"));
+    }
+    settled_by_reconcile_ += static_cast<long>(std::count_if(before.begin(), before.end(), [&](const std::string& id) {
+      return std::find(left.begin(), left.end(), id) == left.end() && !by_event.count(id);
+    }));
     std::atomic<long> by_ref{0};
     parallel(static_cast<int>(left.size()), plan_.threads, [&](int k) {
       Ask a;
@@ -632,11 +649,15 @@ Json ProviderRun::run() {
   // The ledger's word on every operation, after settling.
   const Json rows = ledger_rows();
   std::map<std::string, std::map<std::string, long>> final_by_kind;
-  std::map<std::string, long> creates_final;
+  std::map<std::string, long> creates_final, by_notification;
   const cJSON* r = nullptr;
   cJSON_ArrayForEach(r, rows.get()) {
-    if (jstr(r, "operation") == "create") ++creates_final[jstr(r, "state")];
-    else ++final_by_kind[jstr(r, "operation")][jstr(r, "state")];
+    if (jstr(r, "operation") == "create") {
+      ++creates_final[jstr(r, "state")];
+      continue;
+    }
+    ++final_by_kind[jstr(r, "operation")][jstr(r, "state")];
+    if (settled_by_notification(r)) ++by_notification[jstr(r, "operation")];
   }
   cJSON* after = cJSON_AddObjectToObject(cr, "after_settling");
   for (const char* s : kRowStates) add_num(after, s, static_cast<double>(creates_final[s]));
@@ -653,6 +674,7 @@ Json ProviderRun::run() {
     for (const auto& [name, n] : k.outcomes) add_num(answered, name.c_str(), static_cast<double>(n));
     cJSON* fin = cJSON_AddObjectToObject(o, "after_settling");
     for (const char* s : kRowStates) add_num(fin, s, static_cast<double>(final_by_kind[kind][s]));
+    add_num(o, "settled_by_notification", static_cast<double>(by_notification[kind]));
     if (std::string(kind) == "refund") {
       add_num(o, "asked_twice", static_cast<double>(k.asked_twice));
       add_num(o, "raced_by_two_threads", static_cast<double>(k.raced));
@@ -675,6 +697,9 @@ Json ProviderRun::run() {
   add_num(st, "passes", static_cast<double>(settle_passes_));
   add_num(st, "operations_by_reconcile", static_cast<double>(settled_by_reconcile_));
   add_num(st, "operations_by_same_ref", static_cast<double>(settled_by_same_ref_));
+  long notified = 0;
+  for (const auto& [kind, n] : by_notification) notified += n;
+  add_num(st, "operations_by_notification", static_cast<double>(notified));
   if (hooks) {
     cJSON* n = cJSON_AddObjectToObject(out.get(), "notifications");
     add_num(n, "accepted", static_cast<double>(hooks->accepted()));
@@ -790,7 +815,8 @@ void print_operations_summary(const cJSON* d) {
     const cJSON* unk = cJSON_GetObjectItemCaseSensitive(pv, "still_unknown");
     const cJSON* chk = cJSON_GetObjectItemCaseSensitive(pv, "checks");
     print_fields({
-        {"settled", std::to_string(jint(st, "operations_by_reconcile")) + " operations by reconcile, " +
+        {"settled", std::to_string(jint(st, "operations_by_notification")) + " operations by the provider's notification, " +
+                        std::to_string(jint(st, "operations_by_reconcile")) + " by reconcile, " +
                         std::to_string(jint(st, "operations_by_same_ref")) + " by asking the same ref again; still UNKNOWN: " +
                         std::to_string(jint(unk, "moved")) + " that moved money, " + std::to_string(jint(unk, "not_moved")) +
                         " that did not"},

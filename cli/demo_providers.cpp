@@ -88,12 +88,14 @@ DemoProvider demo_provider(const std::string& name) {
   else if (name == "adyen") {
     // Every Adyen payment of the simulator's account is authorized only:
     // it captures by hand, and a capture is settled by its notification.
-    p.notifies = true;
   } else if (name != "wechatpay_v3" && name != "alipay") {
     std::string all;
     for (const std::string& n : demo_provider_names()) all += (all.empty() ? "" : ", ") + n;
     throw usage_error("--provider wants one of " + all + ", got '" + name + "'");
   }
+  // The providers whose operations the simulator notifies and the profiles
+  // read (operations.<kind>.webhook); the others' are settled by lookup.
+  p.notifies = name == "adyen" || name == "checkout_com" || name == "stripe";
   p.key_is_order = name == "wechatpay_v3" || name == "alipay";
   // Square completes the whole amount (docs/simulator.md, "The money rules").
   p.partial_capture = name != "square";

@@ -25,7 +25,8 @@ struct DemoProvider {
   bool needs_target = false;
   // The payment's key is its order reference (out_trade_no), not a header.
   bool key_is_order = false;
-  // Settles its captures only by notification (Adyen): the demo runs an
+  // Notifies its operations (Adyen: its captures' only outcome; Checkout.com
+  // its actions, approved or declined; Stripe its refunds): the demo runs an
   // endpoint the simulator notifies, which applies them to the ledger.
   bool notifies = false;
 };

@@ -644,6 +644,25 @@ std::string mollie_payment_status(const PaymentView& p) {
 
 }  // namespace
 
+// https://docs.stripe.com/api/refunds/object (required there: id, object, amount, created,
+// currency; spec3.json "refund"). failure_reason is one of the values the spec lists.
+void format_stripe_refund(const Profile& p, uint64_t number, uint64_t payment, int64_t amount,
+                          std::string_view currency, int64_t created_s, std::string_view status, std::string& out) {
+  out.append(R"({"id":)").append(json(operation_id(p, OpKind::refund, number)));
+  out.append(R"(,"object":"refund","amount":)").append(std::to_string(amount));
+  out.append(R"(,"charge":)").append(json(format_id(p.charge_id, payment)));
+  out.append(R"(,"created":)").append(std::to_string(created_s));
+  out.append(R"(,"currency":)").append(json(currency));
+  if (status == "failed") out.append(R"(,"failure_reason":"declined")");
+  out.append(R"(,"metadata":{},"payment_intent":)").append(json(format_id(p.payment_id, payment)));
+  out.append(R"(,"status":)").append(json(status)).append("}");
+}
+
+std::string_view stripe_refund_status(const OperationRecord& op, bool lookup) {
+  if (op.moved) return "succeeded";
+  return lookup ? "failed" : "pending";
+}
+
 void format_operation(const OpView& v, Reply& out) {
   const Profile& p = *v.profile;
   const PaymentView& pay = v.payment;
@@ -655,14 +674,10 @@ void format_operation(const OpView& v, Reply& out) {
   switch (p.id) {
     case ProfileId::stripe:
       if (op && op->kind == OpKind::refund) {
-        // A Refund object ([ST4]): succeeded at once in the simulator.
-        b.append(R"({"id":)").append(json(operation_id(p, OpKind::refund, op->number)));
-        b.append(R"(,"object":"refund","amount":)").append(std::to_string(op->amount));
-        b.append(R"(,"charge":)").append(json(format_id(p.charge_id, pay.number)));
-        b.append(R"(,"created":)").append(std::to_string(op->at_ms / 1000));
-        b.append(R"(,"currency":)").append(json(pay.currency));
-        b.append(R"(,"metadata":{},"payment_intent":)").append(json(pid));
-        b.append(R"(,"status":"succeeded"})");
+        // A Refund object: succeeded at once in the simulator, unless it fails later (then the
+        // answer says pending and its lookup, once decided, failed).
+        format_stripe_refund(p, op->number, pay.number, op->amount, pay.currency, op->at_ms / 1000,
+                             stripe_refund_status(*op, v.lookup), b);
       } else {
         stripe_intent(v, b);  // capture and cancel answer the PaymentIntent ([ST1][ST2])
       }
@@ -1015,7 +1030,10 @@ void format_actions(const Profile& p, const PaymentView& payment, const PaymentO
     b.append(R"({"id":)").append(json(operation_id(p, it->kind, it->number)));
     b.append(R"(,"type":")").append(type).append(R"(","processed_on":)").append(json(iso_utc(it->at_ms)));
     b.append(R"(,"amount":)").append(std::to_string(it->amount));
-    b.append(R"(,"approved":true,"response_code":"10000","response_summary":"Approved"},)");
+    // One declined after its 202 is listed not approved, with the code Checkout.com's
+    // payment_*_declined examples show (see webhook_notice.cpp).
+    b.append(it->moved ? R"(,"approved":true,"response_code":"10000","response_summary":"Approved"},)"
+                       : R"(,"approved":false,"response_code":"20006","response_summary":"Error / Invalid Request Parameters"},)");
   }
   b.append(R"({"id":)").append(json(operation_id(p, OpKind::capture, payment.number)));
   b.append(R"(,"type":"Authorization","amount":)").append(std::to_string(payment.amount));

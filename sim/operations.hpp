@@ -89,7 +89,9 @@ struct OperationRecord {
   uint64_t number = 0;  // its own id's number (one counter with the payments)
   uint64_t parent = 0;  // PayPal: the capture a refund returns (0: the payment's own capture)
   int64_t at_ms = 0;    // Unix ms, the simulator's clock
-  bool moved = true;    // false: refused by the provider after acceptance (Adyen's success false)
+  // false: refused by the provider after acceptance (Adyen's success false, Checkout.com's
+  // *_declined after its 202, a Stripe refund answered pending that failed)
+  bool moved = true;
 };
 
 // A payment's operations and where its money is.
@@ -140,6 +142,12 @@ void format_operation_error(const Profile& p, OpKind kind, OpError e, int64_t le
 // Same key, other parameters; same key while the first request runs.
 void format_operation_mismatch(const Profile& p, std::string_view gateway_method, Reply& out);
 void format_operation_in_use(const Profile& p, std::string_view gateway_method, Reply& out);
+// Stripe's Refund object, as the refund's answer, its lookup and its notifications show it.
+void format_stripe_refund(const Profile& p, uint64_t number, uint64_t payment, int64_t amount,
+                          std::string_view currency, int64_t created_s, std::string_view status, std::string& out);
+// A Stripe refund's status: succeeded when it moved money; one that fails later (moved false)
+// was answered pending, and reads failed once looked up.
+std::string_view stripe_refund_status(const OperationRecord& op, bool lookup);
 // Checkout.com's GET /payments/{id}/actions.
 void format_actions(const Profile& p, const PaymentView& payment, const PaymentOps& ops, Reply& out);
 // Alipay: the answer member of a gateway method ("alipay.trade.refund" ->

@@ -28,8 +28,12 @@ class IdStream {
   IdStream(uint64_t seed, const PaymentEvent& e, std::string_view purpose)
       : state_(splitmix64(seed ^ splitmix64(fnv1a64(e.order_id) ^ splitmix64(e.number)) ^ fnv1a64(purpose)) ^
                (e.move ? splitmix64(0x6d6f7665ULL + e.move) : 0) ^
-               // An operation's notification has ids of its own, apart from its payment's.
-               (e.op_number ? splitmix64(0x6f70ULL + e.op_number) : 0)) {}
+               // An operation's notification has ids of its own, apart from its payment's, and
+               // each of its later ones apart from the first (whose ids stay as they were).
+               (e.op_number ? splitmix64(0x6f70ULL + e.op_number) : 0) ^
+               (e.op_number && e.op_phase != PaymentEvent::OpPhase::made
+                    ? splitmix64(0x7068ULL + static_cast<uint64_t>(e.op_phase))
+                    : 0)) {}
   uint64_t next() { return state_ = splitmix64(state_); }
   std::string chars(std::string_view alphabet, std::size_t n) {
     std::string out;
@@ -45,6 +49,7 @@ class IdStream {
 constexpr std::string_view kUpperAlnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
 constexpr std::string_view kLowerAlnum = "abcdefghijklmnopqrstuvwxyz0123456789";
 constexpr std::string_view kDigits = "0123456789";
+constexpr std::string_view kAlnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 // 8-4-4-4-12 lower-case hex, as PayPal's transmission ids and Square's event ids look.
 std::string uuid_like(IdStream& ids) {
@@ -170,7 +175,28 @@ Notice stripe_notice(const Profile&, const WebhookSettings& s, const PaymentEven
   Notice n;
   n.event_id = "evt_" + ids.chars("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", 24);
   std::string object;
-  if (e.charged) {
+  // What request.id names: the API request that caused the event, null when Stripe made it on
+  // its own (spec3.json notification_event_request).
+  std::string request_id = "null";
+  if (e.op_number) {
+    // A refund's own events (https://docs.stripe.com/api/events/types, https://docs.stripe.com/api/refunds:
+    // refund.created "whenever a refund is created", refund.updated "whenever a refund is
+    // updated", refund.failed "whenever a refund has failed"), sent for card refunds from API
+    // version 2024-10-28.acacia on (https://docs.stripe.com/changelog/acacia/2024-10-28/refund-webhook-update;
+    // before it only charge.refunded). data.object is the Refund as its answer and lookup write
+    // it. refund.created is caused by the refund's POST: request.id and the key it carried; a
+    // later change is Stripe's own, naming no request and no key.
+    switch (e.op_phase) {
+      case PaymentEvent::OpPhase::made:
+        n.type = "refund.created";
+        request_id = json_string("req_" + ids.chars(kAlnum, 14));
+        break;
+      case PaymentEvent::OpPhase::updated: n.type = "refund.updated"; break;
+      case PaymentEvent::OpPhase::failed: n.type = "refund.failed"; break;
+    }
+    format_stripe_refund(stripe_profile(), e.op_number, e.number, e.op_amount, e.currency, e.op_created_s, e.op_status,
+                         object);
+  } else if (e.charged) {
     const PaymentView view{e.number, e.order_id, e.amount, e.currency, e.money, e.wait, e.manual_capture, e.was_authorized};
     switch (e.money) {
       case Money::awaiting_customer: n.type = "payment_intent.requires_action"; break;
@@ -193,11 +219,14 @@ Notice stripe_notice(const Profile&, const WebhookSettings& s, const PaymentEven
   // A connected account's event names it (https://docs.stripe.com/connect/webhooks); the
   // platform's own events carry no account member.
   const std::string account = e.account.empty() ? std::string() : R"("account":)" + json_string(e.account) + ",";
-  n.body = R"({"id":")" + n.event_id + R"(",)" + account + R"("object":"event","api_version":"2024-06-20","created":)" +
-           std::to_string(now_s) + R"(,"data":{"object":)" + object +
-           R"(},"livemode":false,"pending_webhooks":1,"request":{"id":null,"idempotency_key":)" +
-           (e.idempotency_key.empty() ? std::string("null") : json_string(e.idempotency_key)) + R"(},"type":")" +
-           n.type + R"("})";
+  const bool automatic = e.op_number && e.op_phase != PaymentEvent::OpPhase::made;
+  // One endpoint, one API version: at least 2024-10-28.acacia, or it would get no refund events.
+  n.body = R"({"id":")" + n.event_id + R"(",)" + account + R"("object":"event","api_version":"2024-10-28.acacia","created":)" +
+           std::to_string(now_s) +
+           R"(,"data":{"object":)" + object + R"(},"livemode":false,"pending_webhooks":1,"request":{"id":)" +
+           request_id + R"(,"idempotency_key":)" +
+           (e.idempotency_key.empty() || automatic ? std::string("null") : json_string(e.idempotency_key)) +
+           R"(},"type":")" + n.type + R"("})";
   n.content_type = "application/json; charset=utf-8";
   const int64_t t = v == NoticeVariant::stale ? now_s - kStaleS : now_s;
   n.headers.emplace_back("Stripe-Signature", "t=" + std::to_string(t) + ",v1=" +
@@ -305,12 +334,25 @@ Notice checkout_notice(const Profile& p, const WebhookSettings& s, const Payment
   const char* status = "Authorized";
   std::string action_id;
   int64_t amount = e.amount;
+  bool op_declined = false;
   if (e.op_number) {
     // An operation's own event, naming its action (operations.hpp): payment_captured,
-    // payment_refunded or payment_voided, with the action's id and amount. A refund is notified
-    // only so: no lookup tells one refund of a payment from another.
+    // payment_refunded or payment_voided, with the action's id and amount. One declined after
+    // its 202 ("accepted") is payment_capture_declined, payment_refund_declined or
+    // payment_void_declined, naming the action the same way (data.id, data.action_id) with the
+    // response code and summary of Checkout.com's examples of those three events:
+    // https://www.checkout.com/docs/developer-resources/event-notifications/event-types/payment_void_declined
+    // (and .../payment_refund_declined, .../payment_capture_declined; the event types list:
+    // checkout-api-reference nas_spec/components/schemas/Events/EventTypesObject.yaml).
     const OpKind kind = static_cast<OpKind>(e.op_kind);
-    n.type = kind == OpKind::capture ? "payment_captured" : kind == OpKind::refund ? "payment_refunded" : "payment_voided";
+    op_declined = !e.op_success;
+    if (op_declined) {
+      n.type = kind == OpKind::capture  ? "payment_capture_declined"
+               : kind == OpKind::refund ? "payment_refund_declined"
+                                        : "payment_void_declined";
+    } else {
+      n.type = kind == OpKind::capture ? "payment_captured" : kind == OpKind::refund ? "payment_refunded" : "payment_voided";
+    }
     status = kind == OpKind::capture ? "Captured" : kind == OpKind::refund ? "Refunded" : "Voided";
     action_id = operation_id(p, kind, e.op_number);
     amount = e.op_amount;
@@ -339,9 +381,10 @@ Notice checkout_notice(const Profile& p, const WebhookSettings& s, const Payment
            R"(","data":{"id":")" + id + R"(","action_id":")" +
            (action_id.empty() ? "act_" + ids.chars(kLowerAlnum, 26) : action_id) + R"(","amount":)" +
            std::to_string(amount) + R"(,"currency":)" + json_string(upper(e.currency)) +
-           (!declined ? R"(,"approved":true,"status":")" + std::string(status) +
-                            R"(","response_code":"10000","response_summary":"Approved")"
-                      : std::string(R"(,"approved":false,"status":"Declined","response_code":"20051","response_summary":"Insufficient Funds")")) +
+           (op_declined ? std::string(R"(,"response_code":"20006","response_summary":"Error / Invalid Request Parameters")")
+            : !declined ? R"(,"approved":true,"status":")" + std::string(status) +
+                              R"(","response_code":"10000","response_summary":"Approved")"
+                        : std::string(R"(,"approved":false,"status":"Declined","response_code":"20051","response_summary":"Insufficient Funds")")) +
            R"(,"processed_on":")" + at + R"(","reference":)" + json_string(e.order_id) +
            R"(,"metadata":{}},"_links":{"self":{"href":"https://api.sandbox.checkout.com/workflows/events/)" +
            n.event_id + R"("},"payment":{"href":"https://api.sandbox.checkout.com/payments/)" + id + R"("}}})";
@@ -496,10 +539,14 @@ Notice paypal_notice(const Profile& p, const WebhookSettings& s, const PaymentEv
 }  // namespace
 
 bool sends_notice(const Profile& p, const PaymentEvent& e) {
-  // An operation's own notification: Adyen's (its only outcome) and Checkout.com's (its answers
-  // are 202 "accepted"; the events say what happened). The others notify a capture or cancel by
-  // the payment's new state, and no refund.
-  if (e.op_number) return p.id == ProfileId::adyen || p.id == ProfileId::checkout_com;
+  // An operation's own notification: Adyen's (its only outcome), Checkout.com's (its answers
+  // are 202 "accepted"; the events say what happened) and Stripe's refunds (refund.*). The
+  // others, and Stripe's captures and cancels, notify a capture or cancel by the payment's new
+  // state, and no refund.
+  if (e.op_number) {
+    return p.id == ProfileId::adyen || p.id == ProfileId::checkout_com ||
+           (p.id == ProfileId::stripe && static_cast<OpKind>(e.op_kind) == OpKind::refund);
+  }
   const bool waiting = e.charged && (e.money == Money::awaiting_customer || e.money == Money::pending);
   switch (p.id) {
     case ProfileId::paypal:

@@ -43,17 +43,29 @@ struct PaymentEvent {
   bool manual_capture = false;
   bool was_authorized = false;
   uint8_t move = 0;  // 0: the create's notification; n: the n-th move's (its own event ids)
-  std::string idempotency_key;  // the key the create carried ("" none): Stripe's event names it
+  // The key the request that caused it carried ("" none): the create's, or for an operation's
+  // notification the operation's own. Stripe's event names it (request.idempotency_key).
+  std::string idempotency_key;
   std::string account;          // the --scope-header value it was made under ("" none): a Connect event's account
   // An operation's own notification (operations.hpp; Adyen's CAPTURE, REFUND and CANCELLATION
-  // modifications): the operation's number (its id, in operation_id's shape), its kind
-  // (OpKind), its amount and whether it went through. op_number 0: a notification of the
-  // payment's own state, as above.
+  // modifications, Checkout.com's payment_captured ... payment_void_declined, Stripe's refund.*):
+  // the operation's number (its id, in operation_id's shape), its kind (OpKind), its amount and
+  // whether it went through. op_number 0: a notification of the payment's own state, as above.
   uint64_t op_number = 0;
   uint8_t op_kind = 0;
   int64_t op_amount = 0;
   bool op_success = true;
   std::string op_reason;  // why it did not go through
+  // Which of an operation's notifications this is: the one its request caused, or one of a later
+  // change the provider made on its own (Stripe: a pending refund that failed is notified
+  // refund.updated and refund.failed). Each has its own event id.
+  enum class OpPhase : uint8_t { made, updated, failed } op_phase = OpPhase::made;
+  // Stripe: the Refund's status as the notification shows it ("succeeded", "pending", "failed").
+  std::string op_status;
+  int64_t op_created_s = 0;  // when the operation was made (Stripe's Refund.created)
+  // Sent this much later than the sender's own delay: a change the provider makes after its
+  // answer is notified after the notification of the answer's state.
+  int after_ms = 0;
 };
 
 // The copies a notification can go out as.

@@ -131,8 +131,11 @@ void WebhookSender::reset() {
 bool WebhookSender::decide(const PaymentEvent& e, std::string_view fault, double p) const {
   if (p <= 0) return false;
   // Pure in (seed, order, payment, fault): the same run makes the same choices, whatever the
-  // threads' interleaving, and one fault's choice says nothing of another's.
-  const uint64_t h = splitmix64(seed_ ^ splitmix64(fnv1a64(e.order_id) ^ splitmix64(e.number)) ^ fnv1a64(fault));
+  // threads' interleaving, and one fault's choice says nothing of another's. An operation's
+  // notifications choose apart from their payment's and from each other (a payment's choices
+  // stay as they were).
+  uint64_t h = splitmix64(seed_ ^ splitmix64(fnv1a64(e.order_id) ^ splitmix64(e.number)) ^ fnv1a64(fault));
+  if (e.op_number) h = splitmix64(h ^ splitmix64(e.op_number) ^ (static_cast<uint64_t>(e.op_phase) << 56));
   return static_cast<double>(h >> 11) * (1.0 / 9007199254740992.0) < p;
 }
 
@@ -181,7 +184,8 @@ bool WebhookSender::payment_final(const Profile& p, const PaymentEvent& e) {
   r.early = early;
   r.reordered = reorder;
   const int64_t now = steady_ns();
-  const int64_t due = early ? now : now + (f.delay_ms + (reorder ? kReorderMs : 0)) * kMs;
+  const int64_t due = (early ? now : now + (f.delay_ms + (reorder ? kReorderMs : 0)) * kMs) +
+                      static_cast<int64_t>(e.after_ms) * kMs;
   {
     std::lock_guard<std::mutex> lk(mu_);
     if (stopping_) return false;

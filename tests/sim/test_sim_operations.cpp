@@ -904,6 +904,21 @@ TEST(OperationsAdyen, a_refund_is_notified_with_its_own_psp_reference_and_one_be
   EXPECT_EQ(t.operations, 3);
 }
 
+// Hex HMAC-SHA256 of `data` under `key`, computed here with OpenSSL (Cko-Signature; Stripe's v1).
+std::string hmac_hex(const std::string& key, const std::string& data) {
+  unsigned char mac[32];
+  unsigned int len = 0;
+  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(data.data()),
+       data.size(), mac, &len);
+  static const char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int k = 0; k < len; ++k) {
+    hex.push_back(kHex[mac[k] >> 4]);
+    hex.push_back(kHex[mac[k] & 15]);
+  }
+  return hex;
+}
+
 // Checkout.com answers an operation 202 "accepted"; its events say what happened, each naming
 // the action: a refund's only word is payment_refunded, signed with Cko-Signature.
 TEST(OperationsCheckout, a_refund_is_notified_payment_refunded_with_its_action_id) {
@@ -926,18 +941,7 @@ TEST(OperationsCheckout, a_refund_is_notified_payment_refunded_with_its_action_i
   bool refunded = false, captured = false;
   for (std::size_t i = 0; i < bodies.size(); ++i) {
     const Json j(bodies[i]);
-    unsigned char mac[32];
-    unsigned int len = 0;
-    const std::string key = "cko-signature-key-test";
-    HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()), reinterpret_cast<const unsigned char*>(bodies[i].data()),
-         bodies[i].size(), mac, &len);
-    std::string hex;
-    for (unsigned int k = 0; k < len; ++k) {
-      static const char kHex[] = "0123456789abcdef";
-      hex.push_back(kHex[mac[k] >> 4]);
-      hex.push_back(kHex[mac[k] & 15]);
-    }
-    EXPECT_EQ(hooks.header(i, "cko-signature"), hex) << bodies[i];
+    EXPECT_EQ(hooks.header(i, "cko-signature"), hmac_hex("cko-signature-key-test", bodies[i])) << bodies[i];
     if (j.str("type") == "payment_refunded") {
       refunded = true;
       EXPECT_EQ(j.str("data.action_id"), action);
@@ -952,6 +956,150 @@ TEST(OperationsCheckout, a_refund_is_notified_payment_refunded_with_its_action_i
   }
   EXPECT_TRUE(refunded);
   EXPECT_TRUE(captured);
+}
+
+// An action Checkout.com declines after its 202 (the decline fault, scripted here) moves
+// nothing, is listed approved false by GET /payments/{id}/actions, and is notified
+// payment_capture_declined, payment_refund_declined or payment_void_declined, naming the action
+// and its payment as the profile reads them (data.action_id, data.id).
+TEST(OperationsCheckout, an_action_declined_after_its_202_is_listed_not_approved_and_notified_declined) {
+  Hooks hooks;
+  Options o = options("checkout_com");
+  o.webhook_url = hooks.url();
+  o.webhook_secret = "cko-signature-key-test";
+  Server sim(o);
+  const uint16_t port = sim.port();
+  const Provider checkout = providers()[4];
+  auto decline = [&](const std::string& key) {
+    ASSERT_EQ(admin_post(port, "/__admin/script", R"({"key":")" + key + R"(","faults":["decline"]})").status, 200);
+  };
+  const std::string id = checkout.hold(port, "ck2");
+  std::string ignored;
+  decline("cap-ck2");
+  const Response c1 = checkout.capture(port, id, 1000, "cap-ck2", &ignored);
+  ASSERT_EQ(c1.status, 202) << c1.body;
+  const std::string declined_capture = Json(c1.body).str("action_id");
+  Truth t = truth(port, "ck2");
+  EXPECT_EQ(t.money_state, "authorized");
+  EXPECT_EQ(t.operations, 1);
+  EXPECT_EQ(t.moved, 0);
+  const Response c2 = checkout.capture(port, id, 1000, "cap2-ck2", &ignored);
+  ASSERT_EQ(c2.status, 202) << c2.body;
+  const std::string capture = Json(c2.body).str("action_id");
+  decline("ref-ck2");
+  const Response r = checkout.refund(port, id, 300, "ref-ck2");
+  ASSERT_EQ(r.status, 202) << r.body;
+  const std::string declined_refund = Json(r.body).str("action_id");
+  // The same key again: the stored 202, nothing more.
+  EXPECT_EQ(checkout.refund(port, id, 300, "ref-ck2").body, r.body);
+  t = truth(port, "ck2");
+  EXPECT_EQ(t.money_state, "paid");
+  EXPECT_EQ(t.refunded, 0);
+  EXPECT_EQ(t.moved, 1);
+  EXPECT_EQ(t.operations, 3);
+
+  const Json actions(get(port, "/payments/" + id + "/actions").body);
+  std::map<std::string, bool> approved;
+  for (const cJSON* a = actions.j ? actions.j->child : nullptr; a; a = a->next)
+    approved[cJSON_GetObjectItemCaseSensitive(a, "id")->valuestring] = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "approved"));
+  EXPECT_EQ(approved.at(declined_capture), false);
+  EXPECT_EQ(approved.at(capture), true);
+  EXPECT_EQ(approved.at(declined_refund), false);
+
+  const std::string held = checkout.hold(port, "ck3");
+  decline("x-" + held);
+  const Response v = checkout.cancel(port, held);
+  ASSERT_EQ(v.status, 202) << v.body;
+  const std::string declined_void = Json(v.body).str("action_id");
+  EXPECT_EQ(truth(port, "ck3").money_state, "authorized");
+
+  std::map<std::string, std::string> type_of;  // action id -> the type of its event
+  const std::vector<std::string> bodies = hooks.wait_for(declined_void);
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    const Json j(bodies[i]);
+    EXPECT_EQ(hooks.header(i, "cko-signature"), hmac_hex("cko-signature-key-test", bodies[i])) << bodies[i];
+    const std::string action = j.str("data.action_id");
+    if (action == declined_capture || action == capture || action == declined_refund || action == declined_void) {
+      EXPECT_TRUE(type_of.emplace(action, j.str("type")).second) << "notified twice: " << bodies[i];
+      EXPECT_EQ(j.str("data.id"), action == declined_void ? held : id);
+    }
+    if (action == declined_refund) {
+      EXPECT_EQ(j.num("data.amount"), 300);
+    }
+    if (j.str("type").find("_declined") != std::string::npos) {
+      EXPECT_EQ(j.str("data.response_code"), "20006");
+    }
+  }
+  EXPECT_EQ(type_of[declined_capture], "payment_capture_declined");
+  EXPECT_EQ(type_of[capture], "payment_captured");
+  EXPECT_EQ(type_of[declined_refund], "payment_refund_declined");
+  EXPECT_EQ(type_of[declined_void], "payment_void_declined");
+}
+
+// ---- Stripe: refunds are notified refund.* -------------------------------------------------------
+
+// Stripe notifies a refund refund.created, its data.object the Refund and its request the POST
+// that made it (request.id, and the key it carried, which the profile reads to find the
+// refund's row). One Stripe fails later (the decline fault) is answered pending, reads failed
+// once looked up, moves nothing, and is notified refund.updated and refund.failed after its
+// refund.created, naming no request: Stripe changed it on its own.
+TEST(OperationsStripe, a_refund_is_notified_refund_created_with_its_key_and_a_failed_one_updated_and_failed) {
+  Hooks hooks;
+  Options o = options("stripe");
+  o.webhook_url = hooks.url();
+  o.webhook_secret = "whsec_sim_refund_test";
+  Server sim(o);
+  const uint16_t port = sim.port();
+  const Provider stripe = providers()[0];
+  const std::string id = stripe.hold(port, "st1");
+  std::string ignored;
+  ASSERT_EQ(stripe.capture(port, id, 1000, "cap-st1", &ignored).status, 200);
+  const Response r1 = stripe.refund(port, id, 300, "ref-st1");
+  ASSERT_EQ(r1.status, 200) << r1.body;
+  const std::string refund = Json(r1.body).str("id");
+  EXPECT_EQ(Json(r1.body).str("status"), "succeeded");
+  ASSERT_EQ(admin_post(port, "/__admin/script", R"({"key":"ref2-st1","faults":["decline"]})").status, 200);
+  const Response r2 = stripe.refund(port, id, 200, "ref2-st1");
+  ASSERT_EQ(r2.status, 200) << r2.body;
+  const std::string failed = Json(r2.body).str("id");
+  EXPECT_EQ(Json(r2.body).str("status"), "pending");
+  EXPECT_EQ(Json(get(port, "/v1/refunds/" + failed).body).str("status"), "failed");
+  EXPECT_EQ(Json(get(port, "/v1/refunds/" + refund).body).str("status"), "succeeded");
+  // The same key again: Stripe's stored first answer.
+  EXPECT_EQ(stripe.refund(port, id, 200, "ref2-st1").body, r2.body);
+  const Truth t = truth(port, "st1");
+  EXPECT_EQ(t.refunded, 300);
+  EXPECT_EQ(t.moves("ref2-st1"), 0);
+  EXPECT_EQ(t.operations, 3);
+  EXPECT_EQ(t.moved, 2);
+
+  std::vector<std::string> order;  // "type refund-id", as they came
+  const std::vector<std::string> bodies = hooks.wait_for("refund.failed");
+  for (std::size_t i = 0; i < bodies.size(); ++i) {
+    const std::string& body = bodies[i];
+    const Json j(body);
+    const std::string sig = hooks.header(i, "stripe-signature");
+    const std::string ts = sig.substr(2, sig.find(',') - 2);
+    EXPECT_EQ(sig, "t=" + ts + ",v1=" + hmac_hex("whsec_sim_refund_test", ts + "." + body));
+    if (j.str("type").rfind("refund.", 0) != 0) continue;
+    order.push_back(j.str("type") + " " + j.str("data.object.id"));
+    EXPECT_EQ(j.str("data.object.object"), "refund");
+    EXPECT_EQ(j.str("data.object.payment_intent"), id);
+    EXPECT_EQ(j.str("api_version"), "2024-10-28.acacia");
+    if (j.str("type") == "refund.created") {
+      EXPECT_EQ(j.str("request.id").rfind("req_", 0), 0u) << body;
+      EXPECT_EQ(j.str("request.idempotency_key"), j.str("data.object.id") == refund ? "ref-st1" : "ref2-st1");
+      EXPECT_EQ(j.str("data.object.status"), j.str("data.object.id") == refund ? "succeeded" : "pending");
+      EXPECT_EQ(j.num("data.object.amount"), j.str("data.object.id") == refund ? 300 : 200);
+    } else {
+      EXPECT_TRUE(cJSON_IsNull(j.at("request.id"))) << body;
+      EXPECT_TRUE(cJSON_IsNull(j.at("request.idempotency_key"))) << body;
+      EXPECT_EQ(j.str("data.object.status"), "failed");
+      EXPECT_FALSE(j.str("data.object.failure_reason").empty());
+    }
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"refund.created " + refund, "refund.created " + failed,
+                                             "refund.updated " + failed, "refund.failed " + failed}));
 }
 
 }  // namespace
