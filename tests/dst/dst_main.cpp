@@ -192,6 +192,11 @@ int main(int argc, char** argv) {
               (unsigned long long)t.operations_failed, (unsigned long long)t.operations_refused,
               (unsigned long long)t.operations_mismatched, (unsigned long long)t.operation_queries,
               (unsigned long long)t.operation_lookups, (unsigned long long)t.operations_settled_by_lookup);
+  std::printf("DST exercised: operation notifications: %llu delivered, %llu never sent; their events settled %llu "
+              "operation rows and were kept %llu times; %llu refunds made elsewhere\n",
+              (unsigned long long)t.operation_notes, (unsigned long long)t.op_notes_never_sent,
+              (unsigned long long)t.operation_events_settled, (unsigned long long)t.operation_events_kept,
+              (unsigned long long)t.refunds_elsewhere);
   for (const auto& [which, n] : t.by_profile_driver)
     std::printf("DST schedules %s: %llu\n", which.c_str(), (unsigned long long)n);
   if (!dir.empty()) {

@@ -250,11 +250,13 @@ void ProviderModel::complete(KeyState& k) {
   k.processing = false;
   if (!k.refund_id.empty()) {
     // A refund's processing is over: it is accepted, and decided now or
-    // at its moment. It is no payment: nothing is charged or notified.
+    // at its moment. It is no payment: nothing is charged; it is told as
+    // a refund (refund_news), where it stands once accepted.
     for (Refund& r : refunds_)
       if (r.id == k.refund_id) {
         r.processing = false;
         if (r.decides_at <= k.done_at) decide(r, k.done_at);
+        tell(r, true);
       }
     return;
   }
@@ -311,13 +313,63 @@ void ProviderModel::decide(Refund& r, int64_t now_mono) {
   if (r.decided) return;
   r.decided = true;
   r.decided_at = now_mono;
+  // A refund already told as accepted is told again, decided.
+  if (r.told) tell(r, false);
   if (!r.approved) return;  // declined: nothing moved
-  ++charges[r.row];
+  if (!r.row.empty()) ++charges[r.row];
   for (Payment& p : payments_)
     if (p.id == r.payment_id && p.store == r.store) {
       p.refunded += r.amount;
       ++refunds_moved[p.order_id];
     }
+}
+
+void ProviderModel::tell(Refund& r, bool accepted) {
+  r.told = r.told || accepted;
+  RefundNews n;
+  n.store = r.store;
+  n.refund_id = r.id;
+  n.payment_id = r.payment_id;
+  n.row = r.row;
+  n.identity = r.identity;
+  n.accepted = accepted;
+  n.decided = r.decided;
+  n.approved = r.approved;
+  n.amount = r.amount;
+  for (const Payment& p : payments_)
+    if (p.id == r.payment_id && p.store == r.store) n.order_id = p.order_id;
+  refund_news.push_back(std::move(n));
+}
+
+int64_t ProviderModel::left_to_refund(const std::string& store, const std::string& payment_id) const {
+  int64_t left = 0;
+  for (const Payment& p : payments_)
+    if (p.id == payment_id && p.store == store) left = p.amount;
+  for (const Refund& r : refunds_)
+    if (r.payment_id == payment_id && r.store == store && !(r.decided && !r.approved)) left -= r.amount;
+  return std::max<int64_t>(0, left);
+}
+
+bool ProviderModel::refund_elsewhere(const std::string& store, const std::string& payment_id, int64_t amount,
+                                     bool approved, int64_t decides_at, int64_t now_mono) {
+  const Payment* p = payment_by_id(store, payment_id);
+  // Only money the payment captured can be given back.
+  if (!p || !p->charged || p->processing || money_of(p->phase) != Money::captured || amount <= 0 ||
+      amount > left_to_refund(store, payment_id))
+    return false;
+  Refund r;
+  r.store = store;
+  r.id = wire_.refunds.id_prefix + std::to_string(++next_id_);
+  r.payment_id = payment_id;
+  r.amount = amount;
+  r.approved = approved;
+  r.decides_at = std::max(decides_at, now_mono);
+  r.processing = false;
+  refunds_.push_back(std::move(r));
+  Refund& made = refunds_.back();
+  if (made.decides_at <= now_mono) decide(made, now_mono);
+  tell(made, true);
+  return true;
 }
 
 ProviderModel::Payment* ProviderModel::payment_by_id(const std::string& store, const std::string& id) {
@@ -378,6 +430,7 @@ ProviderModel::KeyState& ProviderModel::process_refund(const std::string& store,
   r.id = wire_.refunds.id_prefix + std::to_string(++next_id_);
   r.payment_id = payment;
   r.row = row;
+  r.identity = identity;
   // Its amount, or the rest of the payment's (what no other refund
   // accepted and not declined took).
   r.amount = amount_in(wire_.form_bodies, body);

@@ -170,15 +170,43 @@ class ProviderModel {
   // `charges` counts it under the operation row its caller's body names,
   // as a create's charge is counted under its order.
   struct Refund {
-    std::string store, id, payment_id, row;
+    std::string store, id, payment_id, row;  // row "": made elsewhere (a dashboard), no row of the client's
+    std::string identity;     // the key its request carried ("" none)
     int64_t amount = 0;
     bool processing = true;   // its request is still being processed (slow_processing)
     bool decided = false;     // final (Stripe) or listed among the actions (Checkout.com)
     bool approved = true;     // how it is decided
     int64_t decides_at = 0;   // monotonic ms
     int64_t decided_at = 0;
+    bool told = false;        // its acceptance is in refund_news
   };
   const std::vector<Refund>& refunds() const { return refunds_; }
+  // What the provider tells of its refunds, in order: what its
+  // notifications say (provider_webhooks.cpp writes them in each
+  // provider's words). A refund is told once accepted (its request
+  // processed: Stripe's refund.created), where it stands then, and again
+  // once decided later (approved or declined); one decided as it was
+  // accepted is told once.
+  struct RefundNews {
+    std::string store, refund_id, payment_id;
+    std::string order_id;  // its payment's order
+    std::string row;       // the operation row it moves money for ("" made elsewhere)
+    std::string identity;  // the key its request carried ("" none)
+    bool accepted = false; // the news of its acceptance (else of its decision)
+    bool decided = false, approved = false;  // where it stands then
+    int64_t amount = 0;
+  };
+  std::vector<RefundNews> refund_news;
+  // A refund of payment `payment_id` made elsewhere (the merchant's
+  // dashboard, another system: under no key of the client's, for no row of
+  // its), of `amount`, decided approved or not at `decides_at` (monotonic).
+  // It moves the payment's money like any refund. Nothing when the payment
+  // is not in `store` or `amount` is more than is left of it.
+  bool refund_elsewhere(const std::string& store, const std::string& payment_id, int64_t amount, bool approved,
+                        int64_t decides_at, int64_t now_mono);
+  // What is left to refund of payment `payment_id`: its amount less every
+  // refund of it not declined (0 when unknown).
+  int64_t left_to_refund(const std::string& store, const std::string& payment_id) const;
   // How the provider decides the refunds it accepts, drawn per schedule:
   // the share decided later (Stripe: pending; Checkout.com: not listed
   // yet), how much later at most, and the share declined (nothing moves).
@@ -271,6 +299,8 @@ class ProviderModel {
   // Refunds whose moment came are decided.
   void refunds_act(int64_t now_mono);
   void decide(Refund& r, int64_t now_mono);
+  // Appends a refund's news: its acceptance, or its decision.
+  void tell(Refund& r, bool accepted);
   Payment* payment_by_id(const std::string& store, const std::string& id);
   std::string identity_of(const HttpRequest& req, std::string& reference) const;
   // `phase`: where a success's money is (its words).

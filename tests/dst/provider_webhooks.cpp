@@ -138,6 +138,80 @@ bool has_form(const std::string& p, NoteForm form) {
   return false;
 }
 
+bool notifies_operation(const std::string& p, const OperationEventTruth& t) {
+  if (p == "stripe") return true;
+  if (p == "checkout_com") return t.decided;
+  return false;
+}
+
+Notification build_operation_notification(const std::string& p, const OperationEventTruth& t, NoteForm form,
+                                          int64_t unix_ms, uint64_t serial, const WebhookKeys& k) {
+  Notification n;
+  n.req.method = "POST";
+  n.req.url = k.notification_url;
+  const bool forged = form == NoteForm::forged;
+  const bool other = form == NoteForm::not_ours;
+  const std::string s = std::to_string(serial);
+  const std::string tag = forged ? "_forged" + s : other ? "_other" + s : "";
+  if (p == "stripe") {
+    // The Refund's status then; a forged copy claims the opposite (a
+    // pending one, succeeded).
+    std::string status = !t.decided ? "pending" : t.approved ? "succeeded" : "failed";
+    if (forged) status = status == "succeeded" ? "failed" : "succeeded";
+    // refund.created as it was accepted (under the request's key), then
+    // refund.updated or refund.failed when it is decided later (a change
+    // no request of the merchant's caused: request.idempotency_key null).
+    const std::string type = t.accepted ? "refund.created"
+                             : status == "failed" && !(t.as_update && !forged) ? "refund.failed"
+                                                                             : "refund.updated";
+    const std::string id = "evt_" + t.refund_id + "_" + type.substr(7) + (t.as_update ? "_f" : "") + tag;
+    JsonMembers m = {{"id", json_quote(id)},
+                     {"object", json_quote("event")},
+                     {"type", json_quote(type)},
+                     {"data.object.id", json_quote(t.refund_id)},
+                     {"data.object.object", json_quote("refund")},
+                     {"data.object.amount", std::to_string(t.amount)},
+                     {"data.object.currency", json_quote("eur")},
+                     {"data.object.payment_intent", json_quote(t.payment_id)},
+                     {"data.object.status", json_quote(status)},
+                     {"request.idempotency_key", t.accepted && !t.idempotency_key.empty()
+                                                     ? json_quote(t.idempotency_key)
+                                                     : std::string("null")}};
+    // Another connected account's refund, where the payment is this one's.
+    const std::string account = other ? "acct_elsewhere" + s : t.account;
+    if (!account.empty()) m.emplace_back("account", json_quote(account));
+    n.req.body = json_object(m);
+    const int64_t at = (form == NoteForm::stale ? unix_ms - (301 + static_cast<int64_t>(serial % 3300)) * 1000 : unix_ms) / 1000;
+    const std::string key = forged ? k.secret + "x" : k.secret;
+    n.req.headers.emplace_back("Stripe-Signature", "t=" + std::to_string(at) + ",v1=" +
+                                                       hex(hmac(key, std::to_string(at) + "." + n.req.body)));
+    n.req.headers.emplace_back("Content-Type", "application/json");
+    n.event_ids.push_back(id);
+  } else if (p == "checkout_com") {
+    // Its decision, naming the refund's action and the payment (and the
+    // payment's reference: Checkout.com's payment_refunded example).
+    const bool says_approved = forged ? !t.approved : t.approved;
+    const std::string id = "evt_" + t.refund_id + (says_approved ? "_refunded" : "_declined") + tag;
+    n.req.body = json_object({{"id", json_quote(id)},
+                              {"type", json_quote(says_approved ? "payment_refunded" : "payment_refund_declined")},
+                              {"created_on", json_quote(iso_time(unix_ms, "%Y-%m-%dT%H:%M:%SZ"))},
+                              {"data.id", json_quote(t.payment_id)},
+                              {"data.action_id", json_quote(t.refund_id)},
+                              {"data.reference", json_quote(t.order_id)},
+                              {"data.amount", std::to_string(t.amount)},
+                              {"data.currency", json_quote("EUR")},
+                              {"data.response_code", json_quote(says_approved ? "10000" : "20005")}});
+    std::string sig = hex(hmac(k.secret, n.req.body));
+    if (forged) flip(sig);
+    n.req.headers.emplace_back("Cko-Signature", sig);
+    n.req.headers.emplace_back("Content-Type", "application/json");
+    n.event_ids.push_back(id);
+  } else {
+    throw std::invalid_argument("dst: no operation notifications for profile " + p);
+  }
+  return n;
+}
+
 Notification build_notification(const std::string& p, const std::vector<EventTruth>& events, NoteForm form,
                                 int64_t unix_ms, uint64_t serial, const WebhookKeys& k) {
   Notification n;
@@ -192,7 +266,13 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
       const std::string code = codes[static_cast<int>(phase)];
       const std::string mac = other ? "OtherMerchantECOM" : k.merchant_id;
       const std::string success = phase == Phase::declined ? "false" : "true";
-      const std::string signed_text = t.provider_id + "::" + mac + ":" + t.order_id + ":1000:EUR:" + code + ":" + success;
+      // A capture or a cancellation is a modification with a pspReference
+      // of its own, naming the payment's in originalReference (made
+      // elsewhere here: the merchant's, in its Customer Area).
+      const bool modification = code == "CAPTURE" || code == "CANCELLATION";
+      const std::string psp = modification ? t.provider_id + (code == "CAPTURE" ? "c" : "v") : t.provider_id;
+      const std::string original = modification ? t.provider_id : std::string();
+      const std::string signed_text = psp + ":" + original + ":" + mac + ":" + t.order_id + ":1000:EUR:" + code + ":" + success;
       std::string sig = b64(hmac(unhex(k.adyen_hex), signed_text));
       if (forged) flip(sig);
       if (!items.empty()) items += ",";
@@ -200,9 +280,9 @@ Notification build_notification(const std::string& p, const std::vector<EventTru
                R"(},"amount":{"currency":"EUR","value":1000},"eventCode":)" + json_quote(code) + R"(,"eventDate":)" +
                json_quote(iso_time(unix_ms, "%Y-%m-%dT%H:%M:%S+00:00")) + R"(,"merchantAccountCode":)" +
                json_quote(mac) + R"(,"merchantReference":)" + json_quote(t.order_id) +
-               R"(,"originalReference":"","paymentMethod":"visa","pspReference":)" + json_quote(t.provider_id) +
-               R"(,"reason":"","success":)" + json_quote(success) + "}}";
-      n.event_ids.push_back(t.provider_id + ":" + code + ":" + success);
+               R"(,"originalReference":)" + json_quote(original) + R"(,"paymentMethod":"visa","pspReference":)" +
+               json_quote(psp) + R"(,"reason":"","success":)" + json_quote(success) + "}}";
+      n.event_ids.push_back(psp + ":" + code + ":" + success);
     }
     n.req.body = R"({"live":"false","notificationItems":[)" + items + "]}";
     n.req.headers.emplace_back("Content-Type", "application/json");

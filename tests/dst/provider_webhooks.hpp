@@ -47,6 +47,25 @@ struct EventTruth {
   Phase phase = Phase::paid;
 };
 
+// One refund's news as the provider notifies it (issue 47; the provider
+// model's RefundNews): Stripe's refund.created / refund.updated /
+// refund.failed, Checkout.com's payment_refunded / payment_refund_declined.
+struct OperationEventTruth {
+  std::string refund_id;   // Stripe's re_ id, Checkout.com's action_id
+  std::string payment_id;  // the payment it refunds
+  std::string order_id;    // that payment's order (Checkout.com's data.reference)
+  // The key of the request that made it: Stripe's refund.created names it
+  // as request.idempotency_key; later events were caused by no request of
+  // the merchant's (null), and a refund made elsewhere carries none of ours.
+  std::string idempotency_key;
+  std::string account;     // the connected account (Stripe's $.account); "" the platform's own
+  bool accepted = false;   // the news of its acceptance (else of its decision)
+  bool decided = false, approved = false;
+  // Stripe: a decline told as refund.updated (status failed), besides its refund.failed.
+  bool as_update = false;
+  int64_t amount = 0;
+};
+
 enum class NoteForm {
   genuine,   // the provider's own
   forged,    // claims the opposite, and its signature does not verify
@@ -73,6 +92,13 @@ bool has_form(const std::string& profile, NoteForm form);
 // A notification of `events` (several only for Adyen, which batches) at
 // Unix time `unix_ms`; `serial` makes what the provider numbers (nonces,
 // forged ids) unique within a schedule.
+// Whether the profile notifies this news of a refund (Stripe: its
+// acceptance and its later decision; Checkout.com: its decision only).
+bool notifies_operation(const std::string& profile, const OperationEventTruth& t);
+// A refund's notification, signed as the payments' are (forged: it claims
+// the opposite; not_ours: Stripe, another connected account's).
+Notification build_operation_notification(const std::string& profile, const OperationEventTruth& t, NoteForm form,
+                                           int64_t unix_ms, uint64_t serial, const WebhookKeys& keys);
 Notification build_notification(const std::string& profile, const std::vector<EventTruth>& events, NoteForm form,
                                  int64_t unix_ms, uint64_t serial, const WebhookKeys& keys);
 

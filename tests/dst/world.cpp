@@ -34,6 +34,7 @@
 #include "settle.hpp"
 #include "stats.hpp"
 #include "webhook_receiver.hpp"
+#include "webhook_rules.hpp"
 
 namespace payretry::dst {
 
@@ -510,6 +511,9 @@ class World {
     std::string order;   // the order its (first) event names
     std::string pid;     // the payment it is about
     uint64_t serial = 0;
+    // A refund's notification (issue 47), instead of a payment's: `order`
+    // is its payment's order, `pid` the refund's id.
+    std::optional<OperationEventTruth> op;
   };
   std::vector<Note> outbox;
   size_t decided_seen = 0;
@@ -522,6 +526,21 @@ class World {
   std::map<std::string, PaymentState> final_seen;     // orders whose row was seen SUCCEEDED or FAILED
   std::set<std::string> webhook_settled;              // orders whose row a webhook made final
   std::map<std::string, std::string> kept_seen;       // order -> an event it had kept (counted once landed)
+  // Refunds' notifications (issue 47), drawn from a stream of their own (a
+  // schedule without refunds draws nothing from it): how many of the
+  // provider's refund news are never delivered (an endpoint not subscribed
+  // to them, a delivery given up), and how often the merchant refunds a
+  // payment elsewhere too (the dashboard: no key or row of the client's),
+  // after the caller's own refunds of it.
+  Rng opwh;
+  int wh_op_drop_percent = 0, wh_elsewhere_percent = 0;
+  size_t refund_news_seen = 0;
+  // Stored event id of every refund notification delivered -> the refund it is about.
+  std::map<std::string, std::string> op_event_refund;
+  void collect_operation_notes();
+  // The receiver's result `e` is its operation block's reading of a
+  // notification (the event id it stores is the provider's + ":<kind>").
+  bool operation_result(const WebhookEventResult& e) const;
   void draw_webhooks();
   // New decisions of the provider become notifications (and their copies).
   void collect_notes();
@@ -573,6 +592,7 @@ class World {
   int ops_percent = 0;
   std::vector<std::string> op_rows;  // every operation row id asked for
   void refund_some(std::unique_ptr<Process>& proc, const Order& o);
+  void refund_elsewhere(const Order& o);
   void check_operations();
   // An UNKNOWN operation is settled by its own lookup (issue 47): callers
   // query its row (pay_query) or reconcile, besides asking its ref again.
@@ -1464,7 +1484,8 @@ const std::string& test_pem(const std::string& dir, const std::string& file) {
 World::World(uint64_t s, const Options& o)
     : seed(s), opt(o), rng(s), pause_rng(s ^ 0xD1B54A32D192ED03ull), ext(s ^ 0x5851F42D4C957F2Dull),
       tenant_rng(s ^ 0x9FB21C651E98DF25ull), auth_rng(s ^ 0xC2B2AE3D27D4EB4Full), wh(s ^ 0x7A3B9E2C51D4F086ull),
-      money_rng(s ^ 0x3C6EF372FE94F82Bull), refresh_rng(s ^ 0x1B873593CC9E2D51ull), ops_rng(s ^ 0x85EBCA6B27D4EB2Full) {
+      opwh(s ^ 0x61C8864680B583EBull), money_rng(s ^ 0x3C6EF372FE94F82Bull), refresh_rng(s ^ 0x1B873593CC9E2D51ull),
+      ops_rng(s ^ 0x85EBCA6B27D4EB2Full) {
   hook_pause_percent = pause_rng.chance(20) ? static_cast<int>(pause_rng.range(2, 15)) : 0;
   profile_name = !opt.profile.empty() ? opt.profile : kProfiles[rng.range(0, 8)];
   // Unpinned, a tenth of the schedules draw a random provider instead.
@@ -1837,14 +1858,25 @@ void World::check_money(const std::string& order, MoneyState m, const std::strin
     fail("refunded_only_after_a_refund_moved_money", std::string(where) + " of " + order + " says " +
                                                          money_state_name(m) + ", and no refund of it moved money");
   bool held = false, captured = false, holds_now = false;
+  bool refunded_some = false, refunded_all = false;
   std::string truth;
   for (const ProviderModel::Payment& p : provider->payments()) {
     if (p.order_id != order || !p.charged || p.processing || (!pid.empty() && p.id != pid)) continue;
     held = held || p.ever_held;
     captured = captured || p.ever_captured;
     holds_now = holds_now || money_of(p.phase) == Money::held || money_of(p.phase) == Money::captured;
-    truth += " " + p.id + ":" + phase_name(p.phase);
+    refunded_some = refunded_some || p.refunded > 0;
+    refunded_all = refunded_all || (p.refunded > 0 && p.refunded >= p.amount);
+    truth += " " + p.id + ":" + phase_name(p.phase) + (p.refunded > 0 ? " refunded " + std::to_string(p.refunded) + " of " +
+                                                                             std::to_string(p.amount)
+                                                                       : std::string());
   }
+  // Never ahead of the provider: refunded (wholly) only once its refunds
+  // gave back all it took, partly only once one gave back some of it.
+  if ((m == MoneyState::refunded && !refunded_all) || (m == MoneyState::partly_refunded && !refunded_some))
+    fail("payment_money_never_ahead_of_the_provider", std::string(where) + " of " + order + " says " +
+                                                         money_state_name(m) + " (provider id '" + pid +
+                                                         "'); the provider's truth:" + (truth.empty() ? " none" : truth));
   const std::string said = std::string(where) + " of " + order + " says " + money_state_name(m) + " (provider id '" +
                            pid + "'); the provider's truth:" + (truth.empty() ? " no payment of its own" : truth);
   if (m == MoneyState::failed) {
@@ -2173,6 +2205,33 @@ void World::refund_some(std::unique_ptr<Process>& proc, const Order& o) {
     }
     if (proc) proc->op_row.clear();
   }
+  refund_elsewhere(o);
+}
+
+// The merchant refunds the payment elsewhere too (its dashboard): no key
+// or row of the client's, an amount within what is left of the payment,
+// approved or declined, now or later. After the caller's own refunds of
+// it, none of which is sent again (a query or reconcile never re-sends
+// one), so none of them meets a provider that would refuse more than is
+// left. Only its notifications tell of it: they must land on no row of
+// the client's. In webhook schedules only, from their own stream.
+void World::refund_elsewhere(const Order& o) {
+  if (!webhooks || wh_elsewhere_percent == 0 || !opwh.chance(wh_elsewhere_percent)) return;
+  const auto charged = provider->charged_id.find(o.id);
+  if (charged == provider->charged_id.end()) return;
+  std::string store;
+  for (const ProviderModel::Payment& p : provider->payments())
+    if (p.id == charged->second && p.order_id == o.id) store = p.store;
+  const int64_t left = provider->left_to_refund(store, charged->second);
+  if (left <= 0) return;
+  const int64_t amount = opwh.range(1, left);
+  const bool approved = opwh.chance(70);
+  const int64_t at = clock.now_ms() + (opwh.chance(50) ? 0 : opwh.range(1, 600000));
+  if (!provider->refund_elsewhere(store, charged->second, amount, approved, at, clock.now_ms())) return;
+  ++tally.refunds_elsewhere;
+  say("the merchant refunds " + std::to_string(amount) + " of " + charged->second + " (" + o.id +
+      ") elsewhere: " + provider->refunds().back().id + (approved ? ", approved" : ", declined") +
+      (at > clock.now_ms() ? " at " + std::to_string(at) : ""));
 }
 
 bool World::query_operation(Process& p, const std::string& row_id) {
@@ -2216,10 +2275,47 @@ void World::check_operation_rows() {
   std::unique_ptr<Ledger> holder;
   Ledger& l = ledger_for_checks(holder);
   std::set<std::string> payments;
+  // What the provider did for each row, and for each payment: the refunds
+  // that moved money (decided approved), those still open.
+  std::map<std::string, int> moved, open;
+  std::map<std::pair<std::string, std::string>, int64_t> given;  // (store, payment) -> refunded
+  for (const ProviderModel::Refund& r : provider->refunds()) {
+    if (!r.decided) ++open[r.row];
+    else if (r.approved) {
+      ++moved[r.row];
+      given[{r.store, r.payment_id}] += r.amount;
+    }
+  }
+  // Refunds never give back more than the payment took (all of them:
+  // the merchant's elsewhere only ever take what is left).
+  for (const ProviderModel::Payment& p : provider->payments())
+    if (const auto g = given.find({p.store, p.id}); g != given.end() && p.amount > 0 && g->second > p.amount)
+      fail("refunds_never_above_captured", p.order_id + "'s payment " + p.id + " took " + std::to_string(p.amount) +
+                                               " and its refunds gave back " + std::to_string(g->second));
   for (const std::string& id : std::set<std::string>(op_rows.begin(), op_rows.end())) {
     const auto row = l.get(id);
     if (!row) continue;
     payments.insert(row->parent_order_id);
+    // A row names only its own refund (the id its answer, lookup or event gave).
+    if (!row->provider_payment_id.empty()) {
+      const ProviderModel::Refund* r = nullptr;
+      for (const ProviderModel::Refund& x : provider->refunds())
+        if (x.id == row->provider_payment_id) r = &x;
+      if (!r || r->row != id)
+        fail("operation_names_only_its_own_operation",
+             id + " (" + state_name(row->state) + ") holds " + row->provider_payment_id + ", " +
+                 (!r ? std::string("no refund the provider made")
+                     : r->row.empty() ? std::string("a refund made elsewhere") : "the refund of " + r->row));
+    }
+    // Judged against the provider's truth as it is settled, so that a
+    // wrong row is caught before a prune takes it: SUCCEEDED only once its
+    // refund moved money, FAILED only if none did or still may.
+    if (row->state == PaymentState::succeeded && moved[id] != 1)
+      fail("operation_agrees_with_provider", id + " is SUCCEEDED (" + row->detail + ") but the provider moved money for it " +
+                                                 std::to_string(moved[id]) + " times");
+    if (row->state == PaymentState::failed && (moved[id] > 0 || open[id] > 0))
+      fail("operation_agrees_with_provider", id + " is FAILED (" + row->detail + ") but the provider " +
+                                                 (moved[id] > 0 ? "moved money for it" : "may still move money for it"));
     if (row->state != PaymentState::succeeded && row->state != PaymentState::failed) {
       if (const auto was = op_settled.find(id); was != op_settled.end())
         fail("settled_operation_never_changes", id + " was " + state_name(was->second) + " and is now " +
@@ -2811,6 +2907,11 @@ void World::draw_webhooks() {
   if (provider->wire().identity == Wire::Identity::reference) wh_foreign_percent = 0;
   wh_replay_percent = wh.chance(40) ? static_cast<int>(wh.range(10, 50)) : 0;
   wh_fault_percent = wh.chance(50) ? 0 : static_cast<int>(wh.range(5, 40));
+  // The refunds' own notifications, where the schedule refunds.
+  if (ops_percent > 0) {
+    wh_op_drop_percent = opwh.chance(30) ? static_cast<int>(opwh.range(10, 60)) : 0;
+    wh_elsewhere_percent = opwh.chance(50) ? static_cast<int>(opwh.range(20, 80)) : 0;
+  }
 }
 
 int64_t World::draw_delay() {
@@ -2879,6 +2980,79 @@ void World::collect_notes() {
     if (pname != "alipay" || !config.auth.app_id.empty())
       variant(NoteForm::not_ours, NoteKind::not_ours, wh_not_ours_percent);
   }
+  collect_operation_notes();
+}
+
+// The refunds' own notifications (issue 47), as the payments' are: late,
+// twice, out of order (each copy's delay is drawn apart), to another
+// account's endpoint, forged, stale, another connected account's; and now
+// and then never (the endpoint does not take refund events, or the provider
+// gave up). From their own stream: a schedule without refunds draws nothing.
+void World::collect_operation_notes() {
+  const std::string& pname = profile_name;
+  while (refund_news_seen < provider->refund_news.size()) {
+    const ProviderModel::RefundNews news = provider->refund_news[refund_news_seen++];
+    const Order* o = order_of(news.order_id);
+    if (!o) continue;
+    OperationEventTruth t;
+    t.refund_id = news.refund_id;
+    t.payment_id = news.payment_id;
+    t.order_id = news.order_id;
+    t.idempotency_key = news.identity;
+    t.account = account_header_value(*o, profile.webhook.account_header);
+    t.accepted = news.accepted;
+    t.decided = news.decided;
+    t.approved = news.approved;
+    t.amount = news.amount;
+    if (!notifies_operation(pname, t)) continue;
+    std::vector<OperationEventTruth> told{t};
+    // Stripe may tell a decline as refund.updated (status failed) too.
+    if (pname == "stripe" && !t.accepted && !t.approved && opwh.chance(50)) {
+      told.push_back(t);
+      told.back().as_update = true;
+    }
+    for (const OperationEventTruth& one : told) {
+      if (wh_op_drop_percent > 0 && opwh.chance(wh_op_drop_percent)) {
+        ++tally.op_notes_never_sent;
+        continue;
+      }
+      Note n;
+      n.tenant = o->tenant;
+      n.order = o->id;
+      n.pid = one.refund_id;
+      n.op = one;
+      auto delay = [&] { return opwh.chance(wh_prompt_percent) ? opwh.range(0, 50) : opwh.range(0, wh_max_delay_ms); };
+      auto copy = [&](NoteKind kind, NoteForm form) {
+        Note c = n;
+        c.kind = kind;
+        c.form = form;
+        if (kind == NoteKind::misrouted)
+          c.tenant = static_cast<int>((static_cast<size_t>(o->tenant) + 1 +
+                                       static_cast<size_t>(opwh.range(0, static_cast<int64_t>(tenants.size()) - 2))) %
+                                      tenants.size());
+        schedule(std::move(c), delay());
+      };
+      copy(NoteKind::genuine, NoteForm::genuine);
+      if (wh_dup_percent > 0 && opwh.chance(wh_dup_percent)) copy(NoteKind::duplicate, NoteForm::genuine);
+      if (tenants.size() > 1 && wh_misroute_percent > 0 && opwh.chance(wh_misroute_percent))
+        copy(NoteKind::misrouted, NoteForm::genuine);
+      if (wh_forged_percent > 0 && opwh.chance(wh_forged_percent)) copy(NoteKind::forged, NoteForm::forged);
+      if (wh_stale_percent > 0 && has_form(pname, NoteForm::stale) && opwh.chance(wh_stale_percent))
+        copy(NoteKind::stale, NoteForm::stale);
+      if (wh_not_ours_percent > 0 && pname == "stripe" && opwh.chance(wh_not_ours_percent))
+        copy(NoteKind::not_ours, NoteForm::not_ours);
+    }
+  }
+}
+
+bool World::operation_result(const WebhookEventResult& e) const {
+  for (const auto& [kind, op] : profile.operations) {
+    const std::string tail = ":" + kind;
+    if (op.webhook.events.count(e.event_type) && e.event_id.size() > tail.size() &&
+        e.event_id.compare(e.event_id.size() - tail.size(), tail.size(), tail) == 0)
+      return true;
+  }
+  return false;
 }
 
 WebhookReceiver& World::receiver(int tenant) {
@@ -2894,6 +3068,9 @@ WebhookReceiver& World::receiver(int tenant) {
     Process& p = *receiver_procs[t];
     receivers[t] = std::make_unique<WebhookReceiver>(*p.ledger, profile, p.config, clock, p.stats, *p.log, *p.flow,
                                                      *p.settler);
+    // As Client wires it: an operation an event settled moves its
+    // payment's money (OperationFlow::settled_by_event).
+    receivers[t]->on_operation_settled([&p](const PaymentRow& row) { p.operations->settled_by_event(row); });
   }
   return *receivers[t];
 }
@@ -2902,15 +3079,18 @@ std::map<std::string, World::Snap> World::snapshot() {
   std::unique_ptr<Ledger> holder;
   Ledger& l = ledger_for_checks(holder);
   std::map<std::string, Snap> out;
-  for (const Order& o : orders) {
-    Snap& s = out[o.id];
-    const auto row = l.get(o.id);
-    if (!row) continue;
+  auto snap = [&](const std::string& id) {
+    Snap& s = out[id];
+    const auto row = l.get(id);
+    if (!row) return;
     s.exists = true;
     s.state = row->state;
     s.pid = row->provider_payment_id;
     s.entries = row->attempts;
-  }
+  };
+  for (const Order& o : orders) snap(o.id);
+  // (The refunds' rows: a forged refund event must not move one either.)
+  for (const std::string& id : op_rows) snap(id);
   return out;
 }
 
@@ -2918,12 +3098,18 @@ bool World::event_stored(const std::string& scope, const std::string& event_id, 
                          const std::string& pid) {
   std::unique_ptr<Ledger> holder;
   Ledger& l = ledger_for_checks(holder);
-  for (const Order& o : orders) {
-    const auto row = l.get(o.id);
-    if (!row || row->scope != scope) continue;
-    for (const AttemptEntry& e : l.attempts(o.id))
+  auto holds = [&](const std::string& id) {
+    const auto row = l.get(id);
+    if (!row || row->scope != scope) return false;
+    for (const AttemptEntry& e : l.attempts(id))
       if (e.kind == "webhook" && e.provider_request_id == event_id) return true;
-  }
+    return false;
+  };
+  for (const Order& o : orders)
+    if (holds(o.id)) return true;
+  // (A refund's event is in its operation row's history.)
+  for (const std::string& id : std::set<std::string>(op_rows.begin(), op_rows.end()))
+    if (holds(id)) return true;
   for (const LedgerEvent& e : l.kept_events(scope, order, pid))
     if (e.event_id == event_id) return true;
   return false;
@@ -2987,8 +3173,15 @@ void World::check_event_entries() {
       // What pay_query read about a settled payment is recorded as the
       // provider's word about it ("lookup:<its id>:<status>"): only on the
       // row that was read, and only naming that row's own payment.
+      // (A status word the ledger's event id cannot hold as it is, Checkout.com's
+      // "Partially Refunded", is stored hashed.)
       const std::string own = "lookup:" + row->provider_payment_id + ":";
-      if (settled_reads.count(o.id) && !row->provider_payment_id.empty() && id.compare(0, own.size(), own) == 0)
+      const Wire::Refunds& words = provider->wire().refunds;
+      if (settled_reads.count(o.id) && !row->provider_payment_id.empty() &&
+          (id.compare(0, own.size(), own) == 0 ||
+           (!words.word_partly_refunded.empty() &&
+            (id == lookup_event_id(row->provider_payment_id, words.word_partly_refunded) ||
+             id == lookup_event_id(row->provider_payment_id, words.word_refunded)))))
         continue;
       // What a succeeded operation of the payment did to its money
       // ("operation:<order>:<kind>:<ref>"): only on its own payment's row.
@@ -3010,6 +3203,37 @@ void World::check_event_entries() {
         ++tally.kept_applied_later;
         kept_seen.erase(k);
       }
+    }
+  }
+  // A refund's own events (issue 47): each in the history of the one
+  // operation row whose refund it is about (never another row's, never one
+  // of a refund made elsewhere), once per scope, and only where its
+  // account's endpoint received it.
+  for (const std::string& id : std::set<std::string>(op_rows.begin(), op_rows.end())) {
+    const auto row = l.get(id);
+    if (!row) continue;
+    const Order* parent = order_of(row->parent_order_id);
+    const size_t t = parent ? static_cast<size_t>(parent->tenant) : 0;
+    for (const AttemptEntry& e : l.attempts(id)) {
+      if (e.kind != "webhook") continue;
+      const std::string& ev = e.provider_request_id;
+      const auto [at, first] = applied.try_emplace({row->scope, ev}, id);
+      if (!first)
+        fail("no_event_applied_twice", "event " + ev + " is in the history of " + at->second + " and of " + id);
+      if (t >= delivered_ids.size() || !delivered_ids[t].count(ev))
+        fail("event_applied_in_its_own_scope", "event " + ev + " is in the history of " + id + " of account " +
+                                                   tenants[t]->name + ", whose endpoint never received it");
+      const auto about = op_event_refund.find(ev);
+      const ProviderModel::Refund* r = nullptr;
+      if (about != op_event_refund.end())
+        for (const ProviderModel::Refund& x : provider->refunds())
+          if (x.id == about->second) r = &x;
+      if (!r || r->row != id)
+        fail("operation_event_lands_on_its_own_operation",
+             "event " + ev + " (" +
+                 (!r ? std::string("no refund the provider told of")
+                     : "about " + r->id + (r->row.empty() ? ", a refund made elsewhere" : ", the refund of " + r->row)) +
+                 ") is in the history of " + id + " (" + state_name(row->state) + ")");
     }
   }
 }
@@ -3071,8 +3295,9 @@ bool World::deliver(Note& n) {
   }
   if (row && row->state == PaymentState::in_flight) ++tally.notes_while_in_flight;
   if (!n.prebuilt) {
-    n.n = build_notification(profile_name, n.truths, n.form, clock.unix_ms(),
-                             n.serial * 64 + static_cast<uint64_t>(n.tries), wh_keys);
+    const uint64_t serial = n.serial * 64 + static_cast<uint64_t>(n.tries);
+    n.n = n.op ? build_operation_notification(profile_name, *n.op, n.form, clock.unix_ms(), serial, wh_keys)
+               : build_notification(profile_name, n.truths, n.form, clock.unix_ms(), serial, wh_keys);
     // An RSA signature costs a millisecond: WeChat Pay's and Alipay's
     // retries carry the bytes of the first attempt.
     n.prebuilt = wh_keys.rsa != nullptr;
@@ -3096,10 +3321,19 @@ bool World::deliver(Note& n) {
   }
   p.in_settler = p.in_hint = false;
   ++tally.notes;
+  tally.operation_notes += n.op.has_value();
+  for (const WebhookEventResult& e : out.events)
+    if (operation_result(e)) {
+      tally.operation_events_settled += e.effect == "settled";
+      tally.operation_events_kept += e.effect == "kept";
+    }
   tally.notes_2xx += out.status / 100 == 2;
   tally.notes_4xx += out.status / 100 == 4;
   tally.notes_5xx += out.status / 100 == 5;
   say("  -> " + std::to_string(out.status) + " " + out.to_json());
+  // The refund each of its events is about, by the id the operation block stores it under.
+  if (n.op)
+    for (const std::string& raw : n.n.event_ids) op_event_refund[raw + ":refund"] = n.op->refund_id;
   std::set<std::string>& handed = delivered_ids[static_cast<size_t>(n.tenant)];
   for (const WebhookEventResult& e : out.events) {
     handed.insert(e.event_id);
@@ -3142,6 +3376,20 @@ bool World::deliver(Note& n) {
       const std::string& scope = tenants[static_cast<size_t>(n.tenant)]->scope;
       for (const WebhookEventResult& e : out.events) {
         if (e.effect == "ignored") {
+          // The operation block's reading of a payment's notification: a
+          // capture or a void the merchant made elsewhere (Checkout.com's
+          // payment_captured, Adyen's CAPTURE), which no operation row of
+          // the client's made. Its payment's own block read it too.
+          if (!n.op && operation_result(e)) continue;
+          // A refund's notification names its payment by the provider's id:
+          // ignored where no row of the receiving account holds that id (at
+          // another account's endpoint, a payment pruned, or one whose row
+          // never learned its id, which only a refund made elsewhere can
+          // follow: a caller's refund is sent to the id its row holds).
+          if (n.op) {
+            const auto payment = l.get(n.order);
+            if (!payment || payment->scope != scope || payment->provider_payment_id != n.op->payment_id) continue;
+          }
           // (Another connected account's payment is ignored where its order has a row,
           // and a redelivered event of an order whose row was pruned may name no row.)
           if (!hint && !other_account && !pruned.count(e.order_id))
@@ -3156,6 +3404,26 @@ bool World::deliver(Note& n) {
   }
   check_rows();
   check_event_entries();
+  check_operation_rows();
+  // A refund an event settled moves its payment's money then and there
+  // (WebhookReceiver::on_operation_settled, as Client wires it): the
+  // payment's history holds the move ("operation:<row id>"), unless the
+  // store failed under this delivery (a later query moves it).
+  if (wh_injected == injected)
+    for (const WebhookEventResult& e : out.events) {
+      if (!operation_result(e) || e.effect != "settled" || e.state_after != "SUCCEEDED") continue;
+      const auto op = l.get(e.order_id);
+      if (!op) continue;
+      std::string move = "operation:" + e.order_id;
+      for (char& c : move)
+        if (c == ' ') c = ':';
+      bool moved = false;
+      for (const AttemptEntry& a : l.attempts(op->parent_order_id)) moved = moved || a.provider_request_id == move;
+      if (!moved)
+        fail("operation_settled_moves_its_payment", e.order_id + " was settled SUCCEEDED by " + e.event_id +
+                                                        " and its payment " + op->parent_order_id +
+                                                        " holds no move of its money");
+    }
   // The same bytes again much later (an attacker's replay, or a proxy's):
   // stale by then where the scheme signs a time, a duplicate elsewhere.
   if (ok && n.kind == NoteKind::genuine && wh_replay_percent > 0 && wh.chance(wh_replay_percent)) {

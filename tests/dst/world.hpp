@@ -100,6 +100,11 @@ struct Tally {
   // rows, the operations' own lookups sent (by queries and reconcile),
   // FAILED results, and calls that ended once a query or reconcile settled the row.
   uint64_t operation_queries = 0, operation_lookups = 0, operations_failed = 0, operations_settled_by_lookup = 0;
+  // The refunds' own notifications: delivered, never sent (dropped), their
+  // events read by an operation block that settled a row or were kept, and
+  // refunds the merchant made elsewhere (its dashboard).
+  uint64_t operation_notes = 0, op_notes_never_sent = 0, operation_events_settled = 0, operation_events_kept = 0,
+           refunds_elsewhere = 0;
   // The latest a concurrent payment was answered after its deadline, in
   // the engine's own time (ms; the invariant's bound is 250).
   int64_t latest_answer_ms = INT64_MIN;
