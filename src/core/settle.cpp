@@ -654,7 +654,9 @@ PaymentResult Settler::settle_operation(const PaymentRow& row) {
     return flow_.stored_result(landed, {});
   }
   const Lookup& lk = profile_.lookup;
-  const std::string again = "; submit it again with its ref " + row.operation_ref + " (never a new ref)";
+  const std::string again = "; submitted again with its ref " + row.operation_ref +
+                            " (never a new ref) it is re-sent only where its re-send rule allows, else its "
+                            "notification or a person settles it";
   if (lk.by == LookupBy::none || lk.by == LookupBy::replay)
     return settle_unknown(row, "provider " + profile_.name + " offers no lookup of this " +
                                    operation_kind_name(row.operation) + again);
