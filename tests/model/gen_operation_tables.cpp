@@ -18,6 +18,13 @@
 //     applies them.
 //   - how an open payment's row settles (charged: money paid; declined:
 //     failed): money_after() as Ledger settle applies it.
+//   - a refund's own notifications (operations.pml -DEVENTS), as
+//     WebhookReceiver::apply_operation_event reads them: what each built-in
+//     profile's refund notifications say, operation_event_finding()
+//     (src/core/webhook_rules.cpp); the row an event lands on,
+//     operation_event_row(), for every pair of rows the model's payment may
+//     have; how it moves that row and whether it gives it its id,
+//     event_moves() and event_teaches_id() (src/ledger/ledger.cpp).
 //
 // The world's payment situations (which ones exist, what the provider
 // really holds of each) are the model's; so is the bound: CAP units
@@ -34,6 +41,8 @@
 #include "ledger.hpp"
 #include "money_state.hpp"
 #include "operation_rules.hpp"
+#include "profile.hpp"
+#include "webhook_rules.hpp"
 
 using namespace payretry;
 
@@ -114,6 +123,212 @@ std::string parent_text(const Parent& p) {
          (p.amount < 0 ? std::string("not known") : std::to_string(p.amount));
 }
 
+// ---- a refund's own notifications (operations.pml, -DEVENTS) ----------------
+
+// The model's names for what an event says (kEvent*).
+constexpr int kFindSucceeded = 1, kFindFailed = 2, kFindNoted = 3;
+const char* const kFindMacro[4] = {"", "OPF_SUCCEEDED", "OPF_FAILED", "OPF_NOTED"};
+const char* const kFindVerdict[4] = {"", kEventSucceeded, kEventFailed, kEventNoted};
+
+int finding_code(const char* f) {
+  for (int c = kFindSucceeded; c <= kFindNoted; ++c)
+    if (std::string(f) == kFindVerdict[c]) return c;
+  die(std::string("operation_event_finding() gives a verdict the model has no name for: ") + f);
+}
+
+const char* state_macro(PaymentState s) {
+  for (int i = 1; i <= kRowStates; ++i)
+    if (kRowState[i] == s) return kRowStateMacro[i];
+  die(std::string("an event moves an operation row to ") + state_name(s) + ", a state the model has no name for");
+}
+
+// The notifications each provider sends about a refund of a payment, as the
+// event type and status word its refund webhook block reads: for a refund
+// that moved money (refunded) and for one that did not (declined, failed,
+// canceled). Stripe: refund.created, refund.updated, refund.failed
+// (docs.stripe.com/api/refunds, "Events"; sent for every refund since API
+// version 2024-10-28.acacia) with the Refund object's status (pending,
+// requires_action, succeeded, failed, canceled); one created pending or
+// waiting for an action may end either way. Adyen: REFUND with success true
+// or false. Checkout.com: payment_refunded or payment_refund_declined (its
+// refund block reads no status word). The model draws any of them for a
+// refund in that state. A refund reported succeeded that later fails
+// (Adyen's REFUND_FAILED or REFUNDED_REVERSED, which the profile maps to
+// nothing) is not in the model: each key's outcome is final there.
+struct OpEventSample {
+  const char* type;
+  const char* status;
+};
+struct OpEventSamples {
+  std::vector<OpEventSample> refunded, declined;
+};
+
+const std::map<std::string, OpEventSamples>& refund_event_samples() {
+  static const std::map<std::string, OpEventSamples> s = {
+      {"stripe",
+       {{{"refund.created", "succeeded"}, {"refund.created", "pending"}, {"refund.created", "requires_action"},
+         {"refund.updated", "pending"}, {"refund.updated", "succeeded"}},
+        {{"refund.created", "pending"}, {"refund.created", "requires_action"}, {"refund.updated", "pending"},
+         {"refund.updated", "failed"}, {"refund.updated", "canceled"}, {"refund.failed", "failed"}}}},
+      {"adyen", {{{"REFUND:true", ""}}, {{"REFUND:false", ""}}}},
+      {"checkout_com", {{{"payment_refunded", ""}}, {{"payment_refund_declined", ""}}}},
+  };
+  return s;
+}
+
+// Runs of consecutive indexes as a Promela condition on `var`.
+std::string ranges_of(const std::vector<int>& sorted, const char* var) {
+  std::string out;
+  for (size_t i = 0; i < sorted.size();) {
+    size_t j = i;
+    while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+    out += out.empty() ? "" : " || ";
+    if (i == j) out += "(" + std::string(var) + ") == " + std::to_string(sorted[i]);
+    else
+      out += "((" + std::string(var) + ") >= " + std::to_string(sorted[i]) + " && (" + var +
+             ") <= " + std::to_string(sorted[j]) + ")";
+    i = j + 1;
+  }
+  return out.empty() ? "0" : out;
+}
+
+// The receiver's decisions about a refund's notification, from the code:
+//   - what it says: operation_event_finding() (src/core/webhook_rules.cpp)
+//     on every built-in profile's refund notifications (the samples above),
+//     gathered by what the provider did: the findings the model may draw for
+//     a refund that moved money and for one that did not;
+//   - how it moves the row it lands on, event_moves(), and whether it gives
+//     that row its id, event_teaches_id() (src/ledger/ledger.cpp), for every
+//     row state and finding;
+//   - which row it lands on: operation_event_row() on every pair of rows the
+//     payment may have besides its own (each absent, or of the event's kind
+//     or another, in each state, knowing no id, the event's or another, and
+//     holding the event's key or another), the event naming an id or not, a
+//     key or not. The rows are given in the order operations_of() lists
+//     them (by order id: r0's before r1's).
+void print_operation_event_tables() {
+  std::printf("/* A refund's own notifications: operation_event_finding(), event_moves(), event_teaches_id(), */\n"
+              "/* operation_event_row() */\n");
+  bool may[2][4] = {};  // [refunded?][finding]
+  int readers = 0;
+  for (const std::string& name : builtin_profile_names()) {
+    const std::optional<Profile> p = builtin_profile(name);
+    if (!p) die("built-in profile " + name + " does not load");
+    const auto op = p->operations.find("refund");
+    if (op == p->operations.end() || op->second.webhook.events.empty()) continue;
+    auto found = refund_event_samples().find(name);
+    if (found == refund_event_samples().end()) found = refund_event_samples().find(p->extends);
+    if (found == refund_event_samples().end())
+      die("profile " + name + " reads refund notifications; add its samples to gen_operation_tables.cpp");
+    ++readers;
+    for (int moved = 0; moved < 2; ++moved)
+      for (const OpEventSample& e : moved ? found->second.refunded : found->second.declined) {
+        if (!op->second.webhook.events.count(e.type))
+          die("profile " + name + "'s refund webhook lists no event type " + e.type + ": refresh its samples");
+        const char* f = operation_event_finding(op->second, e.type, e.status);
+        may[moved][finding_code(f)] = true;
+        std::printf("/* %s, a refund that %s: %s \"%s\": %s */\n", name.c_str(),
+                    moved ? "moved money" : "moved none", e.type, e.status, f);
+      }
+  }
+  if (readers == 0) die("no built-in profile reads refund notifications: the model has none to draw");
+  for (int c = kFindSucceeded; c <= kFindNoted; ++c) std::printf("#define %s %d\n", kFindMacro[c], c);
+  for (int moved = 0; moved < 2; ++moved)
+    for (int c = kFindSucceeded; c <= kFindNoted; ++c)
+      std::printf("#define EVF_%s_%s %d\n", moved ? "REFUNDED" : "DECLINED", kFindMacro[c] + 4, may[moved][c] ? 1 : 0);
+
+  // event_moves() and event_teaches_id() on an operation row.
+  std::printf("/* event_moves(): the state a landing event of finding f moves a row in state s to */\n"
+              "inline op_event_moves(s, f, to) {\n  if\n");
+  std::string teaches;
+  for (int st = 1; st <= kRowStates; ++st)
+    for (int c = kFindSucceeded; c <= kFindNoted; ++c) {
+      AttemptEntry a;
+      a.kind = "webhook";
+      a.verdict = kFindVerdict[c];
+      if (const std::optional<PaymentState> to = event_moves(kRowState[st], a))
+        std::printf("  :: (s) == %s && (f) == %s -> to = %s\n", kRowStateMacro[st], kFindMacro[c], state_macro(*to));
+      for (int knows = 0; knows < 2; ++knows)
+        for (int names = 0; names < 2; ++names) {
+          PaymentRow row;
+          row.state = kRowState[st];
+          row.operation = OperationKind::refund;
+          row.provider_payment_id = knows ? "re_row" : "";
+          LedgerEvent e;
+          e.provider_payment_id = names ? "re_event" : "";
+          e.entry = a;
+          if (event_teaches_id(row, e))
+            teaches += std::string(teaches.empty() ? "" : " || ") + "((s) == " + kRowStateMacro[st] + " && (f) == " +
+                       kFindMacro[c] + " && (knows) == " + std::to_string(knows) + " && (names) == " +
+                       std::to_string(names) + ")";
+        }
+    }
+  std::printf("  :: else -> to = (s)\n  fi\n}\n");
+  std::printf("/* event_teaches_id(): whether it gives the row (knowing an id or not) the id it names (or none) */\n"
+              "#define OP_EV_TEACHES(s, f, knows, names) (%s)\n",
+              teaches.empty() ? "0" : teaches.c_str());
+
+  // operation_event_row() over every pair of rows.
+  constexpr int kIdClasses = 3;   // the row knows no id, the event's, another
+  constexpr int kKeyClasses = 2;  // the row holds the event's key, another
+  constexpr int kRowSits = 1 + 2 * kRowStates * kIdClasses * kKeyClasses;
+  std::printf("#define OP_ID_NONE 0\n#define OP_ID_EVENTS 1\n#define OP_ID_OTHER 2\n"
+              "#define OP_KEY_EVENTS 0\n#define OP_KEY_OTHER 1\n#define OP_NOROW 2\n");
+  std::printf("/* a row's situation (0: absent) as the event meets it: of its kind (0) or another, state, id, key */\n"
+              "#define OP_ROW_SIT(other_kind, s, idc, keyc) (1 + ((((other_kind) * %d + (s) - 1) * %d + (idc)) * %d + (keyc)))\n",
+              kRowStates, kIdClasses, kKeyClasses);
+  std::printf("#define OP_EV_IDX(s0, s1, names_id, names_key) ((((s0) * %d + (s1)) * 2 + (names_id)) * 2 + (names_key))\n",
+              kRowSits);
+  std::vector<int> lands[2];
+  int none = 0;
+  const std::string event_id = "re_event", event_key = "key_event";
+  for (int s0 = 0; s0 < kRowSits; ++s0)
+    for (int s1 = 0; s1 < kRowSits; ++s1)
+      for (int nid = 0; nid < 2; ++nid)
+        for (int nkey = 0; nkey < 2; ++nkey) {
+          std::vector<PaymentRow> rows;
+          std::vector<int> which;  // the model's row each listed row is
+          for (int i = 0; i < 2; ++i) {
+            const int sit = i == 0 ? s0 : s1;
+            if (sit == 0) continue;
+            int v = sit - 1;
+            const int keyc = v % kKeyClasses;
+            v /= kKeyClasses;
+            const int idc = v % kIdClasses;
+            v /= kIdClasses;
+            const int st = v % kRowStates + 1;
+            const bool other_kind = v / kRowStates == 1;
+            const std::string ref = "r" + std::to_string(i);
+            PaymentRow r;
+            r.operation = other_kind ? OperationKind::capture : OperationKind::refund;
+            r.order_id = operation_row_id("order_1", r.operation, ref);
+            r.scope = "scope_1";
+            r.parent_order_id = "order_1";
+            r.operation_ref = ref;
+            r.state = kRowState[st];
+            r.amount = 1;
+            r.provider_payment_id = idc == 0 ? "" : idc == 1 ? event_id : "re_" + ref;
+            r.idempotency_key = keyc == 0 ? event_key : "key_" + ref;
+            rows.push_back(r);
+            which.push_back(i);
+          }
+          const int at = operation_event_row(rows, OperationKind::refund, nid ? event_id : "", nkey ? event_key : "");
+          const int g = ((s0 * kRowSits + s1) * 2 + nid) * 2 + nkey;
+          if (at < 0) {
+            ++none;
+            continue;
+          }
+          if (at >= static_cast<int>(rows.size())) die("operation_event_row() named a row it was not given");
+          lands[which[static_cast<size_t>(at)]].push_back(g);
+        }
+  std::printf("/* operation_event_row(): the row (0: r0, 1: r1, OP_NOROW: none) an event lands on, at */\n"
+              "/* g = OP_EV_IDX(r0's situation, r1's, whether it names an id, whether it carries a key) */\n"
+              "inline op_event_row(g, at) {\n  if\n");
+  for (int i = 0; i < 2; ++i) std::printf("  :: %s -> at = %d\n", ranges_of(lands[i], "g").c_str(), i);
+  std::printf("  :: else -> at = OP_NOROW\n  fi\n}\n");
+  std::printf("/* %zu situations land on r0, %zu on r1, %d on none */\n", lands[0].size(), lands[1].size(), none);
+}
+
 }  // namespace
 
 int print_operation_tables() {
@@ -158,7 +373,8 @@ int print_operation_tables() {
 
   // Every comment is one line: run_spin.sh drops them when it compares tables.
   std::printf("/* Generated by model_gen_tables operations with operation_guard() (operation_parent, operation_sibling, */\n"
-              "/* operation_refused()), event_moves_money(), event_moves() and money_after(). */\n");
+              "/* operation_refused()), event_moves_money(), event_moves() and money_after(); operation_event_finding(), */\n"
+              "/* operation_event_row(), event_teaches_id(). */\n");
   std::printf("#define CAP %d      /* what the payment captured, in the provider's units */\n", kCap);
   std::printf("#define WHOLE %d    /* an amount of -1: asked \"the rest\", or stored \"the whole, not known\" */\n", kWhole);
   for (int s = 0; s <= kRowStates; ++s) std::printf("#define %s %d\n", kRowStateMacro[s], s);
@@ -238,5 +454,6 @@ int print_operation_tables() {
   for (const auto& [code, terms] : by_amount) std::printf("  :: %s -> d = %d\n", terms.c_str(), code);
   std::printf("  :: else -> d = 0\n  fi\n}\n");
   std::printf("/* %d situations allowed, %d refused */\n", allowed, refused);
+  print_operation_event_tables();
   return 0;
 }

@@ -48,11 +48,39 @@
  * claim the row (the code's re-send rule may send less; settlement.pml
  * checks that rule against each provider's replay kind).
  *
+ * The refunds' own notifications (-DEVENTS, a world of its own): the
+ * payment is paid for CAP units; r0 asks 1 or 2, r1 2 (both fit, or the
+ * guard must refuse one while the other holds). The provider may also
+ * answer "pending" and name the refund (Adyen's "received", Checkout.com's
+ * 202), whose outcome only a notification tells; an answer read names the
+ * refund's id, a lost one leaves the row knowing no id.
+ * The provider notifies each refund it processed, succeeded or failed as it
+ * did, naming the refund's id and with the request's key or without, late,
+ * twice, in any order, while its row is IN_FLIGHT (kept, landing at the end
+ * of the run) or after; and another refund of the payment (made elsewhere:
+ * an id and key no row holds) is notified too. The receiver's decisions are
+ * the code's (tables.pml): what an event says, operation_event_finding() on
+ * every built-in profile's refund notifications; the row it lands on,
+ * operation_event_row(); how it moves that row and whether it gives it its
+ * id, event_moves(), event_teaches_id(). What stays world: the receiver's
+ * steps (its read and its record are two transactions), ignoring an event
+ * that names no id or an id another row holds, keeping one no row is proven
+ * to be by its id, the ledger's keep-or-land (record_event, apply_kept_event:
+ * an IN_FLIGHT row keeps it) and where kept ones land (the end of a run whose
+ * outcome is unknown). Checked besides the four above:
+ *
+ *   - a refund row is never SUCCEEDED unless the provider moved money
+ *     under its key, never FAILED when it did;
+ *   - an event lands only on its own refund's row (the foreign one on none).
+ *
  * Switches: -DONLY_<HARM> checks only that invariant (OVER_REFUND,
- * SECOND_MOVEMENT, UNSETTLED_PARENT, LEDGER_SPENT); -DNEW_KEY_ON_RETRY makes
- * a run that takes a row over send under a new key (how the model shows
- * the one-movement check can fail); -DBFS_SEARCH keeps the markers visible
- * to a breadth-first search, as settlement.pml does.
+ * SECOND_MOVEMENT, UNSETTLED_PARENT, LEDGER_SPENT; with -DEVENTS
+ * SUCCEEDED_UNMOVED, FAILED_BUT_MOVED, EVENT_ELSEWHERE); -DNEW_KEY_ON_RETRY
+ * makes a run that takes a row over send under a new key (how the model
+ * shows the one-movement check can fail); -DNOTED_EVENTS draws the
+ * notifications that settle nothing too (a larger search); -DBFS_SEARCH
+ * keeps the markers visible to a breadth-first search, as settlement.pml
+ * does.
  */
 #include "tables.pml"
 
@@ -60,7 +88,11 @@
 #define REFS 2          /* refunds r0 and r1 */
 #define OTHER(r) (1 - (r))
 #ifndef MAXCRASH
+#ifdef EVENTS
+#define MAXCRASH 0      /* with one ask per worker, a process that dies is one never scheduled again, which the search has */
+#else
 #define MAXCRASH 1      /* process deaths in one behaviour */
+#endif
 #endif
 #ifndef W1ASKS
 #define W1ASKS 1        /* asks of r0 by worker 1 (2: once more while open, or after its process died) */
@@ -78,6 +110,9 @@
 #define K_DECLINED 2    /* declined (replayed from then on) */
 mtype = { A_NONE, A_OK, A_DECLINE, A_LOST, A_NOT_SENT };      /* what a run reads of its send */
 mtype = { R_NONE, R_SUCCEEDED, R_FAILED, R_UNKNOWN, R_IN_PROGRESS, R_REFUSED }; /* what a caller gets */
+#ifdef EVENTS
+mtype = { A_PENDING };   /* the provider took the request and names the refund; its outcome comes by notification */
+#endif
 
 /* ------------------------------------------------------------ the world */
 /* The payment: its row's situation (an index of the generated tables), and
@@ -106,6 +141,39 @@ byte refunded;           /* money refunded in all */
 
 byte crashes;
 
+#ifdef EVENTS
+/* ------------------------------------------------------------ notifications */
+/* The provider names the refund it makes under key k by id ID_OF_KEY(k); a
+   row knows that id once an answer or a landing event gave it. Three
+   notifications: event 0 about the refund of key 1 (r0's), event 1 about
+   key 2's (r1's), and FOREIGN: a genuine notification of another refund of
+   the same payment (made in the provider's dashboard, by another system),
+   with an id and key no row of ours holds. Each names its refund's id (every
+   built-in profile's does: Stripe's data.object.id, Adyen's pspReference,
+   Checkout.com's action_id); whether it carries the request's key is drawn
+   (Stripe's request.idempotency_key: present on the events of the request
+   that made the refund, absent on later ones; Adyen and Checkout.com carry
+   none). */
+#if defined(NEW_KEY_ON_RETRY)
+#error "-DEVENTS: one key per row (a notification is about its key's refund)"
+#endif
+#define NEVENTS 3
+#define FOREIGN 2
+#define FOREIGN_ID 7
+#define FOREIGN_KEY 7
+#define ID_OF_KEY(k) (k)
+#define EID(e) ((e) == FOREIGN -> FOREIGN_ID : ID_OF_KEY((e) + 1))
+#define E_NONE 0        /* what the ledger holds of an event: nothing (never received, or ignored), */
+#define E_KEPT 1        /* kept for later (record_event: no row, or the row IN_FLIGHT), */
+#define E_LANDED 2      /* recorded on a row (its entry appended, its state moved as event_moves() says) */
+byte rid[REFS];         /* the provider's id each refund row knows: 0 none */
+byte ekey[NEVENTS];     /* the key an event carries: 0 none */
+byte ef[NEVENTS];       /* what it says (OPF_*; operation_event_finding()); 0: not drawn, or forgotten */
+bool eother[NEVENTS];   /* an event of another kind of operation (the foreign one may be a capture's) */
+byte estore[NEVENTS];   /* E_* */
+byte eorder[NEVENTS];   /* the row it was recorded for (r + 1), 0 none: kept by its id alone */
+#endif
+
 #ifdef BFS_SEARCH
 byte seen_mark;
 #else
@@ -116,7 +184,8 @@ hidden byte seen_mark;
 
 /* ------------------------------------------------------------ invariants */
 #if defined(ONLY_OVER_REFUND) || defined(ONLY_SECOND_MOVEMENT) || defined(ONLY_UNSETTLED_PARENT) || \
-    defined(ONLY_LEDGER_SPENT)
+    defined(ONLY_LEDGER_SPENT) || defined(ONLY_SUCCEEDED_UNMOVED) || defined(ONLY_FAILED_BUT_MOVED) || \
+    defined(ONLY_EVENT_ELSEWHERE)
 #define ONLY_ONE 1
 #else
 #define ONLY_ONE 0
@@ -139,6 +208,141 @@ inline ledger_check() {
   assert(HELD(0) + HELD(1) <= CAP);
 #endif
 }
+
+#ifdef EVENTS
+/* What a refund row says against what the provider did under its key: never
+   SUCCEEDED unless the provider moved money for it, never FAILED when it did. */
+inline row_check() {
+  skip;
+#if !ONLY_ONE || defined(ONLY_SUCCEEDED_UNMOVED)
+  assert(st[0] != OS_SUCCEEDED || kst[key[0]] == K_REFUNDED);
+  assert(st[1] != OS_SUCCEEDED || kst[key[1]] == K_REFUNDED);
+#endif
+#if !ONLY_ONE || defined(ONLY_FAILED_BUT_MOVED)
+  assert(st[0] != OS_FAILED || kst[key[0]] != K_REFUNDED);
+  assert(st[1] != OS_FAILED || kst[key[1]] != K_REFUNDED);
+#endif
+}
+
+/* A row as an event meets it (operation_event_row's situations): absent, or
+   its kind (the event's, or another), state, the id it knows (none, the
+   event's, another) and its key (the event's, another). */
+#define OP_IDC(r, e) (rid[r] == 0 -> OP_ID_NONE : (rid[r] == EID(e) -> OP_ID_EVENTS : OP_ID_OTHER))
+#define OP_KEYC(r, e) ((ekey[e] != 0 && key[r] == ekey[e]) -> OP_KEY_EVENTS : OP_KEY_OTHER)
+#define RSIT(r, e) (st[r] == OS_ABSENT -> 0 : OP_ROW_SIT(eother[e], st[r], OP_IDC(r, e), OP_KEYC(r, e)))
+
+/* The story's name for event e, and what it says (one printf: the story
+   joins a line's parts with spaces). */
+inline say_event(e) {
+  if
+  :: e == FOREIGN && !eother[e] && ef[e] == OPF_SUCCEEDED ->
+     printf("another refund's notification (id %d, key %d; 0: none), saying succeeded,", EID(e), ekey[e])
+  :: e == FOREIGN && !eother[e] && ef[e] == OPF_FAILED ->
+     printf("another refund's notification (id %d, key %d; 0: none), saying failed,", EID(e), ekey[e])
+  :: e == FOREIGN && eother[e] && ef[e] == OPF_SUCCEEDED ->
+     printf("a capture's notification (id %d, key %d; 0: none), saying succeeded,", EID(e), ekey[e])
+  :: e == FOREIGN && eother[e] && ef[e] == OPF_FAILED ->
+     printf("a capture's notification (id %d, key %d; 0: none), saying failed,", EID(e), ekey[e])
+  :: e != FOREIGN && ef[e] == OPF_SUCCEEDED ->
+     printf("the notification of key %d's refund (id %d, key %d; 0: none), saying succeeded,", e + 1, EID(e), ekey[e])
+  :: e != FOREIGN && ef[e] == OPF_FAILED ->
+     printf("the notification of key %d's refund (id %d, key %d; 0: none), saying failed,", e + 1, EID(e), ekey[e])
+  :: else -> printf("notification %d (id %d, key %d; 0: none), noted,", e, EID(e), ekey[e])
+  fi
+}
+
+/* Where an event recorded for row eorder (or none) lands, as the ledger's
+   record_event and apply_kept_event find it: that row unless it knows
+   another id than the event's; else the first row (r0 before r1) that
+   knows the event's id; OP_NOROW when none. */
+inline op_target(e, t) {
+  if
+  :: eorder[e] != 0 && (rid[eorder[e] - 1] == 0 || rid[eorder[e] - 1] == EID(e)) -> t = eorder[e] - 1
+  :: else ->
+     if
+     :: rid[0] == EID(e) -> t = 0
+     :: else ->
+        if
+        :: rid[1] == EID(e) -> t = 1
+        :: else -> t = OP_NOROW
+        fi
+     fi
+  fi
+}
+
+/* An event lands on row t (not IN_FLIGHT): its entry is appended; the row
+   moves as event_moves() says and learns the event's id as
+   event_teaches_id() says, both judged on the row as it was (`to`: the
+   state it moved to, 0 when it did not move). An event lands
+   only on its own refund's row (the row of the key its refund was made
+   under); the foreign one on none. */
+inline op_land(e, t, to) {
+#if !ONLY_ONE || defined(ONLY_EVENT_ELSEWHERE)
+  assert(e != FOREIGN && key[t] == e + 1);
+#endif
+  op_event_moves(st[t], ef[e], to);
+  if
+  :: OP_EV_TEACHES(st[t], ef[e], rid[t] != 0, EID(e) != 0) -> rid[t] = EID(e)
+  :: else
+  fi;
+  SAY(("")); say_event(e);
+  if
+  :: to != st[t] ->
+     printf(" lands on r%d: ", t);
+     st[t] = to;
+     if
+     :: to == OS_SUCCEEDED -> printf("SUCCEEDED\n"); seen_mark = 16  /* must be reached if EVENTS */
+     :: else -> printf("FAILED\n"); seen_mark = 17  /* must be reached if EVENTS */
+     fi
+  :: else -> printf(" lands on r%d, which it does not move\n", t); to = 0
+  fi;
+  estore[e] = E_LANDED;
+  ef[e] = 0; ekey[e] = 0; eother[e] = false;   /* landed: only that it was stored matters now (duplicates) */
+  row_check();
+  ledger_check()
+}
+
+/* Settler::apply_kept_events(row r) at the end of a run whose outcome is
+   unknown (OperationFlow::submit): nothing while the row is IN_FLIGHT (its
+   run settles first); else every event kept for the row's order or its id
+   (as the row was read: `known`) lands, where apply_kept_event finds its
+   row not IN_FLIGHT. (kept_event_applies(): every kept event that can land
+   here was received after its row was made: an event exists only once its
+   refund was sent, and an event is recorded for a row, or kept by an id,
+   only after the row exists or the provider named the id. In index order,
+   not by time received: with the rule as it is, no two kept events meet
+   one row.) */
+inline op_apply_kept_one(r, e, known, t, to) {
+  if
+  :: estore[e] == E_KEPT && (eorder[e] == r + 1 || (known != 0 && EID(e) == known)) ->
+     op_target(e, t);
+     if
+     :: t != OP_NOROW && st[t] != OS_IN_FLIGHT ->
+        SAY(("the run of r%d ends: its kept notifications land\n", r));
+        seen_mark = 14;  /* must be reached if EVENTS */
+        if
+        :: eorder[e] == 0 -> seen_mark = 19  /* must be reached if EVENTS */
+        :: else
+        fi;
+        op_land(e, t, to)
+     :: else
+     fi;
+     t = 0; to = 0
+  :: else
+  fi
+}
+inline op_apply_kept(r, known, t, to) {
+  if
+  :: st[r] != OS_IN_FLIGHT ->
+     known = rid[r];
+     op_apply_kept_one(r, 0, known, t, to);
+     op_apply_kept_one(r, 1, known, t, to);
+     op_apply_kept_one(r, FOREIGN, known, t, to);
+     known = 0
+  :: else
+  fi
+}
+#endif
 
 /* ------------------------------------------------------------ a worker */
 /* A process may die between any two steps: its claim stays until its lease
@@ -163,8 +367,16 @@ inline provider(r, k) {
         :: ans = A_OK; SAY(("the provider refunds %d (ref r%d, key %d)\n", (amt[r] == WHOLE -> captured : amt[r]), r, k))
         :: ans = A_LOST; SAY(("the provider refunds %d (ref r%d, key %d); the answer is lost\n", (amt[r] == WHOLE -> captured : amt[r]), r, k));
            seen_mark = 2  /* must be reached */
+#ifdef EVENTS
+        :: ans = A_PENDING; SAY(("the provider refunds %d (ref r%d, key %d); its answer says pending, id %d\n",
+                                 (amt[r] == WHOLE -> captured : amt[r]), r, k, ID_OF_KEY(k)))
+#endif
         fi
      :: kst[k] = K_DECLINED; ans = A_DECLINE; SAY(("the provider declines the refund (ref r%d, key %d)\n", r, k))
+#ifdef EVENTS
+     :: kst[k] = K_DECLINED; ans = A_PENDING;
+        SAY(("the provider will decline the refund (ref r%d, key %d); its answer says pending, id %d\n", r, k, ID_OF_KEY(k)))
+#endif
      :: ans = A_LOST; SAY(("the request is lost before the provider (ref r%d, key %d)\n", r, k))
      fi
   :: kst[k] == K_REFUNDED ->
@@ -172,11 +384,17 @@ inline provider(r, k) {
      if
      :: ans = A_OK; SAY(("the provider replays its refund of key %d: no money moves\n", k))
      :: ans = A_LOST; SAY(("the provider replays its refund of key %d: no money moves; the answer is lost\n", k))
+#ifdef EVENTS
+     :: ans = A_PENDING; SAY(("the provider replays its refund of key %d: no money moves; pending, id %d\n", k, ID_OF_KEY(k)))
+#endif
      fi
   :: kst[k] == K_DECLINED ->
      if
      :: ans = A_DECLINE; SAY(("the provider replays its decline of key %d\n", k))
      :: ans = A_LOST; SAY(("the provider replays its decline of key %d; the answer is lost\n", k))
+#ifdef EVENTS
+     :: ans = A_PENDING; SAY(("the provider replays its refund of key %d: pending, id %d\n", k, ID_OF_KEY(k)))
+#endif
      fi
   fi;
   money_check()
@@ -186,6 +404,9 @@ inline provider(r, k) {
    it open (UNKNOWN, in progress) or its process died. */
 proctype Worker(byte me; byte r; byte asks) {
   byte left = asks, mytok, d, k;
+#ifdef EVENTS
+  byte t, to, known;   /* scratch of the kept events' landing */
+#endif
   short g;
   mtype res, ans;
   bool created;
@@ -205,7 +426,7 @@ ask:
           res = R_REFUSED;
           SAY(("asks refund r%d of %d: refused, nothing written, nothing sent\n", r, asked[r]));
           if
-          :: PARENT_OPEN(parent) -> seen_mark = 4  /* must be reached */
+          :: PARENT_OPEN(parent) -> seen_mark = 4  /* must be reached unless EVENTS */
           :: else
           fi;
           if
@@ -276,6 +497,19 @@ ask:
        :: ans == A_DECLINE -> st[r] = OS_FAILED; res = R_FAILED
        :: else -> st[r] = OS_UNKNOWN; res = R_UNKNOWN   /* no answer read: it may have moved money */
        fi;
+#ifdef EVENTS
+       /* An answer read names the refund (its id at the profile's response.id_path). A
+          decline's is left out: it settles the row FAILED, which no event moves. */
+       if
+       :: ans == A_OK || ans == A_PENDING -> rid[r] = ID_OF_KEY(key[r])
+       :: else
+       fi;
+       if
+       :: ans == A_PENDING -> seen_mark = 12  /* must be reached if EVENTS */
+       :: else
+       fi;
+       row_check();
+#endif
        SAY(("settles refund r%d %e\n", r, res));
        ledger_check()
     :: else -> res = R_UNKNOWN; SAY(("settle of r%d fenced off: another claim holds the row\n", r));
@@ -283,6 +517,23 @@ ask:
     fi;
     mytok = 0; ans = A_NONE
   }
+#ifdef EVENTS
+  /* The run's outcome is unknown: its own notifications, kept while it was
+     being sent, land now (OperationFlow::submit, apply_kept_events). */
+  if
+  :: res == R_UNKNOWN ->
+     MAY_DIE;
+     atomic {
+       op_apply_kept(r, known, t, to);
+       if
+       :: st[r] == OS_SUCCEEDED -> res = R_SUCCEEDED
+       :: st[r] == OS_FAILED -> res = R_FAILED
+       :: else
+       fi
+     }
+  :: else
+  fi;
+#endif
   if
   :: res == R_SUCCEEDED ->
      MAY_DIE;
@@ -316,7 +567,7 @@ end_settled:   /* a payment that is not open has nothing to wait for */
     :: charged -> parent_settles_charged(); SAY(("the payment settles: ")); say_parent(); printf("\n")
     :: else -> parent_settles_declined(); SAY(("the payment settles: ")); say_parent(); printf("\n")
     fi;
-    seen_mark = 11  /* must be reached */
+    seen_mark = 11  /* must be reached unless EVENTS */
   }
 }
 
@@ -333,10 +584,173 @@ end_leases:
   od
 }
 
+#ifdef EVENTS
+/* ------------------------------------------------------------ the receiver */
+/* Notification e, delivered by the provider at any moment once it exists
+   (its refund processed; the foreign one at any time), as often as it
+   likes: late, twice, in any order. A delivery is
+   WebhookReceiver::apply_operation_event: it reads the payment's rows and
+   decides (operation_event_row; for an event no row is proven to be:
+   ignored when it names no id or an id some row holds, else kept by its id
+   alone), then record_event stores it (kept while its row is IN_FLIGHT or
+   absent, else landed).
+
+   A delivery that changes nothing is left out of the search (the event
+   may still come later): one of an event the ledger holds (a duplicate:
+   record_event changes nothing), one the receiver ignores, one that lands
+   on a row it does not move (a final row stays final; that it is the
+   event's own row is still checked), and the foreign one kept by its id (a
+   row learns an id only from its own answers or from an event that lands
+   on it: kept by an id no row holds, it never lands). So each event is
+   stored at most once, and a redelivery of one the receiver ignored is a
+   later delivery. What a delivery says is drawn each time: one that was
+   not stored changed nothing.
+
+   The read and the record are two steps, as the code runs them (two
+   transactions): the rows may change in between. */
+
+/* What delivery e says, and the receiver's decision: rec, for the row
+   dorder - 1 (operation_event_row chose it) or none (0: kept by its id);
+   not rec: nothing to store, and what it said is forgotten. */
+inline op_decide(e, g, at, dorder, rec) {
+  if
+  :: e != FOREIGN ->
+     /* Any notification the built-in profiles' providers send for a refund that moved
+        money, or for one that did not, with the request's key or without. (Noted ones,
+        Stripe's pending refund.created, land where the same event saying more would and
+        move nothing: left out, but with -DNOTED_EVENTS.) */
+     if
+     :: ekey[e] = e + 1
+     :: ekey[e] = 0
+     fi;
+     if
+     :: kst[e + 1] == K_REFUNDED && EVF_REFUNDED_SUCCEEDED -> ef[e] = OPF_SUCCEEDED
+     :: kst[e + 1] == K_REFUNDED && EVF_REFUNDED_FAILED -> ef[e] = OPF_FAILED
+     :: kst[e + 1] == K_DECLINED && EVF_DECLINED_SUCCEEDED -> ef[e] = OPF_SUCCEEDED
+     :: kst[e + 1] == K_DECLINED && EVF_DECLINED_FAILED -> ef[e] = OPF_FAILED
+#ifdef NOTED_EVENTS
+     :: kst[e + 1] == K_REFUNDED && EVF_REFUNDED_NOTED -> ef[e] = OPF_NOTED
+     :: kst[e + 1] == K_DECLINED && EVF_DECLINED_NOTED -> ef[e] = OPF_NOTED
+#endif
+     fi
+  :: else ->
+     /* another refund's success or failure, or another kind's (a capture's), under
+        another key or none */
+     if
+     :: eother[e] = false
+     :: eother[e] = true
+     fi;
+     if
+     :: ekey[e] = FOREIGN_KEY
+     :: ekey[e] = 0
+     fi;
+     if
+     :: EVF_REFUNDED_SUCCEEDED || EVF_DECLINED_SUCCEEDED -> ef[e] = OPF_SUCCEEDED
+     :: EVF_REFUNDED_FAILED || EVF_DECLINED_FAILED -> ef[e] = OPF_FAILED
+     fi
+  fi;
+  g = OP_EV_IDX(RSIT(0, e), RSIT(1, e), EID(e) != 0, ekey[e] != 0);
+  op_event_row(g, at);
+  g = 0;
+  if
+  :: at != OP_NOROW -> dorder = at + 1; rec = true
+  :: else ->
+     if
+     :: EID(e) == 0 -> skip                                             /* ignored: it names no id */
+     :: EID(e) != 0 && (rid[0] == EID(e) || rid[1] == EID(e)) -> skip   /* ignored: a row it is not proven to be holds its id */
+     :: else -> dorder = 0; rec = (e != FOREIGN)                         /* kept by its id (the foreign one: never lands) */
+     fi
+  fi;
+  if
+  :: !rec ->
+     ekey[e] = 0; ef[e] = 0; eother[e] = false; at = 0;
+     if
+     :: e == FOREIGN -> seen_mark = 20  /* must be reached if EVENTS */
+     :: else
+     fi
+  :: else
+  fi
+}
+
+/* record_event: the event stored for row dorder - 1 or by its id alone. */
+inline op_record(e, at, dorder, rec, t, to) {
+  if
+  :: rec && estore[e] == E_NONE ->
+     eorder[e] = dorder;
+     op_target(e, t);
+     if
+     :: t == OP_NOROW || st[t] == OS_IN_FLIGHT ->
+        estore[e] = E_KEPT;
+        SAY(("")); say_event(e);
+        if
+        :: t == OP_NOROW -> printf(" arrives: kept by its id\n"); seen_mark = 15  /* must be reached if EVENTS */
+        :: else -> printf(" arrives: kept for r%d, which is in flight\n", t); seen_mark = 13  /* must be reached if EVENTS */
+        fi;
+        ekey[e] = 0   /* kept: where it lands is a matter of its row and id now (kept_events, apply_kept_event) */
+     :: else ->
+        op_event_moves(st[t], ef[e], to);
+        if
+        :: to != st[t] ->
+           SAY(("")); say_event(e); printf(" arrives\n");
+           if
+           :: at != OP_NOROW ->
+              if
+              :: rid[at] == 0 -> seen_mark = 18  /* must be reached if EVENTS */
+              :: else
+              fi
+           :: else
+           fi;
+           op_land(e, t, to);
+           if
+           :: to == OS_SUCCEEDED ->
+              parent_after_refund()   /* on_operation_settled: OperationFlow::settled_by_event */
+           :: else
+           fi
+        :: else ->
+           /* it would not move the row: left out, its row checked */
+#if !ONLY_ONE || defined(ONLY_EVENT_ELSEWHERE)
+           assert(e != FOREIGN && key[t] == e + 1);
+#endif
+           skip
+        fi
+     fi
+  :: else
+  fi;
+  if
+  :: estore[e] == E_NONE -> ekey[e] = 0; ef[e] = 0; eother[e] = false   /* not stored: as if it never came */
+  :: else
+  fi;
+  rec = false; dorder = 0; t = 0; to = 0; at = 0
+}
+
+proctype Notice(byte e) {
+  byte me = 4 + e;
+  byte at, dorder, t, to;
+  short g;
+  bool rec;
+end_notice:
+  do
+  :: atomic {
+       estore[e] == E_NONE && (e == FOREIGN || kst[e + 1] != K_NOTHING) ->
+       op_decide(e, g, at, dorder, rec);
+       if
+       :: rec -> goto record   /* its record is a transaction of its own: the rows may change first */
+       :: else                 /* nothing to store: as if it never came */
+       fi
+     }
+  od;
+record:
+  atomic { op_record(e, at, dorder, rec, t, to); goto end_notice }
+}
+#endif
+
 init {
   byte me = 0;
   atomic {
     /* The payment, and what the provider holds of it. */
+#ifdef EVENTS
+    parent = P_PAID; captured = CAP;   /* one payment, captured */
+#else
     if
     :: parent = P_PAID; captured = CAP
     :: parent = P_PAID_AMOUNT_UNKNOWN; captured = CAP
@@ -346,13 +760,24 @@ init {
     :: parent = P_RUNNING; if :: charged = true; captured = CAP :: charged = false; captured = 0 fi
     :: parent = P_FAILED; captured = 0
     fi;
+#endif
     /* What each ref asks. */
+#ifdef EVENTS
+    /* both refunds fit in what was captured, or the second must be refused while the first holds */
+    if :: asked[0] = 1 :: asked[0] = 2 fi;
+    asked[1] = 2;
+#else
     if :: asked[0] = 2 :: asked[0] = WHOLE fi;
     if :: asked[1] = 1 :: asked[1] = 2 :: asked[1] = WHOLE fi;
+#endif
     SAY(("the provider captured %d; refund r0 asks %d, r1 %d (%d: the rest); the payment's row is ",
          captured, asked[0], asked[1], WHOLE)); say_parent(); printf("\n");
     run Worker(1, 0, W1ASKS);   /* the client asks refund r0 */
     run Worker(2, 0, W2ASKS);   /* another process asks r0 too (the same ref and amount) */
-    run Worker(3, 1, W3ASKS)    /* another refund of the payment, r1 */
+    run Worker(3, 1, W3ASKS);   /* another refund of the payment, r1 */
+#ifdef EVENTS
+    run Notice(0); run Notice(1); run Notice(FOREIGN);
+#endif
+    skip
   }
 }

@@ -14,7 +14,9 @@
 #       foreign_id_taken: the row never takes the foreign payment's id;
 #       shipped_unpaid | money_failed_but_charged | money_moved_back, the
 #       row's money state's; over_refund | second_movement |
-#       unsettled_parent | ledger_spent, operations.pml's), pan must
+#       unsettled_parent | ledger_spent, operations.pml's; with -DEVENTS
+#       succeeded_unmoved | failed_but_moved | event_elsewhere, its refund
+#       notifications'), pan must
 #       find an error, and its trail must violate that invariant. Prints the
 #       trail as a story.
 #   run_spin.sh GEN MODEL WORKDIR reverted PROFILE RULE HARM [-Dswitch...]
@@ -121,12 +123,13 @@ exhausted() {  # the search covered everything
   fi
 }
 
-# The markers the model sets ("seen_mark = N  /* must be reached */", and
-# "... must be reached if FLAG */" where tables.pml defines FLAG as 1) that no
-# state of the search reached: a check that never charged, never took a row
-# over or never re-sent would pass without meaning anything. A marker's
-# states are in pan -d; the ones the search never reached are in its
-# "unreached" list.
+# The markers the model sets ("seen_mark = N  /* must be reached */";
+# "... must be reached if FLAG */" where tables.pml defines FLAG as 1 or the
+# search's switches have -DFLAG; "... must be reached unless FLAG */" where
+# they do not) that no state of the search reached: a check that never
+# charged, never took a row over or never re-sent would pass without meaning
+# anything. A marker's states are in pan -d; the ones the search never
+# reached are in its "unreached" list.
 unreached_markers() {
   local name=$1 marks k all un flag
   shift   # the search's switches: -DNO_<FLAG> takes FLAG's markers out (-DNO_WEBHOOKS: FOREIGN_EVENT's and EVENT_MONEY's too)
@@ -134,8 +137,15 @@ unreached_markers() {
   for flag in $(grep -oE 'must be reached if [A-Z_]+' "$pml" | awk '{print $5}' | sort -u); do
     off=$flag
     case $flag in FOREIGN_EVENT|EVENT_MONEY) off=WEBHOOKS ;; esac
-    if grep -qE "^#define $flag 1( |\$)" tables.pml && ! printf '%s\n' "$@" | grep -qx -- "-DNO_$off"; then
+    if { grep -qE "^#define $flag 1( |\$)" tables.pml && ! printf '%s\n' "$@" | grep -qx -- "-DNO_$off"; } ||
+       printf '%s\n' "$@" | grep -qx -- "-D$flag"; then
       marks="$marks $(grep -E "seen_mark = [0-9]+;? +/\\* must be reached if $flag \\*/" "$pml" |
+                      grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')"
+    fi
+  done
+  for flag in $(grep -oE 'must be reached unless [A-Z_]+' "$pml" | awk '{print $5}' | sort -u); do
+    if ! printf '%s\n' "$@" | grep -qx -- "-D$flag"; then
+      marks="$marks $(grep -E "seen_mark = [0-9]+;? +/\\* must be reached unless $flag \\*/" "$pml" |
                       grep -oE 'seen_mark = [0-9]+' | grep -oE '[0-9]+')"
     fi
   done
@@ -167,12 +177,16 @@ case $mode in
     # sequential world only: it multiplies the interleavings, and the
     # sequential world's overlapping runs already meet it IN_FLIGHT, after a
     # takeover, in a reconcile and after a final settle.
-    # operations.pml has one world: its workers, payments and amounts are drawn in it.
+    # operations.pml has one world per test: its workers, payments and amounts
+    # are drawn in it; -DEVENTS is its refunds' notifications.
     configs="sequential concurrent last_attempt"
-    [ "$pml" = operations.pml ] && configs=refunds
+    if [ "$pml" = operations.pml ]; then
+      configs=refunds
+      printf '%s\n' "$@" | grep -qx -- -DEVENTS && configs=refund_notifications
+    fi
     for config in $configs; do
       case $config in
-        refunds) switches=("$@") ;;
+        refunds|refund_notifications) switches=("$@") ;;
         sequential) switches=(-DW1RUNS=2 -DW2RUNS=1 -DW3RUNS=0 "$@") ;;
         concurrent) switches=(-DW1RUNS=1 -DW2RUNS=1 -DW3RUNS=1 -DNO_WEBHOOKS "$@") ;;
         last_attempt) switches=(-DW1RUNS=2 -DW2RUNS=1 -DW3RUNS=0 -DMAXATT=1 -DNO_WEBHOOKS "$@") ;;
@@ -209,6 +223,9 @@ case $mode in
       second_movement) only=-DONLY_SECOND_MOVEMENT; text='moved\[0\]<=1' ;;
       unsettled_parent) only=-DONLY_UNSETTLED_PARENT; text='captured>0' ;;
       ledger_spent) only=-DONLY_LEDGER_SPENT; text='st\[0\]==1' ;;
+      succeeded_unmoved) only=-DONLY_SUCCEEDED_UNMOVED; text='kst\[key\[[01]\]\]==1' ;;
+      failed_but_moved) only=-DONLY_FAILED_BUT_MOVED; text='kst\[key\[[01]\]\]!=1' ;;
+      event_elsewhere) only=-DONLY_EVENT_ELSEWHERE; text='key\[t\]==' ;;
       *) echo "unknown harm $harm" >&2; exit 2 ;;
     esac
     search=bfs   # the shortest story
