@@ -292,7 +292,10 @@ void WebhookReceiver::apply_event(const cJSON* doc, WebhookOutcome& out) {
 void WebhookReceiver::apply_operation_event(const cJSON* doc, const std::string& kind_name, WebhookOutcome& out) {
   const ProfileOperation& op = profile_.operations.at(kind_name);
   const OperationWebhook& ow = op.webhook;
-  const OperationKind kind = parse_operation_kind(kind_name).value_or(OperationKind::refund);
+  // The loader allows only capture, refund and cancel as operation names.
+  const std::optional<OperationKind> parsed = parse_operation_kind(kind_name);
+  if (!parsed) return;
+  const OperationKind kind = *parsed;
   WebhookEventResult r;
   // Its own id in the ledger: the payment's block may have stored the same
   // notification under the provider's id already.
