@@ -578,8 +578,9 @@ ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, in
     return !p.processing || !wire_.word_processing.empty();
   };
   const Payment* found = nullptr;
+  std::string ref_searched;
   if (wire_.lookup == Wire::Lookup::by_reference) {
-    std::string ref;
+    std::string& ref = ref_searched;
     if (!wire_.lookup_body_path.empty()) {
       ref = body_member(wire_, req.body, wire_.lookup_body_path);
     } else {
@@ -598,6 +599,10 @@ ProviderReply ProviderModel::lookup(const HttpRequest& req, int64_t now_mono, in
       if (p.id == id && visible(p)) found = &p;
   }
   if (!found) {
+    if (wire_.lookup == Wire::Lookup::by_reference)
+      for (const Payment& p : payments_)
+        if (p.store == store && !p.reference.empty() && p.reference == ref_searched && (p.charged || p.processing))
+          out.hid_a_payment = true;  // (a declined one moved nothing: "no payment" holds for money)
     out.result = answer(wire_.not_found.status, wire_.not_found.body, elapsed);
     return out;
   }

@@ -79,6 +79,10 @@ struct ProviderReply {
   bool lookup = false;           // the request was a lookup
   bool refused_unsigned = false; // refused: it carried no valid signature
   bool unauthorized = false;     // answered 401: no live token, or refused after processing
+  // A lookup answered "not found" while the store held a payment under the
+  // reference it searched by that charged or may still (processing, or not
+  // yet on the replica read): a "not found" that must prove nothing.
+  bool hid_a_payment = false;
   // The answer states a payment of this order under this provider id (a
   // create's success or refusal, a lookup that found it): what a
   // cross-order answer replays for another order.

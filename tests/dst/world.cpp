@@ -450,6 +450,9 @@ class World {
   std::map<std::string, Seen> first_seen;
   std::map<std::string, std::vector<Outcome>> outcomes;
   std::map<std::string, int> sends_written;   // requests that may have reached the provider, per order
+  // When (unix ms) a lookup of the order was answered "not found" while the
+  // provider held its payment (processing, or not yet on the replica read).
+  std::map<std::string, std::vector<int64_t>> lookups_that_hid;
   std::map<std::string, bool> flagged;        // some result for the order was not durably recorded
   std::map<std::string, int> active_calls;    // calls on the order in progress (any process)
   std::map<std::string, int> calls_started;   // calls on the order so far (any process)
@@ -1046,7 +1049,13 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
                                : pick_fault(crashes_allowed);
   const int64_t latency = rng.chance(85) ? rng.range(1, 300) : rng.range(0, 2 * std::max<int64_t>(1, req.timeout_ms) + 1);
   const int ra_kind = static_cast<int>(rng.range(0, kRetryAfterKinds - 1));
-  const int64_t slow = rng.range(50, 20000);
+  // A request the client gave up on is processed within the configured
+  // grace of its arrival: not_found_grace_ms is stated to cover the
+  // provider's processing as well as its read lag (a lookup that searches
+  // while the request is still being processed finds nothing, and no client
+  // can tell that apart from no payment). Drawn first, so that schedules
+  // keep their streams.
+  const int64_t slow = std::min<int64_t>(rng.range(50, 20000), std::max<int64_t>(1, config.not_found_grace_ms));
   // OAuth2: the request's token is revoked as it arrives (401, nothing
   // processed), or the gateway refuses the credential after the create was
   // processed: keeping its key as the provider keeps any processed key, or,
@@ -1064,6 +1073,7 @@ ProviderReply World::send(Process& p, const HttpRequest& req, bool crashes_allow
   ProviderReply reply = provider->handle(sent, f, now, clock.unix_ms(), latency, ra_kind, slow, after);
   if (reply.unauthorized) ++tally.unauthorized_answers;
   if (!order.empty() && !lookup && (reply.crash || reply.result.request_written)) ++sends_written[order];
+  if (!order.empty() && reply.hid_a_payment) lookups_that_hid[order].push_back(clock.unix_ms());
   // Stripe marks its 409 and 429 answers with Stripe-Should-Retry, now and
   // then "false" (drawn from the pause stream: other schedules stay as they were).
   if (provider->wire().should_retry_header && !lookup && reply.result.failure == TransportFailure::none &&
@@ -2849,6 +2859,17 @@ void World::check_final() {
     // Every request that may have reached the provider is in the history
     // (a dead run's last one as an "unrecorded" entry once taken over), or
     // its call's result said it was not durably recorded.
+    // A lookup recorded as proof that no payment exists was answered while
+    // none existed: the grace covers the provider's read lag and its
+    // processing (docs/design.md, "Not found" as proof).
+    if (auto hid = lookups_that_hid.find(o.id); hid != lookups_that_hid.end())
+      for (const AttemptEntry& a : ledger.attempts(o.id))
+        if (a.kind == "lookup" && a.verdict == kLookupAbsent)
+          for (int64_t t : hid->second)
+            if (t >= a.started_at && t <= a.ended_at)
+              fail("absence_proved_only_when_true",
+                   o.id + ": the lookup of " + std::to_string(a.started_at) +
+                       " was recorded as proof that no payment exists; the provider held one it had not shown yet");
     if (!flagged[o.id]) {
       int entries = 0;
       for (const AttemptEntry& a : ledger.attempts(o.id)) entries += a.kind == "send";
