@@ -184,7 +184,8 @@ const std::vector<ConfigKey>& table() {
       {"key_retention_ms", T::integer, 0, 1000, 400 * kDay, "", "the profile's", "86400000",
        "How long the provider honours a key; a payment is never re-sent once it may have expired."},
       {"not_found_grace_ms", T::integer, 0, 0, 30 * kDay, "", "60000", "60000",
-       "\"Not found\" proves \"no payment\" only this long after the payment's last attempt."},
+       "\"Not found\" proves \"no payment\" only this long after the payment's last attempt: longer than the "
+       "provider's read lag and than it may go on processing a request the client stopped waiting for."},
       {"max_connections", T::integer, 0, 1, 65536, "", "256", "256",
        "Connections the concurrent engine keeps to the provider; beyond them, payments wait in line for a free one."},
       {"max_opening_connections", T::integer, 0, 1, 65536, "", "64", "64",
