@@ -72,7 +72,11 @@ bool Settler::can_look_up(const PaymentRow& row) const {
   if (row.operation != OperationKind::create &&
       (lk.path + lk.body).find("{target_id}") != std::string::npos)
     return false;
-  return lk.by == LookupBy::order_id || (lk.by == LookupBy::provider_id && !row.provider_payment_id.empty());
+  if (lk.by == LookupBy::order_id) return true;
+  if (lk.by != LookupBy::provider_id) return false;
+  // An operation whose answer was lost is found among its payment's actions
+  // by the key its body carried (Checkout.com's action reference).
+  return !row.provider_payment_id.empty() || (row.operation != OperationKind::create && !lk.item_key_path.empty());
 }
 
 // What one lookup sends on every attempt, before the hook and the signer.
@@ -204,23 +208,37 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const LookupTarget& targ
     return false;
   }
   // An answer listing the payment's actions: the one naming this row's own
-  // id is the answer. Not listed yet (Checkout.com lists a refund once it
-  // is processed) or listed twice settles nothing.
+  // id is the answer, or, for a row that knows no id yet, the one carrying
+  // its key (item_key_path). Not listed yet (Checkout.com lists a refund
+  // once it is processed) or listed twice settles nothing.
   const cJSON* answer = parsed.get();
+  const bool by_key = !lk.items.empty() && row.provider_payment_id.empty() && !lk.item_key_path.empty();
   if (!lk.items.empty()) {
     const cJSON* mine = nullptr;
     size_t listed = 0;
+    const std::string& want = by_key ? row.idempotency_key : row.provider_payment_id;
+    const std::string& at = by_key ? lk.item_key_path : lk.id_path;
     for (const cJSON* item : json_path_nodes(parsed.get(), lk.items))
-      if (json_path_first_string(item, lk.id_path) == row.provider_payment_id) {
+      if (!want.empty() && json_path_first_string(item, at) == want) {
         mine = item;
         ++listed;
       }
+    const std::string what = by_key ? "an action under key " + want : want;
     if (listed != 1) {
-      a.why = listed == 0 ? "the lookup does not list " + row.provider_payment_id + " yet"
-                          : "the lookup lists " + row.provider_payment_id + " " + std::to_string(listed) + " times";
+      a.why = listed == 0 ? "the lookup does not list " + what + " yet"
+                          : "the lookup lists " + what + " " + std::to_string(listed) + " times";
       reason = listed == 0 ? "not_listed" : "lookup_ambiguous";
       return true;
     }
+    // Under the row's own id, an item that carries another key is another
+    // request's action (a provider that reused an id): it settles nothing.
+    if (!by_key && !lk.item_key_path.empty())
+      if (std::optional<std::string> k = json_path_first_string(mine, lk.item_key_path); k && *k != row.idempotency_key) {
+        a.why = "the lookup lists " + want + " under another key";
+        log_.note(kLogError, "answer_not_verified", "lookup of " + row.order_id + ": " + a.why);
+        reason = "answer_not_verified";
+        return true;
+      }
     answer = mine;
   }
   std::optional<std::string> status = json_path_first_string(answer, lk.status_path);
@@ -257,7 +275,7 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const LookupTarget& targ
   std::string other = answer_names_other(
       lk.names_request, answer,
       RequestNames{target.order_id, config_.merchant_id, target.provider_id, row.idempotency_key, amount}, true);
-  if (other.empty() && lk.by == LookupBy::provider_id && id && *id != row.provider_payment_id)
+  if (other.empty() && lk.by == LookupBy::provider_id && !by_key && id && *id != row.provider_payment_id)
     other = "the answer describes payment " + *id + ", not " + row.provider_payment_id;
   if (!other.empty()) {
     a.why = "the lookup answer is not this payment's: " + other;

@@ -184,6 +184,13 @@ struct Lookup {
   // (an operation's, its answer's id) is the answer every other path reads;
   // an answer that lists it none or several times settles nothing.
   std::string items;
+  // With items, for an operation: where each listed item carries the key
+  // the operation's body carried (Checkout.com's action `reference`, which
+  // the profile's operation body writes as {key}). A row that knows no id
+  // yet (its answer was lost) is looked up by it: the one item carrying the
+  // row's key is the answer, and teaches the row its id. An item under the
+  // row's id that carries another key is not this row's. Empty: by id only.
+  std::string item_key_path;
 };
 
 // Where a notification names something: alternatives tried in order, the

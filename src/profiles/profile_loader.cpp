@@ -380,7 +380,7 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path, const std
   object_at(v, path);
   check_members(v, path,
                 {"by", "method", "path", "body", "status_path", "id_path", "status_map", "not_found", "reference_path",
-                 "names_request", "found_ids", "items"});
+                 "names_request", "found_ids", "items", "item_key_path"});
   if (const cJSON* b = cJSON_GetObjectItemCaseSensitive(v, "by")) {
     const std::string by = string_at(b, member(path, "by"));
     const std::optional<LookupBy> kind = parse_lookup_by(by);
@@ -430,6 +430,8 @@ void apply_lookup(Lookup& lk, const cJSON* v, const std::string& path, const std
     lk.found_ids = json_path_at(f, member(path, "found_ids"), true);
   if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, "items"))
     lk.items = json_path_at(f, member(path, "items"), true);
+  if (const cJSON* f = cJSON_GetObjectItemCaseSensitive(v, "item_key_path"))
+    lk.item_key_path = json_path_at(f, member(path, "item_key_path"), true);
   if (const cJSON* r = cJSON_GetObjectItemCaseSensitive(v, "reference_path")) {
     const std::string rp = member(path, "reference_path");
     lk.reference_path = json_path_at(r, rp, true);
@@ -453,6 +455,8 @@ void check_lookup(const Lookup& lk, const std::string& path) {
     fail(member(path, "items"), "picks the item naming the row's own provider id: only a lookup by provider_id has one");
   if (!lk.items.empty() && lk.id_path.empty())
     fail(member(path, "items"), "needs id_path, where each item names itself");
+  if (!lk.item_key_path.empty() && lk.items.empty())
+    fail(member(path, "item_key_path"), "reads each listed item: it needs items");
 }
 
 }  // namespace profile_parts

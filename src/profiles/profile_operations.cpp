@@ -315,6 +315,19 @@ void check_operation(const std::string& name, ProfileOperation& op, const Profil
   if (!lk.items.empty() && (lk.by != LookupBy::provider_id || lk.id_path.empty()))
     fail(member(lp, "items"), "picks the listed item naming the operation's own id: it needs by \"provider_id\" and "
                               "an id_path");
+  if (!lk.item_key_path.empty()) {
+    // A row whose answer was lost is looked up by its key: the request must
+    // have carried it where the items show it, and the lookup's path must
+    // not need the id the row lacks.
+    bool writes_key = op.identity.mode == IdentityMode::body;
+    for (const auto& [at, text] : op.body) writes_key = writes_key || text == "{key}";
+    if (!writes_key)
+      fail(member(lp, "item_key_path"), "finds the item by the operation's key: the body must carry it (a \"body\" "
+                                        "member \"{key}\", or a body identity)");
+    if (names(lk.path + lk.body, "{operation_id}"))
+      fail(member(lp, "item_key_path"), "finds a row that knows no id yet: the lookup's path must not need "
+                                        "{operation_id}");
+  }
   check_money(op.money, member(path, "money"));
 
   // Its notifications: each must name the payment it is of (whose row must
