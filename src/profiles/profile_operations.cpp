@@ -315,6 +315,8 @@ void check_operation(const std::string& name, ProfileOperation& op, const Profil
   if (!lk.items.empty() && (lk.by != LookupBy::provider_id || lk.id_path.empty()))
     fail(member(lp, "items"), "picks the listed item naming the operation's own id: it needs by \"provider_id\" and "
                               "an id_path");
+  if (!lk.item_key_path.empty() && lk.items.empty())
+    fail(member(lp, "item_key_path"), "reads each listed item: it needs items");
   if (!lk.item_key_path.empty()) {
     // A row whose answer was lost is looked up by its key: the request must
     // have carried it where the items show it, and the lookup's path must
