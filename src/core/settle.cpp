@@ -230,15 +230,9 @@ bool Settler::read_lookup_answer(const PaymentRow& row, const LookupTarget& targ
       reason = listed == 0 ? "not_listed" : "lookup_ambiguous";
       return true;
     }
-    // Under the row's own id, an item that carries another key is another
-    // request's action (a provider that reused an id): it settles nothing.
-    if (!by_key && !lk.item_key_path.empty())
-      if (std::optional<std::string> k = json_path_first_string(mine, lk.item_key_path); k && *k != row.idempotency_key) {
-        a.why = "the lookup lists " + want + " under another key";
-        log_.note(kLogError, "answer_not_verified", "lookup of " + row.order_id + ": " + a.why);
-        reason = "answer_not_verified";
-        return true;
-      }
+    // Under the row's own id the id decides, whatever reference the item
+    // shows: a row sent before its profile wrote the key carried the
+    // caller's own reference (or none).
     answer = mine;
   }
   std::optional<std::string> status = json_path_first_string(answer, lk.status_path);

@@ -188,8 +188,8 @@ struct Lookup {
   // the operation's body carried (Checkout.com's action `reference`, which
   // the profile's operation body writes as {key}). A row that knows no id
   // yet (its answer was lost) is looked up by it: the one item carrying the
-  // row's key is the answer, and teaches the row its id. An item under the
-  // row's id that carries another key is not this row's. Empty: by id only.
+  // row's key is the answer, and teaches the row its id. A row that knows its
+  // id is still looked up by the id. Empty: by id only.
   std::string item_key_path;
 };
 

@@ -455,8 +455,9 @@ void check_lookup(const Lookup& lk, const std::string& path) {
     fail(member(path, "items"), "picks the item naming the row's own provider id: only a lookup by provider_id has one");
   if (!lk.items.empty() && lk.id_path.empty())
     fail(member(path, "items"), "needs id_path, where each item names itself");
-  if (!lk.item_key_path.empty() && lk.items.empty())
-    fail(member(path, "item_key_path"), "reads each listed item: it needs items");
+  if (!lk.item_key_path.empty())
+    fail(member(path, "item_key_path"), "finds an operation's action by the key its body carried: only an "
+                                        "operation's lookup has one");
 }
 
 }  // namespace profile_parts

@@ -151,6 +151,15 @@ TEST(ProfileOperations, malformed_members_are_refused_naming_the_field) {
   }
 }
 
+TEST(ProfileOperations, only_an_operations_lookup_finds_its_item_by_key) {
+  // A payment's lookup has no key written into an action: item_key_path
+  // there would refuse every answer its webhook-confirming lookups read.
+  EXPECT_EQ(error_of(R"({"name":"p","lookup":{"by":"provider_id","path":"/p/{provider_id}/actions","items":"$[*]",)"
+                     R"("id_path":"$.id","status_path":"$.s","item_key_path":"$.reference"}})"),
+            "profile.lookup.item_key_path: finds an operation's action by the key its body carried: only an "
+            "operation's lookup has one");
+}
+
 TEST(ProfileOperations, the_whole_operation_is_checked_once_every_member_is_known) {
   EXPECT_EQ(error_of(with_ops(R"({"refund":{"method":"POST"}})")),
             "profile.operations.refund.path: missing: where the refund is sent");
