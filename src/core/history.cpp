@@ -29,7 +29,9 @@ void HistoryFold::add(const AttemptEntry& e) {
     // A lookup that proved no payment exists clears every send before it:
     // none of them was processed.
     if (e.verdict == kLookupAbsent) {
+      const bool cleared = h.may_have_processed || h.cleared_by_lookup;
       h = HistoryReading{};
+      h.cleared_by_lookup = cleared;
       forbidding_ = false;
     }
     return;

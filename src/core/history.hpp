@@ -44,6 +44,12 @@ struct HistoryReading {
   // a webhook or a person (`final_why` says which answer).
   bool final_answer = false;
   std::string final_why;
+  // Sends that may have been processed were cleared only by a lookup's
+  // "not found" (proof because not_found_grace_ms passed, not because the
+  // provider's key store said so). A 401 answered before the provider's
+  // idempotency layer then settles nothing: the grace is a judgement of how
+  // long the provider may still process, not its word (D41).
+  bool cleared_by_lookup = false;
 };
 
 HistoryReading read_history(const Profile& profile, const std::vector<AttemptEntry>& history);

@@ -264,6 +264,7 @@ PaymentFlow::Decision PaymentFlow::decide(const Admission& adm, PaymentRow row, 
     d.row = std::move(*claimed);
     d.resumed = true;
     d.prior_may_have_processed = h.may_have_processed;
+    d.prior_cleared_by_lookup = h.cleared_by_lookup;
     return d;
   };
   d.kind = Decision::reread;
@@ -348,6 +349,7 @@ SubmitRequest PaymentFlow::resume_request(const SubmitRequest& req, const Decisi
   // Read from the history: a final 4xx after an earlier send that may have
   // been processed is no proof that nothing was charged.
   r.prior_may_have_processed = d.resumed && d.prior_may_have_processed;
+  r.prior_cleared_by_lookup = d.resumed && d.prior_cleared_by_lookup;
   r.before_retry = nullptr;
   // The run ends in time to settle within its lease (a payment may wait in
   // the concurrent engine's queue after its claim) and before the provider

@@ -62,6 +62,7 @@ class PaymentFlow {
     PaymentRow row;          // run: the claimed row (lease_owner: this claim's token)
     bool resumed = false;    // run: an earlier run or worker started it
     bool prior_may_have_processed = false;  // run: from the history
+    bool prior_cleared_by_lookup = false;   // run: from the history (HistoryReading::cleared_by_lookup)
     PaymentResult result;    // answer
     int64_t wait_ms = 0;     // wait: then re-read the row
   };

@@ -441,6 +441,7 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
   };
   // Over all attempts so far, this run's and those of earlier runs.
   may_have_processed_ = req.prior_may_have_processed;
+  cleared_by_lookup_ = req.prior_cleared_by_lookup;
   first_ = std::max(1u, req.first_attempt);
   nonblocking_auth_ = req.on_engine_thread;
 }
@@ -732,7 +733,11 @@ AttemptRun::Step AttemptRun::unauthorized(const TransportResult& t) {
   a_.http_status = 401;
   a_.reason = "unauthorized_credential_renewed";
   const bool attempts_left = n_ - first_ + 1 < static_cast<unsigned>(policy_.max_attempts);
-  const UnauthorizedReading rule = read_unauthorized(profile, may_have_processed_, attempts_left);
+  // A 401 from a gateway in front of the provider says nothing of the key:
+  // where only a timed "not found" cleared earlier sends, a FAILED here
+  // would rest on the grace alone (D41), so the row stays UNKNOWN, not sent.
+  const UnauthorizedReading rule =
+      read_unauthorized(profile, may_have_processed_ || cleared_by_lookup_, attempts_left);
   a_.may_have_processed = rule.may_have_processed;
   may_have_processed_ = may_have_processed_ || a_.may_have_processed;
   a_.verdict = verdict_name(rule.resend_safe ? Verdict::retry : Verdict::query);

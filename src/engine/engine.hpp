@@ -42,6 +42,9 @@ struct SubmitRequest {
   // Resuming a payment an earlier run (or a crashed worker) started.
   unsigned first_attempt = 1;
   bool prior_may_have_processed = false;
+  // Earlier sends were cleared only by a lookup's timed "not found"
+  // (HistoryReading::cleared_by_lookup): a 401 then never settles FAILED.
+  bool prior_cleared_by_lookup = false;
   // Set by the ledger flow (PaymentFlow::resume_request), not by callers.
   // Engine::validate already passed this order id, body, path and these
   // headers (PaymentFlow::admit), so a run checks only the key it was given
@@ -208,6 +211,7 @@ class AttemptRun {
   unsigned first_ = 1;
   unsigned n_ = 1;
   bool may_have_processed_ = false;
+  bool cleared_by_lookup_ = false;  // SubmitRequest::prior_cleared_by_lookup
   bool renewed_credentials_ = false;  // a 401 already bought one fresh credential
   std::size_t hook_header_count_ = 0;  // http_.headers up to the hook's, before the signer's
   bool nonblocking_auth_ = false;      // SubmitRequest::on_engine_thread

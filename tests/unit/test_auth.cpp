@@ -1560,6 +1560,39 @@ TEST(EngineAuth, A401TheProfileCallsNotProcessedIsReSentWhateverTheReplay) {
   EXPECT_EQ(r.attempts[0].verdict, "retry");
 }
 
+// D41: a resumed run whose earlier sends were cleared only by a lookup's
+// timed "not found" (not_found_grace_ms passed) gets a 401 from a gateway in
+// front of the provider on its last attempt. The 401 says nothing of the
+// key, and the grace is a judgement of how long the provider may still be
+// processing: UNKNOWN and not sent (a re-send stays safe), never FAILED.
+// The same 401 on a run with nothing sent before is the credential's final
+// answer: FAILED.
+TEST(EngineAuth, A401AfterSendsClearedOnlyByATimedNotFoundIsUnknownNotFailed) {
+  for (const bool cleared : {true, false}) {
+    AuthHarness h(R"({"provider":{"extends":"paypal","name":"gated",)"
+                  R"("auth":{"scheme":"oauth2_client_credentials","token_path":"/v1/oauth2/token",)"
+                  R"("unauthorized_not_processed":true}},)"
+                  R"("base_url":"https://api-m.sandbox.paypal.com","ledger":"memory:","retry":{"max_attempts":1},)"
+                  R"("auth":{"oauth2":{"client_id":"test-client-id","client_secret":"test-client-secret"}}})");
+    h.token_transport.script = {token("tok-1"), token("tok-2")};
+    h.transport.script = {paypal_401()};
+    SubmitRequest r;
+    r.order_id = "order-1";
+    r.body = kPayPalBody;
+    r.idempotency_key = "req-1";
+    r.first_attempt = 2;  // resumed: attempt 1 timed out, then a lookup proved "no payment" by the grace
+    r.prior_cleared_by_lookup = cleared;
+    const PaymentResult out = h.engine().submit(r);
+    EXPECT_EQ(h.transport.sent.size(), 1u);
+    if (cleared) {
+      EXPECT_EQ(out.outcome, Outcome::unknown) << out.error;
+      EXPECT_EQ(out.delivery, Delivery::not_sent) << "the 401 processed nothing; a re-send stays safe";
+    } else {
+      EXPECT_EQ(out.outcome, Outcome::failed) << out.error;
+    }
+  }
+}
+
 // The credential is renewed once a run. A second 401 is an answer like any
 // other (a final 4xx), and after the first one, which may have been
 // processed, it proves nothing: UNKNOWN, never FAILED.

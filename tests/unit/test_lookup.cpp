@@ -190,6 +190,37 @@ TEST(Lookup, AWebhookEntryInTheHistoryChangesNothingTheReSendRuleReads) {
   EXPECT_FALSE(fold.final_answer());
 }
 
+// D41: a lookup's "absent" clears the sends before it, and the reading
+// remembers that only a timed "not found" did (cleared_by_lookup), through
+// later sends too; with nothing sent before, there was nothing to clear.
+TEST(Lookup, AnAbsentThatClearedPossiblyProcessedSendsIsRemembered) {
+  const Profile p = *builtin_profile("checkout_com");
+  AttemptEntry sent;
+  sent.number = 1;
+  sent.started_at = 1000;
+  sent.ended_at = 1100;
+  sent.verdict = "unknown";
+  sent.transport_error = "timeout";
+  sent.processed = true;
+  AttemptEntry absent;
+  absent.kind = "lookup";
+  absent.started_at = absent.ended_at = 90000;
+  absent.verdict = kLookupAbsent;
+  AttemptEntry again = sent;
+  again.number = 2;
+  again.started_at = 91000;
+  again.ended_at = 91100;
+  const HistoryReading cleared = read_history(p, {sent, absent});
+  EXPECT_TRUE(cleared.cleared_by_lookup);
+  EXPECT_FALSE(cleared.may_have_processed);
+  EXPECT_TRUE(cleared.resend_safe);
+  EXPECT_FALSE(read_history(p, {absent}).cleared_by_lookup) << "nothing was sent before it";
+  const HistoryReading later = read_history(p, {sent, absent, again});
+  EXPECT_TRUE(later.cleared_by_lookup);
+  EXPECT_TRUE(later.may_have_processed);
+  EXPECT_TRUE(read_history(p, {sent, absent, again, absent}).cleared_by_lookup);
+}
+
 // An operation's "not found" never proves it absent, for every built-in
 // operation, whatever the history: the profile it is looked up by searches
 // by no reference the request carried (operation_profile clears the
