@@ -2179,6 +2179,12 @@ void World::refund_some(std::unique_ptr<Process>& proc, const Order& o) {
             const auto row = ledger_for_checks(holder).get(row_id);
             no_id = row && row->provider_payment_id.empty();
           }
+          if (no_id)
+            for (const ProviderModel::Refund& made : provider->refunds())
+              if (made.row == row_id) {
+                ++tally.operations_lost_answer;
+                break;
+              }
           tally.operations_unknown_without_id += no_id;
           // As the docs say: query the operation (its own lookup), or leave
           // it to reconcile, or ask again with the same ref.

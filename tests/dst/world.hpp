@@ -103,7 +103,8 @@ struct Tally {
   // UNKNOWNs whose row knew no id of the provider's (the answer was lost or
   // nothing was sent), and those a query or reconcile then settled,
   // learning the id (Checkout.com: from the listed action carrying the key).
-  uint64_t operations_unknown_without_id = 0, operations_id_learned_by_key = 0;
+  // Of the former, those whose refund the provider had made (its answer was lost).
+  uint64_t operations_unknown_without_id = 0, operations_id_learned_by_key = 0, operations_lost_answer = 0;
   // The refunds' own notifications: delivered, never sent (dropped), their
   // events read by an operation block that settled a row or were kept, and
   // refunds the merchant made elsewhere (its dashboard).
