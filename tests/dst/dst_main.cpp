@@ -186,12 +186,16 @@ int main(int argc, char** argv) {
               (unsigned long long)t.money_refreshed);
   std::printf("DST exercised: operations: %llu refund calls (%llu sends), %llu UNKNOWN, %llu succeeded, %llu failed, "
               "%llu refused before any byte, %llu refused as a mismatch; %llu queries of operation rows, %llu "
-              "operation lookups sent, %llu UNKNOWNs settled by a query or reconcile\n",
+              "operation lookups sent, %llu UNKNOWNs settled by a query or reconcile; %llu UNKNOWNs knew no id (%llu "
+              "after the provider made the refund: its answer lost), %llu of them settled, learning it (by their "
+              "key where the lookup lists actions)\n",
               (unsigned long long)t.operations, (unsigned long long)t.operation_sends,
               (unsigned long long)t.operations_unknown, (unsigned long long)t.operations_succeeded,
               (unsigned long long)t.operations_failed, (unsigned long long)t.operations_refused,
               (unsigned long long)t.operations_mismatched, (unsigned long long)t.operation_queries,
-              (unsigned long long)t.operation_lookups, (unsigned long long)t.operations_settled_by_lookup);
+              (unsigned long long)t.operation_lookups, (unsigned long long)t.operations_settled_by_lookup,
+              (unsigned long long)t.operations_unknown_without_id, (unsigned long long)t.operations_lost_answer,
+              (unsigned long long)t.operations_id_learned_by_key);
   std::printf("DST exercised: operation notifications: %llu delivered, %llu never sent; their events settled %llu "
               "operation rows and were kept %llu times; %llu refunds made elsewhere\n",
               (unsigned long long)t.operation_notes, (unsigned long long)t.op_notes_never_sent,

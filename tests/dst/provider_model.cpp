@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "base64.hpp"
+#include "json_build.hpp"
 #include "provider_auth.hpp"
 
 namespace payretry::dst {
@@ -363,6 +364,9 @@ bool ProviderModel::refund_elsewhere(const std::string& store, const std::string
   r.payment_id = payment_id;
   r.amount = amount;
   r.approved = approved;
+  // A merchant's own reference for the action, or none (every other one):
+  // never a key of the client's, so no row finds it by its key.
+  if (next_id_ % 2) r.reference = "dashboard-" + std::to_string(next_id_);
   r.decides_at = std::max(decides_at, now_mono);
   r.processing = false;
   refunds_.push_back(std::move(r));
@@ -431,6 +435,8 @@ ProviderModel::KeyState& ProviderModel::process_refund(const std::string& store,
   r.payment_id = payment;
   r.row = row;
   r.identity = identity;
+  if (!wire_.refunds.reference_field.empty())
+    r.reference = body_member(wire_, body, wire_.refunds.reference_field);
   // Its amount, or the rest of the payment's (what no other refund
   // accepted and not declined took).
   r.amount = amount_in(wire_.form_bodies, body);
@@ -481,8 +487,9 @@ TransportResult ProviderModel::refund_answer(const Refund& r, int64_t elapsed, b
 }
 
 // A refund's own lookup: Stripe's Refund by its id; Checkout.com's list of
-// the payment's actions, newest first: its refunds once processed, then
-// its own authorization (and capture).
+// the payment's actions, newest first: its refunds once processed, each
+// with the reference its request carried (none when it carried none),
+// then its own authorization (and capture).
 ProviderReply ProviderModel::refund_lookup(const HttpRequest& req, int64_t elapsed) {
   ProviderReply out;
   out.lookup = true;
@@ -513,13 +520,19 @@ ProviderReply ProviderModel::refund_lookup(const HttpRequest& req, int64_t elaps
                    [](const Refund* a, const Refund* b) { return a->decided_at > b->decided_at; });
   std::string body = "[";
   for (const Refund* r : listed)
-    body += R"({"id":")" + r->id + R"(","type":"Refund","amount":)" + std::to_string(r->amount) +
+    body += R"({"id":")" + r->id + R"(","type":"Refund",)" +
+            (r->reference.empty() ? "" : R"("reference":)" + json_quote(r->reference) + ",") +
+            R"("amount":)" + std::to_string(r->amount) +
             R"(,"approved":)" + (r->approved ? "true" : "false") + R"(,"response_code":")" +
             (r->approved ? "10000" : "20005") + R"("},)";
   if (p->ever_captured)
     body += R"({"id":"act_c)" + pid + R"(","type":"Capture","amount":)" + std::to_string(p->amount) +
             R"(,"approved":true,"response_code":"10000"},)";
-  body += R"({"id":"act_a)" + pid + R"(","type":"Authorization","amount":)" + std::to_string(p->amount) +
+  // (The authorization carries the payment's own reference, as its
+  // create's body did: an order's, never an operation's key.)
+  body += R"({"id":"act_a)" + pid + R"(","type":"Authorization",)" +
+          (p->reference.empty() ? "" : R"("reference":)" + json_quote(p->reference) + ",") +
+          R"("amount":)" + std::to_string(p->amount) +
           R"(,"approved":)" + (p->charged ? "true" : "false") + R"(,"response_code":")" +
           (p->charged ? "10000" : "20005") + R"("}])";
   out.result = answer(200, std::move(body), elapsed);

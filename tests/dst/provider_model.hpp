@@ -176,6 +176,7 @@ class ProviderModel {
   struct Refund {
     std::string store, id, payment_id, row;  // row "": made elsewhere (a dashboard), no row of the client's
     std::string identity;     // the key its request carried ("" none)
+    std::string reference;    // what its body carried at refunds.reference_field ("" none)
     int64_t amount = 0;
     bool processing = true;   // its request is still being processed (slow_processing)
     bool decided = false;     // final (Stripe) or listed among the actions (Checkout.com)

@@ -283,6 +283,9 @@ Wire wire_for(const std::string& profile, ReplayKind undocumented) {
     w.refunds.path_suffix = "/refunds";
     w.refunds.id_prefix = "act_";
     w.refunds.lookup_path = "/actions";
+    // Each listed action shows the reference its request carried ("Your
+    // reference for the action", Ck7's PaymentAction): payretry's key.
+    w.refunds.reference_field = "reference";
     w.refunds.word_partly_refunded = "Partially Refunded";
     w.refunds.word_refunded = "Refunded";
   } else if (profile == "mollie") {

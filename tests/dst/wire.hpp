@@ -183,6 +183,7 @@ struct Wire {
     std::string payment_field;  // object: the body member naming the payment
     std::string id_prefix;      // the refunds' (actions') ids
     std::string lookup_path;    // object: the prefix before the refund's id; actions: the suffix after the payment's id
+    std::string reference_field;  // actions: the body member each listed action shows as its reference ("" none)
     // A payment's lookup word once refunds moved part or all of its money
     // ("" the word does not change: a Stripe PaymentIntent stays succeeded).
     std::string word_partly_refunded, word_refunded;

@@ -2170,6 +2170,22 @@ void World::refund_some(std::unique_ptr<Process>& proc, const Order& o) {
         if (r.outcome == Outcome::unknown || r.outcome == Outcome::in_progress) {
           ++tally.operations_unknown;
           clock.advance(r.outcome == Outcome::in_progress ? lease_ms() + 1 : ops_rng.range(0, 3000));
+          // An answer lost after the provider accepted the refund leaves the
+          // row without the refund's id: its lookup must find it by the key
+          // (Checkout.com: the listed action whose reference is the key).
+          bool no_id = false;
+          {
+            std::unique_ptr<Ledger> holder;
+            const auto row = ledger_for_checks(holder).get(row_id);
+            no_id = row && row->provider_payment_id.empty();
+          }
+          if (no_id)
+            for (const ProviderModel::Refund& made : provider->refunds())
+              if (made.row == row_id) {
+                ++tally.operations_lost_answer;
+                break;
+              }
+          tally.operations_unknown_without_id += no_id;
           // As the docs say: query the operation (its own lookup), or leave
           // it to reconcile, or ask again with the same ref.
           const int64_t next = ops_rng.range(0, 9);
@@ -2182,6 +2198,11 @@ void World::refund_some(std::unique_ptr<Process>& proc, const Order& o) {
             std::unique_ptr<Ledger> holder;
             const auto row = ledger_for_checks(holder).get(row_id);
             settled = row && (row->state == PaymentState::succeeded || row->state == PaymentState::failed);
+          }
+          if (settled && no_id) {
+            std::unique_ptr<Ledger> holder;
+            const auto row = ledger_for_checks(holder).get(row_id);
+            tally.operations_id_learned_by_key += row && !row->provider_payment_id.empty();
           }
           if (settled) {
             ++tally.operations_settled_by_lookup;

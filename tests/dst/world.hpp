@@ -100,6 +100,11 @@ struct Tally {
   // rows, the operations' own lookups sent (by queries and reconcile),
   // FAILED results, and calls that ended once a query or reconcile settled the row.
   uint64_t operation_queries = 0, operation_lookups = 0, operations_failed = 0, operations_settled_by_lookup = 0;
+  // UNKNOWNs whose row knew no id of the provider's (the answer was lost or
+  // nothing was sent), and those a query or reconcile then settled,
+  // learning the id (Checkout.com: from the listed action carrying the key).
+  // Of the former, those whose refund the provider had made (its answer was lost).
+  uint64_t operations_unknown_without_id = 0, operations_id_learned_by_key = 0, operations_lost_answer = 0;
   // The refunds' own notifications: delivered, never sent (dropped), their
   // events read by an operation block that settled a row or were kept, and
   // refunds the merchant made elsewhere (its dashboard).
