@@ -9,7 +9,7 @@
 // what counts is which listed action the row settles by.
 //
 // Taking the key match out (the row that knows no id reads the first listed
-// action, tests/dst/reverts/o_*.patch) settles the refund by another action;
+// action, tests/dst/reverts/o_lost_answer_takes_the_newest_action.patch) settles the refund by another action;
 // taking item_key_path out of the profile leaves it UNKNOWN forever.
 #include <cJSON.h>
 
