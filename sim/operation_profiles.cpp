@@ -109,6 +109,16 @@ const cJSON* at(const cJSON* root, std::string_view dotted) {
   return cur;
 }
 
+// Checkout.com's maxLength for an action's reference (nas_spec CaptureRequest, RefundRequest,
+// VoidRequest). JSON Schema's maxLength counts characters, not bytes.
+constexpr std::size_t kCheckoutReferenceMax = 50;
+
+std::size_t utf8_chars(std::string_view s) {
+  std::size_t n = 0;
+  for (char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80;  // not a continuation byte
+  return n;
+}
+
 bool text(const cJSON* root, std::string_view path, std::string* out) {
   const cJSON* v = at(root, path);
   if (!cJSON_IsString(v) || !v->valuestring || !*v->valuestring) return false;
@@ -535,6 +545,21 @@ bool parse_operation(const Profile& p, const OpTarget& t, std::string_view body,
       }
       std::string type;
       if (text(r, "capture_type", &type)) out->final_capture = type != "NonFinal";
+      // reference: "A reference you can later use to identify this capture/refund/void request",
+      // at most 50 characters (nas_spec CaptureRequest, RefundRequest, VoidRequest); the
+      // action carries it in GET /payments/{id}/actions. Longer is refused as Checkout.com
+      // refuses a field out of its rules: 422 request_invalid, reference_invalid.
+      if (const cJSON* ref = at(r, "reference")) {
+        if (!cJSON_IsString(ref)) {
+          refuse(p, Problem::not_string, "reference", "must be a string", refusal);
+          return false;
+        }
+        out->reference.assign(ref->valuestring);
+        if (utf8_chars(out->reference) > kCheckoutReferenceMax) {
+          refuse(p, Problem::bad_value, "reference", "must be at most 50 characters", refusal);
+          return false;
+        }
+      }
       return true;
     }
     case ProfileId::mollie:
@@ -749,7 +774,9 @@ void format_operation(const OpView& v, Reply& out) {
       // 202 Accepted with the action's id ([CK1] payments_client.py; [CK2]).
       out.status = 202;
       b.append(R"({"action_id":)").append(json(op ? operation_id(p, op->kind, op->number) : std::string()));
-      b.append(R"(,"reference":)").append(json(pay.order_id));
+      // The request's reference echoed ("Your reference for the capture request"); none sent,
+      // none echoed (the spec's 202 does not require the member).
+      if (!v.reference.empty()) b.append(R"(,"reference":)").append(json(v.reference));
       b.append(R"(,"_links":{"payment":{"href":"https://api.sandbox.checkout.com/payments/)").append(pid).append("\"}}}");
       return;
     case ProfileId::mollie:
@@ -1030,6 +1057,7 @@ void format_actions(const Profile& p, const PaymentView& payment, const PaymentO
     b.append(R"({"id":)").append(json(operation_id(p, it->kind, it->number)));
     b.append(R"(,"type":")").append(type).append(R"(","processed_on":)").append(json(iso_utc(it->at_ms)));
     b.append(R"(,"amount":)").append(std::to_string(it->amount));
+    if (!it->reference.empty()) b.append(R"(,"reference":)").append(json(it->reference));
     // One declined after its 202 is listed not approved, with the code Checkout.com's
     // payment_*_declined examples show (see webhook_notice.cpp).
     b.append(it->moved ? R"(,"approved":true,"response_code":"10000","response_summary":"Approved"},)"

@@ -540,6 +540,7 @@ Disposition State::post_operation(const Config& cfg, const OpTarget& t, std::str
           // whether it went through: a refused one is recorded, moving nothing.
           r.rec.number = next_charge_.fetch_add(1, std::memory_order_relaxed);
           r.rec.key = req.key;
+          r.rec.reference = req.reference;
           r.rec.at_ms = now;
           r.rec.moved = moves;
           if (!r.ok) r.rec.amount = req.has_amount ? req.amount : 0;

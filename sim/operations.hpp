@@ -71,7 +71,9 @@ struct OpRequest {
   int64_t total = -1;
   // Alipay: the refund named its out_request_no (without one only a full refund is taken).
   bool request_no = true;
-  // Adyen: the merchant's reference for the modification, echoed in the answer.
+  // Adyen: the merchant's reference for the modification, echoed in the answer. Checkout.com:
+  // the action's reference, echoed in the 202 and listed with the action by
+  // GET /payments/{id}/actions.
   std::string reference;
 };
 
@@ -92,6 +94,9 @@ struct OperationRecord {
   // false: refused by the provider after acceptance (Adyen's success false, Checkout.com's
   // *_declined after its 202, a Stripe refund answered pending that failed)
   bool moved = true;
+  // Checkout.com: the request's `reference` ("" none), which GET /payments/{id}/actions lists
+  // with the action ("Your reference for the action", nas_spec PaymentAction).
+  std::string reference;
 };
 
 // A payment's operations and where its money is.

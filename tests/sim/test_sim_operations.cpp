@@ -1036,6 +1036,55 @@ TEST(OperationsCheckout, an_action_declined_after_its_202_is_listed_not_approved
   EXPECT_EQ(type_of[declined_void], "payment_void_declined");
 }
 
+// Checkout.com keeps each action's request reference: the 202 echoes it and
+// GET /payments/{id}/actions lists it with the action ("Your reference for the action"), which
+// is how a client whose 202 was lost finds its action by key. One longer than the 50 characters
+// the spec allows is refused 422 reference_invalid, acting on nothing; 50 characters that take
+// more than 50 bytes are taken (maxLength counts characters).
+TEST(OperationsCheckout, each_action_lists_its_request_reference_and_one_beyond_50_characters_is_refused) {
+  Server sim(options("checkout_com"));
+  const uint16_t port = sim.port();
+  const Provider checkout = providers()[4];
+  const std::string id = checkout.hold(port, "ck4");
+  auto post = [&](const std::string& what, const std::string& body, const std::string& key) {
+    Conn c(port);
+    return c.request("POST", "/payments/" + id + "/" + what, body, {"Cko-Idempotency-Key: " + key});
+  };
+  const Response c = post("captures", R"({"amount":1000,"reference":"cap-ck4"})", "cap-ck4");
+  ASSERT_EQ(c.status, 202) << c.body;
+  EXPECT_EQ(Json(c.body).str("reference"), "cap-ck4");
+  std::string e50;  // 50 x U+00E9: 50 characters, 100 bytes
+  for (int i = 0; i < 50; ++i) e50.append("\xC3\xA9");
+  const Response r = post("refunds", R"({"amount":300,"reference":")" + e50 + R"("})", "ref-ck4");
+  ASSERT_EQ(r.status, 202) << r.body;
+  EXPECT_EQ(Json(r.body).str("reference"), e50);
+  const Response bare = post("refunds", R"({"amount":100})", "ref2-ck4");
+  ASSERT_EQ(bare.status, 202) << bare.body;
+  EXPECT_EQ(cJSON_GetObjectItemCaseSensitive(Json(bare.body).j, "reference"), nullptr) << bare.body;
+
+  const Response too_long = post("refunds", R"({"amount":100,"reference":")" + std::string(51, 'r') + R"("})", "ref3-ck4");
+  EXPECT_EQ(too_long.status, 422) << too_long.body;
+  EXPECT_EQ(too_long.body, R"({"error_type":"request_invalid","error_codes":["reference_invalid"]})");
+  const Response not_text = post("refunds", R"({"amount":100,"reference":7})", "ref4-ck4");
+  EXPECT_EQ(not_text.status, 422) << not_text.body;
+  Truth t = truth(port, "ck4");
+  EXPECT_EQ(t.operations, 3);
+  EXPECT_EQ(t.refunded, 400);
+  EXPECT_EQ(t.moves("ref3-ck4"), 0);
+
+  std::map<std::string, std::string> reference;  // action id -> its listed reference ("" none)
+  const std::string listed = get(port, "/payments/" + id + "/actions").body;
+  const Json actions(listed);
+  for (const cJSON* a = actions.j ? actions.j->child : nullptr; a; a = a->next) {
+    const cJSON* ref = cJSON_GetObjectItemCaseSensitive(a, "reference");
+    reference[cJSON_GetObjectItemCaseSensitive(a, "id")->valuestring] = cJSON_IsString(ref) ? ref->valuestring : "";
+  }
+  ASSERT_EQ(reference.size(), 4u) << listed;  // two refunds, the capture, the authorization
+  EXPECT_EQ(reference.at(Json(c.body).str("action_id")), "cap-ck4");
+  EXPECT_EQ(reference.at(Json(r.body).str("action_id")), e50);
+  EXPECT_EQ(reference.at(Json(bare.body).str("action_id")), "");
+}
+
 // ---- Stripe: refunds are notified refund.* -------------------------------------------------------
 
 // Stripe notifies a refund refund.created, its data.object the Refund and its request the POST

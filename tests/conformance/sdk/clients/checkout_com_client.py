@@ -3,7 +3,10 @@ key, the default platform), then the payments list by reference
 (GET /payments?reference=ORDER), the lookup payretry's profile uses. Then, as
 the plan says, a refund (POST /payments/{id}/refunds), a capture of a payment
 authorized only (capture false; POST /payments/{id}/captures) and a void
-(POST /payments/{id}/voids), each under the key payretry used."""
+(POST /payments/{id}/voids), each under the key payretry used and with that
+key as the request's reference, as payretry's profile writes it (the action's
+reference, listed by GET /payments/{id}/actions, is how payretry finds an
+action whose 202 was lost)."""
 import sys
 import warnings
 
@@ -56,26 +59,31 @@ def main(a, result):
         expect(got.data[0].id == pid, f"list: data[0].id {got.data[0].id!r} != {pid!r}")
         return {"id": got.data[0].id, "status": got.data[0].status}
 
-    def accepted(res, what):
+    def accepted(res, what, key):
         expect(res.http_metadata.status_code == 202, f"{what}: HTTP {res.http_metadata.status_code}")
         expect(getattr(res, "action_id", None), f"{what}: no action_id")
+        # The 202 echoes the request's reference ("Your reference for the ... request").
+        expect(getattr(res, "reference", None) == key, f"{what}: reference {getattr(res, 'reference', None)!r}")
         return {"id": res.action_id, "status": "accepted"}
 
     def refund(step, state):
         req = RefundRequest()
         req.amount = step["amount"]
-        return accepted(api.payments.refund_payment(state["ids"][step["payment"]], req, step["key"]), "refund")
+        req.reference = step["key"]
+        return accepted(api.payments.refund_payment(state["ids"][step["payment"]], req, step["key"]), "refund", step["key"])
 
     def capture(step, state):
         req = CaptureRequest()
         req.amount = step["amount"]
-        return accepted(api.payments.capture_payment(state["ids"][step["payment"]], req, step["key"]), "capture")
+        req.reference = step["key"]
+        return accepted(api.payments.capture_payment(state["ids"][step["payment"]], req, step["key"]), "capture", step["key"])
 
     def cancel(step, state):
-        # A VoidRequest with no member set (all of it voided), which the SDK writes as {}: what payretry
-        # sends for a cancel with no fields. void_payment(id) without one sends no body at all, an
-        # equivalent the API takes too (VoidRequest's members are all optional).
-        return accepted(api.payments.void_payment(state["ids"][step["payment"]], VoidRequest(), step["key"]), "void")
+        # A VoidRequest carrying only the reference (all of it voided): what payretry sends for a
+        # cancel with no fields of the caller's, its key written as the reference.
+        req = VoidRequest()
+        req.reference = step["key"]
+        return accepted(api.payments.void_payment(state["ids"][step["payment"]], req, step["key"]), "void", step["key"])
 
     run_plan(a, result, {"create": create, "lookup": lookup, "refund": refund, "capture": capture,
                          "cancel": cancel})
