@@ -122,8 +122,16 @@ std::optional<PaymentState> event_moves(PaymentState from, const AttemptEntry& e
 }
 
 bool event_teaches_id(const PaymentRow& row, const LedgerEvent& event) {
-  return row.provider_payment_id.empty() && !event.provider_payment_id.empty() &&
-         event_moves(row.state, event.entry).has_value();
+  if (!row.provider_payment_id.empty() || event.provider_payment_id.empty()) return false;
+  if (event_moves(row.state, event.entry)) return true;
+  // An operation's event that only notes (Stripe's refund.created, still
+  // pending) names the operation all the same: the receiver landed it on
+  // this row because it carries the row's own key (operation_event_row), so
+  // its id is this row's, and the row can be looked up by it from now on.
+  // A payment's noted event teaches nothing: one made elsewhere under the
+  // same order id may name another payment.
+  return row.operation != OperationKind::create && event.entry.verdict == kEventNoted &&
+         (row.state == PaymentState::unknown || row.state == PaymentState::pending);
 }
 
 bool event_moves_money(const PaymentRow& row, const LedgerEvent& event) {

@@ -74,14 +74,18 @@ const char* const kInsertEvent =
 // sql_money.hpp writes it.
 #define PAYRETRY_EVENT_MOVES \
   "(state COLLATE \"C\" IN ('UNKNOWN', 'PENDING') AND $11::text IN ('event_succeeded', 'event_failed'))"
+// An operation's noted event teaches its id too (event_teaches_id).
+#define PAYRETRY_OPERATION_NOTED \
+  "(operation <> '' AND state COLLATE \"C\" IN ('UNKNOWN', 'PENDING') AND $11::text = 'event_noted')"
 const std::string kLandEvent =
     "WITH target AS (UPDATE payments SET attempts = attempts + 1, updated_at = GREATEST(updated_at, $4::bigint), "
-    "provider_payment_id = CASE WHEN provider_payment_id = '' AND " PAYRETRY_EVENT_MOVES
-    " THEN $3::text ELSE provider_payment_id END, "  // event_teaches_id
+    "provider_payment_id = CASE WHEN provider_payment_id = '' AND (" PAYRETRY_EVENT_MOVES
+    " OR " PAYRETRY_OPERATION_NOTED ") THEN $3::text ELSE provider_payment_id END, "  // event_teaches_id
     "state = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN "
     "(CASE $11::text WHEN 'event_succeeded' THEN 'SUCCEEDED' ELSE 'FAILED' END) ELSE state END, "
     "money_state = CASE WHEN ($3::text <> '' AND provider_payment_id = $3::text) OR (($3::text = '' OR "
-    "provider_payment_id = '') AND " PAYRETRY_EVENT_MOVES ") THEN " +  // event_moves_money
+    "provider_payment_id = '') AND " PAYRETRY_EVENT_MOVES ") OR ($3::text <> '' AND provider_payment_id = '' AND "
+    PAYRETRY_OPERATION_NOTED ") THEN " +  // event_moves_money
     sql_money_after("money_state", "$18::text") +
     " ELSE money_state END, "
     "delivery = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN 'delivered' ELSE delivery END, "
@@ -100,6 +104,7 @@ const std::string kLandEvent =
     "WHERE scope = $1::text AND scheme = $5::text AND event_id = $6::text RETURNING 1) "
     "SELECT (SELECT count(*) FROM target), (SELECT count(*) FROM ins), (SELECT count(*) FROM mark)";
 #undef PAYRETRY_EVENT_MOVES
+#undef PAYRETRY_OPERATION_NOTED
 
 // Each part of the UNION a search of its own partial index; byte order, as
 // in the other backends.

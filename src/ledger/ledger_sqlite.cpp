@@ -1073,13 +1073,16 @@ class SqliteLedger final : public Ledger {
     int64_t number = 0;
     {
 #define PAYRETRY_EVENT_MOVES "(state IN ('UNKNOWN', 'PENDING') AND ?5 IN ('event_succeeded', 'event_failed'))"
+// An operation's noted event teaches its id too (event_teaches_id).
+#define PAYRETRY_OPERATION_NOTED "(operation <> '' AND state IN ('UNKNOWN', 'PENDING') AND ?5 = 'event_noted')"
       Stmt s(stmts_, "UPDATE payments SET attempts = attempts + 1, updated_at = MAX(updated_at, ?4), "
-                     "provider_payment_id = CASE WHEN provider_payment_id = '' AND " PAYRETRY_EVENT_MOVES
-                     " THEN ?3 ELSE provider_payment_id END, "  // event_teaches_id
+                     "provider_payment_id = CASE WHEN provider_payment_id = '' AND (" PAYRETRY_EVENT_MOVES
+                     " OR " PAYRETRY_OPERATION_NOTED ") THEN ?3 ELSE provider_payment_id END, "  // event_teaches_id
                      "state = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN "
                      "(CASE ?5 WHEN 'event_succeeded' THEN 'SUCCEEDED' ELSE 'FAILED' END) ELSE state END, "
                      "money_state = CASE WHEN (?3 <> '' AND provider_payment_id = ?3) OR ((?3 = '' OR "
-                     "provider_payment_id = '') AND " PAYRETRY_EVENT_MOVES ") THEN payretry_money_after(money_state, ?8) "
+                     "provider_payment_id = '') AND " PAYRETRY_EVENT_MOVES ") OR (?3 <> '' AND provider_payment_id = '' "
+                     "AND " PAYRETRY_OPERATION_NOTED ") THEN payretry_money_after(money_state, ?8) "
                      "ELSE money_state END, "  // event_moves_money
                      "delivery = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN 'delivered' ELSE delivery END, "
                      "detail = CASE WHEN " PAYRETRY_EVENT_MOVES " THEN ?6 ELSE detail END, "
@@ -1090,6 +1093,7 @@ class SqliteLedger final : public Ledger {
                      "(SELECT order_id FROM payments WHERE ?3 <> '' AND scope = ?1 AND provider_payment_id = ?3 "
                      "ORDER BY order_id LIMIT 1)) AND state <> 'IN_FLIGHT' RETURNING order_id, attempts");
 #undef PAYRETRY_EVENT_MOVES
+#undef PAYRETRY_OPERATION_NOTED
       s.bind(1, e.scope).bind(2, e.order_id).bind(3, e.provider_payment_id).bind(4, e.entry.ended_at);
       s.bind(5, e.entry.verdict).bind(6, event_settled_detail(e.entry)).bind(7, e.entry.reason);
       s.bind(8, std::string(money_state_name(e.entry.money_state)));

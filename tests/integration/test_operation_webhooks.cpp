@@ -471,5 +471,53 @@ TEST_F(OperationWebhooks, StripeRefundEventsLandByKeyOrIdOnTheirPaymentIntentsRe
   EXPECT_EQ(history(other), other_history) << dump(other);
 }
 
+// A refund whose answer was lost, and whose refund.created says only
+// "pending": the event carries r1's key, so it lands on r1 and, though it
+// settles nothing, teaches r1 the refund's id (event_teaches_id: an
+// operation's noted event). The row can then be looked up by that id; the
+// refund.updated that came earlier by id alone, kept, lands on it too.
+TEST_F(OperationWebhooks, StripePendingRefundCreatedByKeyTeachesTheIdSoTheRefundIsLookedUp) {
+  start("stripe");
+  const std::string order = "opwh_st3";
+  const std::string pi = pay(order, "paid");
+  ASSERT_FALSE(pi.empty());
+  const std::string rid = order + " refund r1";
+  sim_->script(order, {"lost_response", "lost_response", "lost_response", "lost_response"});
+  ResultPtr r;
+  ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r1", 300, &r), PAY_OK) << last_error_;
+  ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+  ASSERT_EQ(row(rid, "provider_payment_id"), "");
+  const std::string key = row(rid, "idempotency_key");
+  const SimOp made = sim_op(order, key);
+  ASSERT_TRUE(made.found && made.moved) << "Stripe refunded it";
+  const std::string re = made.id;
+
+  // Without the id, a query has nothing to ask by.
+  pay_result* q = nullptr;
+  ASSERT_EQ(pay_query(&q, client_.get(), rid.c_str()), PAY_OK) << pay_error_last()->message;
+  ResultPtr before(q);
+  EXPECT_EQ(pay_result_outcome(q), PAY_OUTCOME_UNKNOWN) << pay_result_json(q);
+
+  Applied a = apply(client_.get(), notices::stripe_event(kStripeSecret, "evt_opwh_st3_upd", "refund.updated",
+                                                         notices::stripe_refund(re, pi, "succeeded", 300), "", now_s()));
+  ASSERT_EQ(a.verdict, "accepted") << a.raw;
+  EXPECT_EQ(a.op("refund").effect, "kept") << a.raw;
+
+  a = apply(client_.get(), notices::stripe_event(kStripeSecret, "evt_opwh_st3_new", "refund.created",
+                                                 notices::stripe_refund(re, pi, "pending", 300), key, now_s()));
+  ASSERT_EQ(a.verdict, "accepted") << a.raw;
+  EXPECT_EQ(a.op("refund").order_id, rid) << a.raw;
+  EXPECT_EQ(a.op("refund").effect, "recorded") << a.raw;
+  EXPECT_EQ(row(rid, "state"), "UNKNOWN") << "pending settles nothing: " << dump(rid);
+  EXPECT_EQ(row(rid, "provider_payment_id"), re) << "the key named it: " << dump(rid);
+  EXPECT_EQ(row(order, "money_state"), "paid") << dump(order);
+
+  ASSERT_EQ(pay_query(&q, client_.get(), rid.c_str()), PAY_OK) << pay_error_last()->message;
+  ResultPtr after(q);
+  EXPECT_EQ(pay_result_outcome(q), PAY_OUTCOME_SUCCEEDED) << pay_result_json(q);
+  EXPECT_STREQ(pay_result_provider_payment_id(q), re.c_str());
+  EXPECT_EQ(row(order, "money_state"), "partly_refunded") << dump(order);
+}
+
 }  // namespace
 }  // namespace payretry_test
