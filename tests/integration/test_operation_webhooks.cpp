@@ -205,6 +205,22 @@ class OperationWebhooks : public SimTest {
     return out;
   }
 
+  // Refund r1 of `amount` on `order`, every answer lost after Stripe
+  // refunded: the row is UNKNOWN and knows no refund id. Sets the row's
+  // key and the refund's id at the provider.
+  void stripe_refund_answer_lost(const std::string& order, int64_t amount, std::string& key, std::string& refund_id) {
+    const std::string rid = order + " refund r1";
+    sim_->script(order, {"lost_response", "lost_response", "lost_response", "lost_response"});
+    ResultPtr r;
+    ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r1", amount, &r), PAY_OK) << last_error_;
+    ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
+    ASSERT_EQ(row(rid, "provider_payment_id"), "");
+    key = row(rid, "idempotency_key");
+    const SimOp made = sim_op(order, key);
+    ASSERT_TRUE(made.found && made.moved) << "Stripe refunded it";
+    refund_id = made.id;
+  }
+
   notices::Signed adyen(const std::string& psp, const std::string& payment_psp, const std::string& order,
                         int64_t value, const char* code, bool success, const std::string& reason = "") {
     notices::AdyenItem i;
@@ -413,15 +429,8 @@ TEST_F(OperationWebhooks, StripeRefundEventsLandByKeyOrIdOnTheirPaymentIntentsRe
   const std::string rid = order + " refund r1";
 
   // Every answer lost after Stripe refunded: UNKNOWN, and no refund id.
-  sim_->script(order, {"lost_response", "lost_response", "lost_response", "lost_response"});
-  ResultPtr r;
-  ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r1", 250, &r), PAY_OK) << last_error_;
-  ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
-  ASSERT_EQ(row(rid, "provider_payment_id"), "");
-  const std::string key = row(rid, "idempotency_key");
-  const SimOp made = sim_op(order, key);
-  ASSERT_TRUE(made.found && made.moved) << "Stripe refunded it";
-  const std::string re = made.id;
+  std::string key, re;
+  ASSERT_NO_FATAL_FAILURE(stripe_refund_answer_lost(order, 250, key, re));
 
   // By id alone (an automatic event: no request, no key): no row knows
   // re; r1, the payment's only open refund, is not proven to be it.
@@ -482,15 +491,8 @@ TEST_F(OperationWebhooks, StripePendingRefundCreatedByKeyTeachesTheIdSoTheRefund
   const std::string pi = pay(order, "paid");
   ASSERT_FALSE(pi.empty());
   const std::string rid = order + " refund r1";
-  sim_->script(order, {"lost_response", "lost_response", "lost_response", "lost_response"});
-  ResultPtr r;
-  ASSERT_EQ(operate(order, PAY_OPERATION_REFUND, "r1", 300, &r), PAY_OK) << last_error_;
-  ASSERT_EQ(pay_result_outcome(r.get()), PAY_OUTCOME_UNKNOWN) << pay_result_json(r.get());
-  ASSERT_EQ(row(rid, "provider_payment_id"), "");
-  const std::string key = row(rid, "idempotency_key");
-  const SimOp made = sim_op(order, key);
-  ASSERT_TRUE(made.found && made.moved) << "Stripe refunded it";
-  const std::string re = made.id;
+  std::string key, re;
+  ASSERT_NO_FATAL_FAILURE(stripe_refund_answer_lost(order, 300, key, re));
 
   // Without the id, a query has nothing to ask by.
   pay_result* q = nullptr;

@@ -147,13 +147,9 @@ TEST(Lookup, ASearchListingSeveralPaymentsUnderTheReferenceSettlesNothing) {
   EXPECT_EQ(h.settler().query("order-1").outcome, Outcome::succeeded) << "a list of one settles";
 }
 
-// A webhook entry (Ledger::record_event) is evidence the re-send rule does
-// not read yet: it acts on nothing, like a lookup that found nothing, so a
-// history with one reads exactly as the same history without it, whatever
-// the entry says (even "processed", even a final-looking verdict).
-TEST(Lookup, AWebhookEntryInTheHistoryChangesNothingTheReSendRuleReads) {
-  Profile p = *builtin_profile("checkout_com");
-  p.replay = ReplayKind::none;  // a possibly processed send forbids a re-send
+// Attempt 1, timed out after the request was written: it may have been
+// processed.
+AttemptEntry timed_out_send() {
   AttemptEntry sent;
   sent.number = 1;
   sent.kind = "send";
@@ -162,6 +158,17 @@ TEST(Lookup, AWebhookEntryInTheHistoryChangesNothingTheReSendRuleReads) {
   sent.verdict = "unknown";
   sent.transport_error = "timeout";
   sent.processed = true;
+  return sent;
+}
+
+// A webhook entry (Ledger::record_event) is evidence the re-send rule does
+// not read yet: it acts on nothing, like a lookup that found nothing, so a
+// history with one reads exactly as the same history without it, whatever
+// the entry says (even "processed", even a final-looking verdict).
+TEST(Lookup, AWebhookEntryInTheHistoryChangesNothingTheReSendRuleReads) {
+  Profile p = *builtin_profile("checkout_com");
+  p.replay = ReplayKind::none;  // a possibly processed send forbids a re-send
+  const AttemptEntry sent = timed_out_send();
   AttemptEntry hook;
   hook.number = 2;
   hook.kind = "webhook";
@@ -195,13 +202,7 @@ TEST(Lookup, AWebhookEntryInTheHistoryChangesNothingTheReSendRuleReads) {
 // later sends too; with nothing sent before, there was nothing to clear.
 TEST(Lookup, AnAbsentThatClearedPossiblyProcessedSendsIsRemembered) {
   const Profile p = *builtin_profile("checkout_com");
-  AttemptEntry sent;
-  sent.number = 1;
-  sent.started_at = 1000;
-  sent.ended_at = 1100;
-  sent.verdict = "unknown";
-  sent.transport_error = "timeout";
-  sent.processed = true;
+  const AttemptEntry sent = timed_out_send();
   AttemptEntry absent;
   absent.kind = "lookup";
   absent.started_at = absent.ended_at = 90000;
