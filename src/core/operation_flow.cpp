@@ -271,16 +271,15 @@ PaymentResult OperationFlow::submit(const OperationRequest& r) {
   // The bytes are checked before anything is written: a body payretry
   // cannot build (a field it writes already given, one too large) must
   // leave no row, or that row would hold its amount against every later
-  // operation of the payment. Built here with the widest amount the row
-  // can get and this key, as the real bytes will be built from the row.
-  {
-    PaymentRow widest = proposed;
-    widest.amount = r.kind == OperationKind::cancel ? 0 : std::numeric_limits<int64_t>::max() / 100;
-    const std::string trial = body_for(r, op, *payment, widest);
-    if (trial.size() > s.config.max_body_bytes)
-      throw Error(Errc::PAY_ETOOBIG, "the operation's body is " + std::to_string(trial.size()) +
-                                         " bytes; max_body_bytes is " + std::to_string(s.config.max_body_bytes));
-  }
+  // operation of the payment. Built here with this key and the amount as
+  // asked (the guard never changes an amount given, it only refuses it), or
+  // for "the rest" with the widest amount the row can get.
+  PaymentRow trial_row = proposed;
+  if (r.kind != OperationKind::cancel && r.amount == -1) trial_row.amount = std::numeric_limits<int64_t>::max() / 100;
+  std::string trial = body_for(r, op, *payment, trial_row);
+  if (trial.size() > s.config.max_body_bytes)
+    throw Error(Errc::PAY_ETOOBIG, "the operation's body is " + std::to_string(trial.size()) +
+                                       " bytes; max_body_bytes is " + std::to_string(s.config.max_body_bytes));
 
   Ledger::OperationOutcome made = ledger_.create_operation_and_claim(proposed, adm.fence, now, now + adm.lease_ms);
   if (!made.refused.empty())
@@ -291,14 +290,20 @@ PaymentResult OperationFlow::submit(const OperationRequest& r) {
   const PaymentRow& row = made.row;
 
   // The bytes come from the row as the ledger holds it: its key and the
-  // amount the guard decided the first time (checked above with the widest
-  // amount; a row made here that still cannot be sent is settled FAILED,
-  // not sent, so that it holds no amount).
+  // amount the guard decided the first time (a retry's row has the key
+  // stored then; "the rest" has the amount decided then). The trial's bytes
+  // are those bytes when the row holds the trial's key and amount. A row
+  // made here that still cannot be sent is settled FAILED, not sent, so that
+  // it holds no amount.
   std::string body;
   try {
-    body = body_for(r, op, *payment, row);
-    if (body.size() > s.config.max_body_bytes)
-      throw Error(Errc::PAY_ETOOBIG, "the operation's body is " + std::to_string(body.size()) + " bytes");
+    if (row.idempotency_key == trial_row.idempotency_key && row.amount == trial_row.amount) {
+      body = std::move(trial);
+    } else {
+      body = body_for(r, op, *payment, row);
+      if (body.size() > s.config.max_body_bytes)
+        throw Error(Errc::PAY_ETOOBIG, "the operation's body is " + std::to_string(body.size()) + " bytes");
+    }
   } catch (const Error& e) {
     if (made.created) {
       Settlement never;
