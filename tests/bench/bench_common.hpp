@@ -31,6 +31,11 @@ struct Args {
   double seconds = 0;     // > 0: run for this long after the warm-up instead of --payments
   double warmup = 2;      // with --seconds: completions in the first W seconds are not counted
   std::string ca_file;    // an https URL's CA bundle (PEM), e.g. a throwaway server's own certificate
+  // payretry_driver: who makes a create's idempotency key. "caller": "key-<order>", given in the
+  // options (sequential, so the ledger's key index takes each at its end); "payretry": none given,
+  // so payretry makes a random one (a CSPRNG draw, and a key index insert at a random place), as
+  // it does for every operation and for a caller who gives none.
+  std::string keys = "caller";
 };
 
 [[noreturn]] inline void usage(const char* prog, const char* extra) {
@@ -66,9 +71,11 @@ inline Args parse_args(int argc, char** argv, const char* extra) {
     else if (k == "--seconds") a.seconds = std::atof(v.c_str());
     else if (k == "--warmup") a.warmup = std::atof(v.c_str());
     else if (k == "--ca-file") a.ca_file = v;
+    else if (k == "--keys") a.keys = v;
     else usage(argv[0], extra);
   }
-  if (a.url.empty() || a.payments < 1 || a.inflight < 1 || a.engine_threads < 0 || a.max_connections < 0 || a.seconds < 0 || a.warmup < 0) usage(argv[0], extra);
+  if (a.url.empty() || a.payments < 1 || a.inflight < 1 || a.engine_threads < 0 || a.max_connections < 0 || a.seconds < 0 || a.warmup < 0 ||
+      (a.keys != "caller" && a.keys != "payretry")) usage(argv[0], extra);
   return a;
 }
 

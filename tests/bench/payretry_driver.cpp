@@ -12,6 +12,8 @@
 //                  untimed, uncounted): --payments of them; a run that uses them all up says so in
 //                  its reasons ("pool_exhausted") and stops starting refunds.
 //
+// --keys payretry gives a create no idempotency key, so that payretry makes one, as it does for
+// every operation (default: the caller's "key-<order>").
 // --rss-every N prints {"kind":"rss","payments":n,"rss_mb":x} after every N completed payments
 // (the memory curve across 100,000 payments). --log FILE turns on the attempt log; --seconds T
 // runs for a time instead of a count (bench_common.hpp, Meter).
@@ -140,7 +142,7 @@ void* worker(void* p) {
     const std::string body = bench::body_for(order);
     const std::string key = "key-" + order;
     pay_submit_options opts = PAY_SUBMIT_OPTIONS_INIT;
-    opts.idempotency_key = key.c_str();
+    if (s.args->keys == "caller") opts.idempotency_key = key.c_str();
     pay_result* r = nullptr;
     const auto t0 = bench::Clock::now();
     const int rc = pay_submit(&r, s.client, order.c_str(), body.data(), body.size(), &opts);
@@ -179,7 +181,7 @@ void start_async(Shared& s) {
     const std::string body = bench::body_for(order);
     const std::string key = "key-" + order;
     pay_submit_options opts = PAY_SUBMIT_OPTIONS_INIT;
-    opts.idempotency_key = key.c_str();
+    if (s.args->keys == "caller") opts.idempotency_key = key.c_str();
     auto* slot = new Slot{&s, bench::Clock::now()};
     s.started.fetch_add(1);
     const int rc = pay_submit_async(s.client, order.c_str(), body.data(), body.size(), &opts, on_done, slot);
@@ -201,7 +203,7 @@ std::string ledger_label(const std::string& url) {
 int main(int argc, char** argv) {
   const bench::Args a = bench::parse_args(
       argc, argv,
-      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async|refund] [--log FILE] [--metrics FILE] [--engine-threads N] [--max-connections N] [--rss-every N]");
+      " [--ledger memory:|sqlite:///abs.db|postgresql://...] [--mode thread|async|refund] [--keys caller|payretry] [--log FILE] [--metrics FILE] [--engine-threads N] [--max-connections N] [--rss-every N]");
   if (a.mode != "thread" && a.mode != "async" && a.mode != "refund")
     bench::usage(argv[0], " [--mode thread|async|refund]");
 

@@ -261,8 +261,8 @@ def table(a):
 
 
 # ---- transport_limit.sh -----------------------------------------------------------------------
-TRANSPORT_ROWS = ["wrk", "curl", "memory", "memory+log", "sqlite", "sqlite+log", "memory-threads", "memory-refund",
-                  "sqlite-threads", "sqlite-refund"]
+TRANSPORT_ROWS = ["wrk", "curl", "memory", "memory+log", "sqlite", "sqlite+log", "memory-threads",
+                  "memory-threads+keys", "memory-refund", "sqlite-threads", "sqlite-threads+keys", "sqlite-refund"]
 TRANSPORT_BASE = "curl"
 
 
@@ -339,7 +339,7 @@ def transport_table(a):
     rounds = sorted({r["round"] for r in rows})
     for k in levels:
         p(f"{k} in flight")
-        p(f"  {'row':<16} {'payments/s':>24} {'x curl':>17} {'CPU us/payment':>22} {'x curl':>17} "
+        p(f"  {'row':<20} {'payments/s':>24} {'x curl':>17} {'CPU us/payment':>22} {'x curl':>17} "
           f"{'srv us':>6}  outcomes (all rounds)")
         base = {r["round"]: r for r in rows if r["inflight"] == k and r["row"] == TRANSPORT_BASE and "error" not in r}
         names = [n for row in TRANSPORT_ROWS for n in (row, row + "@other")]
@@ -374,7 +374,7 @@ def transport_table(a):
                     otext += " (" + "; ".join(f"{kk}: {v}" for kk, v in sorted(reasons.items())[:3]) + ")"
             if errs:
                 otext += f" ERROR {errs[0]}"
-            p(f"  {row:<16} {spread(thr, '8.0f'):>24} {spread(thr_x, '5.2f'):>17} {spread(cpu, '7.1f'):>22} "
+            p(f"  {row:<20} {spread(thr, '8.0f'):>24} {spread(thr_x, '5.2f'):>17} {spread(cpu, '7.1f'):>22} "
               f"{spread(cpu_x, '5.2f'):>17} {fmt(median(srv), '6.1f'):>6}  {otext}")
         # --compare-lib / --compare-env: this row against ROW@other, run by run within each round.
         for row in TRANSPORT_ROWS:

@@ -11,13 +11,15 @@
 #   sqlite+log       SQLite and the attempt log
 #   memory-threads   payretry_driver --mode thread: the blocking pay_submit, one thread per payment
 #                    in flight, memory ledger (the create in the shape operations have)
+#   memory-threads+keys  the same, the caller giving no key, so that payretry makes each one
+#                    (--keys payretry), as it does for every operation
 #   memory-refund    payretry_driver --mode refund: the blocking pay_submit_operation, a partial
 #                    refund of a payment made before the run (the ledger's guard included), as many
 #                    threads; memory ledger
 #                    (both memory rows keep up to 1,000,000 settled rows, memory:?max_settled=1000000:
 #                    the default 100,000 would drop the payments made for the refunds)
-#   sqlite-threads, sqlite-refund   the same two with the SQLite ledger
-#                    (the refund rows are not in the default --rows: name them)
+#   sqlite-threads, sqlite-threads+keys, sqlite-refund   the same three with the SQLite ledger
+#                    (the threads and refund rows are not in the default --rows: name them)
 # Each runner keeps starting payments for --warmup + --seconds and counts only those that
 # completed in the --seconds after the warm-up (bench_common.hpp, --seconds). Prints, per row,
 # medians with min-max across rounds of payments/s and CPU per payment, the ratios to raw curl
@@ -31,7 +33,8 @@
 #   --inflight "LIST"   in-flight levels (default "50 256"; up to 10000: nginx takes 16,384
 #                       connections, and each client needs one descriptor per payment in flight)
 #   --rows "LIST"       of: wrk curl memory memory+log sqlite sqlite+log (default: these), and
-#                       memory-threads memory-refund sqlite-threads sqlite-refund
+#                       memory-threads memory-threads+keys memory-refund sqlite-threads
+#                       sqlite-threads+keys sqlite-refund
 #   --refund-pool N     payments made before each memory-refund run, one refund each (default
 #                       150000); a run that uses them all up reports "pool_exhausted" in its reasons
 #   --refund-pool-sqlite N   the same before each sqlite-refund run (default 20000: the blocking
@@ -227,9 +230,13 @@ run_one() {  # round row inflight
     sqlite+log) cmd=("$driver" "${base[@]}" --mode async --ledger "sqlite://$db_dir/ledger.db"
                      --log "$db_dir/attempts.log") ;;
     memory-threads) cmd=("$driver" "${base[@]}" --mode thread --ledger "memory:?max_settled=1000000") ;;
+    memory-threads+keys) cmd=("$driver" "${base[@]}" --mode thread --keys payretry
+                              --ledger "memory:?max_settled=1000000") ;;
     memory-refund) cmd=("$driver" "${base[@]}" --mode refund --payments "$refund_pool"
                    --ledger "memory:?max_settled=1000000") ;;
     sqlite-threads) cmd=("$driver" "${base[@]}" --mode thread --ledger "sqlite://$db_dir/ledger.db") ;;
+    sqlite-threads+keys) cmd=("$driver" "${base[@]}" --mode thread --keys payretry
+                              --ledger "sqlite://$db_dir/ledger.db") ;;
     sqlite-refund) cmd=("$driver" "${base[@]}" --mode refund --payments "$refund_pool_sqlite"
                         --ledger "sqlite://$db_dir/ledger.db") ;;
     *) echo "BENCH-ERROR: unknown row $row" >&2; return 0 ;;
