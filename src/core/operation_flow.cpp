@@ -194,6 +194,10 @@ std::string OperationFlow::body_for(const OperationRequest& r, const ProfileOper
     write_at(doc.get(), op.amount.path, amount_value(op.amount, row.amount), "give the amount");
   if (op.identity.mode == IdentityMode::body)
     write_at(doc.get(), op.identity.name, cJSON_CreateString(row.idempotency_key.c_str()), "the operation's key");
+  // Nothing to say, in JSON: no body at all, as the provider defines an
+  // operation that takes none (PayPal's void has no request body in its spec,
+  // and its SDK sends none); "{}" might be refused as one it did not ask for.
+  if (!doc->child && profile_.encoding == Encoding::json) return {};
   return json_print(doc.get());
 }
 

@@ -336,10 +336,10 @@ std::string Engine::path_for(const SubmitRequest& r) const {
                        {{"order_id", r.order_id}, {"merchant_id", config_.merchant_id}}, false);
 }
 
-Headers Engine::base_headers(const std::string& key) const {
+Headers Engine::base_headers(const std::string& key, bool has_body) const {
   Headers h;
   h.reserve(6 + config_.auth_headers.size() + config_.extra_headers.size());
-  h.emplace_back("Content-Type", content_type_of(profile_.encoding));
+  if (has_body) h.emplace_back("Content-Type", content_type_of(profile_.encoding));
   h.emplace_back("Accept", "application/json");
   h.emplace_back("User-Agent", "payretry/" PAYRETRY_VERSION_STRING);
   if (profile_.identity.mode == IdentityMode::header) h.emplace_back(profile_.identity.name, key);
@@ -417,7 +417,7 @@ AttemptRun::AttemptRun(Engine& engine, const SubmitRequest& req) : e_(engine), p
   path_ = e_.path_for(req);
   url_ = e_.config_.base_url + path_;
   Headers& headers = http_.headers;
-  headers = e_.base_headers(r_.idempotency_key);
+  headers = e_.base_headers(r_.idempotency_key, !body_.empty());
   headers.insert(headers.end(), req.headers.begin(), req.headers.end());
   if (!req.traceparent.empty()) headers.emplace_back("traceparent", req.traceparent);
   base_header_count_ = headers.size();

@@ -132,7 +132,9 @@ class Engine {
 
  private:
   friend class AttemptRun;
-  Headers base_headers(const std::string& key) const;
+  // Content-Type only with a body: an operation the provider defines without
+  // one (PayPal's void) is sent with neither.
+  Headers base_headers(const std::string& key, bool has_body) const;
   // SubmitRequest::headers and traceparent (validate() calls it).
   void check_submission_headers(const SubmitRequest& r) const;
   static constexpr std::size_t kMaxSubmissionHeaders = 64;
