@@ -402,9 +402,10 @@ bool parse_operation(const Profile& p, const OpTarget& t, std::string_view body,
   out->target = t;
   out->id = t.id;
   out->fingerprint.assign(body);
-  // Header profiles: the key header, when present; PayPal's void takes none (its spec lists no
-  // PayPal-Request-Id there), nor do Square's complete and cancel (no idempotency_key field).
-  if (p.identity == Identity::header && has_header_key && !(p.id == ProfileId::paypal && t.kind == OpKind::cancel)) {
+  // Header profiles: the key header, when present (PayPal's void too: its reference page and
+  // official SDKs send PayPal-Request-Id there, though the 2024 spec did not list it); Square's
+  // complete and cancel have no idempotency_key field.
+  if (p.identity == Identity::header && has_header_key) {
     out->has_key = true;
     out->key.assign(header_key);
   }

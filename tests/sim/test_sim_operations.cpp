@@ -452,6 +452,26 @@ TEST(OperationsMollie, delete_cancels_an_open_payment_and_release_authorization_
   EXPECT_EQ(truth(port, "mh").money_state, "authorized");
 }
 
+// PayPal's void under its PayPal-Request-Id (its reference page and SDKs send one): sent again
+// with the key, as payretry does after a lost answer, it answers as the first did (204, no body)
+// and voids once; the truth holds one cancel under that key.
+TEST(OperationsPaypal, a_void_sent_again_under_its_key_answers_as_the_first_and_voids_once) {
+  Server sim(options("paypal"));
+  const uint16_t port = sim.port();
+  const std::string auth = providers()[2].hold(port, "pv");
+  ASSERT_FALSE(auth.empty());
+  const std::string path = "/v2/payments/authorizations/" + auth + "/void";
+  const Response first = Conn(port).request("POST", path, "", {bearer(paypal_token(port)), "PayPal-Request-Id: void-pv"});
+  EXPECT_EQ(first.status, 204) << first.body;
+  const Response again = Conn(port).request("POST", path, "", {bearer(paypal_token(port)), "PayPal-Request-Id: void-pv"});
+  EXPECT_EQ(again.status, 204) << again.body;
+  const Truth t = truth(port, "pv");
+  EXPECT_EQ(t.money_state, "failed");
+  EXPECT_EQ(t.kinds, std::vector<std::string>{"cancel"});
+  EXPECT_EQ(t.moves("void-pv"), 1);
+  EXPECT_EQ(duplicate_movements(port), 0);
+}
+
 // ---- where a provider promises less --------------------------------------------------------------
 
 Response mollie_refund(uint16_t port, const std::string& id, const std::string& key) {

@@ -17,9 +17,11 @@
 #include <vector>
 
 #include "amount_reading.hpp"
+#include "classify.hpp"
 #include "json_path.hpp"
 #include "json_util.hpp"
 #include "money_reading.hpp"
+#include "operation_flow.hpp"
 #include "path_template.hpp"
 #include "profile.hpp"
 #include "profile_operations.hpp"
@@ -286,7 +288,19 @@ TEST(ProfileOperations, paypal_reads_the_capture_and_authorization_it_targets_fr
   // Payments v2 keeps request ids 45 days, Orders v2 6 h.
   EXPECT_EQ(p.operations.at("refund").retention_ms, std::optional<int64_t>(int64_t(45) * 24 * 3600 * 1000));
   EXPECT_EQ(p.retention_ms, std::optional<int64_t>(int64_t(6) * 3600 * 1000));
-  EXPECT_EQ(p.operations.at("cancel").replay, ReplayKind::none);
+  // The void's key is kept as long, and a re-send answers its latest state.
+  EXPECT_EQ(p.operations.at("cancel").retention_ms, std::optional<int64_t>(int64_t(45) * 24 * 3600 * 1000));
+  EXPECT_EQ(p.operations.at("cancel").replay, ReplayKind::current_state);
+  // Its default answer, 204 with no body, is the void done; a 2xx naming
+  // the authorization VOIDED is too.
+  const Profile voids = operation_profile(p, p.operations.at("cancel"));
+  TransportResult no_content;
+  no_content.response.status = 204;
+  EXPECT_EQ(classify(voids, no_content).verdict, Verdict::success);
+  TransportResult voided;
+  voided.response.status = 200;
+  voided.response.body = R"({"id":"AUTH1","status":"VOIDED"})";
+  EXPECT_EQ(classify(voids, voided).verdict, Verdict::success);
 }
 
 // The notes of every operation cite their sources by tag; each tag is one of
@@ -521,7 +535,8 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
          {"DELETE", "/v2/payments/PAY1", IdentityMode::header, "Idempotency-Key", {{"canceled", S}}, LookupBy::order_id,
           "/v2/payments/PAY1", ""}}}},
       // PayPal: captures and voids name the authorization, refunds the
-      // capture ({target_id}); the void takes no PayPal-Request-Id.
+      // capture ({target_id}); each under its PayPal-Request-Id (the void's
+      // too: its reference page and the SDKs send one).
       {"paypal",
        {{"capture",
          {"POST", "/v2/payments/authorizations/TGT1/capture", IdentityMode::header, "PayPal-Request-Id",
@@ -532,7 +547,7 @@ const std::map<std::string, std::map<std::string, Documented>>& documented() {
           {{"COMPLETED", S}, {"PENDING", P}, {"FAILED", F}, {"CANCELLED", F}}, LookupBy::provider_id,
           "/v2/payments/refunds/OP1", "$.amount.value"}},
         {"cancel",
-         {"POST", "/v2/payments/authorizations/TGT1/void", IdentityMode::none, "", {{"VOIDED", S}},
+         {"POST", "/v2/payments/authorizations/TGT1/void", IdentityMode::header, "PayPal-Request-Id", {{"VOIDED", S}},
           LookupBy::order_id, "/v2/payments/authorizations/TGT1", ""}}}},
       // Square: complete and cancel take no key; a refund's is in its body.
       {"square",

@@ -128,11 +128,12 @@ PLANS = {
     # A captured in part, then refunded in part; B canceled.
     "adyen": [("create", "A", "paid"), ("capture", "A", CAPTURE), ("refund", "A", REFUND),
               ("create", "B", "paid"), ("cancel", "B", None)],
-    # PayPal: the capture and refund name a target (the authorization, then the capture),
-    # given to payretry with --target-id; its void carries no key in the profile: refused.
+    # PayPal: the capture, refund and void name a target (the authorization, then the capture),
+    # given to payretry with --target-id: B held, captured in part and refunded in part; C held
+    # and voided.
     "paypal": [("create", "A", "paid"), ("lookup", "A"),
                ("create", "B", "held"), ("capture", "B", CAPTURE), ("refund", "B", REFUND),
-               ("refused", "B", "cancel")],
+               ("create", "C", "held"), ("cancel", "C", None)],
     # Square: complete and cancel carry no key in the profile: refused.
     "square": [("create", "A", "paid"), ("lookup", "A"), ("refund", "A", REFUND),
                ("refused", "A", "capture"), ("refused", "A", "cancel")],
@@ -179,7 +180,7 @@ def op_body(profile, kind):
             b["amount"] = {"currency": "EUR"}
         return b
     if profile == "paypal":
-        return {"amount": {"currency_code": "USD"}}
+        return {"amount": {"currency_code": "USD"}} if kind != "cancel" else {}
     if profile == "square":
         return {"amount_money": {"currency": "USD"}}
     if profile == "mollie":

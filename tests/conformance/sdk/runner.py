@@ -177,7 +177,7 @@ def run_payretry(profile, binary, sim_url, keys, work, provider=None):
         json.dump(cfg, f, indent=2)
     docs, sdk_plan, requests = {}, [], []
     processes = 0
-    targets = {}  # PayPal: the authorization and capture ids a capture and a refund name
+    targets = {}  # PayPal: the authorization and capture ids a capture, a void and a refund name
     try:
         for step in cases.PLANS[profile]:
             kind, p = step[0], step[1]
@@ -201,6 +201,7 @@ def run_payretry(profile, binary, sim_url, keys, work, provider=None):
                                                                "id"])
                     if auth:
                         targets[(p, "capture")] = auth
+                        targets[(p, "cancel")] = auth
                 docs[label] = doc
                 sdk_plan.append({"do": "create", "payment": p, "order": order, "key": key, "variant": step[2]})
                 requests.append({"label": label, "kind": "create", "payment": p, "key": key})

@@ -2,7 +2,8 @@
 then Orders v2 create with PayPal-Request-Id and get by the returned id. Then,
 as the plan says, an order created with intent AUTHORIZE, its authorization
 captured in part (Payments v2 capture_authorized_payment) and that capture
-refunded in part (refund_captured_payment), each under the key payretry used."""
+refunded in part (refund_captured_payment), and another authorization voided
+(void_payment), each under the key payretry used."""
 import sys
 
 from common import cases, expect, run, run_plan
@@ -79,7 +80,16 @@ def main(a, result):
         expect(isinstance(res.body, Refund), f"refund parsed into {type(res.body).__name__}")
         return {"id": res.body.id, "status": res.body.status}
 
-    run_plan(a, result, {"create": create, "lookup": lookup, "capture": capture, "refund": refund})
+    def cancel(step, state):
+        # At the API's default (Prefer: return=minimal): 204 with no body, or 200 with the
+        # authorization under return=representation.
+        res = client.payments.void_payment({
+            "authorization_id": state["auth"][step["payment"]], "paypal_request_id": step["key"]})
+        expect(res.status_code in (200, 204), f"void: HTTP {res.status_code}: {res.text}")
+        return {"status": res.body.status if res.body is not None else None}
+
+    run_plan(a, result, {"create": create, "lookup": lookup, "capture": capture, "refund": refund,
+                         "cancel": cancel})
 
 
 if __name__ == "__main__":
