@@ -339,7 +339,9 @@ std::string Engine::path_for(const SubmitRequest& r) const {
 Headers Engine::base_headers(const std::string& key, bool has_body) const {
   Headers h;
   h.reserve(6 + config_.auth_headers.size() + config_.extra_headers.size());
-  if (has_body) h.emplace_back("Content-Type", content_type_of(profile_.encoding));
+  // An empty form is still a form (Stripe's capture of the whole, as its
+  // SDKs send it); an empty JSON body is no body at all.
+  if (has_body || profile_.encoding != Encoding::json) h.emplace_back("Content-Type", content_type_of(profile_.encoding));
   h.emplace_back("Accept", "application/json");
   h.emplace_back("User-Agent", "payretry/" PAYRETRY_VERSION_STRING);
   if (profile_.identity.mode == IdentityMode::header) h.emplace_back(profile_.identity.name, key);

@@ -132,8 +132,8 @@ class Engine {
 
  private:
   friend class AttemptRun;
-  // Content-Type only with a body: an operation the provider defines without
-  // one (PayPal's void) is sent with neither.
+  // Content-Type only with a body, or for a form: a JSON operation the
+  // provider defines without one (PayPal's void) is sent with neither.
   Headers base_headers(const std::string& key, bool has_body) const;
   // SubmitRequest::headers and traceparent (validate() calls it).
   void check_submission_headers(const SubmitRequest& r) const;

@@ -1,5 +1,7 @@
 #include "curl_transfer.hpp"
 
+#include <strings.h>
+
 #include <mutex>
 #include <stdexcept>
 
@@ -142,8 +144,15 @@ void CurlTransfer::set_headers(const Headers& headers) {
     header_text_.append(name).append(sep).append(value);
     header_text_.push_back('\0');
   };
-  for (const auto& [k, v] : headers) line(k, ": ", v);
+  bool typed = false;
+  for (const auto& [k, v] : headers) {
+    line(k, ": ", v);
+    typed = typed || strncasecmp(k.c_str(), "Content-Type", k.size() + 1) == 0;
+  }
   line("Expect:", "", "");  // no 100-continue round trip; bodies are small
+  // A POST without a body of ours (PayPal's void) goes without a type: libcurl
+  // would otherwise name its own default, application/x-www-form-urlencoded.
+  if (!typed) line("Content-Type:", "", "");
   // The text is complete (no reallocation from here): point the nodes at it.
   header_nodes_.clear();
   for (size_t at : header_starts_) header_nodes_.push_back(curl_slist{&header_text_[at], nullptr});
