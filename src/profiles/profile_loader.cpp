@@ -241,9 +241,14 @@ Matcher matcher_at(const cJSON* v, const std::string& path, bool allow_transport
     for (const char* k : {"not_sent", "timeout", "connection_lost", "tls_verify", "malformed_2xx", "any_failure"})
       known = known || m.transport == k;
     if (!known) fail(tp, quoted(m.transport) + " is not a transport class (" + kTransports + ")");
-    // A transport failure has no status, headers or body to match.
-    if (!m.status.empty() || !m.headers.empty() || !m.code_path.empty())
+    // A transport failure has no status, headers or body to match; a 2xx
+    // whose body cannot be read has its status and headers still (PayPal's
+    // void answers 204 with no body), never a body to read codes from.
+    if (m.transport == "malformed_2xx") {
+      if (!m.code_path.empty()) fail(tp, "malformed_2xx cannot be combined with code_path: its body is not read");
+    } else if (!m.status.empty() || !m.headers.empty() || !m.code_path.empty()) {
       fail(tp, "cannot be combined with status, header or code_path");
+    }
   }
   if (m.empty() && !allow_empty) fail(path, "must match on at least one of status, header, code_path, transport");
   return m;

@@ -301,6 +301,25 @@ TEST(ProfileOperations, paypal_reads_the_capture_and_authorization_it_targets_fr
   voided.response.status = 200;
   voided.response.body = R"({"id":"AUTH1","status":"VOIDED"})";
   EXPECT_EQ(classify(voids, voided).verdict, Verdict::success);
+  // Another 2xx without a JSON body (a proxy's page) proves nothing: it is
+  // asked again under the key, whose replay tells.
+  TransportResult page;
+  page.response.status = 200;
+  page.response.body = "<html>ok</html>";
+  EXPECT_NE(classify(voids, page).verdict, Verdict::success);
+  // The void done with no word about the money: the hold is released.
+  EXPECT_EQ(p.operations.at("cancel").money.created, MoneyState::failed);
+}
+
+// A 2xx whose body cannot be read still has its status and headers to match
+// (PayPal's void: 204 with none), never codes.
+TEST(ProfileOperations, a_malformed_2xx_rule_may_name_its_status_and_headers_but_not_codes) {
+  EXPECT_EQ(error_of(R"({"name":"c","extends":"paypal","classify":[{"when":{"transport":"malformed_2xx","status":204,
+      "header":{"Paypal-Debug-Id":"*"}},"verdict":"success"}]})"), "");
+  EXPECT_NE(error_of(R"({"name":"c","extends":"paypal","classify":[{"when":{"transport":"malformed_2xx",
+      "code_path":"$.name","codes":["X"]},"verdict":"success"}]})").find("cannot be combined with code_path"), std::string::npos);
+  EXPECT_NE(error_of(R"({"name":"c","extends":"paypal","classify":[{"when":{"transport":"timeout","status":504},
+      "verdict":"query"}]})").find("cannot be combined with status"), std::string::npos);
 }
 
 // The notes of every operation cite their sources by tag; each tag is one of
